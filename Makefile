@@ -1,0 +1,61 @@
+# kgroup: the one entry point. `make run` and `make test` work on a fresh machine: they make
+# the virtualenv, install what is missing, build the extension in release mode, then run.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+STAMPS := .stamps
+RUST_SRC := $(shell find rust -name '*.rs') Cargo.toml pyproject.toml
+export VIRTUAL_ENV := $(VENV)
+export PATH := $(VENV)/bin:$(PATH)
+# Spark's Python workers must run the virtualenv's interpreter, which has kgroup installed.
+export PYSPARK_PYTHON := $(PY)
+export PYSPARK_DRIVER_PYTHON := $(PY)
+
+.PHONY: run test test-rust test-python bench lint fmt build venv clean
+
+run: build
+	$(PY) -m kgroup.cli partition --sample 1000000 --partitions 12 --summary
+
+test: test-rust test-python
+
+test-rust:
+	cargo test --release --quiet
+
+test-python: build
+	$(PY) -m pytest -q tests
+
+bench: build
+	cargo bench --bench hash_loop
+	$(PY) -m pytest -q bench --benchmark-only --benchmark-columns=min,median,mean,ops,rounds \
+		--benchmark-sort=name
+
+lint: venv
+	cargo fmt --check
+	cargo clippy --all-targets --features python --quiet -- -D warnings
+	$(VENV)/bin/ruff check python tests bench
+	$(VENV)/bin/ruff format --check python tests bench
+
+fmt: venv
+	cargo fmt
+	$(VENV)/bin/ruff format python tests bench
+	$(VENV)/bin/ruff check --fix python tests bench
+
+venv: $(STAMPS)/venv
+
+$(STAMPS)/venv: requirements/dev.txt
+	@mkdir -p $(STAMPS)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements/dev.txt
+	@touch $@
+
+build: $(STAMPS)/build
+
+$(STAMPS)/build: $(STAMPS)/venv $(RUST_SRC)
+	$(VENV)/bin/maturin develop --release --quiet
+	@touch $@
+
+clean:
+	rm -rf $(STAMPS) target python/kgroup/*.so

@@ -1,0 +1,37 @@
+"""kgroup: Kafka's consumer-group machinery and Java-compatible partitioning.
+
+>>> import kgroup
+>>> kgroup.partition_for_key(b"foobar", 12)
+6
+"""
+
+from kgroup._native import __version__
+from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KGroupError
+from kgroup.partitioner import (
+    HASH_NAMES,
+    crc32,
+    fnv1a,
+    murmur2,
+    partition_for_key,
+    partition_keys,
+    to_positive,
+)
+from kgroup.partitioners import BuiltInPartitioner, RoundRobinPartitioner, StickyPartitionCache
+
+__all__ = [
+    "HASH_NAMES",
+    "BuiltInPartitioner",
+    "DecodeError",
+    "InvalidArgument",
+    "InvalidType",
+    "KGroupError",
+    "RoundRobinPartitioner",
+    "StickyPartitionCache",
+    "__version__",
+    "crc32",
+    "fnv1a",
+    "murmur2",
+    "partition_for_key",
+    "partition_keys",
+    "to_positive",
+]

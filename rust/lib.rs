@@ -1,0 +1,16 @@
+//! kgroup: Kafka's consumer-group machinery and Java-compatible partitioning.
+//!
+//! The pure core has no Python in it; the PyO3 bindings live in `py/` behind the
+//! `python` feature so that `cargo test` runs without an interpreter.
+
+pub mod error;
+pub mod hash;
+pub mod keys;
+pub mod partitioner;
+pub mod rng;
+
+#[cfg(feature = "python")]
+mod py;
+
+pub use error::Error;
+pub use hash::{crc32, fnv1a, murmur2, to_positive, KeyHash};

@@ -1,0 +1,17 @@
+//! The PyO3 bindings: the private module `kgroup._native`. Users import `kgroup`, whose Python
+//! wrappers add types and defaults. Each area registers its own items.
+
+use pyo3::prelude::*;
+
+mod arrow;
+pub mod errors;
+mod partition;
+mod partitioners;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    partition::register(m)?;
+    partitioners::register(m)?;
+    Ok(())
+}
