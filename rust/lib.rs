@@ -7,6 +7,7 @@ pub mod error;
 pub mod hash;
 pub mod keys;
 pub mod partitioner;
+pub mod protocol;
 pub mod rng;
 
 #[cfg(feature = "python")]

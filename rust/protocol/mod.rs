@@ -1,0 +1,3 @@
+//! The Kafka wire protocol: primitives, headers, message bodies and record batches.
+
+pub mod primitives;
