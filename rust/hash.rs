@@ -126,6 +126,46 @@ impl KeyHash {
     }
 }
 
+/// FastMod computes `a % n` for any u32 `a` with two multiplications instead of a division
+/// (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019). Exact for every
+/// `a` and every `n >= 1`; it pays off when one `n` serves a whole batch of keys.
+#[derive(Debug, Clone, Copy)]
+pub struct FastMod {
+    m: u64,
+    n: u32,
+}
+
+impl FastMod {
+    /// new prepares the divisor `n` (at least 1).
+    pub fn new(n: u32) -> Self {
+        debug_assert!(n >= 1);
+        FastMod {
+            m: (u64::MAX / n as u64).wrapping_add(1),
+            n,
+        }
+    }
+
+    /// reduce is `a % n`.
+    #[inline(always)]
+    pub fn reduce(self, a: u32) -> u32 {
+        let low = self.m.wrapping_mul(a as u64);
+        ((low as u128 * self.n as u128) >> 64) as u32
+    }
+}
+
+impl KeyHash {
+    /// partition_fast is [`KeyHash::partition`] with a prepared divisor.
+    #[inline(always)]
+    pub fn partition_fast(self, key: &[u8], n: FastMod) -> i32 {
+        let h = match self {
+            KeyHash::Murmur2 => to_positive(murmur2(key)) as u32,
+            KeyHash::Crc32 => crc32(key),
+            KeyHash::Fnv1a => fnv1a(key),
+        };
+        n.reduce(h) as i32
+    }
+}
+
 /// check_partitions turns a partition count from a caller into the divisor the loops use.
 pub fn check_partitions(num_partitions: i64) -> Result<u32> {
     if num_partitions < 1 || num_partitions > i32::MAX as i64 {
@@ -149,7 +189,10 @@ mod tests {
             (b"foobar", -790332482),
             (b"a-little-bit-long-string", -985981536),
             (b"a-little-bit-longer-string", -1486304829),
-            (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
+            (
+                b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8",
+                -58897971,
+            ),
             (b"abc", 479470107),
         ];
         for (k, want) in cases {
@@ -224,6 +267,24 @@ mod tests {
         assert_eq!(KeyHash::Crc32.partition(k, 50), 36);
         assert_eq!(KeyHash::Murmur2.partition(b"TT0124", 15), 10);
         assert_eq!(KeyHash::Crc32.partition(b"TT0124", 15), 9);
+    }
+
+    #[test]
+    fn fast_mod_equals_rem() {
+        let mut x: u64 = 88172645463325252;
+        for n in [1u32, 2, 3, 7, 12, 1000, 65_537, i32::MAX as u32, u32::MAX] {
+            let f = FastMod::new(n);
+            for a in [0u32, 1, n - 1, n, u32::MAX, u32::MAX - 1, i32::MAX as u32] {
+                assert_eq!(f.reduce(a), a % n, "{a} % {n}");
+            }
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let a = x as u32;
+                assert_eq!(f.reduce(a), a % n, "{a} % {n}");
+            }
+        }
     }
 
     #[test]

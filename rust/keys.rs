@@ -6,7 +6,7 @@
 //! error, never a panic.
 
 use crate::error::{Error, Result};
-use crate::hash::KeyHash;
+use crate::hash::{FastMod, KeyHash};
 
 /// Bitmap is an Arrow validity bitmap (LSB first), starting `offset` bits into `bits`.
 #[derive(Debug, Clone, Copy)]
@@ -27,11 +27,23 @@ impl Bitmap<'_> {
 #[derive(Debug, Clone)]
 pub enum KeyColumn<'a> {
     /// Arrow `binary` / `utf8`: `offsets` has `len + 1` entries (already sliced to the array).
-    Offsets32 { offsets: &'a [i32], data: &'a [u8], validity: Option<Bitmap<'a>> },
+    Offsets32 {
+        offsets: &'a [i32],
+        data: &'a [u8],
+        validity: Option<Bitmap<'a>>,
+    },
     /// Arrow `large_binary` / `large_utf8`.
-    Offsets64 { offsets: &'a [i64], data: &'a [u8], validity: Option<Bitmap<'a>> },
+    Offsets64 {
+        offsets: &'a [i64],
+        data: &'a [u8],
+        validity: Option<Bitmap<'a>>,
+    },
     /// Arrow `binary_view` / `utf8_view`: 16-byte views, inline up to 12 bytes.
-    Views { views: &'a [[u8; 16]], buffers: Vec<&'a [u8]>, validity: Option<Bitmap<'a>> },
+    Views {
+        views: &'a [[u8; 16]],
+        buffers: Vec<&'a [u8]>,
+        validity: Option<Bitmap<'a>>,
+    },
     /// numpy `S<width>`: fixed-width bytes, trailing NUL bytes are not part of the key.
     FixedBytes { data: &'a [u8], width: usize },
     /// numpy `U<width>`: fixed-width UCS-4 code points, trailing NULs stripped, encoded to
@@ -70,7 +82,9 @@ impl KeyColumn<'_> {
 }
 
 fn bad_offsets(i: usize) -> Error {
-    Error::Decode(format!("key column: offsets of key {i} are out of the data buffer"))
+    Error::Decode(format!(
+        "key column: offsets of key {i} are out of the data buffer"
+    ))
 }
 
 /// NULL_PARTITION is what a null key gives: Kafka does not hash a null key.
@@ -79,7 +93,12 @@ pub const NULL_PARTITION: i32 = -1;
 /// partition_column writes the partition of every key of `col` into `out` (same length):
 /// `hash`'s partition for a key, [`NULL_PARTITION`] for a null. Deterministic; runs on the
 /// calling thread only.
-pub fn partition_column(col: &KeyColumn<'_>, hash: KeyHash, num_partitions: u32, out: &mut [i32]) -> Result<()> {
+pub fn partition_column(
+    col: &KeyColumn<'_>,
+    hash: KeyHash,
+    num_partitions: u32,
+    out: &mut [i32],
+) -> Result<()> {
     if out.len() != col.len() {
         return Err(Error::InvalidArgument(format!(
             "output has {} slots for {} keys",
@@ -87,50 +106,52 @@ pub fn partition_column(col: &KeyColumn<'_>, hash: KeyHash, num_partitions: u32,
             col.len()
         )));
     }
+    let validity = match col {
+        KeyColumn::Offsets32 { validity, .. }
+        | KeyColumn::Offsets64 { validity, .. }
+        | KeyColumn::Views { validity, .. } => *validity,
+        _ => None,
+    };
+    if let Some(v) = validity {
+        if v.bits.len() * 8 < v.offset + out.len() {
+            return Err(Error::Decode(
+                "key column: validity bitmap is shorter than the column".into(),
+            ));
+        }
+    }
     // One monomorphised loop per hash keeps the per-key dispatch out of the hot path.
+    let n = FastMod::new(num_partitions);
     match hash {
-        KeyHash::Murmur2 => run(col, out, |k| KeyHash::Murmur2.partition(k, num_partitions)),
-        KeyHash::Crc32 => run(col, out, |k| KeyHash::Crc32.partition(k, num_partitions)),
-        KeyHash::Fnv1a => run(col, out, |k| KeyHash::Fnv1a.partition(k, num_partitions)),
+        KeyHash::Murmur2 => run(col, out, |k| KeyHash::Murmur2.partition_fast(k, n)),
+        KeyHash::Crc32 => run(col, out, |k| KeyHash::Crc32.partition_fast(k, n)),
+        KeyHash::Fnv1a => run(col, out, |k| KeyHash::Fnv1a.partition_fast(k, n)),
     }
 }
 
 #[inline(always)]
 fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Result<()> {
     match col {
-        KeyColumn::Offsets32 { offsets, data, validity } => {
-            for (i, slot) in out.iter_mut().enumerate() {
-                if let Some(v) = validity {
-                    if !v.is_valid(i) {
-                        *slot = NULL_PARTITION;
-                        continue;
-                    }
-                }
-                let (s, e) = (offsets[i], offsets[i + 1]);
-                if s < 0 || e < s {
-                    return Err(bad_offsets(i));
-                }
-                let key = data.get(s as usize..e as usize).ok_or_else(|| bad_offsets(i))?;
-                *slot = f(key);
-            }
+        KeyColumn::Offsets32 {
+            offsets,
+            data,
+            validity,
+        } => {
+            let offsets = check_offsets(offsets, data.len())?;
+            by_offsets(offsets, data, *validity, out, &f);
         }
-        KeyColumn::Offsets64 { offsets, data, validity } => {
-            for (i, slot) in out.iter_mut().enumerate() {
-                if let Some(v) = validity {
-                    if !v.is_valid(i) {
-                        *slot = NULL_PARTITION;
-                        continue;
-                    }
-                }
-                let (s, e) = (offsets[i], offsets[i + 1]);
-                if s < 0 || e < s {
-                    return Err(bad_offsets(i));
-                }
-                let key = data.get(s as usize..e as usize).ok_or_else(|| bad_offsets(i))?;
-                *slot = f(key);
-            }
+        KeyColumn::Offsets64 {
+            offsets,
+            data,
+            validity,
+        } => {
+            let offsets = check_offsets(offsets, data.len())?;
+            by_offsets(offsets, data, *validity, out, &f);
         }
-        KeyColumn::Views { views, buffers, validity } => {
+        KeyColumn::Views {
+            views,
+            buffers,
+            validity,
+        } => {
             for (i, slot) in out.iter_mut().enumerate() {
                 if let Some(v) = validity {
                     if !v.is_valid(i) {
@@ -153,7 +174,8 @@ fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Resul
                         return Err(bad_offsets(i));
                     }
                     let b = buffers.get(buf as usize).ok_or_else(|| bad_offsets(i))?;
-                    b.get(off as usize..off as usize + len).ok_or_else(|| bad_offsets(i))?
+                    b.get(off as usize..off as usize + len)
+                        .ok_or_else(|| bad_offsets(i))?
                 };
                 *slot = f(key);
             }
@@ -175,6 +197,75 @@ fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Resul
         }
     }
     Ok(())
+}
+
+/// Offset is an Arrow offset width (i32 or i64).
+trait Offset: Copy {
+    fn to_usize(self) -> Option<usize>;
+}
+
+impl Offset for i32 {
+    #[inline(always)]
+    fn to_usize(self) -> Option<usize> {
+        usize::try_from(self).ok()
+    }
+}
+
+impl Offset for i64 {
+    #[inline(always)]
+    fn to_usize(self) -> Option<usize> {
+        usize::try_from(self).ok()
+    }
+}
+
+/// check_offsets validates once that the offsets are non-negative, non-decreasing and end
+/// inside the data, so that the hot loop can slice without checks.
+fn check_offsets<O: Offset>(offsets: &[O], data_len: usize) -> Result<&[O]> {
+    let mut prev = 0usize;
+    for (i, o) in offsets.iter().enumerate() {
+        let v = o
+            .to_usize()
+            .ok_or_else(|| bad_offsets(i.saturating_sub(1)))?;
+        if (i > 0 && v < prev) || v > data_len {
+            return Err(bad_offsets(i.saturating_sub(1)));
+        }
+        prev = v;
+    }
+    Ok(offsets)
+}
+
+#[inline(always)]
+fn by_offsets<O: Offset, F: Fn(&[u8]) -> i32>(
+    offsets: &[O],
+    data: &[u8],
+    validity: Option<Bitmap<'_>>,
+    out: &mut [i32],
+    f: &F,
+) {
+    let key = |i: usize| {
+        // SAFETY: check_offsets proved every offset is in 0..=data.len() and non-decreasing.
+        unsafe {
+            let s = offsets.get_unchecked(i).to_usize().unwrap_unchecked();
+            let e = offsets.get_unchecked(i + 1).to_usize().unwrap_unchecked();
+            data.get_unchecked(s..e)
+        }
+    };
+    match validity {
+        None => {
+            for (i, slot) in out.iter_mut().enumerate() {
+                *slot = f(key(i));
+            }
+        }
+        Some(v) => {
+            for (i, slot) in out.iter_mut().enumerate() {
+                *slot = if v.is_valid(i) {
+                    f(key(i))
+                } else {
+                    NULL_PARTITION
+                };
+            }
+        }
+    }
 }
 
 fn push_utf8(c: u32, out: &mut Vec<u8>) {
@@ -214,7 +305,10 @@ pub fn java_utf8_from_code_points(cps: &[u32], out: &mut Vec<u8>) {
     let mut i = 0;
     while i < cps.len() {
         let c = cps[i];
-        if (0xD800..0xDC00).contains(&c) && i + 1 < cps.len() && (0xDC00..0xE000).contains(&cps[i + 1]) {
+        if (0xD800..0xDC00).contains(&c)
+            && i + 1 < cps.len()
+            && (0xDC00..0xE000).contains(&cps[i + 1])
+        {
             push_utf8(0x10000 + ((c - 0xD800) << 10) + (cps[i + 1] - 0xDC00), out);
             i += 2;
             continue;
@@ -250,7 +344,10 @@ mod tests {
         let col = KeyColumn::Offsets32 {
             offsets: &offsets,
             data: &data,
-            validity: Some(Bitmap { bits: &bits, offset: 0 }),
+            validity: Some(Bitmap {
+                bits: &bits,
+                offset: 0,
+            }),
         };
         let mut out = vec![0; 4];
         partition_column(&col, KeyHash::Murmur2, 1000, &mut out).unwrap();
@@ -261,15 +358,27 @@ mod tests {
     #[test]
     fn bad_offsets_are_errors_not_panics() {
         let offsets = [0i32, 5];
-        let col = KeyColumn::Offsets32 { offsets: &offsets, data: b"abc", validity: None };
+        let col = KeyColumn::Offsets32 {
+            offsets: &offsets,
+            data: b"abc",
+            validity: None,
+        };
         let mut out = vec![0; 1];
         assert!(partition_column(&col, KeyHash::Murmur2, 3, &mut out).is_err());
         let offsets = [3i32, 1];
-        let col = KeyColumn::Offsets32 { offsets: &offsets, data: b"abc", validity: None };
+        let col = KeyColumn::Offsets32 {
+            offsets: &offsets,
+            data: b"abc",
+            validity: None,
+        };
         assert!(partition_column(&col, KeyHash::Murmur2, 3, &mut out).is_err());
         let mut view = [0u8; 16];
         view[0] = 20; // 20 bytes, buffer 0, offset 0: the buffer is too short
-        let col = KeyColumn::Views { views: &[view], buffers: vec![b"short"], validity: None };
+        let col = KeyColumn::Views {
+            views: &[view],
+            buffers: vec![b"short"],
+            validity: None,
+        };
         assert!(partition_column(&col, KeyHash::Murmur2, 3, &mut out).is_err());
     }
 
@@ -286,7 +395,11 @@ mod tests {
         outline[12..16].copy_from_slice(&2i32.to_le_bytes());
         let mut buf = b"xx".to_vec();
         buf.extend_from_slice(long);
-        let col = KeyColumn::Views { views: &[inline, outline], buffers: vec![&buf], validity: None };
+        let col = KeyColumn::Views {
+            views: &[inline, outline],
+            buffers: vec![&buf],
+            validity: None,
+        };
         let mut out = vec![0; 2];
         partition_column(&col, KeyHash::Murmur2, i32::MAX as u32, &mut out).unwrap();
         assert_eq!(out[0], 479470107); // murmur2("abc"), positive

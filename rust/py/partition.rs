@@ -3,13 +3,14 @@
 use std::borrow::Cow;
 
 use pyo3::buffer::PyBuffer;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
 
 use super::arrow::{self, Keys};
 use super::errors::{to_pyerr, IntoPyResult};
 use crate::error::Error;
-use crate::hash::{check_partitions, crc32, fnv1a, murmur2, KeyHash};
+use crate::hash::{check_partitions, crc32, fnv1a, murmur2, FastMod, KeyHash};
 use crate::keys::{java_utf8_from_utf16, partition_column, KeyColumn, NULL_PARTITION};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -33,7 +34,10 @@ fn java_string_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> 
         Err(_) => {
             let utf16 = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
             let raw = utf16.cast::<PyBytes>()?.as_bytes();
-            let units: Vec<u16> = raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            let units: Vec<u16> = raw
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
             let mut out = Vec::with_capacity(units.len() * 3);
             java_utf8_from_utf16(&units, &mut out);
             Ok(Cow::Owned(out))
@@ -61,14 +65,20 @@ pub(super) fn key_bytes<'a>(item: &'a Bound<'_, PyAny>) -> PyResult<Option<Cow<'
     }
     Err(type_error(
         item.py(),
-        format!("expected bytes, bytearray, str or None, got {}", item.get_type().name()?),
+        format!(
+            "expected bytes, bytearray, str or None, got {}",
+            item.get_type().name()?
+        ),
     ))
 }
 
 fn data_bytes<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     match key_bytes(data)? {
         Some(b) => Ok(b),
-        None => Err(type_error(data.py(), "expected bytes, bytearray or str, got None".into())),
+        None => Err(type_error(
+            data.py(),
+            "expected bytes, bytearray or str, got None".into(),
+        )),
     }
 }
 
@@ -98,7 +108,12 @@ fn parse(py: Python<'_>, num_partitions: i64, hash: &str) -> PyResult<(u32, KeyH
 
 /// partition_for_key(key, num_partitions, hash) -> int: -1 for a None key.
 #[pyfunction]
-fn partition_for_key(py: Python<'_>, key: &Bound<'_, PyAny>, num_partitions: i64, hash: &str) -> PyResult<i32> {
+fn partition_for_key(
+    py: Python<'_>,
+    key: &Bound<'_, PyAny>,
+    num_partitions: i64,
+    hash: &str,
+) -> PyResult<i32> {
     let (n, h) = parse(py, num_partitions, hash)?;
     Ok(match key_bytes(key)? {
         Some(k) => h.partition(&k, n),
@@ -117,7 +132,9 @@ impl OutBuf {
         if buf.readonly() || !buf.is_c_contiguous() || buf.item_count() != len {
             return Err(to_pyerr(
                 py,
-                Error::InvalidArgument(format!("out must be a writable contiguous int32 array of {len} items")),
+                Error::InvalidArgument(format!(
+                    "out must be a writable contiguous int32 array of {len} items"
+                )),
             ));
         }
         Ok(OutBuf { buf })
@@ -133,27 +150,76 @@ impl OutBuf {
     }
 }
 
-fn fill_seq<'py>(
-    py: Python<'py>,
+/// fast_key reads a key straight through the C API for the two common exact types: bytes
+/// and str (when its UTF-8 form is available). `None` means "take the general path".
+///
+/// SAFETY: `item` is a live object and the GIL is held; the returned slice borrows the
+/// object's own buffer, valid while the object lives and is not mutated (bytes and str are
+/// immutable).
+#[inline(always)]
+unsafe fn fast_key<'a>(item: *mut ffi::PyObject) -> Option<&'a [u8]> {
+    let ty = ffi::Py_TYPE(item);
+    if ty == std::ptr::addr_of_mut!(ffi::PyBytes_Type) {
+        let p = ffi::PyBytes_AsString(item);
+        let n = ffi::PyBytes_Size(item);
+        return Some(std::slice::from_raw_parts(p as *const u8, n as usize));
+    }
+    if ty == std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+        let mut n: ffi::Py_ssize_t = 0;
+        let p = ffi::PyUnicode_AsUTF8AndSize(item, &mut n);
+        if p.is_null() {
+            // Lone surrogates: clear the error and let the general path encode as Java does.
+            ffi::PyErr_Clear();
+            return None;
+        }
+        return Some(std::slice::from_raw_parts(p as *const u8, n as usize));
+    }
+    None
+}
+
+/// fill_seq_fast partitions a list or tuple, reading items by borrowed reference.
+fn fill_seq_fast(
+    py: Python<'_>,
+    seq: &Bound<'_, PyAny>,
+    len: usize,
+    get: unsafe extern "C" fn(*mut ffi::PyObject, ffi::Py_ssize_t) -> *mut ffi::PyObject,
     n: u32,
     h: KeyHash,
     out: &mut [i32],
-    items: impl Iterator<Item = Bound<'py, PyAny>>,
 ) -> PyResult<()> {
-    for (i, (item, slot)) in items.zip(out.iter_mut()).enumerate() {
-        let key = key_bytes(&item).map_err(|e| {
-            if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
-                type_error(py, format!("key at index {i}: {}", e.value(py)))
-            } else {
-                e
-            }
-        })?;
-        *slot = match key {
+    let fm = FastMod::new(n);
+    let none = unsafe { ffi::Py_None() };
+    for (i, slot) in out.iter_mut().enumerate().take(len) {
+        // SAFETY: i < len of a list/tuple we hold; the item is borrowed from it and the GIL is
+        // held for the whole loop, so nothing can remove it.
+        let item = unsafe { get(seq.as_ptr(), i as ffi::Py_ssize_t) };
+        if item.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        if let Some(k) = unsafe { fast_key(item) } {
+            *slot = h.partition_fast(k, fm);
+            continue;
+        }
+        if item == none {
+            *slot = NULL_PARTITION;
+            continue;
+        }
+        // SAFETY: borrowed, live object (see above).
+        let obj = unsafe { Bound::from_borrowed_ptr(py, item) };
+        *slot = match key_bytes(&obj).map_err(|e| index_error(py, i, e))? {
             Some(k) => h.partition(&k, n),
             None => NULL_PARTITION,
         };
     }
     Ok(())
+}
+
+fn index_error(py: Python<'_>, i: usize, e: PyErr) -> PyErr {
+    if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
+        type_error(py, format!("key at index {i}: {}", e.value(py)))
+    } else {
+        e
+    }
 }
 
 /// partition_seq_into(keys, num_partitions, hash, out): keys is a list or tuple. Holds the GIL
@@ -168,13 +234,18 @@ fn partition_seq_into(
 ) -> PyResult<()> {
     let (n, h) = parse(py, num_partitions, hash)?;
     if let Ok(list) = keys.cast::<PyList>() {
-        let mut o = OutBuf::new(py, out, list.len())?;
-        fill_seq(py, n, h, o.slice(), list.iter())
+        let len = list.len();
+        let mut o = OutBuf::new(py, out, len)?;
+        fill_seq_fast(py, keys, len, ffi::PyList_GetItem, n, h, o.slice())
     } else if let Ok(t) = keys.cast::<PyTuple>() {
-        let mut o = OutBuf::new(py, out, t.len())?;
-        fill_seq(py, n, h, o.slice(), t.iter())
+        let len = t.len();
+        let mut o = OutBuf::new(py, out, len)?;
+        fill_seq_fast(py, keys, len, ffi::PyTuple_GetItem, n, h, o.slice())
     } else {
-        Err(type_error(py, format!("expected a list or tuple, got {}", keys.get_type().name()?)))
+        Err(type_error(
+            py,
+            format!("expected a list or tuple, got {}", keys.get_type().name()?),
+        ))
     }
 }
 
@@ -201,7 +272,9 @@ fn fill_keys(keys: &Keys<'_>, h: KeyHash, n: u32, out: &mut [i32]) -> Result<(),
                     Some(ix) => *usize::try_from(ix)
                         .ok()
                         .and_then(|ix| parts.get(ix))
-                        .ok_or_else(|| Error::Decode(format!("dictionary index {ix} out of range")))?,
+                        .ok_or_else(|| {
+                            Error::Decode(format!("dictionary index {ix} out of range"))
+                        })?,
                 };
             }
             Ok(())
@@ -234,7 +307,12 @@ fn partition_arrow_into(
             Keys::AllNull(l) => *l,
         };
         let dest = out.get_mut(pos..pos + len).ok_or_else(|| {
-            to_pyerr(py, Error::Decode(format!("Arrow data holds more than the {total} keys len() reported")))
+            to_pyerr(
+                py,
+                Error::Decode(format!(
+                    "Arrow data holds more than the {total} keys len() reported"
+                )),
+            )
         })?;
         py.detach(|| fill_keys(&keys, h, n, dest)).py_err(py)?;
         pos += len;
@@ -248,7 +326,10 @@ fn partition_arrow_into(
         return Err(type_error(py, "expected an Arrow array or stream".into()));
     }
     if pos != total {
-        return Err(to_pyerr(py, Error::Decode(format!("Arrow data held {pos} keys, len() said {total}"))));
+        return Err(to_pyerr(
+            py,
+            Error::Decode(format!("Arrow data held {pos} keys, len() said {total}")),
+        ));
     }
     Ok(())
 }
@@ -267,7 +348,10 @@ fn partition_fixed_into(
     let (n, h) = parse(py, num_partitions, hash)?;
     let buf = PyBuffer::<u8>::get(data)?;
     if !buf.is_c_contiguous() || width == 0 || buf.item_count() % width != 0 {
-        return Err(to_pyerr(py, Error::InvalidArgument("data must be contiguous rows of width bytes".into())));
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument("data must be contiguous rows of width bytes".into()),
+        ));
     }
     let count = buf.item_count() / width;
     let mut o = OutBuf::new(py, out, count)?;
@@ -296,7 +380,10 @@ fn partition_ucs4_into(
     let (n, h) = parse(py, num_partitions, hash)?;
     let buf = PyBuffer::<u32>::get(data)?;
     if !buf.is_c_contiguous() || width == 0 || buf.item_count() % width != 0 {
-        return Err(to_pyerr(py, Error::InvalidArgument("data must be contiguous rows of width code points".into())));
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument("data must be contiguous rows of width code points".into()),
+        ));
     }
     let count = buf.item_count() / width;
     let mut o = OutBuf::new(py, out, count)?;
