@@ -1,9 +1,9 @@
 """The ``kgroup`` command.
 
-    kgroup partition --partitions 12 KEY...            where each key goes
-    kgroup partition --partitions 12 --file keys.txt   one key per line
-    kgroup partition --partitions 12 --file t.parquet --column user_id --summary
-    kgroup partition --partitions 12 --sample 1000000 --summary
+kgroup partition --partitions 12 KEY...            where each key goes
+kgroup partition --partitions 12 --file keys.txt   one key per line
+kgroup partition --partitions 12 --file t.parquet --column user_id --summary
+kgroup partition --partitions 12 --sample 1000000 --summary
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ _COMMANDS: list[Callable[[Any], None]] = []
 def _read_keys(path: str, column: str | None, fmt: str) -> Any:
     p = Path(path)
     if fmt == "auto":
-        fmt = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}.get(p.suffix.lower(), "lines")
+        fmt = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}.get(
+            p.suffix.lower(), "lines"
+        )
     if fmt == "lines":
         if column is not None:
             raise KGroupError("--column needs a Parquet or CSV file")
@@ -45,11 +47,15 @@ def _read_keys(path: str, column: str | None, fmt: str) -> Any:
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
     except ImportError as e:  # pragma: no cover - pyarrow is an optional dependency
-        raise KGroupError("reading Parquet or CSV needs pyarrow: pip install 'kgroup[arrow]'") from e
+        raise KGroupError(
+            "reading Parquet or CSV needs pyarrow: pip install 'kgroup[arrow]'"
+        ) from e
     if fmt == "parquet":
         schema = pq.read_schema(p)
         if column not in schema.names:
-            raise KGroupError(f"column {column!r} is not in {path} (columns: {', '.join(schema.names)})")
+            raise KGroupError(
+                f"column {column!r} is not in {path} (columns: {', '.join(schema.names)})"
+            )
         return pq.read_table(p, columns=[column]).column(column)
     opts = pacsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
     try:
@@ -93,7 +99,10 @@ def _summary(parts: np.ndarray, num_partitions: int, elapsed: float, out: Any) -
     skew = float(counts.max() / mean) if mean > 0 else 0.0
     print(f"skew (max / mean): {skew:.4f}", file=out)
     if elapsed > 0:
-        print(f"partitioned in {elapsed * 1e3:.1f} ms ({len(parts) / elapsed / 1e6:.1f} M keys/s)", file=out)
+        print(
+            f"partitioned in {elapsed * 1e3:.1f} ms ({len(parts) / elapsed / 1e6:.1f} M keys/s)",
+            file=out,
+        )
 
 
 def _run_partition(args: argparse.Namespace) -> int:
@@ -129,7 +138,9 @@ def _add_partition(sub: Any) -> None:
         description="Print KEY<TAB>PARTITION for each key, or per-partition counts with --summary.",
     )
     p.add_argument("keys", nargs="*", metavar="KEY", help="keys (encoded as UTF-8)")
-    p.add_argument("--partitions", "-p", type=int, required=True, help="the topic's partition count")
+    p.add_argument(
+        "--partitions", "-p", type=int, required=True, help="the topic's partition count"
+    )
     p.add_argument(
         "--hash",
         choices=HASH_NAMES,

@@ -88,8 +88,7 @@ def partition_keys(keys: Any, num_partitions: int, *, hash: HashName = "murmur2"
     if isinstance(keys, Sequence) and not isinstance(keys, str | bytes | bytearray):
         return partition_keys(list(keys), num_partitions, hash=hash)
     raise InvalidType(
-        "keys must be a list or tuple, a numpy array or an Arrow array, "
-        f"got {type(keys).__name__}"
+        f"keys must be a list or tuple, a numpy array or an Arrow array, got {type(keys).__name__}"
     )
 
 

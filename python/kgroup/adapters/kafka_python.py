@@ -56,7 +56,9 @@ class JavaPartitioner(_Base):  # type: ignore[misc,valid-type]
             raise ValueError(f"Topic {topic} not found in ClusterMetadata")
         all_partitions = sorted(partitions)
         if serialized_key is not None:
-            return all_partitions[partition_for_key(serialized_key, len(all_partitions), hash=self.hash)]
+            return all_partitions[
+                partition_for_key(serialized_key, len(all_partitions), hash=self.hash)
+            ]
         available = sorted(cluster.available_partitions_for_topic(topic) or ())
         with self._lock:
             return self._sticky.partition(topic, len(all_partitions), available=available)
