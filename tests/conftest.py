@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from support.tansu import Tansu, run_tansu  # noqa: E402
+from support.tansu import Tansu, run_tansu
 
 
 @pytest.fixture(scope="session")

@@ -1,14 +1,14 @@
 """The ecosystem adapters with the real clients against a real broker (tansu, 127.0.0.1)."""
 
+import itertools
 import random
 import uuid
 
+import kgroup
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
-
-import kgroup
 from kgroup.adapters import confluent_kafka as ck_adapter
 from kgroup.adapters.kafka_python import JavaPartitioner
 
@@ -51,7 +51,7 @@ def test_kafka_python_null_keys_stick_until_the_batch_closes(tansu) -> None:
         got = [f.get(30).partition for f in futures]
     finally:
         producer.close(5)
-    runs = 1 + sum(a != b for a, b in zip(got, got[1:], strict=False))
+    runs = 1 + sum(a != b for a, b in itertools.pairwise(got))
     # ~9 records of 100 bytes fill a 1 KiB batch: long runs on one partition, then a new one.
     assert runs < len(got) / 4, got
     assert len(set(got)) > 1

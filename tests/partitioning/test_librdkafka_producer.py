@@ -6,11 +6,10 @@ import functools
 import random
 import uuid
 
+import kgroup
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-
-import kgroup
 
 pytestmark = pytest.mark.network
 

@@ -1,12 +1,11 @@
 """partition_keys over every accepted input shape agrees with partition_for_key, key by key."""
 
+import kgroup
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import kgroup
 from kgroup.errors import InvalidArgument, InvalidType, KGroupError
 
 KEYS = [b"a", None, b"", b"abc", "h\u00e9llo", "\U0001f600", b"\x00\xff\x00"]
@@ -148,7 +147,7 @@ def test_bad_partition_count() -> None:
 
 
 def test_bad_key_type_names_its_index() -> None:
-    with pytest.raises(TypeError, match="index 2.*int"):
+    with pytest.raises(TypeError, match=r"index 2.*int"):
         kgroup.partition_keys([b"a", "b", 3], 5)
     with pytest.raises(InvalidType):
         kgroup.partition_for_key(3.5, 5)

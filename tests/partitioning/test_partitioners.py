@@ -4,9 +4,8 @@ BuiltInPartitioner(Test) / RecordAccumulator (3.3+)."""
 
 from collections import Counter
 
-import pytest
-
 import kgroup
+import pytest
 from kgroup import BuiltInPartitioner, RoundRobinPartitioner, StickyPartitionCache
 
 

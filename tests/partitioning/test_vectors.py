@@ -1,9 +1,8 @@
 """Every hash and partition vector of shared/reference/kafka-client-algorithms.md, sections
 1.2 to 1.4; each row names where it comes from."""
 
-import pytest
-
 import kgroup
+import pytest
 
 # (key, signed int32, source)
 MURMUR2 = [

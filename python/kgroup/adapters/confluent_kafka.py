@@ -26,7 +26,7 @@ from typing import Any
 from kgroup.errors import KGroupError
 from kgroup.partitioner import HashName, partition_for_key
 
-__all__ = ["JavaPartitioner", "UNASSIGNED"]
+__all__ = ["UNASSIGNED", "JavaPartitioner"]
 
 #: librdkafka's RD_KAFKA_PARTITION_UA: "let librdkafka's partitioner choose".
 UNASSIGNED = -1
