@@ -28,7 +28,7 @@ test-python: build
 
 bench: build
 	cargo bench --bench hash_loop
-	$(PY) -m pytest -q bench --benchmark-only --benchmark-columns=min,median,mean,ops,rounds \
+	$(PY) -m pytest -q bench -o python_files='bench_*.py' -p no:cacheprovider --benchmark-only --benchmark-columns=min,median,mean,ops,rounds \
 		--benchmark-sort=name
 
 lint: venv

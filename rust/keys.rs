@@ -199,6 +199,16 @@ fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Resul
     Ok(())
 }
 
+/// raw_murmur2_loop is the benchmark baseline for the one-core limit: the plainest loop over
+/// contiguous keys, `toPositive(murmur2(key)) % n` with a hardware division, no null handling.
+/// Offsets must be valid (it panics otherwise); not for production use.
+pub fn raw_murmur2_loop(offsets: &[i32], data: &[u8], num_partitions: i32, out: &mut [i32]) {
+    for (i, slot) in out.iter_mut().enumerate() {
+        let key = &data[offsets[i] as usize..offsets[i + 1] as usize];
+        *slot = crate::hash::to_positive(crate::hash::murmur2(key)) % num_partitions;
+    }
+}
+
 /// Offset is an Arrow offset width (i32 or i64).
 trait Offset: Copy {
     fn to_usize(self) -> Option<usize>;

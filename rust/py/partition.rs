@@ -22,6 +22,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition_arrow_into, m)?)?;
     m.add_function(wrap_pyfunction!(partition_fixed_into, m)?)?;
     m.add_function(wrap_pyfunction!(partition_ucs4_into, m)?)?;
+    m.add_function(wrap_pyfunction!(_bench_raw_murmur2, m)?)?;
     m.add("HASH_NAMES", crate::hash::HASH_NAMES.to_vec())?;
     Ok(())
 }
@@ -396,4 +397,38 @@ fn partition_ucs4_into(
     };
     let col = KeyColumn::FixedUcs4 { data: cps, width };
     py.detach(|| partition_column(&col, h, n, out)).py_err(py)
+}
+
+/// _bench_raw_murmur2(offsets, data, num_partitions, out): the benchmarks' one-core baseline,
+/// `keys::raw_murmur2_loop` over int32 offsets and bytes (both buffers), GIL released. Private.
+#[pyfunction]
+fn _bench_raw_murmur2(
+    py: Python<'_>,
+    offsets: &Bound<'_, PyAny>,
+    data: &Bound<'_, PyAny>,
+    num_partitions: i32,
+    out: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let offs = PyBuffer::<i32>::get(offsets)?.to_vec(py)?;
+    let bytes = PyBuffer::<u8>::get(data)?;
+    if offs.is_empty() || num_partitions < 1 || !bytes.is_c_contiguous() {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument("bad benchmark input".into()),
+        ));
+    }
+    let mut o = OutBuf::new(py, out, offs.len() - 1)?;
+    let out = o.slice();
+    // SAFETY: contiguous buffer held for the call.
+    let d = unsafe { std::slice::from_raw_parts(bytes.buf_ptr() as *const u8, bytes.item_count()) };
+    if offs.windows(2).any(|w| w[0] < 0 || w[1] < w[0])
+        || *offs.last().unwrap_or(&0) as usize > d.len()
+    {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument("bad benchmark offsets".into()),
+        ));
+    }
+    py.detach(|| crate::keys::raw_murmur2_loop(&offs, d, num_partitions, out));
+    Ok(())
 }

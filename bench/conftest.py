@@ -1,0 +1,30 @@
+"""Shared benchmark plumbing: every benchmark records how many items one call handles
+(`benchmark.extra_info["items"]`) and a group; at the end a table prints items/s and each
+case's ratio to the group's baseline (`extra_info["baseline"] = True`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    session = getattr(config, "_benchmarksession", None)
+    if session is None or not session.benchmarks:
+        return
+    groups: dict[str, list] = defaultdict(list)
+    for b in session.benchmarks:
+        if "items" in b.extra_info:
+            groups[b.group or ""].append(b)
+    if not groups:
+        return
+    tr = terminalreporter
+    tr.write_sep("=", "throughput (best round) and ratios")
+    for group, benches in sorted(groups.items()):
+        base = next((b for b in benches if b.extra_info.get("baseline")), None)
+        base_rate = base.extra_info["items"] / base.stats.min if base else None
+        tr.write_line(f"[{group}]")
+        for b in sorted(benches, key=lambda b: b.stats.min / b.extra_info["items"]):
+            rate = b.extra_info["items"] / b.stats.min
+            ratio = f"{rate / base_rate:8.2f}x" if base_rate else ""
+            mark = "  (baseline)" if b is base else ""
+            tr.write_line(f"  {b.name:<58} {rate / 1e6:10.2f} M/s {ratio}{mark}")
