@@ -8,7 +8,7 @@ of 100 bytes (the shapes of shared/reference/spark-and-python-baselines.md):
 - the raw Rust loop over the same contiguous buffers (`toPositive(murmur2) % n`, one core):
   the one-core limit the Arrow path is measured against.
 
-Run: `make bench` (or `pytest bench/bench_partition.py --benchmark-only -o python_files='bench_*.py'`).
+Run: `make bench`.
 """
 
 from __future__ import annotations

@@ -4,11 +4,12 @@ import itertools
 import random
 import uuid
 
-import kgroup
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
+
+import kgroup
 from kgroup.adapters import confluent_kafka as ck_adapter
 from kgroup.adapters.kafka_python import JavaPartitioner
 

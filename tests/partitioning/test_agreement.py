@@ -5,10 +5,11 @@ exposed one key per call by confluent-kafka 2.16."""
 import random
 
 import confluent_kafka
-import kgroup
 import numpy as np
 import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+
+import kgroup
 
 N_KEYS = 100_000
 

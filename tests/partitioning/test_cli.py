@@ -3,10 +3,11 @@
 import subprocess
 import sys
 
-import kgroup
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+import kgroup
 from kgroup.cli import main
 
 

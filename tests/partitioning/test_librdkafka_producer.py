@@ -6,10 +6,11 @@ import functools
 import random
 import uuid
 
-import kgroup
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+
+import kgroup
 
 pytestmark = pytest.mark.network
 

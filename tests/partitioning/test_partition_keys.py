@@ -1,11 +1,12 @@
 """partition_keys over every accepted input shape agrees with partition_for_key, key by key."""
 
-import kgroup
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import kgroup
 from kgroup.errors import InvalidArgument, InvalidType, KGroupError
 
 KEYS = [b"a", None, b"", b"abc", "h\u00e9llo", "\U0001f600", b"\x00\xff\x00"]

@@ -4,8 +4,9 @@ BuiltInPartitioner(Test) / RecordAccumulator (3.3+)."""
 
 from collections import Counter
 
-import kgroup
 import pytest
+
+import kgroup
 from kgroup import BuiltInPartitioner, RoundRobinPartitioner, StickyPartitionCache
 
 

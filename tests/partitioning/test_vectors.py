@@ -1,8 +1,9 @@
 """Every hash and partition vector of shared/reference/kafka-client-algorithms.md, sections
 1.2 to 1.4; each row names where it comes from."""
 
-import kgroup
 import pytest
+
+import kgroup
 
 # (key, signed int32, source)
 MURMUR2 = [
