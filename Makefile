@@ -31,11 +31,12 @@ bench: build
 	$(PY) -m pytest -q bench -o python_files='bench_*.py' -p no:cacheprovider --benchmark-only --benchmark-columns=min,median,mean,ops,rounds \
 		--benchmark-sort=name
 
-lint: venv
+lint: build
 	cargo fmt --check
 	cargo clippy --all-targets --features python --quiet -- -D warnings
 	$(VENV)/bin/ruff check python tests bench
 	$(VENV)/bin/ruff format --check python tests bench
+	$(PY) -m mypy.stubtest kgroup._native --allowlist stubtest-allowlist.txt
 
 fmt: venv
 	cargo fmt

@@ -2,7 +2,7 @@
 # Each area keeps its own section; `make lint` checks these against the built module.
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Self, final
 
 __version__: str
 
@@ -25,10 +25,11 @@ def partition_ucs4_into(
 ) -> None: ...
 
 # --- null-key partitioners (rust/py/partitioners.rs) --------------------------------------
+@final
 class RoundRobinPartitioner:
     """Kafka <= 2.3 null-key round robin (start=0: Kafka 3.x's RoundRobinPartitioner)."""
 
-    def __init__(self, *, seed: int | None = None, start: int | None = None) -> None: ...
+    def __new__(cls, *, seed: int | None = None, start: int | None = None) -> Self: ...
     def partition(
         self,
         topic: str,
@@ -37,10 +38,11 @@ class RoundRobinPartitioner:
         available: Sequence[int] | None = None,
     ) -> int: ...
 
+@final
 class StickyPartitionCache:
     """Kafka 2.4 to 3.2 sticky partition cache (KIP-480)."""
 
-    def __init__(self, *, seed: int | None = None) -> None: ...
+    def __new__(cls, *, seed: int | None = None) -> Self: ...
     def partition(
         self,
         topic: str,
@@ -56,11 +58,12 @@ class StickyPartitionCache:
         available: Sequence[int] | None = None,
     ) -> int: ...
 
+@final
 class BuiltInPartitioner:
     """Kafka 3.3+ built-in partitioner (KIP-794), one per topic."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         num_partitions: int,
         *,
         batch_size: int = 16384,
@@ -69,7 +72,7 @@ class BuiltInPartitioner:
         ignore_keys: bool = False,
         available: Sequence[int] | None = None,
         seed: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     def partition(self, key: bytes | bytearray | str | None = None) -> int: ...
     def peek_partition(self) -> int: ...
     def update_partition_info(self, appended_bytes: int, enable_switch: bool = True) -> bool: ...
