@@ -15,7 +15,9 @@ def test_readme_opens_with_the_two_commands() -> None:
 
 
 def test_readme_sessions_run_as_printed() -> None:
-    failures, tried = doctest.testfile(str(README), module_relative=False, optionflags=doctest.ELLIPSIS)
+    failures, tried = doctest.testfile(
+        str(README), module_relative=False, optionflags=doctest.ELLIPSIS
+    )
     assert tried > 5
     assert failures == 0
 
