@@ -75,16 +75,18 @@ pub fn compute_crc(batch: &[u8]) -> u32 {
 /// batch_len checks that `buf` starts with a v2 batch header whose whole batch is present and
 /// returns the batch's size.
 fn batch_len(buf: &[u8]) -> Result<usize> {
+    if let Some(&magic) = buf.get(MAGIC_OFFSET) {
+        if magic != 2 {
+            return Err(decode_err(format!(
+                "magic {} is not a v2 record batch",
+                magic as i8
+            )));
+        }
+    }
     if buf.len() < BATCH_OVERHEAD {
         return Err(decode_err(format!(
             "truncated batch header: {} bytes, a v2 header has {BATCH_OVERHEAD}",
             buf.len()
-        )));
-    }
-    let magic = buf[MAGIC_OFFSET] as i8;
-    if magic != 2 {
-        return Err(decode_err(format!(
-            "magic {magic} is not a v2 record batch"
         )));
     }
     let length = i32::from_be_bytes(be(buf, LENGTH_OFFSET));
