@@ -298,7 +298,7 @@ def test_broker_append_rewrites_in_place():
     assert [r.offset for r in batch.records] == list(range(1_000_000, 1_000_005))
     assert {r.timestamp for r in batch.records} == {T0 + 99}
     # Both peers agree on the stamped batch.
-    [(kp_batch, kp_recs)] = kafka_python_read(bytes(data))
+    [(_, kp_recs)] = kafka_python_read(bytes(data))
     assert [r.timestamp for r in kp_recs] == [T0 + 99] * 5
     set_last_offset(data, 20)
     assert BatchHeader.parse(data).base_offset == 16
