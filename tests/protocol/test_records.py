@@ -427,6 +427,8 @@ def test_decompression_bombs_stop_at_the_limit(codec):
     with pytest.raises(DecodeError, match="max_decompressed_size"):
         decode_batches(bomb, max_decompressed_size=1 << 20)
     assert len(decode_batches(bomb, max_decompressed_size=9 << 20)[0].records[0].value) == 8 << 20
+    # No limit at all (found by fuzzing: the budget must not overflow).
+    assert len(decode_batches(bomb, max_decompressed_size=2**64 - 1)[0].records[0].value) == 8 << 20
 
 
 def test_length_past_the_end_is_a_truncated_tail():

@@ -128,7 +128,8 @@ fn corrupt(what: &str, e: impl std::fmt::Display) -> Error {
 /// read_bounded reads `r` to its end, failing once it yields more than the budget allows.
 fn read_bounded(r: impl Read, budget: &mut Budget, what: &str) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    let cap = budget.left() as u64 + 1;
+    // One byte past the budget tells "too large" from "exactly the budget".
+    let cap = (budget.left() as u64).saturating_add(1);
     r.take(cap)
         .read_to_end(&mut out)
         .map_err(|e| corrupt(what, e))?;
@@ -277,8 +278,8 @@ fn zstd_decompress(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
     // keep it within the budget (zstd's own default cap is 2^27), but never below 2^23 so frames
     // from Kafka's producers (windows of at most 2^23 at levels up to 19) always decode.
     let want = (budget.left().max(1) as u64)
-        .next_power_of_two()
-        .trailing_zeros();
+        .checked_next_power_of_two()
+        .map_or(64, u64::trailing_zeros);
     let window_log = want.clamp(23, 27);
     let mut ctx = zstd::zstd_safe::DCtx::create();
     ctx.set_parameter(zstd::zstd_safe::DParameter::WindowLogMax(window_log))
@@ -356,6 +357,12 @@ mod tests {
             );
             // Exactly the budget is allowed.
             let mut budget = Budget::new(4 << 20);
+            assert_eq!(
+                decompress(codec, 2, &out, &mut budget).unwrap().len(),
+                4 << 20
+            );
+            // So is no limit at all.
+            let mut budget = Budget::new(usize::MAX);
             assert_eq!(
                 decompress(codec, 2, &out, &mut budget).unwrap().len(),
                 4 << 20
