@@ -228,7 +228,10 @@ impl OptBytes for Option<Py<PyBytes>> {
 #[pymethods]
 impl PyRecord {
     #[new]
-    #[pyo3(signature = (offset=0, timestamp=-1, key=None, value=None, headers=None))]
+    #[pyo3(
+        signature = (offset=0, timestamp=-1, key=None, value=None, headers=None),
+        text_signature = "(offset=0, timestamp=-1, key=None, value=None, headers=None)"
+    )]
     fn new(
         py: Python<'_>,
         offset: i64,
@@ -721,7 +724,10 @@ fn records_from_py(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Vec<R
     partition_leader_epoch=-1, timestamp_type=0, max_timestamp=None, transactional=false,
     control=false, producer_id=-1, producer_epoch=-1, base_sequence=-1, last_offset_delta=None,
     delete_horizon=None
-))]
+), text_signature = "(records, *, compression='none', compression_level=None, magic=2, \
+    base_offset=0, partition_leader_epoch=-1, timestamp_type=0, max_timestamp=None, \
+    transactional=False, control=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, \
+    last_offset_delta=None, delete_horizon=None)")]
 #[allow(clippy::too_many_arguments)]
 fn encode_batch<'py>(
     py: Python<'py>,
@@ -900,7 +906,8 @@ fn set_max_timestamp(
 #[pyo3(signature = (
     commit, *, producer_id, producer_epoch, coordinator_epoch, timestamp, base_offset=0,
     partition_leader_epoch=-1
-))]
+), text_signature = "(commit, *, producer_id, producer_epoch, coordinator_epoch, timestamp, \
+    base_offset=0, partition_leader_epoch=-1)")]
 #[allow(clippy::too_many_arguments)]
 fn encode_end_transaction_marker<'py>(
     py: Python<'py>,
