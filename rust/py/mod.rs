@@ -7,11 +7,13 @@ mod arrow;
 pub mod errors;
 mod partition;
 mod partitioners;
+mod records;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     partition::register(m)?;
     partitioners::register(m)?;
+    records::register(m)?;
     Ok(())
 }

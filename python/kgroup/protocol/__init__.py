@@ -1,0 +1,1 @@
+"""kgroup.protocol: the Kafka wire protocol (requests, responses and record batches)."""

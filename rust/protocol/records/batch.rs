@@ -1,0 +1,462 @@
+//! RecordBatch: the owned model of a record batch of any magic, and the magic 2 (v2) codec.
+//!
+//! A v2 record inside a batch (Kafka's `DefaultRecord`), all varints zigzag:
+//! `length varint, attributes int8 (unused), timestampDelta varlong, offsetDelta varint,
+//! keyLength varint (-1 null), key, valueLength varint (-1 null), value, headerCount varint,
+//! [headerKeyLength varint, headerKey UTF-8, headerValueLength varint (-1 null), headerValue]`.
+
+use std::borrow::Cow;
+
+use super::compression::{self, Budget, Compression};
+use super::header::{self, BatchHeader, BATCH_OVERHEAD};
+use super::{legacy, DecodeOptions};
+use crate::error::{Error, Result};
+use crate::protocol::primitives::{varint_len, varlong_len, Reader, Writer};
+
+/// TimestampType is the meaning of a batch's timestamps, with Java's `TimestampType` ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TimestampType {
+    /// Magic 0 messages carry no timestamp.
+    NoTimestampType = -1,
+    /// The producer's timestamp.
+    #[default]
+    CreateTime = 0,
+    /// The broker's append time (the batch's max timestamp, for every record).
+    LogAppendTime = 1,
+}
+
+impl TimestampType {
+    /// id is Java's `TimestampType.id`: -1, 0 or 1.
+    pub fn id(self) -> i8 {
+        self as i8
+    }
+
+    /// from_id reads Java's id.
+    pub fn from_id(id: i64) -> Result<Self> {
+        match id {
+            -1 => Ok(TimestampType::NoTimestampType),
+            0 => Ok(TimestampType::CreateTime),
+            1 => Ok(TimestampType::LogAppendTime),
+            _ => Err(Error::InvalidArgument(format!(
+                "timestamp type {id} is not -1, 0 or 1"
+            ))),
+        }
+    }
+}
+
+/// NO_TIMESTAMP is Kafka's `RecordBatch.NO_TIMESTAMP`.
+pub const NO_TIMESTAMP: i64 = -1;
+
+/// Header is one record header. Kafka reads header keys as UTF-8 and replaces invalid bytes, as
+/// Java's `new String(bytes, UTF_8)` does.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Header {
+    pub key: String,
+    pub value: Option<Vec<u8>>,
+}
+
+/// Record is one record with its absolute offset and timestamp (for a LogAppendTime batch, the
+/// batch's max timestamp, as Kafka reports it). Records of magic 0 and 1 have no headers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Record {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+    pub headers: Vec<Header>,
+}
+
+/// RecordBatch is a decoded batch: its header fields and its records.
+///
+/// Magic 2 batches map field for field. A magic 0/1 entry (one message, or one compressed
+/// wrapper message and its inner messages) maps as Kafka's `AbstractLegacyRecordBatch` reads it:
+/// base offset and last offset delta from the records' absolute offsets, both timestamps from
+/// the wrapper (none for magic 0), producer fields -1, partition leader epoch -1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordBatch {
+    pub base_offset: i64,
+    pub partition_leader_epoch: i32,
+    pub magic: i8,
+    pub compression: Compression,
+    pub timestamp_type: TimestampType,
+    pub is_transactional: bool,
+    pub is_control: bool,
+    /// has_delete_horizon is attribute bit 6 (KIP-534): base_timestamp is then the delete horizon.
+    pub has_delete_horizon: bool,
+    pub last_offset_delta: i32,
+    pub base_timestamp: i64,
+    pub max_timestamp: i64,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+    pub records: Vec<Record>,
+}
+
+impl Default for RecordBatch {
+    fn default() -> Self {
+        RecordBatch {
+            base_offset: 0,
+            partition_leader_epoch: -1,
+            magic: 2,
+            compression: Compression::None,
+            timestamp_type: TimestampType::CreateTime,
+            is_transactional: false,
+            is_control: false,
+            has_delete_horizon: false,
+            last_offset_delta: 0,
+            base_timestamp: NO_TIMESTAMP,
+            max_timestamp: NO_TIMESTAMP,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            records: Vec::new(),
+        }
+    }
+}
+
+fn invalid(m: String) -> Error {
+    Error::InvalidArgument(m)
+}
+
+fn len_i32(n: usize, what: &str) -> Result<i32> {
+    i32::try_from(n).map_err(|_| invalid(format!("{what} of {n} bytes is over the 2^31-1 limit")))
+}
+
+fn opt_len(b: &Option<Vec<u8>>) -> usize {
+    b.as_ref()
+        .map_or(1, |v| varint_len(v.len() as i32) + v.len())
+}
+
+impl RecordBatch {
+    /// last_offset is base_offset + last_offset_delta.
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset.wrapping_add(self.last_offset_delta as i64)
+    }
+
+    /// attributes is the v2 attributes word of this batch.
+    pub fn attributes(&self) -> i16 {
+        let mut a = self.compression.id() as i16;
+        if self.timestamp_type == TimestampType::LogAppendTime {
+            a |= header::TIMESTAMP_TYPE_MASK;
+        }
+        if self.is_transactional {
+            a |= header::TRANSACTIONAL_MASK;
+        }
+        if self.is_control {
+            a |= header::CONTROL_MASK;
+        }
+        if self.has_delete_horizon {
+            a |= header::DELETE_HORIZON_MASK;
+        }
+        a
+    }
+
+    /// derive_from_records sets what Kafka's `MemoryRecordsBuilder` derives from the records: the
+    /// last offset delta, the base timestamp (the first record's, unless a delete horizon is set)
+    /// and, for CreateTime, the max timestamp. An empty batch keeps its fields. Offsets must
+    /// increase from base_offset, as Kafka's builder requires.
+    pub fn derive_from_records(&mut self) -> Result<()> {
+        let (Some(first), Some(last)) = (self.records.first(), self.records.last()) else {
+            return Ok(());
+        };
+        let mut prev: Option<i64> = None;
+        for r in &self.records {
+            if r.offset < self.base_offset || prev.is_some_and(|p| r.offset <= p) {
+                return Err(invalid(format!(
+                    "record offset {} does not increase from base offset {} and the previous record",
+                    r.offset, self.base_offset
+                )));
+            }
+            prev = Some(r.offset);
+        }
+        self.last_offset_delta = i32::try_from(last.offset - self.base_offset)
+            .map_err(|_| invalid("records span more than 2^31 offsets".into()))?;
+        if !self.has_delete_horizon {
+            self.base_timestamp = first.timestamp;
+        }
+        if self.timestamp_type != TimestampType::LogAppendTime {
+            self.max_timestamp = self
+                .records
+                .iter()
+                .map(|r| r.timestamp)
+                .max()
+                .unwrap_or(NO_TIMESTAMP);
+        }
+        Ok(())
+    }
+
+    /// uncompressed_size is the exact encoded length of this batch without compression (for a
+    /// v2 batch with compression none, the encoded length).
+    pub fn uncompressed_size(&self) -> usize {
+        if self.magic < 2 {
+            return legacy::uncompressed_size(self);
+        }
+        BATCH_OVERHEAD
+            + self
+                .records
+                .iter()
+                .map(|r| {
+                    let od = r.offset.wrapping_sub(self.base_offset) as i32;
+                    let td = r.timestamp.wrapping_sub(self.base_timestamp);
+                    let body = record_body_size(od, td, r);
+                    varint_len(body as i32) + body
+                })
+                .sum::<usize>()
+    }
+
+    /// encode writes this batch with its fields as they are (nothing is derived: see
+    /// [`derive_from_records`](Self::derive_from_records)), compressing at `level` (the codec's
+    /// default if `None`). Magic 0 and 1 write a legacy message set: one message per record, or
+    /// one wrapper message when compressed.
+    pub fn encode(&self, level: Option<i32>) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.uncompressed_size());
+        self.encode_into(&mut out, level)?;
+        Ok(out)
+    }
+
+    /// encode_into appends the encoded batch to `out` (see [`encode`](Self::encode)).
+    pub fn encode_into(&self, out: &mut Vec<u8>, level: Option<i32>) -> Result<()> {
+        match self.magic {
+            2 => self.encode_v2(out, level),
+            0 | 1 => legacy::encode(self, out, level),
+            m => Err(invalid(format!("magic {m} is not 0, 1 or 2"))),
+        }
+    }
+
+    fn encode_v2(&self, out: &mut Vec<u8>, level: Option<i32>) -> Result<()> {
+        self.compression.check_level(level)?;
+        if self.base_timestamp < 0 && self.base_timestamp != NO_TIMESTAMP {
+            return Err(invalid(format!(
+                "invalid base timestamp {}",
+                self.base_timestamp
+            )));
+        }
+        if self.timestamp_type == TimestampType::NoTimestampType {
+            return Err(invalid(
+                "a magic 2 batch needs CreateTime or LogAppendTime".into(),
+            ));
+        }
+        let count = len_i32(self.records.len(), "record count")?;
+        let start = out.len();
+        out.resize(start + BATCH_OVERHEAD, 0);
+        if self.compression == Compression::None {
+            let mut w = Writer {
+                buf: std::mem::take(out),
+            };
+            let r = self.write_records(&mut w);
+            *out = w.into_inner();
+            r?;
+        } else {
+            let size = self.uncompressed_size() - BATCH_OVERHEAD;
+            let mut w = Writer::with_capacity(size);
+            self.write_records(&mut w)?;
+            compression::compress(self.compression, level, 2, &w.buf, out)?;
+        }
+        let length = len_i32(out.len() - start - header::LOG_OVERHEAD, "batch")?;
+        let h = BatchHeader {
+            base_offset: self.base_offset,
+            length,
+            partition_leader_epoch: self.partition_leader_epoch,
+            magic: 2,
+            crc: 0,
+            attributes: self.attributes(),
+            last_offset_delta: self.last_offset_delta,
+            base_timestamp: self.base_timestamp,
+            max_timestamp: self.max_timestamp,
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            base_sequence: self.base_sequence,
+            records_count: count,
+        };
+        h.write(&mut out[start..]);
+        Ok(())
+    }
+
+    fn write_records(&self, w: &mut Writer) -> Result<()> {
+        for r in &self.records {
+            let od = r
+                .offset
+                .checked_sub(self.base_offset)
+                .and_then(|d| i32::try_from(d).ok())
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "record offset {} is not within 2^31 of base offset {}",
+                        r.offset, self.base_offset
+                    ))
+                })?;
+            let td = r
+                .timestamp
+                .checked_sub(self.base_timestamp)
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "record timestamp {} is too far from base {}",
+                        r.timestamp, self.base_timestamp
+                    ))
+                })?;
+            write_record(w, od, td, r)?;
+        }
+        Ok(())
+    }
+
+    /// decode reads one v2 batch that fills `batch` exactly (its length field agreeing).
+    pub(super) fn decode_v2(
+        batch: &[u8],
+        opts: &DecodeOptions,
+        budget: &mut Budget,
+    ) -> Result<RecordBatch> {
+        let h = BatchHeader::parse_with(batch, opts.verify_crc)?;
+        let body = &batch[BATCH_OVERHEAD..h.size()];
+        let compression = h.compression()?;
+        let data: Cow<'_, [u8]> = match compression {
+            Compression::None => Cow::Borrowed(body),
+            c => Cow::Owned(compression::decompress(c, 2, body, budget)?),
+        };
+        let log_append_time =
+            (h.timestamp_type() == TimestampType::LogAppendTime).then_some(h.max_timestamp);
+        let mut records =
+            Vec::with_capacity((h.records_count as usize).min(data.len() / MIN_RECORD_SIZE));
+        let mut r = Reader::new(&data);
+        for _ in 0..h.records_count {
+            records.push(read_record(
+                &mut r,
+                h.base_offset,
+                h.base_timestamp,
+                log_append_time,
+            )?);
+        }
+        // Kafka checks that the records fill the batch, except for an empty batch.
+        if h.records_count > 0 && r.remaining() > 0 {
+            return Err(Error::Decode(format!(
+                "incorrect declared batch size: {} bytes remain after {} records",
+                r.remaining(),
+                h.records_count
+            )));
+        }
+        Ok(RecordBatch {
+            base_offset: h.base_offset,
+            partition_leader_epoch: h.partition_leader_epoch,
+            magic: 2,
+            compression,
+            timestamp_type: h.timestamp_type(),
+            is_transactional: h.is_transactional(),
+            is_control: h.is_control(),
+            has_delete_horizon: h.has_delete_horizon(),
+            last_offset_delta: h.last_offset_delta,
+            base_timestamp: h.base_timestamp,
+            max_timestamp: h.max_timestamp,
+            producer_id: h.producer_id,
+            producer_epoch: h.producer_epoch,
+            base_sequence: h.base_sequence,
+            records,
+        })
+    }
+}
+
+/// MIN_RECORD_SIZE is the smallest v2 record: a length and six one-byte fields.
+const MIN_RECORD_SIZE: usize = 7;
+
+/// record_body_size is the size of a v2 record after its length varint.
+pub fn record_body_size(offset_delta: i32, timestamp_delta: i64, r: &Record) -> usize {
+    1 + varlong_len(timestamp_delta)
+        + varint_len(offset_delta)
+        + opt_len(&r.key)
+        + opt_len(&r.value)
+        + varint_len(r.headers.len() as i32)
+        + r.headers
+            .iter()
+            .map(|h| varint_len(h.key.len() as i32) + h.key.len() + opt_len(&h.value))
+            .sum::<usize>()
+}
+
+fn write_opt_bytes(w: &mut Writer, b: &Option<Vec<u8>>, what: &str) -> Result<()> {
+    match b {
+        None => w.varint(-1),
+        Some(v) => {
+            w.varint(len_i32(v.len(), what)?);
+            w.raw(v);
+        }
+    }
+    Ok(())
+}
+
+fn write_record(w: &mut Writer, offset_delta: i32, timestamp_delta: i64, r: &Record) -> Result<()> {
+    let body = len_i32(record_body_size(offset_delta, timestamp_delta, r), "record")?;
+    w.varint(body);
+    w.i8(0);
+    w.varlong(timestamp_delta);
+    w.varint(offset_delta);
+    write_opt_bytes(w, &r.key, "key")?;
+    write_opt_bytes(w, &r.value, "value")?;
+    w.varint(len_i32(r.headers.len(), "header count")?);
+    for h in &r.headers {
+        w.varint(len_i32(h.key.len(), "header key")?);
+        w.raw(h.key.as_bytes());
+        write_opt_bytes(w, &h.value, "header value")?;
+    }
+    Ok(())
+}
+
+fn decode_err(m: String) -> Error {
+    Error::Decode(m)
+}
+
+/// read_len_bytes reads a varint length and that many bytes; a negative length is null, as
+/// Kafka's `Utils.readBytes` reads it.
+fn read_len_bytes<'a>(r: &mut Reader<'a>, what: &str) -> Result<Option<&'a [u8]>> {
+    let n = r.varint()?;
+    if n < 0 {
+        return Ok(None);
+    }
+    r.take(n as usize, what).map(Some)
+}
+
+/// read_record reads one v2 record, as Kafka's `DefaultRecord.readFrom` does.
+fn read_record(
+    r: &mut Reader<'_>,
+    base_offset: i64,
+    base_timestamp: i64,
+    log_append_time: Option<i64>,
+) -> Result<Record> {
+    let size = r.varint()?;
+    if size < 0 {
+        return Err(decode_err(format!("invalid record size {size}")));
+    }
+    let body = r.take(size as usize, "record")?;
+    let mut b = Reader::new(body);
+    let _attributes = b.i8()?;
+    let timestamp_delta = b.varlong()?;
+    let offset_delta = b.varint()?;
+    let key = read_len_bytes(&mut b, "record key")?.map(<[u8]>::to_vec);
+    let value = read_len_bytes(&mut b, "record value")?.map(<[u8]>::to_vec);
+    let n_headers = b.varint()?;
+    if n_headers < 0 || n_headers as usize > b.remaining() {
+        return Err(decode_err(format!(
+            "invalid number of record headers {n_headers}"
+        )));
+    }
+    let mut headers = Vec::with_capacity(n_headers as usize);
+    for _ in 0..n_headers {
+        let klen = b.varint()?;
+        if klen < 0 {
+            return Err(decode_err(format!(
+                "invalid negative header key size {klen}"
+            )));
+        }
+        let key = String::from_utf8_lossy(b.take(klen as usize, "header key")?).into_owned();
+        let value = read_len_bytes(&mut b, "header value")?.map(<[u8]>::to_vec);
+        headers.push(Header { key, value });
+    }
+    if b.remaining() != 0 {
+        return Err(decode_err(format!(
+            "invalid record size: expected to read {size} bytes, read {}",
+            b.position()
+        )));
+    }
+    Ok(Record {
+        offset: base_offset.wrapping_add(offset_delta as i64),
+        timestamp: log_append_time.unwrap_or(base_timestamp.wrapping_add(timestamp_delta)),
+        key,
+        value,
+        headers,
+    })
+}

@@ -1,0 +1,969 @@
+//! Bindings for record batches (`kgroup.protocol.records` wraps these).
+//!
+//! Decoding runs in two steps: the batches are read into Rust values with the GIL released
+//! (for inputs of 16 KiB and more: CRCs, decompression and parsing), then turned into Python
+//! objects with it held.
+
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
+
+use super::errors::{to_pyerr, IntoPyResult};
+use super::partition::key_bytes;
+use crate::error::Error;
+use crate::protocol::records::{
+    self as rec, BatchHeader, Compression, ControlRecordKey, DecodeOptions, EndTransactionMarker,
+    Header, Record, RecordBatch, TimestampType,
+};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRecord>()?;
+    m.add_class::<PyRecordBatch>()?;
+    m.add_class::<PyBatchHeader>()?;
+    m.add_function(wrap_pyfunction!(encode_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_batches, m)?)?;
+    m.add_function(wrap_pyfunction!(read_batch_headers, m)?)?;
+    m.add_function(wrap_pyfunction!(set_base_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(set_last_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(set_partition_leader_epoch, m)?)?;
+    m.add_function(wrap_pyfunction!(set_max_timestamp, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_end_transaction_marker, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_control_record, m)?)?;
+    m.add(
+        "DEFAULT_MAX_DECOMPRESSED_SIZE",
+        rec::DEFAULT_MAX_DECOMPRESSED_SIZE,
+    )?;
+    m.add("COMPRESSION_TYPES", rec::COMPRESSION_NAMES.to_vec())?;
+    Ok(())
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+fn ts_name(t: TimestampType) -> &'static str {
+    match t {
+        TimestampType::NoTimestampType => "NO_TIMESTAMP_TYPE",
+        TimestampType::CreateTime => "CREATE_TIME",
+        TimestampType::LogAppendTime => "LOG_APPEND_TIME",
+    }
+}
+
+/// DETACH_AT is the input size from which decoding releases the GIL.
+const DETACH_AT: usize = 16 * 1024;
+
+static TIMESTAMP_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// timestamp_type_obj is the `kgroup.protocol.records.TimestampType` member for `t`.
+fn timestamp_type_obj(py: Python<'_>, t: TimestampType) -> PyResult<Py<PyAny>> {
+    let cls = TIMESTAMP_TYPE.import(py, "kgroup.protocol.records", "TimestampType")?;
+    Ok(cls.call1((t.id(),))?.unbind())
+}
+
+fn invalid(py: Python<'_>, m: String) -> PyErr {
+    to_pyerr(py, Error::InvalidArgument(m))
+}
+
+/// bytes_obj turns bytes, bytearray, str (UTF-8) or None into a bytes object or None; bytes are
+/// kept as they are.
+fn bytes_obj(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Py<PyBytes>>> {
+    if let Ok(b) = v.cast::<PyBytes>() {
+        return Ok(Some(b.clone().unbind()));
+    }
+    let py = v.py();
+    match key_bytes(v) {
+        Ok(Some(b)) => Ok(Some(PyBytes::new(py, &b).unbind())),
+        Ok(None) => Ok(None),
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => Err(to_pyerr(
+            py,
+            Error::InvalidType(format!(
+                "{what} must be bytes, bytearray, str or None, got {}",
+                v.get_type().name()?
+            )),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+fn opt_bytes(py: Python<'_>, b: &Option<Py<PyBytes>>) -> Option<Vec<u8>> {
+    b.as_ref().map(|b| b.bind(py).as_bytes().to_vec())
+}
+
+/// Record(offset=0, timestamp=-1, key=None, value=None, headers=()): one record. `headers` is a
+/// sequence of (key, value) pairs: str keys, bytes-or-None values.
+#[pyclass(name = "Record", module = "kgroup.protocol.records", frozen)]
+pub struct PyRecord {
+    #[pyo3(get)]
+    offset: i64,
+    #[pyo3(get)]
+    timestamp: i64,
+    #[pyo3(get)]
+    key: Option<Py<PyBytes>>,
+    #[pyo3(get)]
+    value: Option<Py<PyBytes>>,
+    #[pyo3(get)]
+    headers: Py<PyTuple>,
+}
+
+fn header_pair<'py>(py: Python<'py>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    let pair = item
+        .cast::<PyTuple>()
+        .ok()
+        .filter(|t| t.len() == 2)
+        .ok_or_else(|| {
+            to_pyerr(
+                py,
+                Error::InvalidType("each header must be a (key, value) tuple".into()),
+            )
+        })?;
+    let k = pair.get_item(0)?;
+    let key: Bound<'py, PyString> = if let Ok(s) = k.cast::<PyString>() {
+        s.clone()
+    } else if let Ok(b) = k.cast::<PyBytes>() {
+        let s = std::str::from_utf8(b.as_bytes())
+            .map_err(|_| invalid(py, "header key bytes are not UTF-8".into()))?;
+        PyString::new(py, s)
+    } else {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidType("header keys must be str".into()),
+        ));
+    };
+    let value = bytes_obj(&pair.get_item(1)?, "header value")?;
+    PyTuple::new(
+        py,
+        [
+            key.into_any(),
+            value.map_or_else(|| py.None().into_bound(py), |v| v.into_bound(py).into_any()),
+        ],
+    )
+}
+
+impl PyRecord {
+    fn from_core(py: Python<'_>, r: &Record) -> PyResult<Self> {
+        let headers = if r.headers.is_empty() {
+            PyTuple::empty(py)
+        } else {
+            let pairs = r
+                .headers
+                .iter()
+                .map(|h| -> PyResult<Bound<'_, PyTuple>> {
+                    let v = match &h.value {
+                        Some(v) => PyBytes::new(py, v).into_any(),
+                        None => py.None().into_bound(py),
+                    };
+                    PyTuple::new(py, [PyString::new(py, &h.key).into_any(), v])
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            PyTuple::new(py, pairs)?
+        };
+        Ok(PyRecord {
+            offset: r.offset,
+            timestamp: r.timestamp,
+            key: r.key.as_ref().map(|k| PyBytes::new(py, k).unbind()),
+            value: r.value.as_ref().map(|v| PyBytes::new(py, v).unbind()),
+            headers: headers.unbind(),
+        })
+    }
+
+    fn to_core(&self, py: Python<'_>) -> PyResult<Record> {
+        let headers = self
+            .headers
+            .bind(py)
+            .iter()
+            .map(|pair| -> PyResult<Header> {
+                let pair = pair.cast::<PyTuple>()?;
+                let key = pair.get_item(0)?.cast::<PyString>()?.to_str()?.to_owned();
+                let v = pair.get_item(1)?;
+                let value = if v.is_none() {
+                    None
+                } else {
+                    Some(v.cast::<PyBytes>()?.as_bytes().to_vec())
+                };
+                Ok(Header { key, value })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(Record {
+            offset: self.offset,
+            timestamp: self.timestamp,
+            key: opt_bytes(py, &self.key),
+            value: opt_bytes(py, &self.value),
+            headers,
+        })
+    }
+
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            [
+                self.offset.into_pyobject(py)?.into_any(),
+                self.timestamp.into_pyobject(py)?.into_any(),
+                self.key.clone_ref_opt(py),
+                self.value.clone_ref_opt(py),
+                self.headers.bind(py).clone().into_any(),
+            ],
+        )
+    }
+}
+
+trait OptBytes {
+    fn clone_ref_opt<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny>;
+}
+
+impl OptBytes for Option<Py<PyBytes>> {
+    fn clone_ref_opt<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        match self {
+            Some(b) => b.bind(py).clone().into_any(),
+            None => py.None().into_bound(py),
+        }
+    }
+}
+
+#[pymethods]
+impl PyRecord {
+    #[new]
+    #[pyo3(
+        signature = (offset=0, timestamp=-1, key=None, value=None, headers=None),
+        text_signature = "(offset=0, timestamp=-1, key=None, value=None, headers=None)"
+    )]
+    fn new(
+        py: Python<'_>,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&Bound<'_, PyAny>>,
+        value: Option<&Bound<'_, PyAny>>,
+        headers: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let key = match key {
+            Some(k) => bytes_obj(k, "key")?,
+            None => None,
+        };
+        let value = match value {
+            Some(v) => bytes_obj(v, "value")?,
+            None => None,
+        };
+        let headers = match headers {
+            None => PyTuple::empty(py),
+            Some(h) => {
+                let pairs = h
+                    .try_iter()
+                    .map_err(|_| {
+                        to_pyerr(
+                            py,
+                            Error::InvalidType("headers must be a sequence of (key, value)".into()),
+                        )
+                    })?
+                    .map(|item| header_pair(py, &item?))
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyTuple::new(py, pairs)?
+            }
+        };
+        Ok(PyRecord {
+            offset,
+            timestamp,
+            key,
+            value,
+            headers: headers.unbind(),
+        })
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match other.cast::<PyRecord>() {
+            Ok(o) => self.fields(py)?.eq(o.get().fields(py)?),
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        self.fields(py)?.hash()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Record(offset={}, timestamp={}, key={}, value={}, headers={})",
+            self.offset,
+            self.timestamp,
+            self.key.clone_ref_opt(py).repr()?,
+            self.value.clone_ref_opt(py).repr()?,
+            self.headers.bind(py).repr()?
+        ))
+    }
+}
+
+/// RecordBatch: a decoded batch, its header fields and its records (a tuple of Record).
+#[pyclass(name = "RecordBatch", module = "kgroup.protocol.records", frozen)]
+pub struct PyRecordBatch {
+    #[pyo3(get)]
+    base_offset: i64,
+    #[pyo3(get)]
+    partition_leader_epoch: i32,
+    #[pyo3(get)]
+    magic: i8,
+    compression: Compression,
+    timestamp_type: TimestampType,
+    #[pyo3(get)]
+    is_transactional: bool,
+    #[pyo3(get)]
+    is_control_batch: bool,
+    #[pyo3(get)]
+    has_delete_horizon: bool,
+    #[pyo3(get)]
+    last_offset_delta: i32,
+    #[pyo3(get)]
+    base_timestamp: i64,
+    #[pyo3(get)]
+    max_timestamp: i64,
+    #[pyo3(get)]
+    producer_id: i64,
+    #[pyo3(get)]
+    producer_epoch: i16,
+    #[pyo3(get)]
+    base_sequence: i32,
+    #[pyo3(get)]
+    records: Py<PyTuple>,
+}
+
+impl PyRecordBatch {
+    fn from_core(py: Python<'_>, b: &RecordBatch) -> PyResult<Self> {
+        let records = b
+            .records
+            .iter()
+            .map(|r| Bound::new(py, PyRecord::from_core(py, r)?))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyRecordBatch {
+            base_offset: b.base_offset,
+            partition_leader_epoch: b.partition_leader_epoch,
+            magic: b.magic,
+            compression: b.compression,
+            timestamp_type: b.timestamp_type,
+            is_transactional: b.is_transactional,
+            is_control_batch: b.is_control,
+            has_delete_horizon: b.has_delete_horizon,
+            last_offset_delta: b.last_offset_delta,
+            base_timestamp: b.base_timestamp,
+            max_timestamp: b.max_timestamp,
+            producer_id: b.producer_id,
+            producer_epoch: b.producer_epoch,
+            base_sequence: b.base_sequence,
+            records: PyTuple::new(py, records)?.unbind(),
+        })
+    }
+
+    fn to_core(&self, py: Python<'_>) -> PyResult<RecordBatch> {
+        let records = self
+            .records
+            .bind(py)
+            .iter()
+            .map(|r| r.cast::<PyRecord>()?.get().to_core(py))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(RecordBatch {
+            base_offset: self.base_offset,
+            partition_leader_epoch: self.partition_leader_epoch,
+            magic: self.magic,
+            compression: self.compression,
+            timestamp_type: self.timestamp_type,
+            is_transactional: self.is_transactional,
+            is_control: self.is_control_batch,
+            has_delete_horizon: self.has_delete_horizon,
+            last_offset_delta: self.last_offset_delta,
+            base_timestamp: self.base_timestamp,
+            max_timestamp: self.max_timestamp,
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            base_sequence: self.base_sequence,
+            records,
+        })
+    }
+
+    fn header_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (
+            self.base_offset,
+            self.partition_leader_epoch,
+            self.magic,
+            self.compression.id(),
+            self.timestamp_type.id(),
+            self.is_transactional,
+            self.is_control_batch,
+            self.has_delete_horizon,
+            self.last_offset_delta,
+            self.base_timestamp,
+            self.max_timestamp,
+            (self.producer_id, self.producer_epoch, self.base_sequence),
+        )
+            .into_pyobject(py)
+    }
+}
+
+#[pymethods]
+impl PyRecordBatch {
+    /// compression is the codec's `compression.type` name.
+    #[getter]
+    fn compression(&self) -> &'static str {
+        self.compression.name()
+    }
+
+    #[getter]
+    fn timestamp_type(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        timestamp_type_obj(py, self.timestamp_type)
+    }
+
+    #[getter]
+    fn last_offset(&self) -> i64 {
+        self.base_offset.wrapping_add(self.last_offset_delta as i64)
+    }
+
+    #[getter]
+    fn next_offset(&self) -> i64 {
+        self.last_offset().wrapping_add(1)
+    }
+
+    #[getter]
+    fn last_sequence(&self) -> i32 {
+        if self.base_sequence == -1 {
+            -1
+        } else {
+            rec::increment_sequence(self.base_sequence, self.last_offset_delta)
+        }
+    }
+
+    /// encode(compression_level=None) -> bytes: this batch written back with its fields as they
+    /// are (the records' offsets and timestamps become deltas from the base ones).
+    #[pyo3(signature = (compression_level=None))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        compression_level: Option<i32>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.to_core(py)?;
+        let out = py.detach(|| b.encode(compression_level)).py_err(py)?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.records.bind(py).len()
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.records
+            .bind(py)
+            .as_any()
+            .try_iter()
+            .map(Bound::into_any)
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(o) = other.cast::<PyRecordBatch>() else {
+            return Ok(false);
+        };
+        let o = o.get();
+        Ok(self.header_fields(py)?.eq(o.header_fields(py)?)?
+            && self.records.bind(py).eq(o.records.bind(py))?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "RecordBatch(magic={}, offsets=[{}, {}], records={}, compression={}, timestamp_type={}, \
+             transactional={}, control={}, producer_id={}, producer_epoch={}, base_sequence={})",
+            self.magic,
+            self.base_offset,
+            self.last_offset(),
+            self.records.bind(py).len(),
+            self.compression.name(),
+            ts_name(self.timestamp_type),
+            py_bool(self.is_transactional),
+            py_bool(self.is_control_batch),
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence
+        )
+    }
+}
+
+/// BatchHeader: the header of a v2 batch, read without its records; `position` is where the
+/// batch starts in the buffer it was read from.
+#[pyclass(name = "BatchHeader", module = "kgroup.protocol.records", frozen, eq)]
+#[derive(PartialEq)]
+pub struct PyBatchHeader {
+    inner: BatchHeader,
+    #[pyo3(get)]
+    position: usize,
+}
+
+/// BufView borrows bytes without a copy, or holds a copy of any other buffer (which another
+/// thread could otherwise change while the GIL is released).
+enum BufView<'a> {
+    Bytes(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl BufView<'_> {
+    fn slice(&self) -> &[u8] {
+        match self {
+            BufView::Bytes(b) => b,
+            BufView::Owned(v) => v,
+        }
+    }
+}
+
+fn read_buf<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<BufView<'a>> {
+    if let Ok(b) = data.cast::<PyBytes>() {
+        return Ok(BufView::Bytes(b.as_bytes()));
+    }
+    let py = data.py();
+    let buf = PyBuffer::<u8>::get(data).map_err(|_| {
+        to_pyerr(
+            py,
+            Error::InvalidType(
+                "data must be bytes or a buffer of bytes (bytearray, memoryview)".into(),
+            ),
+        )
+    })?;
+    Ok(BufView::Owned(buf.to_vec(py)?))
+}
+
+/// with_writable runs `f` on the writable, contiguous bytes of `buf` (a bytearray, a writable
+/// memoryview...) from `position` on.
+fn with_writable<T>(
+    buf: &Bound<'_, PyAny>,
+    position: usize,
+    f: impl FnOnce(&mut [u8]) -> crate::error::Result<T>,
+) -> PyResult<T> {
+    let py = buf.py();
+    let b = PyBuffer::<u8>::get(buf).map_err(|_| {
+        to_pyerr(
+            py,
+            Error::InvalidType("buf must be a writable buffer of bytes".into()),
+        )
+    })?;
+    if b.readonly() || !b.is_c_contiguous() {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidType("buf must be writable and contiguous (a bytearray)".into()),
+        ));
+    }
+    let len = b.item_count();
+    if position > len {
+        return Err(invalid(
+            py,
+            format!("position {position} is past the buffer's {len} bytes"),
+        ));
+    }
+    // SAFETY: checked writable, contiguous and `len` bytes long; the buffer is held (and the GIL,
+    // so no Python code runs) until `f` returns.
+    let s = unsafe { std::slice::from_raw_parts_mut(b.buf_ptr() as *mut u8, len) };
+    f(&mut s[position..]).py_err(py)
+}
+
+#[pymethods]
+impl PyBatchHeader {
+    /// parse(data, position=0, *, verify_crc=True): the v2 batch starting at `position`.
+    #[staticmethod]
+    #[pyo3(signature = (data, position=0, *, verify_crc=true))]
+    fn parse(data: &Bound<'_, PyAny>, position: usize, verify_crc: bool) -> PyResult<Self> {
+        let py = data.py();
+        let view = read_buf(data)?;
+        let s = view.slice();
+        if position > s.len() {
+            return Err(invalid(
+                py,
+                format!("position {position} is past the buffer's {} bytes", s.len()),
+            ));
+        }
+        let inner = BatchHeader::parse_with(&s[position..], verify_crc).py_err(py)?;
+        Ok(PyBatchHeader { inner, position })
+    }
+
+    #[getter]
+    fn base_offset(&self) -> i64 {
+        self.inner.base_offset
+    }
+    #[getter]
+    fn length(&self) -> i32 {
+        self.inner.length
+    }
+    /// size is the whole batch's size in bytes.
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+    #[getter]
+    fn partition_leader_epoch(&self) -> i32 {
+        self.inner.partition_leader_epoch
+    }
+    #[getter]
+    fn magic(&self) -> i8 {
+        self.inner.magic
+    }
+    #[getter]
+    fn crc(&self) -> u32 {
+        self.inner.crc
+    }
+    #[getter]
+    fn attributes(&self) -> i16 {
+        self.inner.attributes
+    }
+    #[getter]
+    fn last_offset_delta(&self) -> i32 {
+        self.inner.last_offset_delta
+    }
+    #[getter]
+    fn base_timestamp(&self) -> i64 {
+        self.inner.base_timestamp
+    }
+    #[getter]
+    fn max_timestamp(&self) -> i64 {
+        self.inner.max_timestamp
+    }
+    #[getter]
+    fn producer_id(&self) -> i64 {
+        self.inner.producer_id
+    }
+    #[getter]
+    fn producer_epoch(&self) -> i16 {
+        self.inner.producer_epoch
+    }
+    #[getter]
+    fn base_sequence(&self) -> i32 {
+        self.inner.base_sequence
+    }
+    #[getter]
+    fn records_count(&self) -> i32 {
+        self.inner.records_count
+    }
+    #[getter]
+    fn compression(&self) -> &'static str {
+        // parse checked the codec id.
+        self.inner.compression().map_or("none", Compression::name)
+    }
+    #[getter]
+    fn timestamp_type(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        timestamp_type_obj(py, self.inner.timestamp_type())
+    }
+    #[getter]
+    fn is_transactional(&self) -> bool {
+        self.inner.is_transactional()
+    }
+    #[getter]
+    fn is_control_batch(&self) -> bool {
+        self.inner.is_control()
+    }
+    #[getter]
+    fn has_delete_horizon(&self) -> bool {
+        self.inner.has_delete_horizon()
+    }
+    #[getter]
+    fn last_offset(&self) -> i64 {
+        self.inner.last_offset()
+    }
+    #[getter]
+    fn next_offset(&self) -> i64 {
+        self.inner.next_offset()
+    }
+    #[getter]
+    fn last_sequence(&self) -> i32 {
+        self.inner.last_sequence()
+    }
+
+    fn __repr__(&self) -> String {
+        let h = &self.inner;
+        format!(
+            "BatchHeader(position={}, size={}, offsets=[{}, {}], records_count={}, compression={}, \
+             timestamp_type={}, max_timestamp={}, producer_id={}, producer_epoch={}, base_sequence={}, \
+             transactional={}, control={})",
+            self.position,
+            h.size(),
+            h.base_offset,
+            h.last_offset(),
+            h.records_count,
+            self.compression(),
+            ts_name(h.timestamp_type()),
+            h.max_timestamp,
+            h.producer_id,
+            h.producer_epoch,
+            h.base_sequence,
+            py_bool(h.is_transactional()),
+            py_bool(h.is_control())
+        )
+    }
+}
+
+fn records_from_py(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Vec<Record>> {
+    let it = records.try_iter().map_err(|_| {
+        to_pyerr(
+            py,
+            Error::InvalidType("records must be an iterable of Record".into()),
+        )
+    })?;
+    it.map(|item| {
+        let item = item?;
+        match item.cast::<PyRecord>() {
+            Ok(r) => r.get().to_core(py),
+            Err(_) => Err(to_pyerr(
+                py,
+                Error::InvalidType(format!(
+                    "records must hold Record objects, got {}",
+                    item.get_type().name()?
+                )),
+            )),
+        }
+    })
+    .collect()
+}
+
+/// encode_batch(records, ...) -> bytes: builds a batch as Kafka's `MemoryRecordsBuilder` does
+/// (see kgroup.protocol.records.encode_batch).
+#[pyfunction]
+#[pyo3(signature = (
+    records, *, compression="none", compression_level=None, magic=2, base_offset=0,
+    partition_leader_epoch=-1, timestamp_type=0, max_timestamp=None, transactional=false,
+    control=false, producer_id=-1, producer_epoch=-1, base_sequence=-1, last_offset_delta=None,
+    delete_horizon=None
+), text_signature = "(records, *, compression='none', compression_level=None, magic=2, \
+    base_offset=0, partition_leader_epoch=-1, timestamp_type=0, max_timestamp=None, \
+    transactional=False, control=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, \
+    last_offset_delta=None, delete_horizon=None)")]
+#[allow(clippy::too_many_arguments)]
+fn encode_batch<'py>(
+    py: Python<'py>,
+    records: &Bound<'py, PyAny>,
+    compression: &str,
+    compression_level: Option<i32>,
+    magic: i8,
+    base_offset: i64,
+    partition_leader_epoch: i32,
+    timestamp_type: i64,
+    max_timestamp: Option<i64>,
+    transactional: bool,
+    control: bool,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    last_offset_delta: Option<i32>,
+    delete_horizon: Option<i64>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let compression = Compression::from_name(compression).py_err(py)?;
+    let timestamp_type = TimestampType::from_id(timestamp_type).py_err(py)?;
+    if magic == 2 && timestamp_type == TimestampType::NoTimestampType {
+        return Err(invalid(
+            py,
+            "a magic 2 batch needs CREATE_TIME or LOG_APPEND_TIME".into(),
+        ));
+    }
+    if timestamp_type == TimestampType::LogAppendTime && max_timestamp.is_none() {
+        return Err(invalid(
+            py,
+            "LOG_APPEND_TIME needs max_timestamp (the append time)".into(),
+        ));
+    }
+    if magic < 2 && (transactional || control || producer_id != -1 || delete_horizon.is_some()) {
+        return Err(invalid(
+            py,
+            format!("magic {magic} has no producer, transaction or control fields"),
+        ));
+    }
+    let mut b = RecordBatch {
+        base_offset,
+        partition_leader_epoch,
+        magic,
+        compression,
+        timestamp_type: if magic == 0 {
+            TimestampType::NoTimestampType
+        } else {
+            timestamp_type
+        },
+        is_transactional: transactional,
+        is_control: control,
+        has_delete_horizon: delete_horizon.is_some(),
+        base_timestamp: delete_horizon.unwrap_or(rec::NO_TIMESTAMP),
+        max_timestamp: max_timestamp.unwrap_or(rec::NO_TIMESTAMP),
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        records: records_from_py(py, records)?,
+        ..RecordBatch::default()
+    };
+    b.derive_from_records().py_err(py)?;
+    if let Some(m) = max_timestamp {
+        b.max_timestamp = m;
+    }
+    if let Some(d) = last_offset_delta {
+        b.last_offset_delta = d;
+    }
+    let out = py.detach(|| b.encode(compression_level)).py_err(py)?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// decode_batches(data, *, max_decompressed_size, verify_crc=True) -> list[RecordBatch].
+#[pyfunction]
+#[pyo3(signature = (data, *, max_decompressed_size=rec::DEFAULT_MAX_DECOMPRESSED_SIZE, verify_crc=true))]
+fn decode_batches<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    max_decompressed_size: usize,
+    verify_crc: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let view = read_buf(data)?;
+    let s = view.slice();
+    let opts = DecodeOptions {
+        max_decompressed_size,
+        verify_crc,
+    };
+    let batches = if s.len() >= DETACH_AT {
+        py.detach(|| rec::decode_batches(s, &opts))
+    } else {
+        rec::decode_batches(s, &opts)
+    }
+    .py_err(py)?;
+    let items = batches
+        .iter()
+        .map(|b| Bound::new(py, PyRecordBatch::from_core(py, b)?))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// read_batch_headers(data, *, verify_crc=True) -> list[BatchHeader]: every complete v2 batch
+/// of `data`, records not decoded; a truncated last batch is left out.
+#[pyfunction]
+#[pyo3(signature = (data, *, verify_crc=true))]
+fn read_batch_headers<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    verify_crc: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let view = read_buf(data)?;
+    let s = view.slice();
+    let run = || -> crate::error::Result<Vec<PyBatchHeader>> {
+        let mut out = Vec::new();
+        for b in rec::batches(s) {
+            let b = b?;
+            let inner = BatchHeader::parse_with(b.bytes, verify_crc)?;
+            out.push(PyBatchHeader {
+                inner,
+                position: b.position,
+            });
+        }
+        Ok(out)
+    };
+    let headers = if s.len() >= DETACH_AT {
+        py.detach(run)
+    } else {
+        run()
+    }
+    .py_err(py)?;
+    let items = headers
+        .into_iter()
+        .map(|h| Bound::new(py, h))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// set_base_offset(buf, base_offset, position=0): rewrites a v2 batch's base offset in place.
+#[pyfunction]
+#[pyo3(signature = (buf, base_offset, position=0))]
+fn set_base_offset(buf: &Bound<'_, PyAny>, base_offset: i64, position: usize) -> PyResult<()> {
+    with_writable(buf, position, |s| rec::set_base_offset(s, base_offset))
+}
+
+/// set_last_offset(buf, last_offset, position=0): Kafka's `setLastOffset`, in place.
+#[pyfunction]
+#[pyo3(signature = (buf, last_offset, position=0))]
+fn set_last_offset(buf: &Bound<'_, PyAny>, last_offset: i64, position: usize) -> PyResult<()> {
+    with_writable(buf, position, |s| rec::set_last_offset(s, last_offset))
+}
+
+/// set_partition_leader_epoch(buf, epoch, position=0): in place.
+#[pyfunction]
+#[pyo3(signature = (buf, epoch, position=0))]
+fn set_partition_leader_epoch(buf: &Bound<'_, PyAny>, epoch: i32, position: usize) -> PyResult<()> {
+    with_writable(buf, position, |s| rec::set_partition_leader_epoch(s, epoch))
+}
+
+/// set_max_timestamp(buf, timestamp_type, max_timestamp, position=0): Kafka's `setMaxTimestamp`,
+/// in place, recomputing the CRC.
+#[pyfunction]
+#[pyo3(signature = (buf, timestamp_type, max_timestamp, position=0))]
+fn set_max_timestamp(
+    buf: &Bound<'_, PyAny>,
+    timestamp_type: i64,
+    max_timestamp: i64,
+    position: usize,
+) -> PyResult<()> {
+    let t = TimestampType::from_id(timestamp_type).py_err(buf.py())?;
+    with_writable(buf, position, |s| {
+        rec::set_max_timestamp(s, t, max_timestamp)
+    })
+}
+
+/// encode_end_transaction_marker(commit, *, ...) -> bytes: a control batch with one commit or
+/// abort marker, as a transaction coordinator writes it.
+#[pyfunction]
+#[pyo3(signature = (
+    commit, *, producer_id, producer_epoch, coordinator_epoch, timestamp, base_offset=0,
+    partition_leader_epoch=-1
+), text_signature = "(commit, *, producer_id, producer_epoch, coordinator_epoch, timestamp, \
+    base_offset=0, partition_leader_epoch=-1)")]
+#[allow(clippy::too_many_arguments)]
+fn encode_end_transaction_marker<'py>(
+    py: Python<'py>,
+    commit: bool,
+    producer_id: i64,
+    producer_epoch: i16,
+    coordinator_epoch: i32,
+    timestamp: i64,
+    base_offset: i64,
+    partition_leader_epoch: i32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let marker = EndTransactionMarker {
+        commit,
+        coordinator_epoch,
+    };
+    let b = marker.batch(
+        base_offset,
+        timestamp,
+        partition_leader_epoch,
+        producer_id,
+        producer_epoch,
+    );
+    Ok(PyBytes::new(py, &b.encode(None).py_err(py)?))
+}
+
+/// parse_control_record(key, value=None) -> (version, type, coordinator_epoch | None): the
+/// key of a control record, and for a commit or abort marker its coordinator epoch.
+#[pyfunction]
+#[pyo3(signature = (key, value=None))]
+fn parse_control_record(
+    py: Python<'_>,
+    key: Option<&Bound<'_, PyAny>>,
+    value: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(i16, i16, Option<i32>)> {
+    let as_bytes = |v: Option<&Bound<'_, PyAny>>, what: &str| -> PyResult<Option<Vec<u8>>> {
+        match v {
+            None => Ok(None),
+            Some(v) => Ok(bytes_obj(v, what)?.map(|b| b.bind(py).as_bytes().to_vec())),
+        }
+    };
+    let key = as_bytes(key, "key")?;
+    let k = ControlRecordKey::parse(key.as_deref()).py_err(py)?;
+    let epoch = match k.kind {
+        rec::ControlRecordType::Commit | rec::ControlRecordType::Abort => {
+            let r = Record {
+                key,
+                value: as_bytes(value, "value")?,
+                ..Record::default()
+            };
+            Some(
+                EndTransactionMarker::parse(&r)
+                    .py_err(py)?
+                    .coordinator_epoch,
+            )
+        }
+        _ => None,
+    };
+    Ok((k.version, k.kind.id(), epoch))
+}
