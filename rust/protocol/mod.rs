@@ -1,3 +1,9 @@
 //! The Kafka wire protocol: primitives, headers, message bodies and record batches.
 
+pub mod codec;
+pub mod frame;
+pub mod messages;
 pub mod primitives;
+pub mod schema;
+pub mod value;
+pub mod random;
