@@ -7,11 +7,13 @@ mod arrow;
 pub mod errors;
 mod partition;
 mod partitioners;
+mod protocol;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     partition::register(m)?;
     partitioners::register(m)?;
+    protocol::register(m)?;
     Ok(())
 }
