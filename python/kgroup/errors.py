@@ -59,6 +59,7 @@ class KafkaError(KGroupError):
 # retriability from Kafka 3.9's clients/.../common/protocol/Errors.java and the exception
 # classes it maps them to. (Code 0, NONE, is no error; 99 is unused.)
 
+
 class UnknownServerError(KafkaError):
     code, name, retriable = -1, "UNKNOWN_SERVER_ERROR", False
 
