@@ -9,9 +9,9 @@
 
 use std::borrow::Cow;
 
-use super::primitives::{unsigned_varint_len, Reader, Writer};
+use super::primitives::{unsigned_varint_len, Buf, Reader, Writer};
 use super::schema::{Field, Message, Type};
-use super::value::{default_value, is_default, Struct, Value};
+use super::value::{default_value, is_default, Fields, Struct, Value};
 use crate::error::{Error, Result};
 
 /// Located is an error on its way out of a nested value, collecting where it happened.
@@ -161,7 +161,7 @@ fn decode_struct<'a>(r: &mut Reader<'a>, fields: &'static [Field], ctx: Ctx) -> 
         }
     }
     Ok(Struct {
-        fields: out,
+        fields: Fields::Owned(out),
         unknown_tagged,
     })
 }
@@ -324,8 +324,8 @@ pub fn message_size(msg: &Message, version: i16, body: &Struct<'_>) -> Result<us
 }
 
 /// encode_message appends the body of `msg` at `version` to `w`.
-pub fn encode_message(
-    w: &mut Writer,
+pub fn encode_message<B: Buf>(
+    w: &mut Writer<B>,
     msg: &Message,
     version: i16,
     body: &Struct<'_>,
@@ -398,7 +398,7 @@ fn check_absent(s: &Struct<'_>, fields: &'static [Field], ctx: Ctx) -> Res<()> {
         ))
         .into());
     }
-    for (f, v) in fields.iter().zip(&s.fields) {
+    for (f, v) in fields.iter().zip(s.fields.iter()) {
         if !f.versions.contains(ctx.version) && !f.ignorable && !is_default(v, f) {
             let e = bad(format!(
                 "version {} has no such field (versions {}); it must be left at its default",
@@ -418,7 +418,7 @@ fn tagged_entries<'v, 'a>(
     ctx: Ctx,
 ) -> Res<Vec<(u32, Tagged<'v, 'a>)>> {
     let mut out: Vec<(u32, Tagged<'v, 'a>)> = Vec::new();
-    for (f, v) in fields.iter().zip(&s.fields) {
+    for (f, v) in fields.iter().zip(s.fields.iter()) {
         if f.versions.contains(ctx.version) && f.is_tagged_in(ctx.version) && !is_default(v, f) {
             out.push((f.tag.unwrap_or_default(), Tagged::Known(f, v)));
         }
@@ -438,7 +438,7 @@ fn tagged_entries<'v, 'a>(
 fn size_struct(s: &Struct<'_>, fields: &'static [Field], ctx: Ctx) -> Res<usize> {
     check_absent(s, fields, ctx)?;
     let mut n = 0;
-    for (f, v) in fields.iter().zip(&s.fields) {
+    for (f, v) in fields.iter().zip(s.fields.iter()) {
         if f.versions.contains(ctx.version) && !f.is_tagged_in(ctx.version) {
             n += size_field(v, f, ctx).map_err(|e| at(e, f.name))?;
         }
@@ -463,9 +463,14 @@ fn size_struct(s: &Struct<'_>, fields: &'static [Field], ctx: Ctx) -> Res<usize>
     Ok(n)
 }
 
-fn encode_struct(w: &mut Writer, s: &Struct<'_>, fields: &'static [Field], ctx: Ctx) -> Res<()> {
+fn encode_struct<B: Buf>(
+    w: &mut Writer<B>,
+    s: &Struct<'_>,
+    fields: &'static [Field],
+    ctx: Ctx,
+) -> Res<()> {
     check_absent(s, fields, ctx)?;
-    for (f, v) in fields.iter().zip(&s.fields) {
+    for (f, v) in fields.iter().zip(s.fields.iter()) {
         if f.versions.contains(ctx.version) && !f.is_tagged_in(ctx.version) {
             encode_field(w, v, f, ctx).map_err(|e| at(e, f.name))?;
         }
@@ -595,7 +600,7 @@ fn size_scalar(v: &Value<'_>, ty: Type, flexible: bool) -> Result<usize> {
     })
 }
 
-fn encode_field(w: &mut Writer, v: &Value<'_>, f: &'static Field, ctx: Ctx) -> Res<()> {
+fn encode_field<B: Buf>(w: &mut Writer<B>, v: &Value<'_>, f: &'static Field, ctx: Ctx) -> Res<()> {
     let flexible = ctx.field_flexible(f);
     match (f.ty, v) {
         (Type::Struct, Value::Struct(s)) => encode_struct(w, s, f.fields, ctx),
@@ -647,7 +652,7 @@ fn encode_field(w: &mut Writer, v: &Value<'_>, f: &'static Field, ctx: Ctx) -> R
     }
 }
 
-fn encode_scalar(w: &mut Writer, v: &Value<'_>, ty: Type, flexible: bool) -> Result<()> {
+fn encode_scalar<B: Buf>(w: &mut Writer<B>, v: &Value<'_>, ty: Type, flexible: bool) -> Result<()> {
     match (ty, v) {
         (Type::Bool, Value::Bool(b)) => w.boolean(*b),
         (Type::Int8, Value::Int8(x)) => w.i8(*x),

@@ -10,9 +10,9 @@ use std::borrow::Cow;
 
 use super::codec::{decode_body, encode_message, message_size};
 use super::messages::{api, API_VERSIONS_KEY, REQUEST_HEADER, RESPONSE_HEADER};
-use super::primitives::{Reader, Writer};
+use super::primitives::{Buf, Reader, Writer};
 use super::schema::{Api, Message};
-use super::value::{Struct, Value};
+use super::value::{Fields, Struct, Value};
 use crate::error::{Error, Result};
 
 /// MAX_FRAME is Kafka's default `socket.request.max.bytes` (100 MiB): the largest frame
@@ -94,7 +94,7 @@ pub fn lookup(api_key: i16, version: i16) -> Result<&'static Api> {
 }
 
 fn header_from<'a>(s: Struct<'a>) -> Result<RequestHeader<'a>> {
-    let mut it = s.fields.into_iter();
+    let mut it = s.fields.into_vec().into_iter();
     let (
         Some(Value::Int16(api_key)),
         Some(Value::Int16(api_version)),
@@ -160,7 +160,7 @@ pub fn decode_request(frame: &[u8]) -> Result<Request<'_>> {
 
 fn request_header_struct<'h>(h: &'h RequestHeader<'_>) -> Struct<'h> {
     Struct {
-        fields: vec![
+        fields: Fields::Owned(vec![
             Value::Int16(h.api_key),
             Value::Int16(h.api_version),
             Value::Int32(h.correlation_id),
@@ -168,7 +168,7 @@ fn request_header_struct<'h>(h: &'h RequestHeader<'_>) -> Struct<'h> {
                 Some(c) => Value::String(Cow::Borrowed(c)),
                 None => Value::Null,
             },
-        ],
+        ]),
         unknown_tagged: h
             .unknown_tagged
             .iter()
@@ -177,25 +177,65 @@ fn request_header_struct<'h>(h: &'h RequestHeader<'_>) -> Struct<'h> {
     }
 }
 
-/// frame writes a size prefix, a header and a body into one vector of exactly their size.
-fn frame(
-    header: (&Message, i16, &Struct<'_>),
-    body: (&Message, i16, &Struct<'_>),
-) -> Result<Vec<u8>> {
-    let header_size = message_size(header.0, header.1, header.2)?;
-    let body_size = message_size(body.0, body.1, body.2)?;
-    let size = header_size + body_size;
-    if size > i32::MAX as usize {
-        return Err(Error::InvalidArgument(format!(
-            "message of {size} bytes is too large for a frame"
-        )));
+/// Prepared is a frame checked and sized, ready to be written into any buffer: the INT32 size
+/// prefix, a header and a body.
+pub struct Prepared<'a> {
+    header_msg: &'static Message,
+    header_version: i16,
+    header: Struct<'a>,
+    body_msg: &'static Message,
+    body_version: i16,
+    body: &'a Struct<'a>,
+    size: usize,
+}
+
+impl Prepared<'_> {
+    fn new<'a>(
+        header: (&'static Message, i16, Struct<'a>),
+        body: (&'static Message, i16, &'a Struct<'a>),
+    ) -> Result<Prepared<'a>> {
+        let size =
+            message_size(header.0, header.1, &header.2)? + message_size(body.0, body.1, body.2)?;
+        if size > i32::MAX as usize {
+            return Err(Error::InvalidArgument(format!(
+                "message of {size} bytes is too large for a frame"
+            )));
+        }
+        Ok(Prepared {
+            header_msg: header.0,
+            header_version: header.1,
+            header: header.2,
+            body_msg: body.0,
+            body_version: body.1,
+            body: body.2,
+            size,
+        })
     }
-    let mut w = Writer::with_capacity(4 + size);
-    w.i32(size as i32);
-    encode_message(&mut w, header.0, header.1, header.2)?;
-    encode_message(&mut w, body.0, body.1, body.2)?;
-    debug_assert_eq!(w.buf.len(), 4 + size);
-    Ok(w.into_inner())
+
+    /// len is the whole frame's length, size prefix included.
+    pub fn len(&self) -> usize {
+        4 + self.size
+    }
+
+    /// is_empty is never true: a frame has at least its prefix.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// write writes the frame: exactly [`len`](Self::len) bytes.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>) -> Result<()> {
+        w.i32(self.size as i32);
+        encode_message(w, self.header_msg, self.header_version, &self.header)?;
+        encode_message(w, self.body_msg, self.body_version, self.body)
+    }
+
+    /// to_vec writes the frame into a new vector of exactly its length.
+    pub fn to_vec(&self) -> Result<Vec<u8>> {
+        let mut w = Writer::with_capacity(self.len());
+        self.write(&mut w)?;
+        debug_assert_eq!(w.buf.len(), self.len());
+        Ok(w.into_inner())
+    }
 }
 
 fn to_argument(e: Error) -> Error {
@@ -208,13 +248,21 @@ fn to_argument(e: Error) -> Error {
 /// encode_request writes a whole request frame, size prefix included. The header version
 /// follows from the api key and version in `header`.
 pub fn encode_request(header: &RequestHeader<'_>, body: &Struct<'_>) -> Result<Vec<u8>> {
+    prepare_request(header, body)?.to_vec()
+}
+
+/// prepare_request checks and sizes a request frame; see [`Prepared`].
+pub fn prepare_request<'a>(
+    header: &'a RequestHeader<'_>,
+    body: &'a Struct<'a>,
+) -> Result<Prepared<'a>> {
     let api = lookup(header.api_key, header.api_version).map_err(to_argument)?;
     let hs = request_header_struct(header);
-    frame(
+    Prepared::new(
         (
             &REQUEST_HEADER,
             api.request_header_version(header.api_version),
-            &hs,
+            hs,
         ),
         (api.request, header.api_version, body),
     )
@@ -236,7 +284,7 @@ fn response_header_struct<'h>(
     tagged: &'h [(u32, Cow<'_, [u8]>)],
 ) -> Struct<'h> {
     Struct {
-        fields: vec![Value::Int32(correlation_id)],
+        fields: Fields::Owned(vec![Value::Int32(correlation_id)]),
         unknown_tagged: tagged
             .iter()
             .map(|(t, b)| (*t, Cow::Borrowed(&b[..])))
@@ -262,10 +310,21 @@ pub fn encode_response_tagged(
     header_tagged: &[(u32, Cow<'_, [u8]>)],
     body: &Struct<'_>,
 ) -> Result<Vec<u8>> {
+    prepare_response(api_key, version, correlation_id, header_tagged, body)?.to_vec()
+}
+
+/// prepare_response checks and sizes a response frame; see [`Prepared`].
+pub fn prepare_response<'a>(
+    api_key: i16,
+    version: i16,
+    correlation_id: i32,
+    header_tagged: &'a [(u32, Cow<'_, [u8]>)],
+    body: &'a Struct<'a>,
+) -> Result<Prepared<'a>> {
     let api = lookup(api_key, version).map_err(to_argument)?;
     let hs = response_header_struct(correlation_id, header_tagged);
-    frame(
-        (&RESPONSE_HEADER, api.response_header_version(version), &hs),
+    Prepared::new(
+        (&RESPONSE_HEADER, api.response_header_version(version), hs),
         (api.response, version, body),
     )
 }

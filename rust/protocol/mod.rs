@@ -4,6 +4,6 @@ pub mod codec;
 pub mod frame;
 pub mod messages;
 pub mod primitives;
+pub mod random;
 pub mod schema;
 pub mod value;
-pub mod random;

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use super::schema::{Field, Message, Type};
-use super::value::{default_value, Struct, Value};
+use super::value::{default_value, Fields, Struct, Value};
 use crate::rng::Rng;
 
 /// Gen draws random values for definitions; `max_len` bounds arrays, strings and bytes.
@@ -72,7 +72,7 @@ impl Gen {
             }
         }
         Struct {
-            fields: out,
+            fields: Fields::Owned(out),
             unknown_tagged,
         }
     }

@@ -7,7 +7,53 @@
 
 use std::borrow::Cow;
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::messages::{APIS, REQUEST_HEADER, RESPONSE_HEADER};
 use super::schema::{DefaultValue, Field, Type};
+
+/// DEFAULTS holds the default field values of every struct in the definitions, by the address of
+/// its field list; built once, on first use, and never freed (a few kilobytes).
+static DEFAULTS: OnceLock<HashMap<usize, &'static [Value<'static>]>> = OnceLock::new();
+
+fn build_defaults() -> HashMap<usize, &'static [Value<'static>]> {
+    // Children first, so that a parent's default borrows its children's shared defaults.
+    fn walk(
+        fields: &'static [Field],
+        map: &mut HashMap<usize, &'static [Value<'static>]>,
+    ) -> &'static [Value<'static>] {
+        if let Some(done) = map.get(&(fields.as_ptr() as usize)) {
+            return done;
+        }
+        let values: Vec<Value<'static>> = fields
+            .iter()
+            .map(|f| match (f.ty, f.default) {
+                (Type::Struct, DefaultValue::Zero) => Value::Struct(Struct {
+                    fields: Fields::Shared(walk(f.fields, map)),
+                    unknown_tagged: Vec::new(),
+                }),
+                _ => {
+                    if !f.fields.is_empty() {
+                        walk(f.fields, map);
+                    }
+                    default_value(f)
+                }
+            })
+            .collect();
+        let leaked: &'static [Value<'static>] = Vec::leak(values);
+        map.insert(fields.as_ptr() as usize, leaked);
+        leaked
+    }
+    let mut map = HashMap::new();
+    for a in APIS {
+        walk(a.request.fields, &mut map);
+        walk(a.response.fields, &mut map);
+    }
+    walk(REQUEST_HEADER.fields, &mut map);
+    walk(RESPONSE_HEADER.fields, &mut map);
+    map
+}
 
 /// Value is one field's value.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,18 +78,83 @@ pub enum Value<'a> {
 /// Struct is one struct: the message body itself or a struct inside it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Struct<'a> {
-    /// fields are aligned with the definition's field list.
-    pub fields: Vec<Value<'a>>,
+    /// fields are aligned with the definition's field list. A struct of defaults borrows a
+    /// shared, static list (see [`Struct::defaults`]); use `fields.to_mut()` to change one.
+    pub fields: Fields<'a>,
     /// unknown_tagged are tagged fields the definition does not know at this version, by
     /// ascending tag, as they arrived.
     pub unknown_tagged: Vec<(u32, Cow<'a, [u8]>)>,
 }
 
+/// Fields are a struct's values: its own, or the shared defaults of its definition.
+#[derive(Debug, Clone)]
+pub enum Fields<'a> {
+    Owned(Vec<Value<'a>>),
+    Shared(&'static [Value<'static>]),
+}
+
+impl Default for Fields<'_> {
+    fn default() -> Self {
+        Fields::Owned(Vec::new())
+    }
+}
+
+impl<'a> std::ops::Deref for Fields<'a> {
+    type Target = [Value<'a>];
+    fn deref(&self) -> &[Value<'a>] {
+        match self {
+            Fields::Owned(v) => v,
+            Fields::Shared(s) => s,
+        }
+    }
+}
+
+impl PartialEq for Fields<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<'a> From<Vec<Value<'a>>> for Fields<'a> {
+    fn from(v: Vec<Value<'a>>) -> Self {
+        Fields::Owned(v)
+    }
+}
+
+impl<'a> Fields<'a> {
+    /// to_mut gives the values to change, copying shared defaults first.
+    pub fn to_mut(&mut self) -> &mut Vec<Value<'a>> {
+        if let Fields::Shared(s) = *self {
+            *self = Fields::Owned(s.to_vec());
+        }
+        match self {
+            Fields::Owned(v) => v,
+            Fields::Shared(_) => unreachable!("made owned above"),
+        }
+    }
+
+    /// into_vec gives the values, copying shared defaults.
+    pub fn into_vec(self) -> Vec<Value<'a>> {
+        match self {
+            Fields::Owned(v) => v,
+            Fields::Shared(s) => s.to_vec(),
+        }
+    }
+}
+
 impl<'a> Struct<'a> {
-    /// defaults is a struct whose every field holds its default.
+    /// defaults is a struct whose every field holds its default. It allocates nothing: the
+    /// defaults of every struct in the definitions are built once and shared.
     pub fn defaults(fields: &'static [Field]) -> Struct<'static> {
+        let shared = DEFAULTS
+            .get_or_init(build_defaults)
+            .get(&(fields.as_ptr() as usize));
         Struct {
-            fields: fields.iter().map(default_value).collect(),
+            fields: match shared {
+                Some(values) => Fields::Shared(values),
+                // Not from the definitions: build them.
+                None => Fields::Owned(fields.iter().map(default_value).collect()),
+            },
             unknown_tagged: Vec::new(),
         }
     }
@@ -60,7 +171,7 @@ impl<'a> Struct<'a> {
     pub fn set(&mut self, fields: &'static [Field], name: &str, value: Value<'a>) -> bool {
         match fields.iter().position(|f| f.name == name) {
             Some(i) if i < self.fields.len() => {
-                self.fields[i] = value;
+                self.fields.to_mut()[i] = value;
                 true
             }
             _ => false,
@@ -70,7 +181,13 @@ impl<'a> Struct<'a> {
     /// into_owned copies every borrowed string and byte string, ending the borrow.
     pub fn into_owned(self) -> Struct<'static> {
         Struct {
-            fields: self.fields.into_iter().map(Value::into_owned).collect(),
+            fields: Fields::Owned(
+                self.fields
+                    .into_vec()
+                    .into_iter()
+                    .map(Value::into_owned)
+                    .collect(),
+            ),
             unknown_tagged: self
                 .unknown_tagged
                 .into_iter()

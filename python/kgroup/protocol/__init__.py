@@ -8,12 +8,18 @@ InitProducerId, DescribeConfigs, SaslHandshake and SaslAuthenticate (:data:`API_
 Bodies are plain Python values shaped by Kafka's message specs: a struct is a ``dict`` keyed by
 Kafka's field names in snake_case (``rebalance_timeout_ms``), an array a ``list``, a string
 ``str``, bytes and record sets ``bytes`` (records are never decoded here; see
-``kgroup.protocol.records``), a UUID ``uuid.UUID``, null ``None``. A decoded body holds exactly
-the fields of its version, tagged fields included (at their default when not sent). When
-encoding, a missing field takes its default; a field the version lacks must be left at its
-default unless Kafka marks it ignorable; an unknown key is an error. Tagged fields that the
-definitions do not know are kept under ``"unknown_tagged_fields"`` as ``{tag: bytes}``, so that
-messages round-trip.
+``kgroup.protocol.records``), a UUID ``uuid.UUID``, null ``None``. When encoding, a missing field
+takes its default; a field the version lacks must be left at its default unless Kafka marks it
+ignorable; an unknown key is an error. Tagged fields that the definitions do not know are kept
+under ``"unknown_tagged_fields"`` as ``{tag: bytes}``, so that messages round-trip.
+
+A decoded body is a :class:`StructView`: the whole frame is decoded and checked in Rust (with
+the GIL released), and the view turns a field into a Python value only when it is read. It is a
+read-only mapping of exactly the fields of its version, tagged fields included (at their
+default when not sent): ``body["topics"]``, ``body.topics``, ``body.get(...)``, iteration,
+``len``. Arrays of structs are :class:`ArrayView` sequences; arrays of scalars are lists.
+``to_dict()`` / ``to_list()`` build plain dicts and lists, a view equals the plain value it
+stands for, and encoding a view of the same message writes its tree directly.
 
 A frame is what follows the INT32 size prefix on the wire. Encoders return whole frames, prefix
 included, ready to write::
@@ -29,7 +35,7 @@ the GIL while it reads the frame.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -41,9 +47,11 @@ __all__ = [
     "API_VERSIONS",
     "MAX_FRAME_SIZE",
     "ApiKey",
+    "ArrayView",
     "Request",
     "RequestHeader",
     "Response",
+    "StructView",
     "body_size",
     "decode_body",
     "decode_request",
@@ -59,7 +67,14 @@ __all__ = [
     "response_header_version",
 ]
 
-Body = dict[str, Any]
+#: StructView is a decoded struct: a read-only mapping over the Rust value tree (see above).
+StructView = _native.StructView
+#: ArrayView is a decoded array of structs: a read-only sequence of StructViews.
+ArrayView = _native.ArrayView
+Mapping.register(StructView)
+Sequence.register(ArrayView)
+
+Body = Mapping[str, Any]
 
 
 class ApiKey(IntEnum):
@@ -258,7 +273,7 @@ def encode_body(
     return _native.protocol_encode_body(api_key, version, request, body)
 
 
-def decode_body(api_key: int, version: int, data: bytes, *, request: bool) -> Body:
+def decode_body(api_key: int, version: int, data: bytes, *, request: bool) -> StructView:
     """Decode a request or response body alone (no header, no size prefix); every byte must be
     used."""
     return _native.protocol_decode_body(api_key, version, request, data)
