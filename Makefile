@@ -13,7 +13,7 @@ export PATH := $(VENV)/bin:$(PATH)
 export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
-.PHONY: run test test-rust test-python bench lint fmt build venv clean
+.PHONY: run test test-rust test-python bench lint fmt build venv clean fuzz
 
 run: build
 	$(PY) -m kgroup.cli partition --sample 1000000 --partitions 12 --summary
@@ -57,6 +57,14 @@ build: $(STAMPS)/build
 $(STAMPS)/build: $(STAMPS)/venv $(RUST_SRC)
 	$(VENV)/bin/maturin develop --release --quiet
 	@touch $@
+
+# Fuzzing (cargo-fuzz, nightly; not part of CI): FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 600
+fuzz:
+	cd fuzz && cargo run --release --quiet --bin seed
+	cd fuzz && cargo +nightly fuzz run -O request_decode -- -max_total_time=$(FUZZ_SECONDS)
+	cd fuzz && cargo +nightly fuzz run -O response_decode -- -max_total_time=$(FUZZ_SECONDS)
+	cd fuzz && cargo +nightly fuzz run -O record_batches -- -max_total_time=$(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(STAMPS) target python/kgroup/*.so

@@ -6,7 +6,7 @@
 """
 
 from kgroup._native import __version__
-from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KGroupError
+from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KafkaError, KGroupError
 from kgroup.partitioner import (
     HASH_NAMES,
     crc32,
@@ -25,6 +25,7 @@ __all__ = [
     "InvalidArgument",
     "InvalidType",
     "KGroupError",
+    "KafkaError",
     "RoundRobinPartitioner",
     "StickyPartitionCache",
     "__version__",

@@ -1,4 +1,10 @@
 //! The Kafka wire protocol: primitives, headers, message bodies and record batches.
 
+pub mod codec;
+pub mod frame;
+pub mod messages;
 pub mod primitives;
+pub mod random;
 pub mod records;
+pub mod schema;
+pub mod value;

@@ -240,10 +240,78 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Writer appends primitives to a byte vector. Writing never fails.
+/// Buf is where a [`Writer`] puts bytes: a growing `Vec<u8>`, or a [`SliceBuf`] of fixed
+/// size (to write straight into memory allocated elsewhere, such as a Python `bytes`).
+pub trait Buf {
+    fn extend_from_slice(&mut self, b: &[u8]);
+    fn push(&mut self, b: u8);
+}
+
+impl Buf for Vec<u8> {
+    #[inline]
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        Vec::extend_from_slice(self, b)
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        Vec::push(self, b)
+    }
+}
+
+/// SliceBuf fills a slice from its start. It never writes past the end: bytes that do not fit
+/// are dropped and [`overflowed`](SliceBuf::overflowed) turns true.
+#[derive(Debug)]
+pub struct SliceBuf<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+    overflow: bool,
+}
+
+impl<'a> SliceBuf<'a> {
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        SliceBuf {
+            buf,
+            pos: 0,
+            overflow: false,
+        }
+    }
+    /// written is how many bytes were written.
+    pub fn written(&self) -> usize {
+        self.pos
+    }
+    /// overflowed tells whether anything was dropped for lack of room.
+    pub fn overflowed(&self) -> bool {
+        self.overflow
+    }
+}
+
+impl Buf for SliceBuf<'_> {
+    #[inline]
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        match self.buf.get_mut(self.pos..self.pos + b.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(b);
+                self.pos += b.len();
+            }
+            None => self.overflow = true,
+        }
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        match self.buf.get_mut(self.pos) {
+            Some(dst) => {
+                *dst = b;
+                self.pos += 1;
+            }
+            None => self.overflow = true,
+        }
+    }
+}
+
+/// Writer appends primitives to a buffer (a byte vector by default). Writing never fails.
 #[derive(Debug, Default, Clone)]
-pub struct Writer {
-    pub buf: Vec<u8>,
+pub struct Writer<B: Buf = Vec<u8>> {
+    pub buf: B,
 }
 
 impl Writer {
@@ -259,6 +327,13 @@ impl Writer {
 
     pub fn into_inner(self) -> Vec<u8> {
         self.buf
+    }
+}
+
+impl<B: Buf> Writer<B> {
+    /// over writes into any buffer.
+    pub fn over(buf: B) -> Self {
+        Writer { buf }
     }
 
     pub fn i8(&mut self, v: i8) {

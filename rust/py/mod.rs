@@ -7,6 +7,7 @@ mod arrow;
 pub mod errors;
 mod partition;
 mod partitioners;
+mod protocol;
 mod records;
 
 #[pymodule]
@@ -15,5 +16,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     partition::register(m)?;
     partitioners::register(m)?;
     records::register(m)?;
+    protocol::register(m)?;
     Ok(())
 }

@@ -1,0 +1,873 @@
+//! The generic interpreter: decode, encode and size any message from its definition alone.
+//!
+//! Decoding never panics and never allocates beyond what the input can justify: every count
+//! is checked against the bytes left (times the least an element can take) before anything is
+//! reserved, strings must be UTF-8, tagged fields must come in ascending order, and a known
+//! tagged field must fill exactly the size it declares. Encoding checks every value against
+//! its field (type, nullability, length limits, and Kafka's rule that a non-ignorable field
+//! cannot carry a non-default value in a version that lacks it).
+
+use std::borrow::Cow;
+
+use super::primitives::{unsigned_varint_len, Buf, Reader, Writer};
+use super::schema::{Field, Message, Type};
+use super::value::{default_value, is_default, Fields, Struct, Value};
+use crate::error::{Error, Result};
+
+/// Located is an error on its way out of a nested value, collecting where it happened.
+struct Located {
+    err: Error,
+    path: Vec<Seg>,
+}
+
+enum Seg {
+    Name(&'static str),
+    Index(usize),
+}
+
+impl From<Error> for Located {
+    fn from(err: Error) -> Self {
+        Located {
+            err,
+            path: Vec::new(),
+        }
+    }
+}
+
+type Res<T> = std::result::Result<T, Located>;
+
+fn at(mut e: Located, name: &'static str) -> Located {
+    e.path.push(Seg::Name(name));
+    e
+}
+
+fn at_index(mut e: Located, i: usize) -> Located {
+    e.path.push(Seg::Index(i));
+    e
+}
+
+/// finish turns a located error into the core error: `JoinGroupRequest v5: protocols[0].name:
+/// truncated string: ...`.
+fn finish(e: Located, msg: &Message, version: i16) -> Error {
+    let mut place = format!("{} v{version}", msg.name);
+    let mut first = true;
+    for seg in e.path.iter().rev() {
+        match seg {
+            Seg::Name(n) => {
+                place.push_str(if first { ": " } else { "." });
+                place.push_str(n);
+            }
+            Seg::Index(i) => place.push_str(&format!("[{i}]")),
+        }
+        first = false;
+    }
+    let text = format!("{place}: {}", e.err);
+    match e.err {
+        Error::Decode(_) => Error::Decode(text),
+        Error::InvalidArgument(_) => Error::InvalidArgument(text),
+        Error::InvalidType(_) => Error::InvalidType(text),
+    }
+}
+
+/// Ctx is the version being read or written and whether it is flexible.
+#[derive(Clone, Copy)]
+struct Ctx {
+    version: i16,
+    flexible: bool,
+}
+
+impl Ctx {
+    /// field_flexible is the encoding a field uses: its own override, else the message's.
+    #[inline]
+    fn field_flexible(&self, f: &Field) -> bool {
+        match f.flexible {
+            Some(v) => v.contains(self.version),
+            None => self.flexible,
+        }
+    }
+}
+
+fn check_version(msg: &Message, version: i16) -> Result<()> {
+    if msg.valid.contains(version) {
+        Ok(())
+    } else {
+        Err(Error::Decode(format!(
+            "{} version {version} is not supported (versions {})",
+            msg.name, msg.valid
+        )))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// decode
+
+/// decode_message decodes a whole body of `msg` at `version`; every byte must be used.
+pub fn decode_message<'a>(msg: &Message, version: i16, buf: &'a [u8]) -> Result<Struct<'a>> {
+    check_version(msg, version)?;
+    let mut r = Reader::new(buf);
+    let s = decode_body(&mut r, msg, version)?;
+    if r.remaining() != 0 {
+        return Err(Error::Decode(format!(
+            "{} v{version}: {} bytes left over after the body",
+            msg.name,
+            r.remaining()
+        )));
+    }
+    Ok(s)
+}
+
+/// decode_body decodes a body of `msg` at `version` from the reader, leaving what follows.
+pub fn decode_body<'a>(r: &mut Reader<'a>, msg: &Message, version: i16) -> Result<Struct<'a>> {
+    check_version(msg, version)?;
+    let ctx = Ctx {
+        version,
+        flexible: msg.is_flexible(version),
+    };
+    decode_struct(r, msg.fields, ctx).map_err(|e| finish(e, msg, version))
+}
+
+fn decode_struct<'a>(r: &mut Reader<'a>, fields: &'static [Field], ctx: Ctx) -> Res<Struct<'a>> {
+    let mut out = Vec::with_capacity(fields.len());
+    for f in fields {
+        if !f.versions.contains(ctx.version) || f.is_tagged_in(ctx.version) {
+            out.push(default_value(f));
+        } else {
+            out.push(decode_field(r, f, ctx).map_err(|e| at(e, f.name))?);
+        }
+    }
+    let mut unknown_tagged = Vec::new();
+    if ctx.flexible {
+        for (tag, raw) in r.tagged_fields()? {
+            let known = fields.iter().position(|f| {
+                f.tag == Some(tag)
+                    && f.is_tagged_in(ctx.version)
+                    && f.versions.contains(ctx.version)
+            });
+            match known {
+                Some(i) => {
+                    let f = &fields[i];
+                    let mut sub = Reader::new(raw);
+                    out[i] = decode_field(&mut sub, f, ctx).map_err(|e| at(e, f.name))?;
+                    if sub.remaining() != 0 {
+                        let e = Error::Decode(format!(
+                            "tagged field {tag} has {} bytes past its value",
+                            sub.remaining()
+                        ));
+                        return Err(at(e.into(), f.name));
+                    }
+                }
+                None => unknown_tagged.push((tag, Cow::Borrowed(raw))),
+            }
+        }
+    }
+    Ok(Struct {
+        fields: Fields::Owned(out),
+        unknown_tagged,
+    })
+}
+
+fn decode_field<'a>(r: &mut Reader<'a>, f: &'static Field, ctx: Ctx) -> Res<Value<'a>> {
+    let nullable = f.nullable.contains(ctx.version);
+    let flexible = ctx.field_flexible(f);
+    match f.ty {
+        Type::Array(elem) => {
+            let min = match elem {
+                Type::Struct => min_size(elem, f.fields, ctx),
+                t => min_size(t, &[], Ctx { flexible, ..ctx }),
+            };
+            let n = if flexible {
+                r.compact_array_len(min)?
+            } else {
+                r.array_len(min)?
+            };
+            let Some(n) = n else {
+                return if nullable {
+                    Ok(Value::Null)
+                } else {
+                    Err(Error::Decode("non-nullable array is null".into()).into())
+                };
+            };
+            let mut items = Vec::with_capacity(n);
+            for i in 0..n {
+                let item = match elem {
+                    Type::Struct => decode_struct(r, f.fields, ctx).map(Value::Struct),
+                    t => decode_scalar(r, *t, false, flexible).map_err(Located::from),
+                };
+                items.push(item.map_err(|e| at_index(e, i))?);
+            }
+            Ok(Value::Array(items))
+        }
+        Type::Struct => decode_struct(r, f.fields, ctx).map(Value::Struct),
+        t => Ok(decode_scalar(r, t, nullable, flexible)?),
+    }
+}
+
+fn decode_scalar<'a>(
+    r: &mut Reader<'a>,
+    ty: Type,
+    nullable: bool,
+    flexible: bool,
+) -> Result<Value<'a>> {
+    Ok(match ty {
+        Type::Bool => Value::Bool(r.boolean()?),
+        Type::Int8 => Value::Int8(r.i8()?),
+        Type::Int16 => Value::Int16(r.i16()?),
+        Type::Int32 => Value::Int32(r.i32()?),
+        Type::Int64 => Value::Int64(r.i64()?),
+        Type::Uint16 => Value::Uint16(r.u16()?),
+        Type::Float64 => Value::Float64(r.f64()?),
+        Type::Uuid => Value::Uuid(r.uuid()?),
+        Type::String => {
+            let s = if flexible {
+                r.compact_nullable_string()?
+            } else {
+                r.nullable_string()?
+            };
+            match s {
+                Some(s) => Value::String(Cow::Borrowed(s)),
+                None if nullable => Value::Null,
+                None => return Err(Error::Decode("non-nullable string is null".into())),
+            }
+        }
+        Type::Bytes | Type::Records => {
+            let b = if flexible {
+                r.compact_nullable_bytes()?
+            } else {
+                r.nullable_bytes()?
+            };
+            match b {
+                Some(b) => Value::Bytes(Cow::Borrowed(b)),
+                None if nullable => Value::Null,
+                None => return Err(Error::Decode("non-nullable bytes are null".into())),
+            }
+        }
+        Type::Struct | Type::Array(_) => {
+            return Err(Error::Decode(format!(
+                "{} is not a scalar type",
+                ty.kafka_name()
+            )));
+        }
+    })
+}
+
+/// min_size is the fewest bytes one value of `ty` can take at this version: what a count is
+/// checked against before it is trusted.
+fn min_size(ty: &Type, fields: &'static [Field], ctx: Ctx) -> usize {
+    match ty {
+        Type::Bool | Type::Int8 => 1,
+        Type::Int16 | Type::Uint16 => 2,
+        Type::Int32 => 4,
+        Type::Int64 | Type::Float64 => 8,
+        Type::Uuid => 16,
+        // A compact length takes at least one byte, a classic string two and bytes four.
+        Type::String => {
+            if ctx.flexible {
+                1
+            } else {
+                2
+            }
+        }
+        Type::Bytes | Type::Records => {
+            if ctx.flexible {
+                1
+            } else {
+                4
+            }
+        }
+        Type::Array(_) => {
+            if ctx.flexible {
+                1
+            } else {
+                4
+            }
+        }
+        Type::Struct => {
+            let own: usize = fields
+                .iter()
+                .filter(|f| f.versions.contains(ctx.version) && !f.is_tagged_in(ctx.version))
+                .map(|f| match f.ty {
+                    Type::Struct => min_size(&Type::Struct, f.fields, ctx),
+                    Type::Array(_) => min_size(
+                        &f.ty,
+                        f.fields,
+                        Ctx {
+                            flexible: ctx.field_flexible(f),
+                            ..ctx
+                        },
+                    ),
+                    t => min_size(
+                        &t,
+                        f.fields,
+                        Ctx {
+                            flexible: ctx.field_flexible(f),
+                            ..ctx
+                        },
+                    ),
+                })
+                .sum();
+            own + ctx.flexible as usize
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// size and encode
+
+/// message_size is the exact number of bytes [`encode_message`] writes for this body.
+pub fn message_size(msg: &Message, version: i16, body: &Struct<'_>) -> Result<usize> {
+    check_version(msg, version).map_err(to_argument)?;
+    let ctx = Ctx {
+        version,
+        flexible: msg.is_flexible(version),
+    };
+    size_struct(body, msg.fields, ctx).map_err(|e| finish(e, msg, version))
+}
+
+/// encode_message appends the body of `msg` at `version` to `w`.
+pub fn encode_message<B: Buf>(
+    w: &mut Writer<B>,
+    msg: &Message,
+    version: i16,
+    body: &Struct<'_>,
+) -> Result<()> {
+    check_version(msg, version).map_err(to_argument)?;
+    let ctx = Ctx {
+        version,
+        flexible: msg.is_flexible(version),
+    };
+    encode_struct(w, body, msg.fields, ctx).map_err(|e| finish(e, msg, version))
+}
+
+/// encode_to_vec encodes a body into a new vector of exactly its size.
+pub fn encode_to_vec(msg: &Message, version: i16, body: &Struct<'_>) -> Result<Vec<u8>> {
+    let mut w = Writer::with_capacity(message_size(msg, version, body)?);
+    encode_message(&mut w, msg, version, body)?;
+    Ok(w.into_inner())
+}
+
+fn to_argument(e: Error) -> Error {
+    match e {
+        Error::Decode(m) => Error::InvalidArgument(m),
+        e => e,
+    }
+}
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::InvalidArgument(msg.into())
+}
+
+fn type_name(v: &Value<'_>) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Int8(_) => "int8",
+        Value::Int16(_) => "int16",
+        Value::Int32(_) => "int32",
+        Value::Int64(_) => "int64",
+        Value::Uint16(_) => "uint16",
+        Value::Float64(_) => "float64",
+        Value::Uuid(_) => "uuid",
+        Value::String(_) => "string",
+        Value::Bytes(_) => "bytes",
+        Value::Array(_) => "array",
+        Value::Struct(_) => "struct",
+    }
+}
+
+fn mismatch(ty: &Type, v: &Value<'_>) -> Error {
+    Error::InvalidType(format!(
+        "expected {}, got {}",
+        ty.kafka_name(),
+        type_name(v)
+    ))
+}
+
+/// Tagged is one entry of a tagged-field section being written: a known field or raw bytes.
+enum Tagged<'v, 'a> {
+    Known(&'static Field, &'v Value<'a>),
+    Raw(&'v [u8]),
+}
+
+/// present_fields checks the fields a version lacks and yields the rest with their values.
+fn check_absent(s: &Struct<'_>, fields: &'static [Field], ctx: Ctx) -> Res<()> {
+    if s.fields.len() != fields.len() {
+        return Err(bad(format!(
+            "struct has {} values for {} fields",
+            s.fields.len(),
+            fields.len()
+        ))
+        .into());
+    }
+    for (f, v) in fields.iter().zip(s.fields.iter()) {
+        if !f.versions.contains(ctx.version) && !f.ignorable && !is_default(v, f) {
+            let e = bad(format!(
+                "version {} has no such field (versions {}); it must be left at its default",
+                ctx.version, f.versions
+            ));
+            return Err(at(e.into(), f.name));
+        }
+    }
+    Ok(())
+}
+
+/// tagged_entries lists the tagged section of a struct, sorted by tag; a tag given twice is an
+/// error.
+fn tagged_entries<'v, 'a>(
+    s: &'v Struct<'a>,
+    fields: &'static [Field],
+    ctx: Ctx,
+) -> Res<Vec<(u32, Tagged<'v, 'a>)>> {
+    let mut out: Vec<(u32, Tagged<'v, 'a>)> = Vec::new();
+    for (f, v) in fields.iter().zip(s.fields.iter()) {
+        if f.versions.contains(ctx.version) && f.is_tagged_in(ctx.version) && !is_default(v, f) {
+            out.push((f.tag.unwrap_or_default(), Tagged::Known(f, v)));
+        }
+    }
+    for (tag, raw) in &s.unknown_tagged {
+        out.push((*tag, Tagged::Raw(raw)));
+    }
+    out.sort_by_key(|(t, _)| *t);
+    for w in out.windows(2) {
+        if w[0].0 == w[1].0 {
+            return Err(bad(format!("tagged field {} is given twice", w[0].0)).into());
+        }
+    }
+    Ok(out)
+}
+
+fn size_struct(s: &Struct<'_>, fields: &'static [Field], ctx: Ctx) -> Res<usize> {
+    check_absent(s, fields, ctx)?;
+    let mut n = 0;
+    for (f, v) in fields.iter().zip(s.fields.iter()) {
+        if f.versions.contains(ctx.version) && !f.is_tagged_in(ctx.version) {
+            n += size_field(v, f, ctx).map_err(|e| at(e, f.name))?;
+        }
+    }
+    if ctx.flexible {
+        let entries = tagged_entries(s, fields, ctx)?;
+        n += unsigned_varint_len(entries.len() as u32);
+        for (tag, e) in entries {
+            let len = match e {
+                Tagged::Known(f, v) => size_field(v, f, ctx).map_err(|e| at(e, f.name))?,
+                Tagged::Raw(b) => b.len(),
+            };
+            n += unsigned_varint_len(tag) + unsigned_varint_len(len as u32) + len;
+        }
+    } else if !s.unknown_tagged.is_empty() {
+        return Err(bad(format!(
+            "version {} is not flexible and cannot carry tagged fields",
+            ctx.version
+        ))
+        .into());
+    }
+    Ok(n)
+}
+
+fn encode_struct<B: Buf>(
+    w: &mut Writer<B>,
+    s: &Struct<'_>,
+    fields: &'static [Field],
+    ctx: Ctx,
+) -> Res<()> {
+    check_absent(s, fields, ctx)?;
+    for (f, v) in fields.iter().zip(s.fields.iter()) {
+        if f.versions.contains(ctx.version) && !f.is_tagged_in(ctx.version) {
+            encode_field(w, v, f, ctx).map_err(|e| at(e, f.name))?;
+        }
+    }
+    if ctx.flexible {
+        let entries = tagged_entries(s, fields, ctx)?;
+        w.unsigned_varint(entries.len() as u32);
+        for (tag, e) in entries {
+            w.unsigned_varint(tag);
+            match e {
+                Tagged::Known(f, v) => {
+                    w.unsigned_varint(size_field(v, f, ctx).map_err(|e| at(e, f.name))? as u32);
+                    encode_field(w, v, f, ctx).map_err(|e| at(e, f.name))?;
+                }
+                Tagged::Raw(b) => {
+                    w.unsigned_varint(b.len() as u32);
+                    w.raw(b);
+                }
+            }
+        }
+    } else if !s.unknown_tagged.is_empty() {
+        return Err(bad(format!(
+            "version {} is not flexible and cannot carry tagged fields",
+            ctx.version
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn length_size(n: usize, flexible: bool, classic: usize) -> usize {
+    if flexible {
+        unsigned_varint_len(n as u32 + 1)
+    } else {
+        classic
+    }
+}
+
+fn check_null(f: &Field, ctx: Ctx) -> Result<()> {
+    if f.nullable.contains(ctx.version) {
+        Ok(())
+    } else {
+        Err(bad(format!("is not nullable in version {}", ctx.version)))
+    }
+}
+
+fn size_field(v: &Value<'_>, f: &'static Field, ctx: Ctx) -> Res<usize> {
+    let flexible = ctx.field_flexible(f);
+    match (f.ty, v) {
+        (Type::Struct, Value::Struct(s)) => size_struct(s, f.fields, ctx),
+        (Type::Array(_), Value::Null)
+        | (Type::String | Type::Bytes | Type::Records, Value::Null) => {
+            check_null(f, ctx)?;
+            Ok(if flexible {
+                1
+            } else if f.ty == Type::String {
+                2
+            } else {
+                4
+            })
+        }
+        (Type::Array(elem), Value::Array(items)) => {
+            check_count(items.len())?;
+            let mut n = length_size(items.len(), flexible, 4);
+            for (i, item) in items.iter().enumerate() {
+                n += match (elem, item) {
+                    (Type::Struct, Value::Struct(s)) => size_struct(s, f.fields, ctx),
+                    (Type::Struct, other) => Err(mismatch(&Type::Struct, other).into()),
+                    (t, item) => size_scalar(item, *t, flexible).map_err(Located::from),
+                }
+                .map_err(|e| at_index(e, i))?;
+            }
+            Ok(n)
+        }
+        (t, v) => Ok(size_scalar(v, t, flexible)?),
+    }
+}
+
+fn check_count(n: usize) -> Result<()> {
+    if n > i32::MAX as usize - 1 {
+        Err(bad(format!("{n} elements are more than an array can hold")))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_string(s: &str, flexible: bool) -> Result<()> {
+    if !flexible && s.len() > i16::MAX as usize {
+        Err(bad(format!(
+            "string of {} bytes is longer than the 32767 an INT16 length allows",
+            s.len()
+        )))
+    } else if s.len() >= u32::MAX as usize {
+        Err(bad("string is too long".to_string()))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_bytes(b: &[u8]) -> Result<()> {
+    if b.len() > i32::MAX as usize - 1 {
+        Err(bad(format!(
+            "{} bytes are more than an INT32 length allows",
+            b.len()
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+fn size_scalar(v: &Value<'_>, ty: Type, flexible: bool) -> Result<usize> {
+    Ok(match (ty, v) {
+        (Type::Bool, Value::Bool(_)) | (Type::Int8, Value::Int8(_)) => 1,
+        (Type::Int16, Value::Int16(_)) | (Type::Uint16, Value::Uint16(_)) => 2,
+        (Type::Int32, Value::Int32(_)) => 4,
+        (Type::Int64, Value::Int64(_)) | (Type::Float64, Value::Float64(_)) => 8,
+        (Type::Uuid, Value::Uuid(_)) => 16,
+        (Type::String, Value::String(s)) => {
+            check_string(s, flexible)?;
+            length_size(s.len(), flexible, 2) + s.len()
+        }
+        (Type::Bytes | Type::Records, Value::Bytes(b)) => {
+            check_bytes(b)?;
+            length_size(b.len(), flexible, 4) + b.len()
+        }
+        (t, v) => return Err(mismatch(&t, v)),
+    })
+}
+
+fn encode_field<B: Buf>(w: &mut Writer<B>, v: &Value<'_>, f: &'static Field, ctx: Ctx) -> Res<()> {
+    let flexible = ctx.field_flexible(f);
+    match (f.ty, v) {
+        (Type::Struct, Value::Struct(s)) => encode_struct(w, s, f.fields, ctx),
+        (Type::Array(_), Value::Null) => {
+            check_null(f, ctx)?;
+            if flexible {
+                w.compact_array_len(None)
+            } else {
+                w.array_len(None)
+            }
+            Ok(())
+        }
+        (Type::String, Value::Null) => {
+            check_null(f, ctx)?;
+            if flexible {
+                w.compact_nullable_string(None)
+            } else {
+                w.nullable_string(None)
+            }
+            Ok(())
+        }
+        (Type::Bytes | Type::Records, Value::Null) => {
+            check_null(f, ctx)?;
+            if flexible {
+                w.compact_nullable_bytes(None)
+            } else {
+                w.nullable_bytes(None)
+            }
+            Ok(())
+        }
+        (Type::Array(elem), Value::Array(items)) => {
+            check_count(items.len())?;
+            if flexible {
+                w.compact_array_len(Some(items.len()))
+            } else {
+                w.array_len(Some(items.len()))
+            }
+            for (i, item) in items.iter().enumerate() {
+                match (elem, item) {
+                    (Type::Struct, Value::Struct(s)) => encode_struct(w, s, f.fields, ctx),
+                    (Type::Struct, other) => Err(mismatch(&Type::Struct, other).into()),
+                    (t, item) => encode_scalar(w, item, *t, flexible).map_err(Located::from),
+                }
+                .map_err(|e| at_index(e, i))?;
+            }
+            Ok(())
+        }
+        (t, v) => Ok(encode_scalar(w, v, t, flexible)?),
+    }
+}
+
+fn encode_scalar<B: Buf>(w: &mut Writer<B>, v: &Value<'_>, ty: Type, flexible: bool) -> Result<()> {
+    match (ty, v) {
+        (Type::Bool, Value::Bool(b)) => w.boolean(*b),
+        (Type::Int8, Value::Int8(x)) => w.i8(*x),
+        (Type::Int16, Value::Int16(x)) => w.i16(*x),
+        (Type::Uint16, Value::Uint16(x)) => w.u16(*x),
+        (Type::Int32, Value::Int32(x)) => w.i32(*x),
+        (Type::Int64, Value::Int64(x)) => w.i64(*x),
+        (Type::Float64, Value::Float64(x)) => w.f64(*x),
+        (Type::Uuid, Value::Uuid(u)) => w.uuid(u),
+        (Type::String, Value::String(s)) => {
+            check_string(s, flexible)?;
+            if flexible {
+                w.compact_string(s)
+            } else {
+                w.string(s)
+            }
+        }
+        (Type::Bytes | Type::Records, Value::Bytes(b)) => {
+            check_bytes(b)?;
+            if flexible {
+                w.compact_bytes(b)
+            } else {
+                w.bytes(b)
+            }
+        }
+        (t, v) => return Err(mismatch(&t, v)),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::{api, APIS};
+    use crate::protocol::random::Gen;
+    use crate::protocol::schema::Kind;
+
+    /// Property: for every api, version and direction, decode(encode(x)) == x and the computed
+    /// size is the encoded length.
+    #[test]
+    fn every_message_round_trips() {
+        let mut g = Gen::new(5);
+        for a in APIS {
+            for msg in [a.request, a.response] {
+                for v in msg.valid.lo..=msg.valid.hi {
+                    for _ in 0..60 {
+                        let x = g.body(msg, v);
+                        let bytes = encode_to_vec(msg, v, &x).unwrap_or_else(|e| panic!("{e}"));
+                        assert_eq!(
+                            message_size(msg, v, &x).unwrap(),
+                            bytes.len(),
+                            "{} v{v}",
+                            msg.name
+                        );
+                        let y = decode_message(msg, v, &bytes).unwrap_or_else(|e| panic!("{e}"));
+                        assert_eq!(x, y, "{} v{v}", msg.name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// No struct array can have elements of zero bytes in any version, or a count could not be
+    /// checked against the bytes left.
+    #[test]
+    fn every_struct_takes_at_least_one_byte() {
+        fn walk(fields: &'static [Field], v: i16, flexible: bool, name: &str) {
+            for f in fields {
+                if f.versions.contains(v)
+                    && matches!(f.ty, Type::Array(Type::Struct) | Type::Struct)
+                {
+                    let ctx = Ctx {
+                        version: v,
+                        flexible,
+                    };
+                    assert!(
+                        min_size(&Type::Struct, f.fields, ctx) > 0,
+                        "{name}.{} v{v}",
+                        f.name
+                    );
+                    walk(f.fields, v, flexible, name);
+                }
+            }
+        }
+        for a in APIS {
+            for msg in [a.request, a.response] {
+                for v in msg.valid.lo..=msg.valid.hi {
+                    walk(msg.fields, v, msg.is_flexible(v), msg.name);
+                }
+            }
+        }
+    }
+
+    // JoinGroupRequest v0, written out from the layout in JoinGroupRequest.json: group_id
+    // "g", session_timeout_ms 30000, member_id "", protocol_type "consumer", one protocol
+    // "range" with metadata 0x01 0x02.
+    const JOIN_V0: &[u8] = &[
+        0, 1, b'g', 0, 0, 0x75, 0x30, 0, 0, 0, 8, b'c', b'o', b'n', b's', b'u', b'm', b'e', b'r',
+        0, 0, 0, 1, 0, 5, b'r', b'a', b'n', b'g', b'e', 0, 0, 0, 2, 1, 2,
+    ];
+
+    #[test]
+    fn join_group_v0_bytes() {
+        let msg = api(11).unwrap().request;
+        let s = decode_message(msg, 0, JOIN_V0).unwrap();
+        assert_eq!(
+            s.get(msg.fields, "group_id"),
+            Some(&Value::String("g".into()))
+        );
+        assert_eq!(
+            s.get(msg.fields, "session_timeout_ms"),
+            Some(&Value::Int32(30000))
+        );
+        // Absent in v0: its default.
+        assert_eq!(
+            s.get(msg.fields, "rebalance_timeout_ms"),
+            Some(&Value::Int32(-1))
+        );
+        assert_eq!(s.get(msg.fields, "group_instance_id"), Some(&Value::Null));
+        assert_eq!(encode_to_vec(msg, 0, &s).unwrap(), JOIN_V0);
+    }
+
+    // HeartbeatRequest v4 (flexible): compact strings, a null compact string, tagged sections.
+    #[test]
+    fn heartbeat_v4_compact_bytes() {
+        let bytes: &[u8] = &[
+            2, b'g', // group_id "g" (length + 1)
+            0, 0, 0, 7, // generation_id 7
+            2, b'm', // member_id "m"
+            0,    // group_instance_id null
+            1, 3, 2, 0xab, 0xcd, // one unknown tagged field: tag 3, 2 bytes
+        ];
+        let msg = api(12).unwrap().request;
+        let s = decode_message(msg, 4, bytes).unwrap();
+        assert_eq!(s.get(msg.fields, "group_instance_id"), Some(&Value::Null));
+        assert_eq!(
+            s.unknown_tagged,
+            vec![(3, Cow::Borrowed(&[0xab, 0xcd][..]))]
+        );
+        assert_eq!(encode_to_vec(msg, 4, &s).unwrap(), bytes);
+    }
+
+    // ApiVersionsResponse v3: a known tagged field (finalized_features_epoch, tag 1) is decoded
+    // into its field and written back in place.
+    #[test]
+    fn known_tagged_field_is_decoded() {
+        let bytes: &[u8] = &[
+            0, 0, // error_code
+            2, 0, 18, 0, 0, 0, 4, 0, // api_keys: [{18, 0, 4}], empty tagged section
+            0, 0, 0, 0, // throttle_time_ms
+            1, 1, 8, 0, 0, 0, 0, 0, 0, 0, 9, // tag 1, 8 bytes: epoch 9
+        ];
+        let msg = api(18).unwrap().response;
+        let s = decode_message(msg, 3, bytes).unwrap();
+        assert_eq!(
+            s.get(msg.fields, "finalized_features_epoch"),
+            Some(&Value::Int64(9))
+        );
+        assert!(s.unknown_tagged.is_empty());
+        assert_eq!(encode_to_vec(msg, 3, &s).unwrap(), bytes);
+        // A known tag whose declared size is longer than its value is an error.
+        let mut bad = bytes.to_vec();
+        bad[15] = 9;
+        bad.push(0);
+        assert!(decode_message(msg, 3, &bad).is_err());
+    }
+
+    #[test]
+    fn encode_checks_values() {
+        let msg = api(11).unwrap().request;
+        let mut s = decode_message(msg, 0, JOIN_V0).unwrap().into_owned();
+        // A non-ignorable field absent from v0 cannot hold a non-default value.
+        assert!(s.set(msg.fields, "group_instance_id", Value::String("i".into())));
+        let e = encode_to_vec(msg, 0, &s).unwrap_err();
+        assert!(e.to_string().contains("group_instance_id"), "{e}");
+        assert!(encode_to_vec(msg, 5, &s).is_ok());
+        // An ignorable one is dropped.
+        s.set(msg.fields, "group_instance_id", Value::Null);
+        s.set(msg.fields, "reason", Value::String("why".into()));
+        assert_eq!(encode_to_vec(msg, 0, &s).unwrap(), JOIN_V0);
+        // Null where the version does not allow it, and a wrong type.
+        s.set(msg.fields, "member_id", Value::Null);
+        assert!(matches!(
+            encode_to_vec(msg, 0, &s),
+            Err(Error::InvalidArgument(_))
+        ));
+        s.set(msg.fields, "member_id", Value::Int32(1));
+        assert!(matches!(
+            encode_to_vec(msg, 0, &s),
+            Err(Error::InvalidType(_))
+        ));
+        s.set(
+            msg.fields,
+            "member_id",
+            Value::String("x".repeat(40_000).into()),
+        );
+        assert!(matches!(
+            encode_to_vec(msg, 0, &s),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(encode_to_vec(msg, 6, &s).is_ok()); // compact strings have no INT16 limit
+        assert!(matches!(
+            encode_to_vec(msg, 10, &s),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let msg = api(11).unwrap().request;
+        let e = decode_message(msg, 0, &JOIN_V0[..JOIN_V0.len() - 1]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "JoinGroupRequest v0: protocols[0].metadata: truncated bytes: needs 2 bytes, 1 left"
+        );
+        let _ = Kind::Request;
+    }
+}

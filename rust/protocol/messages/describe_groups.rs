@@ -1,0 +1,45 @@
+//! DescribeGroups (api key 15).
+
+use crate::protocol::schema::*;
+
+pub static REQUEST: Message = Message {
+    name: "DescribeGroupsRequest",
+    api_key: 15,
+    kind: Kind::Request,
+    valid: Versions::parse("0-5"),
+    flexible: Versions::parse("5+"),
+    fields: &[
+        f("groups", STRINGS, "0+"),
+        f("include_authorized_operations", BOOL, "3+"),
+    ],
+};
+
+pub static RESPONSE: Message = Message {
+    name: "DescribeGroupsResponse",
+    api_key: 15,
+    kind: Kind::Response,
+    valid: Versions::parse("0-5"),
+    flexible: Versions::parse("5+"),
+    fields: &[
+        f("throttle_time_ms", INT32, "1+").ignorable(),
+        f("groups", STRUCTS, "0+").fields(&[
+            f("error_code", INT16, "0+"),
+            f("group_id", STRING, "0+"),
+            f("group_state", STRING, "0+"),
+            f("protocol_type", STRING, "0+"),
+            f("protocol_data", STRING, "0+"),
+            f("members", STRUCTS, "0+").fields(&[
+                f("member_id", STRING, "0+"),
+                f("group_instance_id", STRING, "4+")
+                    .nullable("4+")
+                    .default(DefaultValue::Null)
+                    .ignorable(),
+                f("client_id", STRING, "0+"),
+                f("client_host", STRING, "0+"),
+                f("member_metadata", BYTES, "0+"),
+                f("member_assignment", BYTES, "0+"),
+            ]),
+            f("authorized_operations", INT32, "3+").default(DefaultValue::Int(-2147483648)),
+        ]),
+    ],
+};

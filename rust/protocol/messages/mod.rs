@@ -1,0 +1,133 @@
+//! The message definitions: one module per API with its request and response, plus the two
+//! headers, each transcribed from Kafka 3.9's JSON message specs
+//! (`clients/src/main/resources/common/message/<Name>{Request,Response,Header}.json`).
+//!
+//! Field names are Kafka's in snake_case; every field states its versions, and where Kafka's
+//! spec does, its nullable versions, tag, default and ignorability. `scripts/check_protocol_spec.py`
+//! reports any difference from a checkout of apache/kafka.
+
+use super::schema::{f, Api, Kind, Message, Versions, INT16, INT32, STRING};
+
+pub mod api_versions;
+pub mod create_topics;
+pub mod delete_groups;
+pub mod delete_topics;
+pub mod describe_configs;
+pub mod describe_groups;
+pub mod fetch;
+pub mod find_coordinator;
+pub mod heartbeat;
+pub mod init_producer_id;
+pub mod join_group;
+pub mod leave_group;
+pub mod list_groups;
+pub mod list_offsets;
+pub mod metadata;
+pub mod offset_commit;
+pub mod offset_delete;
+pub mod offset_fetch;
+pub mod produce;
+pub mod sasl_authenticate;
+pub mod sasl_handshake;
+pub mod sync_group;
+
+/// API_VERSIONS_KEY is ApiVersions' key, whose response header is always v0.
+pub const API_VERSIONS_KEY: i16 = 18;
+
+/// REQUEST_HEADER is RequestHeader.json. v0 (no client id) is only used by ControlledShutdown
+/// v0, which kgroup does not speak; requests use v1, or v2 in flexible versions. `client_id`
+/// stays an INT16-length string even in v2, so that any broker can read the header of a request
+/// it does not understand.
+pub static REQUEST_HEADER: Message = Message {
+    name: "RequestHeader",
+    api_key: -1,
+    kind: Kind::Header,
+    valid: Versions::parse("0-2"),
+    flexible: Versions::parse("2+"),
+    fields: &[
+        f("request_api_key", INT16, "0+"),
+        f("request_api_version", INT16, "0+"),
+        f("correlation_id", INT32, "0+"),
+        f("client_id", STRING, "1+")
+            .nullable("1+")
+            .flexible("none")
+            .ignorable(),
+    ],
+};
+
+/// RESPONSE_HEADER is ResponseHeader.json: v0 for non-flexible responses (and every ApiVersions
+/// response), v1 with a tagged-field section otherwise.
+pub static RESPONSE_HEADER: Message = Message {
+    name: "ResponseHeader",
+    api_key: -1,
+    kind: Kind::Header,
+    valid: Versions::parse("0-1"),
+    flexible: Versions::parse("1+"),
+    fields: &[f("correlation_id", INT32, "0+")],
+};
+
+macro_rules! apis {
+    ($($name:literal => $module:ident),* $(,)?) => {
+        /// APIS is every API kgroup speaks, by ascending key.
+        pub static APIS: &[Api] = &[
+            $(Api { name: $name, key: $module::REQUEST.api_key, request: &$module::REQUEST, response: &$module::RESPONSE },)*
+        ];
+    };
+}
+
+apis! {
+    "Produce" => produce,
+    "Fetch" => fetch,
+    "ListOffsets" => list_offsets,
+    "Metadata" => metadata,
+    "OffsetCommit" => offset_commit,
+    "OffsetFetch" => offset_fetch,
+    "FindCoordinator" => find_coordinator,
+    "JoinGroup" => join_group,
+    "Heartbeat" => heartbeat,
+    "LeaveGroup" => leave_group,
+    "SyncGroup" => sync_group,
+    "DescribeGroups" => describe_groups,
+    "ListGroups" => list_groups,
+    "SaslHandshake" => sasl_handshake,
+    "ApiVersions" => api_versions,
+    "CreateTopics" => create_topics,
+    "DeleteTopics" => delete_topics,
+    "InitProducerId" => init_producer_id,
+    "DescribeConfigs" => describe_configs,
+    "SaslAuthenticate" => sasl_authenticate,
+    "DeleteGroups" => delete_groups,
+    "OffsetDelete" => offset_delete,
+}
+
+/// api finds an API by key; `None` for a key kgroup does not speak.
+pub fn api(key: i16) -> Option<&'static Api> {
+    // Keys run 0..=47 with gaps; a linear scan of 22 entries beats a map here.
+    APIS.iter().find(|a| a.key == key)
+}
+
+/// api_by_name finds an API by Kafka's name (`"JoinGroup"`).
+pub fn api_by_name(name: &str) -> Option<&'static Api> {
+    APIS.iter().find(|a| a.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_sorted_and_consistent() {
+        for w in APIS.windows(2) {
+            assert!(w[0].key < w[1].key, "{} before {}", w[0].name, w[1].name);
+        }
+        for a in APIS {
+            assert_eq!(a.request.api_key, a.response.api_key, "{}", a.name);
+            assert_eq!(a.request.kind, Kind::Request);
+            assert_eq!(a.response.kind, Kind::Response);
+            assert_eq!(a.request.valid, a.response.valid, "{}", a.name);
+            assert_eq!(a.request.name, format!("{}Request", a.name));
+            assert_eq!(a.response.name, format!("{}Response", a.name));
+        }
+        assert_eq!(APIS.len(), 22);
+    }
+}

@@ -1,0 +1,338 @@
+//! Value: a decoded message as a tree of plain Rust values, shaped by its definition.
+//!
+//! A [`Struct`] holds one value per field of its definition, in definition order and for every
+//! version (a field absent from the version being read holds its default), plus the tagged
+//! fields the definition does not know, kept as raw bytes so that a message round-trips.
+//! Strings and bytes borrow from the decoded frame where they can (`Cow`).
+
+use std::borrow::Cow;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::messages::{APIS, REQUEST_HEADER, RESPONSE_HEADER};
+use super::schema::{DefaultValue, Field, Type};
+
+/// DEFAULTS holds the default field values of every struct in the definitions, by the address of
+/// its field list; built once, on first use, and never freed (a few kilobytes).
+static DEFAULTS: OnceLock<HashMap<usize, &'static [Value<'static>]>> = OnceLock::new();
+
+fn build_defaults() -> HashMap<usize, &'static [Value<'static>]> {
+    // Children first, so that a parent's default borrows its children's shared defaults.
+    fn walk(
+        fields: &'static [Field],
+        map: &mut HashMap<usize, &'static [Value<'static>]>,
+    ) -> &'static [Value<'static>] {
+        if let Some(done) = map.get(&(fields.as_ptr() as usize)) {
+            return done;
+        }
+        let values: Vec<Value<'static>> = fields
+            .iter()
+            .map(|f| match (f.ty, f.default) {
+                (Type::Struct, DefaultValue::Zero) => Value::Struct(Struct {
+                    fields: Fields::Shared(walk(f.fields, map)),
+                    unknown_tagged: Vec::new(),
+                }),
+                _ => {
+                    if !f.fields.is_empty() {
+                        walk(f.fields, map);
+                    }
+                    default_value(f)
+                }
+            })
+            .collect();
+        let leaked: &'static [Value<'static>] = Vec::leak(values);
+        map.insert(fields.as_ptr() as usize, leaked);
+        leaked
+    }
+    let mut map = HashMap::new();
+    for a in APIS {
+        walk(a.request.fields, &mut map);
+        walk(a.response.fields, &mut map);
+    }
+    walk(REQUEST_HEADER.fields, &mut map);
+    walk(RESPONSE_HEADER.fields, &mut map);
+    map
+}
+
+/// Value is one field's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    /// Null: a null string, bytes, records or array (only where the field is nullable).
+    Null,
+    Bool(bool),
+    Int8(i8),
+    Int16(i16),
+    Int32(i32),
+    Int64(i64),
+    Uint16(u16),
+    Float64(f64),
+    Uuid([u8; 16]),
+    String(Cow<'a, str>),
+    /// Bytes: a `bytes` or `records` field.
+    Bytes(Cow<'a, [u8]>),
+    Array(Vec<Value<'a>>),
+    Struct(Struct<'a>),
+}
+
+/// Struct is one struct: the message body itself or a struct inside it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Struct<'a> {
+    /// fields are aligned with the definition's field list. A struct of defaults borrows a
+    /// shared, static list (see [`Struct::defaults`]); use `fields.to_mut()` to change one.
+    pub fields: Fields<'a>,
+    /// unknown_tagged are tagged fields the definition does not know at this version, by
+    /// ascending tag, as they arrived.
+    pub unknown_tagged: Vec<(u32, Cow<'a, [u8]>)>,
+}
+
+/// Fields are a struct's values: its own, or the shared defaults of its definition.
+#[derive(Debug, Clone)]
+pub enum Fields<'a> {
+    Owned(Vec<Value<'a>>),
+    Shared(&'static [Value<'static>]),
+}
+
+impl Default for Fields<'_> {
+    fn default() -> Self {
+        Fields::Owned(Vec::new())
+    }
+}
+
+impl<'a> std::ops::Deref for Fields<'a> {
+    type Target = [Value<'a>];
+    fn deref(&self) -> &[Value<'a>] {
+        match self {
+            Fields::Owned(v) => v,
+            Fields::Shared(s) => s,
+        }
+    }
+}
+
+impl PartialEq for Fields<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<'a> From<Vec<Value<'a>>> for Fields<'a> {
+    fn from(v: Vec<Value<'a>>) -> Self {
+        Fields::Owned(v)
+    }
+}
+
+impl<'a> Fields<'a> {
+    /// to_mut gives the values to change, copying shared defaults first.
+    pub fn to_mut(&mut self) -> &mut Vec<Value<'a>> {
+        if let Fields::Shared(s) = *self {
+            *self = Fields::Owned(s.to_vec());
+        }
+        match self {
+            Fields::Owned(v) => v,
+            Fields::Shared(_) => unreachable!("made owned above"),
+        }
+    }
+
+    /// into_vec gives the values, copying shared defaults.
+    pub fn into_vec(self) -> Vec<Value<'a>> {
+        match self {
+            Fields::Owned(v) => v,
+            Fields::Shared(s) => s.to_vec(),
+        }
+    }
+}
+
+impl<'a> Struct<'a> {
+    /// defaults is a struct whose every field holds its default. It allocates nothing: the
+    /// defaults of every struct in the definitions are built once and shared.
+    pub fn defaults(fields: &'static [Field]) -> Struct<'static> {
+        let shared = DEFAULTS
+            .get_or_init(build_defaults)
+            .get(&(fields.as_ptr() as usize));
+        Struct {
+            fields: match shared {
+                Some(values) => Fields::Shared(values),
+                // Not from the definitions: build them.
+                None => Fields::Owned(fields.iter().map(default_value).collect()),
+            },
+            unknown_tagged: Vec::new(),
+        }
+    }
+
+    /// get finds a field's value by name in the struct described by `fields`.
+    pub fn get(&self, fields: &'static [Field], name: &str) -> Option<&Value<'a>> {
+        fields
+            .iter()
+            .position(|f| f.name == name)
+            .and_then(|i| self.fields.get(i))
+    }
+
+    /// set replaces a field's value by name; false when the definition has no such field.
+    pub fn set(&mut self, fields: &'static [Field], name: &str, value: Value<'a>) -> bool {
+        match fields.iter().position(|f| f.name == name) {
+            Some(i) if i < self.fields.len() => {
+                self.fields.to_mut()[i] = value;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// into_owned copies every borrowed string and byte string, ending the borrow.
+    pub fn into_owned(self) -> Struct<'static> {
+        Struct {
+            fields: Fields::Owned(
+                self.fields
+                    .into_vec()
+                    .into_iter()
+                    .map(Value::into_owned)
+                    .collect(),
+            ),
+            unknown_tagged: self
+                .unknown_tagged
+                .into_iter()
+                .map(|(t, b)| (t, Cow::Owned(b.into_owned())))
+                .collect(),
+        }
+    }
+}
+
+impl<'a> Value<'a> {
+    /// into_owned copies every borrowed string and byte string, ending the borrow.
+    pub fn into_owned(self) -> Value<'static> {
+        match self {
+            Value::Null => Value::Null,
+            Value::Bool(v) => Value::Bool(v),
+            Value::Int8(v) => Value::Int8(v),
+            Value::Int16(v) => Value::Int16(v),
+            Value::Int32(v) => Value::Int32(v),
+            Value::Int64(v) => Value::Int64(v),
+            Value::Uint16(v) => Value::Uint16(v),
+            Value::Float64(v) => Value::Float64(v),
+            Value::Uuid(v) => Value::Uuid(v),
+            Value::String(s) => Value::String(Cow::Owned(s.into_owned())),
+            Value::Bytes(b) => Value::Bytes(Cow::Owned(b.into_owned())),
+            Value::Array(a) => Value::Array(a.into_iter().map(Value::into_owned).collect()),
+            Value::Struct(s) => Value::Struct(s.into_owned()),
+        }
+    }
+
+    /// as_i64 reads any integer variant.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Int8(v) => Some(v as i64),
+            Value::Int16(v) => Some(v as i64),
+            Value::Int32(v) => Some(v as i64),
+            Value::Int64(v) => Some(v),
+            Value::Uint16(v) => Some(v as i64),
+            _ => None,
+        }
+    }
+
+    /// as_str reads a string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// as_bytes reads bytes or records.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// as_array reads an array's elements.
+    pub fn as_array(&self) -> Option<&[Value<'a>]> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// as_struct reads a struct.
+    pub fn as_struct(&self) -> Option<&Struct<'a>> {
+        match self {
+            Value::Struct(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// zero is the zero value of a scalar type (structs and arrays are handled by the caller).
+pub fn zero(ty: Type) -> Value<'static> {
+    match ty {
+        Type::Bool => Value::Bool(false),
+        Type::Int8 => Value::Int8(0),
+        Type::Int16 => Value::Int16(0),
+        Type::Int32 => Value::Int32(0),
+        Type::Int64 => Value::Int64(0),
+        Type::Uint16 => Value::Uint16(0),
+        Type::Float64 => Value::Float64(0.0),
+        Type::Uuid => Value::Uuid([0; 16]),
+        Type::String => Value::String(Cow::Borrowed("")),
+        Type::Bytes | Type::Records => Value::Bytes(Cow::Borrowed(&[])),
+        Type::Array(_) => Value::Array(Vec::new()),
+        Type::Struct => Value::Struct(Struct::default()),
+    }
+}
+
+/// int_of builds the integer variant of `ty` from `v` (which the definitions keep in range).
+fn int_of(ty: Type, v: i64) -> Value<'static> {
+    match ty {
+        Type::Int8 => Value::Int8(v as i8),
+        Type::Int16 => Value::Int16(v as i16),
+        Type::Int32 => Value::Int32(v as i32),
+        Type::Uint16 => Value::Uint16(v as u16),
+        _ => Value::Int64(v),
+    }
+}
+
+/// default_value is the value a field holds when it is absent: its declared default, else the
+/// zero of its type (a struct of defaults for a struct).
+pub fn default_value(field: &Field) -> Value<'static> {
+    match field.default {
+        DefaultValue::Null => Value::Null,
+        DefaultValue::Int(v) => int_of(field.ty, v),
+        DefaultValue::Bool(b) => Value::Bool(b),
+        DefaultValue::Float(x) => Value::Float64(x),
+        DefaultValue::Str(s) => Value::String(Cow::Borrowed(s)),
+        DefaultValue::Zero => match field.ty {
+            Type::Struct => Value::Struct(Struct::defaults(field.fields)),
+            ty => zero(ty),
+        },
+    }
+}
+
+/// is_default tells whether `value` equals the field's default, as Kafka decides whether to
+/// write a tagged field: only values other than the default are sent.
+pub fn is_default(value: &Value<'_>, field: &Field) -> bool {
+    match (field.default, value) {
+        (DefaultValue::Null, v) => matches!(v, Value::Null),
+        (DefaultValue::Int(d), v) => v.as_i64() == Some(d),
+        (DefaultValue::Bool(d), Value::Bool(b)) => *b == d,
+        (DefaultValue::Float(d), Value::Float64(x)) => x.to_bits() == d.to_bits(),
+        (DefaultValue::Str(d), Value::String(s)) => s == d,
+        (DefaultValue::Zero, v) => match (field.ty, v) {
+            (Type::Struct, Value::Struct(s)) => {
+                s.unknown_tagged.is_empty()
+                    && s.fields.len() == field.fields.len()
+                    && s.fields
+                        .iter()
+                        .zip(field.fields)
+                        .all(|(v, f)| is_default(v, f))
+            }
+            (Type::Array(_), Value::Array(a)) => a.is_empty(),
+            (Type::Bool, Value::Bool(b)) => !b,
+            (Type::Float64, Value::Float64(x)) => x.to_bits() == 0,
+            (Type::Uuid, Value::Uuid(u)) => *u == [0; 16],
+            (Type::String, Value::String(s)) => s.is_empty(),
+            (Type::Bytes | Type::Records, Value::Bytes(b)) => b.is_empty(),
+            (_, v) => v.as_i64() == Some(0),
+        },
+        _ => false,
+    }
+}

@@ -1,0 +1,360 @@
+"""Drive the real clients (confluent-kafka, kafka-python, aiokafka) through their produce,
+consume-in-a-group, admin and SASL flows against :class:`protocol_fake_broker.FakeBroker`, and
+collect the request frames they send.
+
+Each client runs under three advertised version tables (eras): Kafka 3.9's full ranges, the
+highest non-flexible versions, and old brokers' low versions, so that the fixtures hold old,
+non-flexible and flexible versions of each API.
+
+Run as a script to rewrite the committed fixtures::
+
+    .venv/bin/python tests/protocol/protocol_capture.py --write
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from kgroup import protocol
+from protocol_fake_broker import Captured, FakeBroker
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TOPIC = "kgroup-fixture"
+GROUP = "kgroup-fixture-group"
+
+# The eras: version caps per api key on top of kgroup's own ranges.
+NON_FLEXIBLE = {
+    0: 8,
+    1: 11,
+    2: 5,
+    3: 8,
+    8: 7,
+    9: 5,
+    10: 2,
+    11: 5,
+    12: 3,
+    13: 3,
+    14: 3,
+    15: 4,
+    16: 2,
+    17: 1,
+    18: 2,
+    19: 4,
+    20: 3,
+    22: 1,
+    32: 3,
+    36: 1,
+    42: 1,
+    47: 0,
+}
+# Roughly Kafka 0.11 to 1.0: message format v2 exists, nothing is flexible.
+OLD = {
+    0: 3,
+    1: 5,
+    2: 2,
+    3: 4,
+    8: 3,
+    9: 3,
+    10: 1,
+    11: 2,
+    12: 1,
+    13: 1,
+    14: 1,
+    15: 1,
+    16: 1,
+    17: 1,
+    18: 1,
+    19: 2,
+    20: 1,
+    22: 0,
+    32: 0,
+    36: 0,
+    42: 0,
+    47: 0,
+}
+# Kafka 0.10.0: message format v1, SASL tokens unframed after SaslHandshake v0; no
+# idempotence, SaslAuthenticate, DescribeConfigs, DeleteGroups or OffsetDelete yet.
+ANCIENT = {
+    0: 2,
+    1: 2,
+    2: 0,
+    3: 1,
+    8: 2,
+    9: 1,
+    10: 0,
+    11: 0,
+    12: 0,
+    13: 0,
+    14: 0,
+    15: 0,
+    16: 0,
+    17: 0,
+    18: 0,
+    19: 0,
+    20: 0,
+}
+ERAS: dict[str, dict[int, int] | None] = {
+    "3.9": None,
+    "non-flexible": NON_FLEXIBLE,
+    "old": OLD,
+    "ancient": ANCIENT,
+}
+
+
+def era_versions(caps: dict[int, int] | None) -> dict[int, tuple[int, int]]:
+    full = dict(protocol.API_VERSIONS)
+    if caps is None:
+        return full
+    return {k: (lo, min(hi, caps[k])) for k, (lo, hi) in full.items() if k in caps}
+
+
+def wait_until(cond: Callable[[], bool], timeout: float, step: Callable[[], None]) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        step()
+        if cond():
+            return True
+    return False
+
+
+# -- confluent-kafka (librdkafka) -----------------------------------------------------------
+
+
+def run_confluent(bootstrap: str, era: str) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+    common = {"bootstrap.servers": bootstrap, "broker.address.family": "v4"}
+    modern = era != "ancient"
+    p = Producer({**common, "enable.idempotence": modern, "linger.ms": 0})
+    p.produce(TOPIC, key=b"k", value=b"v")
+    if p.flush(15) != 0:
+        raise AssertionError("confluent-kafka producer did not deliver")
+
+    c = Consumer(
+        {
+            **common,
+            "group.id": GROUP,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "heartbeat.interval.ms": 100,
+            "session.timeout.ms": 6000,
+        }
+    )
+    c.subscribe([TOPIC])
+    if not wait_until(lambda: bool(c.assignment()), 20, lambda: c.poll(0.1)):
+        raise AssertionError("confluent-kafka consumer got no assignment")
+    for _ in range(5):
+        c.poll(0.1)
+    c.commit(offsets=[TopicPartition(TOPIC, 0, 1)], asynchronous=False)
+    c.close()
+
+    a = AdminClient(common)
+    for f in a.create_topics([NewTopic(TOPIC + "-new", 3, 1)]).values():
+        f.result(15)
+    for f in a.delete_topics([TOPIC + "-new"]).values():
+        f.result(15)
+    a.list_consumer_groups().result(15)
+    for f in a.describe_consumer_groups([GROUP]).values():
+        f.result(15)
+    if modern:
+        for f in a.describe_configs([ConfigResource("topic", TOPIC)]).values():
+            f.result(15)
+        for f in a.delete_consumer_groups([GROUP]).values():
+            f.result(15)
+
+    s = Producer(
+        {
+            **common,
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanisms": "PLAIN",
+            "sasl.username": "user",
+            "sasl.password": "secret",
+        }
+    )
+    s.list_topics(TOPIC, timeout=15)
+
+
+# -- kafka-python -----------------------------------------------------------------------------
+
+
+def run_kafka_python(bootstrap: str, era: str) -> None:
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+    from kafka.structs import OffsetAndMetadata
+
+    modern = era != "ancient"
+    p = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=modern)
+    p.send(TOPIC, key=b"k", value=b"v").get(15)
+    p.close()
+
+    c = KafkaConsumer(
+        TOPIC,
+        bootstrap_servers=bootstrap,
+        group_id=GROUP,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        heartbeat_interval_ms=100,
+        session_timeout_ms=6000,
+    )
+    if not wait_until(lambda: bool(c.assignment()), 20, lambda: c.poll(100)):
+        raise AssertionError("kafka-python consumer got no assignment")
+    for _ in range(3):
+        c.poll(100)
+    c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "", -1)})
+    c.close()
+
+    a = KafkaAdminClient(bootstrap_servers=bootstrap)
+    a.create_topics([NewTopic(TOPIC + "-new", 3, 1)])
+    a.delete_topics([TOPIC + "-new"])
+    a.list_groups()
+    a.describe_groups([GROUP])
+    # Fetching all of a group's offsets (null topics) needs OffsetFetch v2.
+    a.list_group_offsets({GROUP: None if modern else [TopicPartition(TOPIC, 0)]})
+    if modern:
+        a.describe_configs([ConfigResource(ConfigResourceType.TOPIC, TOPIC)])
+        a.delete_group_offsets(GROUP, [TopicPartition(TOPIC, 0)])
+        a.delete_groups([GROUP])
+    a.close()
+
+    s = KafkaProducer(
+        bootstrap_servers=bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_plain_username="user",
+        sasl_plain_password="secret",
+    )
+    s.partitions_for(TOPIC)
+    s.close()
+
+
+# -- aiokafka -------------------------------------------------------------------------------
+
+
+async def _aiokafka(bootstrap: str, era: str) -> None:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+    from aiokafka.structs import OffsetAndMetadata
+
+    modern = era != "ancient"
+    p = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=modern)
+    await p.start()
+    try:
+        await p.send_and_wait(TOPIC, key=b"k", value=b"v")
+    finally:
+        await p.stop()
+
+    c = AIOKafkaConsumer(
+        TOPIC,
+        bootstrap_servers=bootstrap,
+        group_id=GROUP,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        heartbeat_interval_ms=100,
+        session_timeout_ms=6000,
+    )
+    await c.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not c.assignment() and time.monotonic() < deadline:
+            await c.getmany(timeout_ms=100)
+        if not c.assignment():
+            raise AssertionError("aiokafka consumer got no assignment")
+        for _ in range(3):
+            await c.getmany(timeout_ms=100)
+        await c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "")})
+    finally:
+        await c.stop()
+
+    a = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await a.start()
+    try:
+        await a.create_topics([NewTopic(TOPIC + "-new", 3, 1)])
+        await a.delete_topics([TOPIC + "-new"])
+        if modern:
+            await a.describe_configs([ConfigResource(ConfigResourceType.TOPIC, TOPIC)])
+        await a.list_consumer_groups()
+        await a.describe_consumer_groups([GROUP])
+        parts = None if modern else [TopicPartition(TOPIC, 0)]
+        await a.list_consumer_group_offsets(GROUP, partitions=parts)
+    finally:
+        await a.close()
+
+    s = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_plain_username="user",
+        sasl_plain_password="secret",
+    )
+    await s.start()
+    try:
+        await s.partitions_for(TOPIC)
+    finally:
+        await s.stop()
+
+
+def run_aiokafka(bootstrap: str, era: str) -> None:
+    asyncio.run(_aiokafka(bootstrap, era))
+
+
+CLIENTS: dict[str, Callable[[str, str], None]] = {
+    "confluent_kafka": run_confluent,
+    "kafka_python": run_kafka_python,
+    "aiokafka": run_aiokafka,
+}
+
+
+def capture(client: str, era: str) -> tuple[list[Captured], list[str]]:
+    """Run one client in one era; return the frames it sent and the broker's errors."""
+    broker = FakeBroker(versions=era_versions(ERAS[era]), label=f"{client}/{era}")
+    with broker.serve():
+        CLIENTS[client](f"127.0.0.1:{broker.port}", era)
+    return broker.frames, broker.errors
+
+
+def distinct(frames: list[Captured], per_version: int = 3) -> list[Captured]:
+    """Up to ``per_version`` different frames per (api key, version), in arrival order."""
+    seen: dict[tuple[int, int], list[bytes]] = {}
+    out = []
+    for f in frames:
+        kept = seen.setdefault((f.api_key, f.api_version), [])
+        if len(kept) < per_version and f.frame not in kept:
+            kept.append(f.frame)
+            out.append(f)
+    return out
+
+
+def fixture_name(f: Captured, index: int) -> str:
+    return f"{protocol.API_NAMES[f.api_key]}-v{f.api_version}-{index}.bin"
+
+
+def write_fixtures() -> None:
+    for client in CLIENTS:
+        folder = FIXTURES / client
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("*.bin"):
+            old.unlink()
+        counts: dict[tuple[int, int], int] = {}
+        for era in ERAS:
+            frames, errors = capture(client, era)
+            if errors:
+                raise SystemExit(f"{client}/{era}: {errors}")
+            for f in distinct(frames):
+                key = (f.api_key, f.api_version)
+                if counts.get(key, 0) >= 3:
+                    continue
+                counts[key] = counts.get(key, 0) + 1
+                (folder / fixture_name(f, counts[key])).write_bytes(f.frame)
+        print(client, sorted(counts))
+
+
+if __name__ == "__main__":
+    if "--write" not in sys.argv:
+        raise SystemExit("usage: protocol_capture.py --write")
+    write_fixtures()

@@ -1,0 +1,545 @@
+"""A loopback Kafka broker, just real enough for the real clients to go through their paces, that
+records every request frame it receives.
+
+It decodes each request with ``kgroup.protocol`` and answers with ``kgroup.protocol``, so a real
+client that gets through its produce, consume, admin and SASL flows against it has also parsed
+every response kgroup wrote. State is the minimum the flows need: topics exist as soon as they
+are asked for, a group has one member (the one that joins), nothing is stored.
+
+``versions`` caps the ranges it advertises, so that one client can be walked through old,
+non-flexible and flexible versions of each API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import socketserver
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgroup import protocol
+from kgroup.errors import DecodeError
+from kgroup.protocol import ApiKey
+
+_DEFS = {d["name"]: d for d in protocol.definitions()}
+
+
+def prune(fields: list[dict[str, Any]], version: int, value: Any) -> Any:
+    """Keep only the keys of ``value`` that exist at ``version``, recursively."""
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for f in fields:
+        if f["name"] not in value or not _in(f["versions"], version):
+            continue
+        v = value[f["name"]]
+        if f["fields"]:
+            if isinstance(v, list):
+                v = [prune(f["fields"], version, x) for x in v]
+            elif isinstance(v, dict):
+                v = prune(f["fields"], version, v)
+        out[f["name"]] = v
+    return out
+
+
+def _in(versions: str, v: int) -> bool:
+    if versions == "none":
+        return False
+    if versions.endswith("+"):
+        return v >= int(versions[:-1])
+    lo, _, hi = versions.partition("-")
+    return int(lo) <= v <= int(hi or lo)
+
+
+def topic_id(name: str) -> uuid.UUID:
+    """A stable, non-zero topic id per name."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, "kgroup-fake/" + name)
+
+
+@dataclass
+class Captured:
+    client: str
+    api_key: int
+    api_version: int
+    frame: bytes
+
+
+@dataclass
+class FakeBroker:
+    """Serve on 127.0.0.1 until stopped; ``frames`` collects every request frame received."""
+
+    versions: Mapping[int, tuple[int, int]] = field(
+        default_factory=lambda: dict(protocol.API_VERSIONS)
+    )
+    partitions: int = 2
+    port: int = 0
+    frames: list[Captured] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    label: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _next_offset: int = 0
+    _generation: int = 0
+
+    # -- server -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def serve(self) -> Iterator[FakeBroker]:
+        broker = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                broker._connection(self.request)
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        server = Server(("127.0.0.1", 0), Handler)
+        self.port = server.server_address[1]
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+        thread.daemon = True
+        thread.start()
+        try:
+            yield self
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(5)
+
+    def _connection(self, sock: socket.socket) -> None:
+        sock.settimeout(30)
+        raw_sasl_next = False
+        try:
+            while True:
+                prefix = _read(sock, 4)
+                if prefix is None:
+                    return
+                frame = _read(sock, protocol.frame_size(prefix))
+                if frame is None:
+                    return
+                if raw_sasl_next:
+                    # After SaslHandshake v0 the client sends its SASL token unframed by Kafka's
+                    # header; the answer is an empty token.
+                    raw_sasl_next = False
+                    sock.sendall(b"\x00\x00\x00\x00")
+                    continue
+                header = protocol.decode_request_header(frame)
+                with self._lock:
+                    self.frames.append(
+                        Captured(self.label, header.api_key, header.api_version, frame)
+                    )
+                out = self._answer(header, frame)
+                if out is not None:
+                    sock.sendall(out)
+                if header.api_key == ApiKey.SASL_HANDSHAKE and header.api_version == 0:
+                    raw_sasl_next = True
+        except (OSError, TimeoutError):
+            return
+        except Exception as e:  # recorded for the test to report, then the connection closes
+            with self._lock:
+                self.errors.append(f"{type(e).__name__}: {e}")
+
+    def _answer(self, header: protocol.RequestHeader, frame: bytes) -> bytes | None:
+        lo_hi = self.versions.get(header.api_key)
+        supported = lo_hi is not None and lo_hi[0] <= header.api_version <= lo_hi[1]
+        if header.api_key == ApiKey.API_VERSIONS and not supported:
+            # Kafka answers an ApiVersions version it does not speak with a v0 body.
+            body = {"error_code": 35, "api_keys": self._api_keys()}
+            return protocol.encode_response(header, body, version=0)
+        if not supported:
+            raise AssertionError(
+                f"client sent {header.api_name} v{header.api_version}, outside {lo_hi}"
+            )
+        try:
+            request = protocol.decode_request(frame)
+        except DecodeError as e:
+            raise AssertionError(
+                f"cannot decode {header.api_name} v{header.api_version}: {e}"
+            ) from e
+        handler = getattr(self, "_" + _snake(request.api_name))
+        body = handler(request.body, request.api_version)
+        if body is None:
+            return None
+        name = request.api_name + "Response"
+        body = prune(_DEFS[name]["fields"], request.api_version, body)
+        return protocol.encode_response(request, body)
+
+    # -- answers ------------------------------------------------------------------------------
+
+    def _api_keys(self) -> list[dict[str, int]]:
+        return [
+            {"api_key": k, "min_version": lo, "max_version": hi}
+            for k, (lo, hi) in sorted(self.versions.items())
+        ]
+
+    def _broker(self) -> dict[str, Any]:
+        return {"node_id": 0, "host": "127.0.0.1", "port": self.port, "rack": None}
+
+    def _api_versions(self, body: dict, v: int) -> dict:
+        return {"error_code": 0, "api_keys": self._api_keys(), "throttle_time_ms": 0}
+
+    def _sasl_handshake(self, body: dict, v: int) -> dict:
+        return {"error_code": 0, "mechanisms": ["PLAIN"]}
+
+    def _sasl_authenticate(self, body: dict, v: int) -> dict:
+        return {"error_code": 0, "error_message": None, "auth_bytes": b"", "session_lifetime_ms": 0}
+
+    def _partitions(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "error_code": 0,
+                "partition_index": p,
+                "leader_id": 0,
+                "leader_epoch": 0,
+                "replica_nodes": [0],
+                "isr_nodes": [0],
+                "offline_replicas": [],
+            }
+            for p in range(self.partitions)
+        ]
+
+    def _metadata(self, body: dict, v: int) -> dict:
+        requested = body.get("topics")
+        names = ["kgroup-fixture"] if requested is None else [t["name"] for t in requested]
+        topics = [
+            {
+                "error_code": 0,
+                "name": n,
+                "topic_id": topic_id(n),
+                "is_internal": False,
+                "partitions": self._partitions(),
+            }
+            for n in names
+            if n is not None
+        ]
+        return {
+            "throttle_time_ms": 0,
+            "brokers": [self._broker()],
+            "cluster_id": "kgroup-fake-cluster",
+            "controller_id": 0,
+            "topics": topics,
+        }
+
+    def _find_coordinator(self, body: dict, v: int) -> dict:
+        node = self._broker()
+        keys = body.get("coordinator_keys") or [body.get("key", "")]
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "error_message": None,
+            "node_id": 0,
+            "host": node["host"],
+            "port": node["port"],
+            "coordinators": [
+                {
+                    "key": k,
+                    "node_id": 0,
+                    "host": node["host"],
+                    "port": node["port"],
+                    "error_code": 0,
+                }
+                for k in keys
+            ],
+        }
+
+    def _produce(self, body: dict, v: int) -> dict | None:
+        if body["acks"] == 0:
+            return None
+        responses = []
+        for t in body["topic_data"]:
+            parts = []
+            for p in t["partition_data"]:
+                with self._lock:
+                    base, self._next_offset = self._next_offset, self._next_offset + 1
+                parts.append(
+                    {
+                        "index": p["index"],
+                        "error_code": 0,
+                        "base_offset": base,
+                        "log_append_time_ms": -1,
+                        "log_start_offset": 0,
+                    }
+                )
+            responses.append({"name": t["name"], "partition_responses": parts})
+        return {"responses": responses, "throttle_time_ms": 0}
+
+    def _fetch(self, body: dict, v: int) -> dict:
+        time.sleep(min(body["max_wait_ms"], 50) / 1000)
+        responses = []
+        for t in body["topics"]:
+            parts = [
+                {
+                    "partition_index": p["partition"],
+                    "error_code": 0,
+                    "high_watermark": 0,
+                    "last_stable_offset": 0,
+                    "log_start_offset": 0,
+                    "aborted_transactions": [],
+                    "preferred_read_replica": -1,
+                    "records": b"",
+                }
+                for p in t["partitions"]
+            ]
+            responses.append(
+                {"topic": t.get("topic", ""), "topic_id": t.get("topic_id"), "partitions": parts}
+            )
+        for r in responses:
+            if r["topic_id"] is None:
+                del r["topic_id"]
+        return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+    def _list_offsets(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {
+                            "partition_index": p["partition_index"],
+                            "error_code": 0,
+                            "old_style_offsets": [0],
+                            "timestamp": -1,
+                            "offset": 0,
+                            "leader_epoch": 0,
+                        }
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in body["topics"]
+            ],
+        }
+
+    def _join_group(self, body: dict, v: int) -> dict:
+        member = body["member_id"]
+        if not member:
+            member = f"member-{uuid.uuid4()}"
+            if v >= 4 and body.get("group_instance_id") is None:
+                return {"error_code": 79, "member_id": member, "generation_id": -1, "leader": ""}
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+        proto = body["protocols"][0]
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "generation_id": generation,
+            "protocol_type": body["protocol_type"],
+            "protocol_name": proto["name"],
+            "leader": member,
+            "skip_assignment": False,
+            "member_id": member,
+            "members": [
+                {
+                    "member_id": member,
+                    "group_instance_id": body.get("group_instance_id"),
+                    "metadata": proto["metadata"],
+                }
+            ],
+        }
+
+    def _sync_group(self, body: dict, v: int) -> dict:
+        mine = [a["assignment"] for a in body["assignments"] if a["member_id"] == body["member_id"]]
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "protocol_type": body.get("protocol_type"),
+            "protocol_name": body.get("protocol_name"),
+            "assignment": mine[0] if mine else b"",
+        }
+
+    def _heartbeat(self, body: dict, v: int) -> dict:
+        return {"throttle_time_ms": 0, "error_code": 0}
+
+    def _leave_group(self, body: dict, v: int) -> dict:
+        members = body.get("members", [])
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "members": [
+                {
+                    "member_id": m["member_id"],
+                    "group_instance_id": m.get("group_instance_id"),
+                    "error_code": 0,
+                }
+                for m in members
+            ],
+        }
+
+    def _offset_commit(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {"partition_index": p["partition_index"], "error_code": 0}
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in body["topics"]
+            ],
+        }
+
+    def _offsets(self, topics: list[dict] | None, key: str) -> list[dict]:
+        return [
+            {
+                "name": t["name"],
+                "partitions": [
+                    {
+                        "partition_index": p,
+                        "committed_offset": -1,
+                        "committed_leader_epoch": -1,
+                        "metadata": "",
+                        "error_code": 0,
+                    }
+                    for p in t[key]
+                ],
+            }
+            for t in topics or []
+        ]
+
+    def _offset_fetch(self, body: dict, v: int) -> dict:
+        out: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0}
+        if v >= 8:
+            out["groups"] = [
+                {
+                    "group_id": g["group_id"],
+                    "topics": self._offsets(g["topics"], "partition_indexes"),
+                    "error_code": 0,
+                }
+                for g in body["groups"]
+            ]
+        else:
+            out["topics"] = self._offsets(body["topics"], "partition_indexes")
+        return out
+
+    def _list_groups(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "groups": [
+                {
+                    "group_id": "kgroup-fixture-group",
+                    "protocol_type": "consumer",
+                    "group_state": "Empty",
+                    "group_type": "classic",
+                }
+            ],
+        }
+
+    def _describe_groups(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "groups": [
+                {
+                    "error_code": 0,
+                    "group_id": g,
+                    "group_state": "Empty",
+                    "protocol_type": "consumer",
+                    "protocol_data": "",
+                    "members": [],
+                    "authorized_operations": -2147483648,
+                }
+                for g in body["groups"]
+            ],
+        }
+
+    def _delete_groups(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "results": [{"group_id": g, "error_code": 0} for g in body["groups_names"]],
+        }
+
+    def _offset_delete(self, body: dict, v: int) -> dict:
+        return {
+            "error_code": 0,
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {"partition_index": p["partition_index"], "error_code": 0}
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in body["topics"]
+            ],
+        }
+
+    def _create_topics(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "topic_id": topic_id(t["name"]),
+                    "error_code": 0,
+                    "error_message": None,
+                    "num_partitions": t["num_partitions"],
+                    "replication_factor": t["replication_factor"],
+                    "configs": [],
+                }
+                for t in body["topics"]
+            ],
+        }
+
+    def _delete_topics(self, body: dict, v: int) -> dict:
+        names = body.get("topic_names") or [t["name"] for t in body.get("topics", [])]
+        return {
+            "throttle_time_ms": 0,
+            "responses": [
+                {"name": n, "topic_id": topic_id(n or ""), "error_code": 0, "error_message": None}
+                for n in names
+            ],
+        }
+
+    def _describe_configs(self, body: dict, v: int) -> dict:
+        results = []
+        for r in body["resources"]:
+            keys = r["configuration_keys"] or ["retention.ms"]
+            results.append(
+                {
+                    "error_code": 0,
+                    "error_message": None,
+                    "resource_type": r["resource_type"],
+                    "resource_name": r["resource_name"],
+                    "configs": [
+                        {
+                            "name": k,
+                            "value": "604800000",
+                            "read_only": False,
+                            "is_default": True,
+                            "config_source": 5,
+                            "is_sensitive": False,
+                            "synonyms": [],
+                            "config_type": 5,
+                            "documentation": None,
+                        }
+                        for k in keys
+                    ],
+                }
+            )
+        return {"throttle_time_ms": 0, "results": results}
+
+    def _init_producer_id(self, body: dict, v: int) -> dict:
+        return {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+
+def _read(sock: socket.socket, n: int) -> bytes | None:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)

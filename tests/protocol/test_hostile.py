@@ -1,0 +1,106 @@
+"""Bad bytes give kgroup.errors.DecodeError: never another exception, a crash or a hang."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from kgroup import protocol
+from kgroup.errors import DecodeError, InvalidType
+
+FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*/*.bin"))
+
+
+def test_every_truncated_fixture_is_a_decode_error() -> None:
+    for path in FIXTURES:
+        frame = path.read_bytes()
+        for cut in range(len(frame)):
+            with pytest.raises(DecodeError):
+                protocol.decode_request(frame[:cut])
+        with pytest.raises(DecodeError, match="left over"):
+            protocol.decode_request(frame + b"\x00")
+
+
+def test_mutated_fixtures_decode_or_raise_decode_error() -> None:
+    rng = random.Random(5)
+    frames = [p.read_bytes() for p in FIXTURES]
+    decoded = 0
+    for i in range(20_000):
+        f = bytearray(frames[i % len(frames)])
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(f))
+            f[at] = rng.randrange(256)
+        try:
+            request = protocol.decode_request(bytes(f))
+        except DecodeError:
+            continue
+        decoded += 1
+        again = protocol.encode_request(
+            request.api_key,
+            request.api_version,
+            request.correlation_id,
+            request.client_id,
+            request.body,
+            tagged_fields=request.tagged_fields,
+        )
+        assert protocol.decode_request(again[4:]) == request
+    assert decoded > 1000
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        (b"", "truncated"),
+        (b"\x00\x63\x00\x00\x00\x00\x00\x01\xff\xff", "unknown api key 99"),
+        (b"\x00\x0b\x00\x0a\x00\x00\x00\x01\xff\xff", "JoinGroup .* version 10 is not supported"),
+        (b"\x00\x0b\x00\x00\x00\x00\x00\x01\xff\xfe", "string length -2 is negative"),
+        # Heartbeat v4: group id with an invalid 6-byte varint length.
+        (b"\x00\x0c\x00\x04\x00\x00\x00\x01\xff\xff\x00" + b"\xff" * 5 + b"\x01", "varint"),
+        # ListGroups v4: states_filter claims 2^31-2 strings.
+        (b"\x00\x10\x00\x04\x00\x00\x00\x01\xff\xff\x00\xff\xff\xff\xff\x07", "cannot fit"),
+        # Heartbeat v4: tagged fields out of order.
+        (b"\x00\x0c\x00\x04\x00\x00\x00\x01\xff\xff\x02\x02\x00\x01\x00", "out of order"),
+    ],
+)
+def test_specific_bad_frames(frame: bytes, message: str) -> None:
+    with pytest.raises(DecodeError, match=message):
+        protocol.decode_request(frame)
+
+
+def test_unsupported_versions_still_give_their_header() -> None:
+    frame = b"\x00\x12\x00\x09\x00\x00\x00\x2a\x00\x01c\x00"  # ApiVersions v9
+    with pytest.raises(DecodeError):
+        protocol.decode_request(frame)
+    header = protocol.decode_request_header(frame)
+    assert (header.api_key, header.api_version, header.correlation_id) == (18, 9, 42)
+    assert header.client_id == "c"
+    assert not protocol.is_supported(18, 9)
+
+
+def test_responses_to_unknown_versions_and_bad_frames() -> None:
+    with pytest.raises(DecodeError, match="not supported"):
+        protocol.decode_response(11, 10, b"\x00\x00\x00\x01")
+    with pytest.raises(DecodeError):
+        protocol.decode_response(11, 0, b"\x00\x00")
+    with pytest.raises(DecodeError, match="unknown api key"):
+        protocol.decode_response(5, 0, b"\x00\x00\x00\x01")
+
+
+def test_frame_sizes() -> None:
+    assert protocol.frame_size(b"\x00\x00\x01\x00") == 256
+    with pytest.raises(DecodeError, match="negative"):
+        protocol.frame_size(b"\xff\xff\xff\xff")
+    with pytest.raises(DecodeError, match="above the limit"):
+        protocol.frame_size(b"\x7f\xff\xff\xff")
+    with pytest.raises(DecodeError, match="4 bytes"):
+        protocol.frame_size(b"\x00\x01")
+
+
+def test_frames_of_other_buffer_types() -> None:
+    frame = FIXTURES[0].read_bytes()
+    expected = protocol.decode_request(frame)
+    assert protocol.decode_request(bytearray(frame)) == expected
+    assert protocol.decode_request(memoryview(frame)) == expected
+    with pytest.raises(InvalidType):
+        protocol.decode_request("not bytes")  # type: ignore[arg-type]
