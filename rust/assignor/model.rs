@@ -102,7 +102,8 @@ impl<'a> Model<'a> {
         };
 
         let mut member_topics: Vec<Arc<Vec<u32>>> = Vec::with_capacity(input.members.len());
-        let mut prev: Option<(&'a [Arc<str>], Arc<Vec<u32>>)> = None;
+        type Prev<'b> = Option<(&'b [Arc<str>], Arc<Vec<u32>>)>;
+        let mut prev: Prev<'a> = None;
         for m in &input.members {
             let ts = &m.subscription.topics[..];
             if let Some((p, ids)) = &prev {

@@ -82,11 +82,8 @@ pub fn assign(input: &GroupInput) -> Result<GroupAssignment> {
             let consumers = std::mem::take(&mut subscribers[t as usize]);
             let count = model.counts[t as usize];
             let c = consumers.len() as u32;
-            let (per_consumer, with_extra) = if c == 0 {
-                (0, 0)
-            } else {
-                (count / c, (count % c) as i64)
-            };
+            let per_consumer = count.checked_div(c).unwrap_or(0);
+            let with_extra = count.checked_rem(c).unwrap_or(0) as i64;
             let (needs_rack_aware, has_consumer_racks) = match &racks {
                 Some(r) => needs_rack_aware(&model, r, t, &consumers),
                 None => (false, false),

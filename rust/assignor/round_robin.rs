@@ -30,8 +30,7 @@ pub fn assign(input: &GroupInput) -> Result<GroupAssignment> {
         }
     }
     let mut next: usize = 0;
-    for t in 0..model.num_topics() {
-        let subs = &positions[t];
+    for (t, subs) in positions.iter().enumerate() {
         let topic = &model.topics[t];
         for p in 0..model.counts[t] {
             // The first subscriber at or after `next`, wrapping around.
