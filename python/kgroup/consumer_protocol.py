@@ -23,12 +23,12 @@ __all__ = [
     "HIGHEST_VERSION",
     "decode_assignment",
     "decode_cooperative_user_data",
-    "decode_subscription",
     "decode_sticky_user_data",
+    "decode_subscription",
     "encode_assignment",
     "encode_cooperative_user_data",
-    "encode_subscription",
     "encode_sticky_user_data",
+    "encode_subscription",
 ]
 
 HIGHEST_VERSION = 3

@@ -11,7 +11,6 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
 )
-
 from kgroup.assignors import Assignment, Subscription, TopicPartition
 from kgroup.consumer_protocol import (
     decode_assignment,
@@ -32,7 +31,9 @@ VEC_A = (
 )
 VEC_B = "000000000001000174ffffffff"
 VEC_C = "000300000001000174ffffffff00000000ffffffffffff"
-VEC_D = "0003000000020006746f706963310000000200000000000000010006746f706963300000000100000002ffffffff"
+VEC_D = (
+    "0003000000020006746f706963310000000200000000000000010006746f706963300000000100000002ffffffff"
+)
 VEC_E = "0000000100017400000002000000000000000100000003"
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from kgroup.assignors import RangeAssignor, RebalanceProtocol, RoundRobinAssignor, Subscription
 from kgroup.errors import InvalidArgument, InvalidType
 
@@ -118,7 +117,7 @@ def test_bad_input():
 def random_group(rng: random.Random, equal: bool = False):
     n_topics = rng.randint(1, 8)
     topics = {f"t{rng.randint(0, 30)}x{i}": rng.randint(0, 12) for i in range(n_topics)}
-    names = list(topics) + ["missing"]
+    names = [*topics, "missing"]
     n_members = rng.randint(1, 9)
     static = rng.random() < 0.3
     subs = {}
