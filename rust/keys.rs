@@ -27,11 +27,23 @@ impl Bitmap<'_> {
 #[derive(Debug, Clone)]
 pub enum KeyColumn<'a> {
     /// Arrow `binary` / `utf8`: `offsets` has `len + 1` entries (already sliced to the array).
-    Offsets32 { offsets: &'a [i32], data: &'a [u8], validity: Option<Bitmap<'a>> },
+    Offsets32 {
+        offsets: &'a [i32],
+        data: &'a [u8],
+        validity: Option<Bitmap<'a>>,
+    },
     /// Arrow `large_binary` / `large_utf8`.
-    Offsets64 { offsets: &'a [i64], data: &'a [u8], validity: Option<Bitmap<'a>> },
+    Offsets64 {
+        offsets: &'a [i64],
+        data: &'a [u8],
+        validity: Option<Bitmap<'a>>,
+    },
     /// Arrow `binary_view` / `utf8_view`: 16-byte views, inline up to 12 bytes.
-    Views { views: &'a [[u8; 16]], buffers: Vec<&'a [u8]>, validity: Option<Bitmap<'a>> },
+    Views {
+        views: &'a [[u8; 16]],
+        buffers: Vec<&'a [u8]>,
+        validity: Option<Bitmap<'a>>,
+    },
     /// numpy `S<width>`: fixed-width bytes, trailing NUL bytes are not part of the key.
     FixedBytes { data: &'a [u8], width: usize },
     /// numpy `U<width>`: fixed-width UCS-4 code points, trailing NULs stripped, encoded to
@@ -70,7 +82,9 @@ impl KeyColumn<'_> {
 }
 
 fn bad_offsets(i: usize) -> Error {
-    Error::Decode(format!("key column: offsets of key {i} are out of the data buffer"))
+    Error::Decode(format!(
+        "key column: offsets of key {i} are out of the data buffer"
+    ))
 }
 
 /// NULL_PARTITION is what a null key gives: Kafka does not hash a null key.
@@ -79,7 +93,12 @@ pub const NULL_PARTITION: i32 = -1;
 /// partition_column writes the partition of every key of `col` into `out` (same length):
 /// `hash`'s partition for a key, [`NULL_PARTITION`] for a null. Deterministic; runs on the
 /// calling thread only.
-pub fn partition_column(col: &KeyColumn<'_>, hash: KeyHash, num_partitions: u32, out: &mut [i32]) -> Result<()> {
+pub fn partition_column(
+    col: &KeyColumn<'_>,
+    hash: KeyHash,
+    num_partitions: u32,
+    out: &mut [i32],
+) -> Result<()> {
     if out.len() != col.len() {
         return Err(Error::InvalidArgument(format!(
             "output has {} slots for {} keys",
@@ -98,7 +117,11 @@ pub fn partition_column(col: &KeyColumn<'_>, hash: KeyHash, num_partitions: u32,
 #[inline(always)]
 fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Result<()> {
     match col {
-        KeyColumn::Offsets32 { offsets, data, validity } => {
+        KeyColumn::Offsets32 {
+            offsets,
+            data,
+            validity,
+        } => {
             for (i, slot) in out.iter_mut().enumerate() {
                 if let Some(v) = validity {
                     if !v.is_valid(i) {
@@ -110,11 +133,17 @@ fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Resul
                 if s < 0 || e < s {
                     return Err(bad_offsets(i));
                 }
-                let key = data.get(s as usize..e as usize).ok_or_else(|| bad_offsets(i))?;
+                let key = data
+                    .get(s as usize..e as usize)
+                    .ok_or_else(|| bad_offsets(i))?;
                 *slot = f(key);
             }
         }
-        KeyColumn::Offsets64 { offsets, data, validity } => {
+        KeyColumn::Offsets64 {
+            offsets,
+            data,
+            validity,
+        } => {
             for (i, slot) in out.iter_mut().enumerate() {
                 if let Some(v) = validity {
                     if !v.is_valid(i) {
@@ -126,11 +155,17 @@ fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Resul
                 if s < 0 || e < s {
                     return Err(bad_offsets(i));
                 }
-                let key = data.get(s as usize..e as usize).ok_or_else(|| bad_offsets(i))?;
+                let key = data
+                    .get(s as usize..e as usize)
+                    .ok_or_else(|| bad_offsets(i))?;
                 *slot = f(key);
             }
         }
-        KeyColumn::Views { views, buffers, validity } => {
+        KeyColumn::Views {
+            views,
+            buffers,
+            validity,
+        } => {
             for (i, slot) in out.iter_mut().enumerate() {
                 if let Some(v) = validity {
                     if !v.is_valid(i) {
@@ -153,7 +188,8 @@ fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Resul
                         return Err(bad_offsets(i));
                     }
                     let b = buffers.get(buf as usize).ok_or_else(|| bad_offsets(i))?;
-                    b.get(off as usize..off as usize + len).ok_or_else(|| bad_offsets(i))?
+                    b.get(off as usize..off as usize + len)
+                        .ok_or_else(|| bad_offsets(i))?
                 };
                 *slot = f(key);
             }
@@ -214,7 +250,10 @@ pub fn java_utf8_from_code_points(cps: &[u32], out: &mut Vec<u8>) {
     let mut i = 0;
     while i < cps.len() {
         let c = cps[i];
-        if (0xD800..0xDC00).contains(&c) && i + 1 < cps.len() && (0xDC00..0xE000).contains(&cps[i + 1]) {
+        if (0xD800..0xDC00).contains(&c)
+            && i + 1 < cps.len()
+            && (0xDC00..0xE000).contains(&cps[i + 1])
+        {
             push_utf8(0x10000 + ((c - 0xD800) << 10) + (cps[i + 1] - 0xDC00), out);
             i += 2;
             continue;
@@ -250,7 +289,10 @@ mod tests {
         let col = KeyColumn::Offsets32 {
             offsets: &offsets,
             data: &data,
-            validity: Some(Bitmap { bits: &bits, offset: 0 }),
+            validity: Some(Bitmap {
+                bits: &bits,
+                offset: 0,
+            }),
         };
         let mut out = vec![0; 4];
         partition_column(&col, KeyHash::Murmur2, 1000, &mut out).unwrap();
@@ -261,15 +303,27 @@ mod tests {
     #[test]
     fn bad_offsets_are_errors_not_panics() {
         let offsets = [0i32, 5];
-        let col = KeyColumn::Offsets32 { offsets: &offsets, data: b"abc", validity: None };
+        let col = KeyColumn::Offsets32 {
+            offsets: &offsets,
+            data: b"abc",
+            validity: None,
+        };
         let mut out = vec![0; 1];
         assert!(partition_column(&col, KeyHash::Murmur2, 3, &mut out).is_err());
         let offsets = [3i32, 1];
-        let col = KeyColumn::Offsets32 { offsets: &offsets, data: b"abc", validity: None };
+        let col = KeyColumn::Offsets32 {
+            offsets: &offsets,
+            data: b"abc",
+            validity: None,
+        };
         assert!(partition_column(&col, KeyHash::Murmur2, 3, &mut out).is_err());
         let mut view = [0u8; 16];
         view[0] = 20; // 20 bytes, buffer 0, offset 0: the buffer is too short
-        let col = KeyColumn::Views { views: &[view], buffers: vec![b"short"], validity: None };
+        let col = KeyColumn::Views {
+            views: &[view],
+            buffers: vec![b"short"],
+            validity: None,
+        };
         assert!(partition_column(&col, KeyHash::Murmur2, 3, &mut out).is_err());
     }
 
@@ -286,7 +340,11 @@ mod tests {
         outline[12..16].copy_from_slice(&2i32.to_le_bytes());
         let mut buf = b"xx".to_vec();
         buf.extend_from_slice(long);
-        let col = KeyColumn::Views { views: &[inline, outline], buffers: vec![&buf], validity: None };
+        let col = KeyColumn::Views {
+            views: &[inline, outline],
+            buffers: vec![&buf],
+            validity: None,
+        };
         let mut out = vec![0; 2];
         partition_column(&col, KeyHash::Murmur2, i32::MAX as u32, &mut out).unwrap();
         assert_eq!(out[0], 479470107); // murmur2("abc"), positive

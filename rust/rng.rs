@@ -60,6 +60,9 @@ mod tests {
         for _ in 0..40_000 {
             counts[(a.next_positive() % 4) as usize] += 1;
         }
-        assert!(counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{counts:?}"
+        );
     }
 }

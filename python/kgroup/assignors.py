@@ -7,6 +7,9 @@ same partitions in the same list order:
 - :class:`RangeAssignor` (``range``): per topic, consecutive ranges in member order; rack-aware
   as in KIP-881 when ``partition_racks`` and member racks are given.
 - :class:`RoundRobinAssignor` (``roundrobin``): all partitions dealt around the members.
+- :class:`StickyAssignor` (``sticky``): balanced, moving as few partitions as possible (eager).
+- :class:`CooperativeStickyAssignor` (``cooperative-sticky``): the same plan, but a partition
+  changing owner is withheld until its owner has revoked it (KIP-429, two rounds).
 
 >>> from kgroup.assignors import RangeAssignor, Subscription
 >>> out = RangeAssignor().assign({"t": 3}, {"c0": Subscription(["t"]), "c1": Subscription(["t"])})
@@ -29,12 +32,16 @@ from kgroup import _native
 from kgroup._native import Assignment, Subscription
 
 __all__ = [
+    "ASSIGNORS",
     "Assignment",
+    "CooperativeStickyAssignor",
     "RangeAssignor",
     "RebalanceProtocol",
     "RoundRobinAssignor",
+    "StickyAssignor",
     "Subscription",
     "TopicPartition",
+    "assignor",
 ]
 
 
@@ -119,3 +126,128 @@ class RoundRobinAssignor:
 
     def __repr__(self) -> str:
         return "RoundRobinAssignor()"
+
+
+class StickyAssignor:
+    """Kafka's ``StickyAssignor`` (KIP-54), eager: a balanced assignment that keeps as many
+    partitions as possible where they were.
+
+    Like Java's, it reads each member's previous partitions and generation from the member's
+    *user data* (StickyAssignor user data V1/V0, see :meth:`subscription`), because eager
+    members revoke everything before joining. With equal subscriptions it uses Java's
+    constrained path (counts differ by at most one); otherwise Java's general path.
+
+    An instance remembers the highest generation it has seen, as Java's does; use one instance
+    per group, like a Java leader. Conflicting claims on a partition go to the member of the
+    higher generation; two claims from the same generation both lose it.
+    """
+
+    name = "sticky"
+    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+    _cooperative = False
+
+    def __init__(self) -> None:
+        self._engine = _native.StickyEngine(self._cooperative)
+        self.last_transferring: dict[TopicPartition, str] = {}
+        self.last_constrained: bool | None = None
+
+    @property
+    def max_generation(self) -> int:
+        """The highest generation seen so far (-1 before any): Java's ``maxGeneration``."""
+        return self._engine.max_generation
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        *,
+        partition_racks: PartitionRacks | None = None,
+    ) -> dict[str, Assignment]:
+        """Assign the partitions of the subscribed topics. Afterwards
+        :attr:`last_transferring` maps each partition that changes owner to its new owner, and
+        :attr:`last_constrained` says whether all subscriptions were equal."""
+        out, moving, constrained = self._engine.assign(
+            *_args(partitions_per_topic, subscriptions, partition_racks)
+        )
+        self.last_transferring = dict(moving)
+        self.last_constrained = constrained
+        return out
+
+    @staticmethod
+    def subscription(
+        topics: Iterable[str],
+        owned: Iterable[tuple[str, int]] | None = None,
+        generation: int = -1,
+        *,
+        rack_id: str | None = None,
+        group_instance_id: str | None = None,
+    ) -> Subscription:
+        """The Subscription a Java StickyAssignor member sends: its previous partitions and
+        generation in V1 user data (null user data before its first assignment)."""
+        from kgroup.consumer_protocol import encode_sticky_user_data
+
+        user_data = None if owned is None else encode_sticky_user_data(list(owned), generation)
+        return Subscription(
+            list(topics),
+            user_data=user_data,
+            generation_id=generation,
+            rack_id=rack_id,
+            group_instance_id=group_instance_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class CooperativeStickyAssignor(StickyAssignor):
+    """Kafka's ``CooperativeStickyAssignor`` (KIP-429): the sticky plan, with every partition
+    that changes owner left out of this round. Its owner sees it gone and revokes it; the
+    follow-up rebalance then assigns it. No partition is ever assigned to a member while
+    another member still owns it.
+
+    Previous partitions come from ``owned_partitions`` and the generation from
+    ``generation_id`` (protocol v2+), else from the 4-byte user data (see :meth:`subscription`).
+    """
+
+    name = "cooperative-sticky"
+    supported_protocols = (RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER)
+    _cooperative = True
+
+    @staticmethod
+    def subscription(
+        topics: Iterable[str],
+        owned: Iterable[tuple[str, int]] | None = None,
+        generation: int = -1,
+        *,
+        rack_id: str | None = None,
+        group_instance_id: str | None = None,
+    ) -> Subscription:
+        """The Subscription a Java CooperativeStickyAssignor member sends: owned partitions,
+        generation, and the generation again as 4-byte user data."""
+        return Subscription(
+            list(topics),
+            user_data=int(generation).to_bytes(4, "big", signed=True),
+            owned_partitions=list(owned or ()),
+            generation_id=generation,
+            rack_id=rack_id,
+            group_instance_id=group_instance_id,
+        )
+
+
+ASSIGNORS = {
+    cls.name: cls
+    for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor)
+}
+
+
+def assignor(name: str) -> RangeAssignor | RoundRobinAssignor | StickyAssignor:
+    """A new assignor by Kafka name (``range``, ``roundrobin``, ``sticky``,
+    ``cooperative-sticky``)."""
+    try:
+        return ASSIGNORS[name]()
+    except KeyError:
+        from kgroup.errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"unknown assignor {name!r}; known: {', '.join(sorted(ASSIGNORS))}"
+        ) from None

@@ -33,7 +33,10 @@ impl BuiltInPartitionerConfig {
     /// validate rejects what Kafka's ConfigDef rejects (negative sizes and timeouts).
     pub fn validate(&self) -> Result<()> {
         if self.batch_size < 0 {
-            return Err(Error::InvalidArgument(format!("batch.size must be >= 0, got {}", self.batch_size)));
+            return Err(Error::InvalidArgument(format!(
+                "batch.size must be >= 0, got {}",
+                self.batch_size
+            )));
         }
         if self.availability_timeout_ms < 0 {
             return Err(Error::InvalidArgument(format!(
@@ -79,7 +82,14 @@ impl BuiltInPartitioner {
     /// new makes a partitioner for one topic; random choices come from `seed`.
     pub fn new(info: TopicInfo, cfg: BuiltInPartitionerConfig, seed: Option<u64>) -> Result<Self> {
         cfg.validate()?;
-        Ok(BuiltInPartitioner { cfg, info, rng: Rng::new(seed), sticky: None, produced_bytes: 0, stats: None })
+        Ok(BuiltInPartitioner {
+            cfg,
+            info,
+            rng: Rng::new(seed),
+            sticky: None,
+            produced_bytes: 0,
+            stats: None,
+        })
     }
 
     pub fn config(&self) -> &BuiltInPartitionerConfig {
@@ -96,7 +106,11 @@ impl BuiltInPartitioner {
             self.sticky = None;
             self.produced_bytes = 0;
         }
-        if self.stats.as_ref().is_some_and(|s| s.partition_ids.iter().any(|&p| p >= info.num_partitions)) {
+        if self
+            .stats
+            .as_ref()
+            .is_some_and(|s| s.partition_ids.iter().any(|&p| p >= info.num_partitions))
+        {
             self.stats = None;
         }
         self.info = info;
@@ -116,7 +130,9 @@ impl BuiltInPartitioner {
     /// current sticky partition for a null key.
     pub fn partition(&mut self, key: Option<&[u8]>) -> i32 {
         match key {
-            Some(k) if !self.cfg.ignore_keys => KeyHash::Murmur2.partition(k, self.info.num_partitions as u32),
+            Some(k) if !self.cfg.ignore_keys => {
+                KeyHash::Murmur2.partition(k, self.info.num_partitions as u32)
+            }
             _ => self.peek_partition(),
         }
     }
@@ -169,11 +185,16 @@ impl BuiltInPartitioner {
         }
         if let Some(l) = leaders {
             if l.len() != n {
-                return Err(Error::InvalidArgument(format!("leaders has {} entries for {n} partitions", l.len())));
+                return Err(Error::InvalidArgument(format!(
+                    "leaders has {} entries for {n} partitions",
+                    l.len()
+                )));
             }
         }
         if let Some(q) = queue_sizes.iter().flatten().find(|&&q| q < 0) {
-            return Err(Error::InvalidArgument(format!("queue sizes must be >= 0, got {q}")));
+            return Err(Error::InvalidArgument(format!(
+                "queue sizes must be >= 0, got {q}"
+            )));
         }
         // Adaptive stats only once the accumulator has a queue for every partition.
         if !self.cfg.adaptive_partitioning || queue_sizes.iter().any(Option::is_none) {
@@ -191,7 +212,9 @@ impl BuiltInPartitioner {
                 None => -1,
             };
             if self.cfg.availability_timeout_ms > 0
-                && node_unready_ms.get(&leader).is_some_and(|&ms| ms > self.cfg.availability_timeout_ms)
+                && node_unready_ms
+                    .get(&leader)
+                    .is_some_and(|&ms| ms > self.cfg.availability_timeout_ms)
             {
                 continue;
             }
@@ -205,7 +228,13 @@ impl BuiltInPartitioner {
     /// load_weights exposes the current cumulative frequency table as (partition, cumulative
     /// weight) pairs; `None` while choices are uniform.
     pub fn load_weights(&self) -> Option<Vec<(i32, i32)>> {
-        self.stats.as_ref().map(|s| s.partition_ids.iter().copied().zip(s.cft.iter().copied()).collect())
+        self.stats.as_ref().map(|s| {
+            s.partition_ids
+                .iter()
+                .copied()
+                .zip(s.cft.iter().copied())
+                .collect()
+        })
     }
 
     fn next_partition(&mut self) -> i32 {
@@ -247,7 +276,10 @@ fn load_stats(sizes: Vec<i32>, ids: Vec<i32>, num_partitions: usize) -> Option<L
         acc = acc.saturating_add(max - s + 1);
         cft.push(acc);
     }
-    Some(LoadStats { cft, partition_ids: ids })
+    Some(LoadStats {
+        cft,
+        partition_ids: ids,
+    })
 }
 
 #[cfg(test)]
@@ -255,7 +287,10 @@ mod tests {
     use super::*;
 
     fn part(n: i64, batch: i32, seed: u64) -> BuiltInPartitioner {
-        let cfg = BuiltInPartitionerConfig { batch_size: batch, ..Default::default() };
+        let cfg = BuiltInPartitionerConfig {
+            batch_size: batch,
+            ..Default::default()
+        };
         BuiltInPartitioner::new(TopicInfo::new(n, None).unwrap(), cfg, Some(seed)).unwrap()
     }
 
@@ -266,7 +301,10 @@ mod tests {
         assert_eq!(s.cft, vec![4, 5, 8]);
         assert!(load_stats(vec![2, 2, 2], vec![0, 1, 2], 3).is_none());
         // Equal sizes but one partition left out: still weighted.
-        assert_eq!(load_stats(vec![2, 2], vec![0, 2], 3).unwrap().cft, vec![1, 2]);
+        assert_eq!(
+            load_stats(vec![2, 2], vec![0, 2], 3).unwrap().cft,
+            vec![1, 2]
+        );
         assert!(load_stats(vec![5], vec![0], 1).is_none());
     }
 
@@ -295,8 +333,12 @@ mod tests {
     fn keys_are_hashed_unless_ignored() {
         let mut p = part(1000, 16384, 1);
         assert_eq!(p.partition(Some(b"abc")), 107);
-        let cfg = BuiltInPartitionerConfig { ignore_keys: true, ..Default::default() };
-        let mut q = BuiltInPartitioner::new(TopicInfo::new(1000, None).unwrap(), cfg, Some(1)).unwrap();
+        let cfg = BuiltInPartitionerConfig {
+            ignore_keys: true,
+            ..Default::default()
+        };
+        let mut q =
+            BuiltInPartitioner::new(TopicInfo::new(1000, None).unwrap(), cfg, Some(1)).unwrap();
         let sticky = q.partition(None);
         assert_eq!(q.partition(Some(b"abc")), sticky);
     }
@@ -304,7 +346,8 @@ mod tests {
     #[test]
     fn adaptive_choice_follows_inverted_queue_sizes() {
         let mut p = part(3, 1, 9);
-        p.update_load_stats(&[Some(0), Some(3), Some(1)], None, &HashMap::new()).unwrap();
+        p.update_load_stats(&[Some(0), Some(3), Some(1)], None, &HashMap::new())
+            .unwrap();
         assert_eq!(p.load_weights(), Some(vec![(0, 4), (1, 5), (2, 8)]));
         let mut counts = [0u32; 3];
         for _ in 0..80_000 {
@@ -318,22 +361,37 @@ mod tests {
 
     #[test]
     fn stats_need_every_queue_and_respect_leaders_and_timeout() {
-        let cfg = BuiltInPartitionerConfig { availability_timeout_ms: 100, ..Default::default() };
-        let mut p = BuiltInPartitioner::new(TopicInfo::new(4, None).unwrap(), cfg, Some(5)).unwrap();
-        p.update_load_stats(&[Some(1), None, Some(1), Some(1)], None, &HashMap::new()).unwrap();
+        let cfg = BuiltInPartitionerConfig {
+            availability_timeout_ms: 100,
+            ..Default::default()
+        };
+        let mut p =
+            BuiltInPartitioner::new(TopicInfo::new(4, None).unwrap(), cfg, Some(5)).unwrap();
+        p.update_load_stats(&[Some(1), None, Some(1), Some(1)], None, &HashMap::new())
+            .unwrap();
         assert_eq!(p.load_weights(), None);
         let leaders = [Some(1), None, Some(2), Some(3)];
         let unready = HashMap::from([(3, 500i64), (2, 50)]);
-        p.update_load_stats(&[Some(1), Some(0), Some(1), Some(1)], Some(&leaders), &unready).unwrap();
+        p.update_load_stats(
+            &[Some(1), Some(0), Some(1), Some(1)],
+            Some(&leaders),
+            &unready,
+        )
+        .unwrap();
         // Partition 1 has no leader, partition 3's node is over the timeout.
         assert_eq!(p.load_weights(), Some(vec![(0, 1), (2, 2)]));
         for _ in 0..100 {
             assert!([0, 2].contains(&p.next_partition()));
         }
         // Adaptive off: always uniform.
-        let cfg = BuiltInPartitionerConfig { adaptive_partitioning: false, ..Default::default() };
-        let mut q = BuiltInPartitioner::new(TopicInfo::new(3, None).unwrap(), cfg, Some(5)).unwrap();
-        q.update_load_stats(&[Some(0), Some(3), Some(1)], None, &HashMap::new()).unwrap();
+        let cfg = BuiltInPartitionerConfig {
+            adaptive_partitioning: false,
+            ..Default::default()
+        };
+        let mut q =
+            BuiltInPartitioner::new(TopicInfo::new(3, None).unwrap(), cfg, Some(5)).unwrap();
+        q.update_load_stats(&[Some(0), Some(3), Some(1)], None, &HashMap::new())
+            .unwrap();
         assert_eq!(q.load_weights(), None);
     }
 

@@ -45,6 +45,9 @@ impl TopicInfo {
                 list
             }
         };
-        Ok(TopicInfo { num_partitions: n, available })
+        Ok(TopicInfo {
+            num_partitions: n,
+            available,
+        })
     }
 }

@@ -20,7 +20,11 @@ impl RoundRobinPartitioner {
     /// new makes a partitioner; `start` fixes every topic's first counter value, otherwise it
     /// is drawn from a generator seeded with `seed`.
     pub fn new(seed: Option<u64>, start: Option<i32>) -> Self {
-        RoundRobinPartitioner { counters: HashMap::new(), start, rng: Rng::new(seed) }
+        RoundRobinPartitioner {
+            counters: HashMap::new(),
+            start,
+            rng: Rng::new(seed),
+        }
     }
 
     /// partition returns the partition of the next null-key record for `topic`.

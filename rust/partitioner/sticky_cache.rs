@@ -19,7 +19,10 @@ pub struct StickyPartitionCache {
 impl StickyPartitionCache {
     /// new makes an empty cache whose random choices come from `seed`.
     pub fn new(seed: Option<u64>) -> Self {
-        StickyPartitionCache { index: HashMap::new(), rng: Rng::new(seed) }
+        StickyPartitionCache {
+            index: HashMap::new(),
+            rng: Rng::new(seed),
+        }
     }
 
     /// partition is the topic's current sticky partition, chosen now if there is none.

@@ -134,7 +134,8 @@ impl<'a> Reader<'a> {
 
     /// string reads an INT16-length string; -1 (null) is an error here.
     pub fn string(&mut self) -> Result<&'a str> {
-        self.nullable_string()?.ok_or_else(|| Error::Decode("non-nullable string is null".into()))
+        self.nullable_string()?
+            .ok_or_else(|| Error::Decode("non-nullable string is null".into()))
     }
 
     /// nullable_string reads an INT16-length string, `None` for length -1.
@@ -149,7 +150,8 @@ impl<'a> Reader<'a> {
 
     /// compact_string reads an UNSIGNED_VARINT (length + 1) string; null is an error here.
     pub fn compact_string(&mut self) -> Result<&'a str> {
-        self.compact_nullable_string()?.ok_or_else(|| Error::Decode("non-nullable compact string is null".into()))
+        self.compact_nullable_string()?
+            .ok_or_else(|| Error::Decode("non-nullable compact string is null".into()))
     }
 
     /// compact_nullable_string reads an UNSIGNED_VARINT (length + 1) string, `None` for 0.
@@ -162,7 +164,8 @@ impl<'a> Reader<'a> {
 
     /// bytes reads INT32-length bytes; null is an error here.
     pub fn bytes(&mut self) -> Result<&'a [u8]> {
-        self.nullable_bytes()?.ok_or_else(|| Error::Decode("non-nullable bytes are null".into()))
+        self.nullable_bytes()?
+            .ok_or_else(|| Error::Decode("non-nullable bytes are null".into()))
     }
 
     /// nullable_bytes reads INT32-length bytes, `None` for length -1.
@@ -176,7 +179,8 @@ impl<'a> Reader<'a> {
 
     /// compact_bytes reads UNSIGNED_VARINT (length + 1) bytes; null is an error here.
     pub fn compact_bytes(&mut self) -> Result<&'a [u8]> {
-        self.compact_nullable_bytes()?.ok_or_else(|| Error::Decode("non-nullable compact bytes are null".into()))
+        self.compact_nullable_bytes()?
+            .ok_or_else(|| Error::Decode("non-nullable compact bytes are null".into()))
     }
 
     /// compact_nullable_bytes reads UNSIGNED_VARINT (length + 1) bytes, `None` for 0.
@@ -248,7 +252,9 @@ impl Writer {
     }
 
     pub fn with_capacity(n: usize) -> Self {
-        Writer { buf: Vec::with_capacity(n) }
+        Writer {
+            buf: Vec::with_capacity(n),
+        }
     }
 
     pub fn into_inner(self) -> Vec<u8> {
@@ -443,7 +449,9 @@ mod tests {
     #[test]
     fn bad_varints_are_errors() {
         assert!(Reader::new(&[0x80, 0x80]).unsigned_varint().is_err());
-        assert!(Reader::new(&[0xff, 0xff, 0xff, 0xff, 0x1f]).unsigned_varint().is_err());
+        assert!(Reader::new(&[0xff, 0xff, 0xff, 0xff, 0x1f])
+            .unsigned_varint()
+            .is_err());
         assert!(Reader::new(&[0xff; 11]).unsigned_varlong().is_err());
     }
 
@@ -477,10 +485,16 @@ mod tests {
         assert!(Reader::new(&[0x00, 0x05, b'a']).string().is_err());
         assert!(Reader::new(&[0xff, 0xfe]).nullable_string().is_err());
         assert!(Reader::new(&[0x02, 0xff]).compact_string().is_err()); // invalid UTF-8
-        assert!(Reader::new(&[0xff, 0xff, 0xff, 0xff, 0x0f]).compact_array_len(1).is_err());
+        assert!(Reader::new(&[0xff, 0xff, 0xff, 0xff, 0x0f])
+            .compact_array_len(1)
+            .is_err());
         // Tagged fields: out of order, and a size past the end.
-        assert!(Reader::new(&[0x02, 0x01, 0x00, 0x00, 0x00]).tagged_fields().is_err());
-        assert!(Reader::new(&[0x01, 0x00, 0x09, 0x00]).tagged_fields().is_err());
+        assert!(Reader::new(&[0x02, 0x01, 0x00, 0x00, 0x00])
+            .tagged_fields()
+            .is_err());
+        assert!(Reader::new(&[0x01, 0x00, 0x09, 0x00])
+            .tagged_fields()
+            .is_err());
     }
 
     #[test]

@@ -57,7 +57,10 @@ fn decode(msg: impl Into<String>) -> Error {
 /// (indices into a column of distinct keys), or all null.
 pub enum Keys<'a> {
     Column(KeyColumn<'a>),
-    Dictionary { values: KeyColumn<'a>, indices: Indices<'a> },
+    Dictionary {
+        values: KeyColumn<'a>,
+        indices: Indices<'a>,
+    },
     AllNull(usize),
 }
 
@@ -133,7 +136,10 @@ fn type_name(format: &str) -> String {
 
 unsafe fn buffer(array: &FfiArray, i: usize) -> Result<*const u8, Error> {
     if (array.n_buffers as usize) <= i || array.buffers.is_null() {
-        return Err(decode(format!("Arrow array has {} buffers, needs more than {i}", array.n_buffers)));
+        return Err(decode(format!(
+            "Arrow array has {} buffers, needs more than {i}",
+            array.n_buffers
+        )));
     }
     Ok(*array.buffers.add(i) as *const u8)
 }
@@ -151,7 +157,11 @@ unsafe fn slice<'a, T>(p: *const u8, len: usize) -> Result<&'a [T], Error> {
     Ok(std::slice::from_raw_parts(p as *const T, len))
 }
 
-unsafe fn validity<'a>(array: &FfiArray, offset: usize, len: usize) -> Result<Option<Bitmap<'a>>, Error> {
+unsafe fn validity<'a>(
+    array: &FfiArray,
+    offset: usize,
+    len: usize,
+) -> Result<Option<Bitmap<'a>>, Error> {
     if array.null_count == 0 {
         return Ok(None);
     }
@@ -177,26 +187,40 @@ unsafe fn column<'a>(format: &str, array: &FfiArray) -> Result<Option<KeyColumn<
             let offsets = &offsets[off.min(offsets.len())..];
             let end = offsets.last().copied().unwrap_or(0).max(0) as usize;
             let data = slice::<u8>(buffer(array, 2)?, end)?;
-            KeyColumn::Offsets32 { offsets, data, validity: valid }
+            KeyColumn::Offsets32 {
+                offsets,
+                data,
+                validity: valid,
+            }
         }
         "Z" | "U" => {
             let offsets = slice::<i64>(buffer(array, 1)?, off + len + 1)?;
             let offsets = &offsets[off.min(offsets.len())..];
             let end = offsets.last().copied().unwrap_or(0).max(0) as usize;
             let data = slice::<u8>(buffer(array, 2)?, end)?;
-            KeyColumn::Offsets64 { offsets, data, validity: valid }
+            KeyColumn::Offsets64 {
+                offsets,
+                data,
+                validity: valid,
+            }
         }
         "vz" | "vu" => {
             let views = slice::<[u8; 16]>(buffer(array, 1)?, off + len)?;
             let views = &views[off.min(views.len())..];
             // Buffers: validity, views, data buffers..., and last the int64 sizes of the data buffers.
-            let n_data = (array.n_buffers as usize).checked_sub(3).ok_or_else(|| decode("Arrow view array lacks its sizes buffer"))?;
+            let n_data = (array.n_buffers as usize)
+                .checked_sub(3)
+                .ok_or_else(|| decode("Arrow view array lacks its sizes buffer"))?;
             let sizes = slice::<i64>(buffer(array, 2 + n_data)?, n_data)?;
             let mut buffers = Vec::with_capacity(n_data);
             for (j, &size) in sizes.iter().enumerate() {
                 buffers.push(slice::<u8>(buffer(array, 2 + j)?, size.max(0) as usize)?);
             }
-            KeyColumn::Views { views, buffers, validity: valid }
+            KeyColumn::Views {
+                views,
+                buffers,
+                validity: valid,
+            }
         }
         _ => return Ok(None),
     }))
@@ -208,7 +232,9 @@ pub unsafe fn keys_from_c<'a>(schema: &FfiSchema, array: &FfiArray) -> Result<Ke
     if schema.format.is_null() {
         return Err(decode("Arrow schema has no format"));
     }
-    let format = CStr::from_ptr(schema.format).to_str().map_err(|_| decode("Arrow format is not UTF-8"))?;
+    let format = CStr::from_ptr(schema.format)
+        .to_str()
+        .map_err(|_| decode("Arrow format is not UTF-8"))?;
     if array.release.is_none() {
         return Err(decode("Arrow array was already released"));
     }
@@ -218,20 +244,35 @@ pub unsafe fn keys_from_c<'a>(schema: &FfiSchema, array: &FfiArray) -> Result<Ke
         }
         let dict_schema = &*schema.dictionary;
         let dict_array = &*array.dictionary;
-        let vformat = CStr::from_ptr(dict_schema.format).to_str().map_err(|_| decode("Arrow format is not UTF-8"))?;
+        let vformat = CStr::from_ptr(dict_schema.format)
+            .to_str()
+            .map_err(|_| decode("Arrow format is not UTF-8"))?;
         let values = column(vformat, dict_array)?.ok_or_else(|| {
-            Error::InvalidType(format!("keys must be binary or string, got a dictionary of {}", type_name(vformat)))
+            Error::InvalidType(format!(
+                "keys must be binary or string, got a dictionary of {}",
+                type_name(vformat)
+            ))
         })?;
         let kind = match format.as_bytes() {
             [k @ (b'c' | b'C' | b's' | b'S' | b'i' | b'I' | b'l' | b'L')] => *k,
-            _ => return Err(decode(format!("Arrow dictionary index format {format:?} is not an integer"))),
+            _ => {
+                return Err(decode(format!(
+                    "Arrow dictionary index format {format:?} is not an integer"
+                )))
+            }
         };
         let (len, off) = (array.length.max(0) as usize, array.offset.max(0) as usize);
         let data = buffer(array, 1)?;
         if data.is_null() && len > 0 {
             return Err(decode("Arrow buffer is missing"));
         }
-        let indices = Indices { kind, data, offset: off, len, validity: validity(array, off, len)? };
+        let indices = Indices {
+            kind,
+            data,
+            offset: off,
+            len,
+            validity: validity(array, off, len)?,
+        };
         return Ok(Keys::Dictionary { values, indices });
     }
     if format == "n" {
@@ -252,7 +293,10 @@ fn capsule_ptr<T>(cap: &Bound<'_, PyAny>, name: &CStr) -> PyResult<*mut T> {
 }
 
 /// with_array calls `f` with the schema and array of `obj.__arrow_c_array__()`.
-pub fn with_array<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(&FfiSchema, &FfiArray) -> PyResult<R>) -> PyResult<R> {
+pub fn with_array<R>(
+    obj: &Bound<'_, PyAny>,
+    f: impl FnOnce(&FfiSchema, &FfiArray) -> PyResult<R>,
+) -> PyResult<R> {
     let pair = obj.call_method0("__arrow_c_array__")?;
     let pair = pair.cast::<PyTuple>()?;
     let schema = capsule_ptr::<FfiSchema>(&pair.get_item(0)?, c"arrow_schema")?;
@@ -335,8 +379,12 @@ pub fn for_each_chunk(
     // SAFETY: the capsule (alive in `cap`) owns a valid stream; arrays and schema it hands out
     // are ours to release, which the Owned* guards do.
     unsafe {
-        let get_schema = (*stream).get_schema.ok_or_else(|| to_py(decode("Arrow stream has no get_schema")))?;
-        let get_next = (*stream).get_next.ok_or_else(|| to_py(decode("Arrow stream has no get_next")))?;
+        let get_schema = (*stream)
+            .get_schema
+            .ok_or_else(|| to_py(decode("Arrow stream has no get_schema")))?;
+        let get_next = (*stream)
+            .get_next
+            .ok_or_else(|| to_py(decode("Arrow stream has no get_next")))?;
         let mut schema = OwnedSchema(empty_schema());
         let rc = get_schema(stream, &mut schema.0);
         if rc != 0 {

@@ -11,6 +11,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
 use super::errors::{to_pyerr, IntoPyResult};
+use crate::assignor::sticky::StickyAssignor;
 use crate::assignor::{
     self, consumer_protocol as cp, GroupAssignment, GroupInput, Member, TopicPartition,
 };
@@ -19,6 +20,7 @@ use crate::error::Error;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySubscription>()?;
     m.add_class::<PyAssignment>()?;
+    m.add_class::<PyStickyEngine>()?;
     m.add_function(wrap_pyfunction!(assign_range, m)?)?;
     m.add_function(wrap_pyfunction!(assign_round_robin, m)?)?;
     m.add_function(wrap_pyfunction!(encode_subscription, m)?)?;
@@ -621,4 +623,65 @@ fn decode_sticky_user_data<'py>(
 ) -> PyResult<(Bound<'py, PyTuple>, Option<i32>)> {
     let (parts, generation) = cp::decode_sticky_user_data(&data_of(data)?).py_err(py)?;
     Ok((partitions_tuple(py, &parts)?, generation))
+}
+
+/// StickyEngine is one sticky or cooperative-sticky assignor. Like a Java leader's assignor
+/// object it remembers the highest generation it has seen (Java's `maxGeneration`).
+#[pyclass(name = "StickyEngine", module = "kgroup._native")]
+pub struct PyStickyEngine {
+    inner: std::sync::Mutex<StickyAssignor>,
+}
+
+#[pymethods]
+impl PyStickyEngine {
+    #[new]
+    #[pyo3(signature = (cooperative))]
+    fn new(cooperative: bool) -> Self {
+        PyStickyEngine {
+            inner: std::sync::Mutex::new(StickyAssignor::new(cooperative)),
+        }
+    }
+
+    /// assign returns `(assignments, transferring, constrained)`: the assignments by member id,
+    /// the partitions changing owner as `(TopicPartition, new owner)` pairs, and whether Java's
+    /// constrained (equal subscriptions) path ran.
+    #[pyo3(signature = (partitions_per_topic, subscriptions, partition_racks=None))]
+    fn assign<'py>(
+        &self,
+        py: Python<'py>,
+        partitions_per_topic: &Bound<'py, PyAny>,
+        subscriptions: &Bound<'py, PyAny>,
+        partition_racks: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, bool)> {
+        let input = read_input(py, partitions_per_topic, subscriptions, partition_racks)?;
+        let out = py
+            .detach(|| {
+                let mut engine = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+                engine.assign(&input)
+            })
+            .py_err(py)?;
+        let moving = PyList::empty(py);
+        let cls = topic_partition_type(py)?;
+        for (tp, m) in &out.transferring {
+            moving.append((
+                cls.call1((&*tp.topic, tp.partition))?,
+                &*input.members[*m].id,
+            ))?;
+        }
+        let constrained = out.constrained;
+        Ok((
+            result_dict(py, &input, out.assignment)?,
+            moving,
+            constrained,
+        ))
+    }
+
+    /// The highest generation seen so far; -1 before any.
+    #[getter]
+    fn max_generation(&self) -> i32 {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .max_generation
+    }
 }

@@ -10,7 +10,11 @@ static INVALID_ARGUMENT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INVALID_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-fn class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, name: &str) -> PyResult<Bound<'py, PyType>> {
+fn class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+) -> PyResult<Bound<'py, PyType>> {
     cell.import(py, "kgroup.errors", name).cloned()
 }
 

@@ -33,7 +33,10 @@ fn java_string_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> 
         Err(_) => {
             let utf16 = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
             let raw = utf16.cast::<PyBytes>()?.as_bytes();
-            let units: Vec<u16> = raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            let units: Vec<u16> = raw
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
             let mut out = Vec::with_capacity(units.len() * 3);
             java_utf8_from_utf16(&units, &mut out);
             Ok(Cow::Owned(out))
@@ -61,14 +64,20 @@ pub(super) fn key_bytes<'a>(item: &'a Bound<'_, PyAny>) -> PyResult<Option<Cow<'
     }
     Err(type_error(
         item.py(),
-        format!("expected bytes, bytearray, str or None, got {}", item.get_type().name()?),
+        format!(
+            "expected bytes, bytearray, str or None, got {}",
+            item.get_type().name()?
+        ),
     ))
 }
 
 fn data_bytes<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     match key_bytes(data)? {
         Some(b) => Ok(b),
-        None => Err(type_error(data.py(), "expected bytes, bytearray or str, got None".into())),
+        None => Err(type_error(
+            data.py(),
+            "expected bytes, bytearray or str, got None".into(),
+        )),
     }
 }
 
@@ -98,7 +107,12 @@ fn parse(py: Python<'_>, num_partitions: i64, hash: &str) -> PyResult<(u32, KeyH
 
 /// partition_for_key(key, num_partitions, hash) -> int: -1 for a None key.
 #[pyfunction]
-fn partition_for_key(py: Python<'_>, key: &Bound<'_, PyAny>, num_partitions: i64, hash: &str) -> PyResult<i32> {
+fn partition_for_key(
+    py: Python<'_>,
+    key: &Bound<'_, PyAny>,
+    num_partitions: i64,
+    hash: &str,
+) -> PyResult<i32> {
     let (n, h) = parse(py, num_partitions, hash)?;
     Ok(match key_bytes(key)? {
         Some(k) => h.partition(&k, n),
@@ -117,7 +131,9 @@ impl OutBuf {
         if buf.readonly() || !buf.is_c_contiguous() || buf.item_count() != len {
             return Err(to_pyerr(
                 py,
-                Error::InvalidArgument(format!("out must be a writable contiguous int32 array of {len} items")),
+                Error::InvalidArgument(format!(
+                    "out must be a writable contiguous int32 array of {len} items"
+                )),
             ));
         }
         Ok(OutBuf { buf })
@@ -174,7 +190,10 @@ fn partition_seq_into(
         let mut o = OutBuf::new(py, out, t.len())?;
         fill_seq(py, n, h, o.slice(), t.iter())
     } else {
-        Err(type_error(py, format!("expected a list or tuple, got {}", keys.get_type().name()?)))
+        Err(type_error(
+            py,
+            format!("expected a list or tuple, got {}", keys.get_type().name()?),
+        ))
     }
 }
 
@@ -201,7 +220,9 @@ fn fill_keys(keys: &Keys<'_>, h: KeyHash, n: u32, out: &mut [i32]) -> Result<(),
                     Some(ix) => *usize::try_from(ix)
                         .ok()
                         .and_then(|ix| parts.get(ix))
-                        .ok_or_else(|| Error::Decode(format!("dictionary index {ix} out of range")))?,
+                        .ok_or_else(|| {
+                            Error::Decode(format!("dictionary index {ix} out of range"))
+                        })?,
                 };
             }
             Ok(())
@@ -234,7 +255,12 @@ fn partition_arrow_into(
             Keys::AllNull(l) => *l,
         };
         let dest = out.get_mut(pos..pos + len).ok_or_else(|| {
-            to_pyerr(py, Error::Decode(format!("Arrow data holds more than the {total} keys len() reported")))
+            to_pyerr(
+                py,
+                Error::Decode(format!(
+                    "Arrow data holds more than the {total} keys len() reported"
+                )),
+            )
         })?;
         py.detach(|| fill_keys(&keys, h, n, dest)).py_err(py)?;
         pos += len;
@@ -248,7 +274,10 @@ fn partition_arrow_into(
         return Err(type_error(py, "expected an Arrow array or stream".into()));
     }
     if pos != total {
-        return Err(to_pyerr(py, Error::Decode(format!("Arrow data held {pos} keys, len() said {total}"))));
+        return Err(to_pyerr(
+            py,
+            Error::Decode(format!("Arrow data held {pos} keys, len() said {total}")),
+        ));
     }
     Ok(())
 }
@@ -267,7 +296,10 @@ fn partition_fixed_into(
     let (n, h) = parse(py, num_partitions, hash)?;
     let buf = PyBuffer::<u8>::get(data)?;
     if !buf.is_c_contiguous() || width == 0 || buf.item_count() % width != 0 {
-        return Err(to_pyerr(py, Error::InvalidArgument("data must be contiguous rows of width bytes".into())));
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument("data must be contiguous rows of width bytes".into()),
+        ));
     }
     let count = buf.item_count() / width;
     let mut o = OutBuf::new(py, out, count)?;
@@ -296,7 +328,10 @@ fn partition_ucs4_into(
     let (n, h) = parse(py, num_partitions, hash)?;
     let buf = PyBuffer::<u32>::get(data)?;
     if !buf.is_c_contiguous() || width == 0 || buf.item_count() % width != 0 {
-        return Err(to_pyerr(py, Error::InvalidArgument("data must be contiguous rows of width code points".into())));
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument("data must be contiguous rows of width code points".into()),
+        ));
     }
     let count = buf.item_count() / width;
     let mut o = OutBuf::new(py, out, count)?;

@@ -8,7 +8,8 @@ use super::errors::IntoPyResult;
 use super::partition::key_bytes;
 use crate::hash::KeyHash;
 use crate::partitioner::{
-    BuiltInPartitioner, BuiltInPartitionerConfig, RoundRobinPartitioner, StickyPartitionCache, TopicInfo,
+    BuiltInPartitioner, BuiltInPartitionerConfig, RoundRobinPartitioner, StickyPartitionCache,
+    TopicInfo,
 };
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -26,7 +27,9 @@ fn topic(py: Python<'_>, num_partitions: i64, available: Option<Vec<i32>>) -> Py
 fn keyed(key: Option<&Bound<'_, PyAny>>, info: &TopicInfo) -> PyResult<Option<i32>> {
     match key {
         None => Ok(None),
-        Some(k) => Ok(key_bytes(k)?.map(|b| KeyHash::Murmur2.partition(&b, info.num_partitions as u32))),
+        Some(k) => {
+            Ok(key_bytes(k)?.map(|b| KeyHash::Murmur2.partition(&b, info.num_partitions as u32)))
+        }
     }
 }
 
@@ -40,7 +43,9 @@ impl PyRoundRobinPartitioner {
     #[new]
     #[pyo3(signature = (*, seed=None, start=None))]
     fn new(seed: Option<u64>, start: Option<i32>) -> Self {
-        PyRoundRobinPartitioner { inner: RoundRobinPartitioner::new(seed, start) }
+        PyRoundRobinPartitioner {
+            inner: RoundRobinPartitioner::new(seed, start),
+        }
     }
 
     #[pyo3(signature = (topic, num_partitions, key=None, available=None))]
@@ -70,7 +75,9 @@ impl PyStickyPartitionCache {
     #[new]
     #[pyo3(signature = (*, seed=None))]
     fn new(seed: Option<u64>) -> Self {
-        PyStickyPartitionCache { inner: StickyPartitionCache::new(seed) }
+        PyStickyPartitionCache {
+            inner: StickyPartitionCache::new(seed),
+        }
     }
 
     #[pyo3(signature = (topic, num_partitions, key=None, available=None))]
@@ -124,9 +131,16 @@ impl PyBuiltInPartitioner {
         available: Option<Vec<i32>>,
         seed: Option<u64>,
     ) -> PyResult<Self> {
-        let cfg = BuiltInPartitionerConfig { batch_size, adaptive_partitioning, availability_timeout_ms, ignore_keys };
+        let cfg = BuiltInPartitionerConfig {
+            batch_size,
+            adaptive_partitioning,
+            availability_timeout_ms,
+            ignore_keys,
+        };
         let info = topic(py, num_partitions, available)?;
-        Ok(PyBuiltInPartitioner { inner: BuiltInPartitioner::new(info, cfg, seed).py_err(py)? })
+        Ok(PyBuiltInPartitioner {
+            inner: BuiltInPartitioner::new(info, cfg, seed).py_err(py)?,
+        })
     }
 
     #[pyo3(signature = (key=None))]
@@ -144,7 +158,8 @@ impl PyBuiltInPartitioner {
 
     #[pyo3(signature = (appended_bytes, enable_switch=true))]
     fn update_partition_info(&mut self, appended_bytes: i64, enable_switch: bool) -> bool {
-        self.inner.update_partition_info(appended_bytes, enable_switch)
+        self.inner
+            .update_partition_info(appended_bytes, enable_switch)
     }
 
     #[pyo3(signature = (queue_sizes, leaders=None, node_unready_ms=None))]
@@ -156,13 +171,23 @@ impl PyBuiltInPartitioner {
         node_unready_ms: Option<HashMap<i32, i64>>,
     ) -> PyResult<()> {
         self.inner
-            .update_load_stats(&queue_sizes, leaders.as_deref(), &node_unready_ms.unwrap_or_default())
+            .update_load_stats(
+                &queue_sizes,
+                leaders.as_deref(),
+                &node_unready_ms.unwrap_or_default(),
+            )
             .py_err(py)
     }
 
     #[pyo3(signature = (num_partitions, available=None))]
-    fn update_metadata(&mut self, py: Python<'_>, num_partitions: i64, available: Option<Vec<i32>>) -> PyResult<()> {
-        self.inner.set_topic_info(topic(py, num_partitions, available)?);
+    fn update_metadata(
+        &mut self,
+        py: Python<'_>,
+        num_partitions: i64,
+        available: Option<Vec<i32>>,
+    ) -> PyResult<()> {
+        self.inner
+            .set_topic_info(topic(py, num_partitions, available)?);
         Ok(())
     }
 

@@ -107,7 +107,7 @@ pub(super) fn build(
     let mut group_ids: HashMap<(&[u32], Option<u32>), u32> = HashMap::new();
     let mut groups: Vec<Group> = Vec::new();
     let mut member_group = vec![0u32; n];
-    for m in 0..n {
+    for (m, slot) in member_group.iter_mut().enumerate() {
         let rack = racks.and_then(|r| r.member_rack[m]);
         let topics: &[u32] = &model.member_topics[m];
         let g = *group_ids.entry((topics, rack)).or_insert_with(|| {
@@ -125,7 +125,7 @@ pub(super) fn build(
             });
             (groups.len() - 1) as u32
         });
-        member_group[m] = g;
+        *slot = g;
     }
     let mut topic_groups = vec![Vec::new(); model.num_topics()];
     for (g, group) in groups.iter().enumerate() {
