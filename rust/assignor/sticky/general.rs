@@ -73,6 +73,9 @@ struct General<'m, 'a> {
     topic_hashes: Vec<i32>,
     journal: Option<Vec<Journal>>,
     balanced: Option<bool>,
+    /// Partitions Java's stickiness rule gave back to a previous owner that no longer
+    /// subscribes to their topic (kept only while that is still so).
+    foreign: Vec<u32>,
 }
 
 /// build returns each member's partitions (input order) in Java's list order.
@@ -156,6 +159,7 @@ pub(super) fn build(
         topic_hashes,
         journal: None,
         balanced: None,
+        foreign: Vec::new(),
     };
     s.prepopulate(assignor, max_generation);
     let revocation_required = s.assign_owned(claims);
@@ -375,6 +379,49 @@ impl General<'_, '_> {
         if !initializing && performed && self.score() >= score_before {
             self.undo();
         }
+        self.settle_foreign();
+    }
+
+    fn is_foreign(&self, p: u32) -> bool {
+        let o = self.owner[p as usize];
+        o != NONE && !self.subscribed(o as usize, self.ptopic[p as usize])
+    }
+
+    /// settle_foreign moves any partition still held by a member not subscribed to its topic
+    /// (Java would hand it out like that) to the least loaded subscriber.
+    fn settle_foreign(&mut self) {
+        let mut foreign = std::mem::take(&mut self.foreign);
+        foreign.sort_unstable();
+        foreign.dedup();
+        for p in foreign {
+            if self.is_foreign(p) {
+                let old = self.owner[p as usize] as usize;
+                if let Some(new) = self.least_loaded(p, false).or_else(|| {
+                    (0..self.lists.len())
+                        .filter(|&m| self.subscribed(m, self.ptopic[p as usize]))
+                        .min_by_key(|&m| self.key(m))
+                }) {
+                    self.journal = None;
+                    if self.participating[old] {
+                        self.remove_sets(old);
+                    }
+                    let pos = self.pos[p as usize];
+                    self.lists[old][pos as usize] = TOMB;
+                    self.size[old] -= 1;
+                    if self.participating[old] {
+                        self.insert_sets(old);
+                    }
+                    let part = self.participating[new];
+                    if part {
+                        self.remove_sets(new);
+                    }
+                    self.append(p, new);
+                    if part {
+                        self.insert_sets(new);
+                    }
+                }
+            }
+        }
     }
 
     fn perform_reassignments(&mut self, partitions: &[u32]) -> bool {
@@ -387,12 +434,18 @@ impl General<'_, '_> {
                 }
                 let c = self.owner[p as usize] as usize;
                 let (prev, _) = self.prev[p as usize];
-                // Give the partition back to its previous owner when that restores balance; Java
-                // does not check that this owner still subscribes to the topic, kgroup does.
+                // Give the partition back to its previous owner when that restores balance. Java
+                // does so even when that member no longer subscribes to the topic (the partition
+                // usually moves on later; if not, `settle_foreign` moves it); when that member
+                // cannot take part in the reassignment, Java throws a NullPointerException and
+                // kgroup skips the rule.
                 if prev != NONE
-                    && self.subscribed(prev as usize, self.ptopic[p as usize])
+                    && self.participating[prev as usize]
                     && self.size[c] > self.size[prev as usize] + 1
                 {
+                    if !self.subscribed(prev as usize, self.ptopic[p as usize]) {
+                        self.foreign.push(p);
+                    }
                     self.reassign_to(p, prev as usize);
                     performed = true;
                     modified = true;
@@ -554,12 +607,35 @@ impl General<'_, '_> {
             }
         }
         highs.sort_unstable_by(|a, b| b.cmp(a));
+        // Partitions held by members not subscribed to their topic (see perform_reassignments).
+        self.foreign.retain(|&p| {
+            let o = self.owner[p as usize];
+            o != NONE && !self.model.member_topics[o as usize].contains(&self.ptopic[p as usize])
+        });
+        let any_foreign = !self.foreign.is_empty();
+        for &p in &self.foreign {
+            let o = self.owner[p as usize] as usize;
+            for &g in &self.topic_groups[self.ptopic[p as usize] as usize] {
+                let group = &self.groups[g as usize];
+                if let Some(&(lo, _)) = group.set.first() {
+                    if lo < group.max_size && self.size[o] >= lo + 2 {
+                        return false;
+                    }
+                }
+            }
+        }
         for &(lo, g) in &lows {
             for &(hi, h) in &highs {
                 if hi < lo + 2 {
                     break;
                 }
-                match self.relation(g, h) {
+                let relation = match self.relation(g, h) {
+                    // With foreign partitions around, a member of `h` may hold fewer partitions
+                    // of its own topics than its size says: look at its partitions.
+                    Relation::Subset if any_foreign => Relation::Partial,
+                    r => r,
+                };
+                match relation {
                     Relation::Disjoint => {}
                     Relation::Subset => return false,
                     Relation::Partial => {

@@ -16,8 +16,14 @@
 //! members subscribed to different topic sets never count as "equal" (Java ignores members with
 //! an empty subscription listed first, then hands them partitions), owned partitions that do not
 //! exist are ignored (Java keeps them, then assigns them or throws), a member listing a
-//! partition twice claims it once, and a partition is never given back to a previous owner that
-//! no longer subscribes to its topic.
+//! partition twice claims it once, a partition that Java's stickiness rule left with a previous
+//! owner no longer subscribed to its topic goes to the least loaded subscriber at the end, and
+//! where Java throws a NullPointerException (that rule pointing at a member that takes no part
+//! in the reassignment) the rule is skipped.
+//!
+//! Checked against Kafka trunk's own classes on 20,000 random multi-round sessions
+//! (tools/java_oracle): every answer equal, list order included, except where Java's is invalid
+//! or an exception.
 
 mod constrained;
 mod general;
