@@ -1,0 +1,1 @@
+"""Plug-ins that give other Kafka clients kgroup's implementations."""
