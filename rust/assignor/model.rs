@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::fxhash::{fx_map, FxMap};
 use super::java::{hash_map_order, java_cmp, java_string_hash, JavaHashTable};
 use super::{GroupInput, TopicPartition};
 use crate::error::{Error, Result};
@@ -21,11 +22,13 @@ pub(crate) struct Model<'a> {
     pub topics: Vec<Arc<str>>,
     pub counts: Vec<u32>,
     pub offsets: Vec<u32>,
-    pub topic_ids: HashMap<&'a str, u32>,
+    pub topic_ids: FxMap<&'a str, u32>,
     /// Each member's subscribed topics that have metadata: sorted ids, no duplicates.
     pub member_topics: Vec<Arc<Vec<u32>>>,
     /// Member indices in the iteration order of Java's subscriptions `HashMap`.
     pub java_members: Vec<usize>,
+    /// Topic id of every partition (global index), built on first use.
+    ptopic: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl<'a> Model<'a> {
@@ -72,11 +75,10 @@ impl<'a> Model<'a> {
         }
         let mut named: Vec<(&'a str, Arc<str>)> = names.into_iter().collect();
         named.sort_by(|a, b| java_cmp(a.0, b.0));
-        let topic_ids: HashMap<&'a str, u32> = named
-            .iter()
-            .enumerate()
-            .map(|(i, (n, _))| (*n, i as u32))
-            .collect();
+        let mut topic_ids: FxMap<&'a str, u32> = fx_map(named.len());
+        for (i, (n, _)) in named.iter().enumerate() {
+            topic_ids.insert(*n, i as u32);
+        }
         let topics: Vec<Arc<str>> = named.into_iter().map(|(_, t)| t).collect();
         let counts: Vec<u32> = topics.iter().map(|t| counts_by_name[&**t]).collect();
         let mut offsets = Vec::with_capacity(topics.len() + 1);
@@ -99,6 +101,7 @@ impl<'a> Model<'a> {
             topic_ids,
             member_topics: Vec::new(),
             java_members: Vec::new(),
+            ptopic: std::sync::OnceLock::new(),
         };
 
         let mut member_topics: Vec<Arc<Vec<u32>>> = Vec::with_capacity(input.members.len());
@@ -148,15 +151,20 @@ impl<'a> Model<'a> {
         self.offsets[topic as usize] + partition
     }
 
-    /// topic_of is the topic id of a global partition index.
-    #[inline]
-    pub fn topic_of(&self, index: u32) -> u32 {
-        (self.offsets.partition_point(|&o| o <= index) - 1) as u32
+    /// ptopic is the topic id of every partition, by global index.
+    pub fn ptopic(&self) -> &[u32] {
+        self.ptopic.get_or_init(|| {
+            let mut v = Vec::with_capacity(self.total());
+            for (t, &c) in self.counts.iter().enumerate() {
+                v.extend(std::iter::repeat_n(t as u32, c as usize));
+            }
+            v
+        })
     }
 
     /// tp turns a global index back into a TopicPartition.
     pub fn tp(&self, index: u32) -> TopicPartition {
-        let t = self.topic_of(index);
+        let t = self.ptopic()[index as usize];
         TopicPartition {
             topic: self.topics[t as usize].clone(),
             partition: (index - self.offsets[t as usize]) as i32,

@@ -98,11 +98,22 @@ impl Builder<'_, '_> {
                     owned.push(p);
                 }
             }
-            // By partition number, then topic (KAFKA-16277).
-            owned.sort_by_key(|&p| {
-                let t = model.topic_of(p);
-                (p - model.offsets[t as usize], t)
-            });
+            // By partition number, then topic (KAFKA-16277); keys are distinct, so an unstable
+            // sort gives the same order.
+            let ptopic = model.ptopic();
+            let mut keys: Vec<u64> = owned
+                .iter()
+                .map(|&p| {
+                    let t = ptopic[p as usize];
+                    ((p - model.offsets[t as usize]) as u64) << 32 | t as u64
+                })
+                .collect();
+            keys.sort_unstable();
+            owned.clear();
+            owned.extend(
+                keys.iter()
+                    .map(|&k| model.offsets[(k & 0xffff_ffff) as usize] + (k >> 32) as u32),
+            );
             owned.retain(|&p| !self.claims.is_multi(p));
             let keep = if owned.len() < self.min_quota {
                 self.under.push(m);

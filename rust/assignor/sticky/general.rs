@@ -44,6 +44,54 @@ enum Relation {
     Partial,
 }
 
+/// Loads counts participating members by load, for the smallest and largest load.
+#[derive(Default)]
+struct Loads {
+    count: Vec<u32>,
+    members: usize,
+    min: u32,
+    max: u32,
+}
+
+impl Loads {
+    fn add(&mut self, s: u32) {
+        let i = s as usize;
+        if i >= self.count.len() {
+            self.count.resize(i + 1, 0);
+        }
+        self.count[i] += 1;
+        self.members += 1;
+        if self.members == 1 {
+            (self.min, self.max) = (s, s);
+        } else {
+            self.min = self.min.min(s);
+            self.max = self.max.max(s);
+        }
+    }
+
+    fn remove(&mut self, s: u32) {
+        self.count[s as usize] -= 1;
+        self.members -= 1;
+        if self.members == 0 {
+            return;
+        }
+        while self.count[self.min as usize] == 0 {
+            self.min += 1;
+        }
+        while self.count[self.max as usize] == 0 {
+            self.max -= 1;
+        }
+    }
+
+    fn min(&self) -> Option<u32> {
+        (self.members > 0).then_some(self.min)
+    }
+
+    fn max(&self) -> Option<u32> {
+        (self.members > 0).then_some(self.max)
+    }
+}
+
 struct Journal {
     p: u32,
     old: u32,
@@ -67,7 +115,8 @@ struct General<'m, 'a> {
     lists: Vec<Vec<u32>>,
     size: Vec<u32>,
     participating: Vec<bool>,
-    global: BTreeSet<(u32, u32)>,
+    /// Loads of the participating members: Java's `sortedCurrentSubscriptions` first and last.
+    loads: Loads,
     prev: Vec<(u32, i32)>,
     movements: Movements,
     topic_hashes: Vec<i32>,
@@ -153,7 +202,7 @@ pub(super) fn build(
         lists: vec![Vec::new(); n],
         size: vec![0; n],
         participating: vec![true; n],
-        global: BTreeSet::new(),
+        loads: Loads::default(),
         prev: vec![(NONE, 0); total],
         movements: Movements::new(),
         topic_hashes,
@@ -197,13 +246,13 @@ impl General<'_, '_> {
     fn insert_sets(&mut self, m: usize) {
         let k = self.key(m);
         self.groups[self.member_group[m] as usize].set.insert(k);
-        self.global.insert(k);
+        self.loads.add(k.0);
     }
 
     fn remove_sets(&mut self, m: usize) {
         let k = self.key(m);
         self.groups[self.member_group[m] as usize].set.remove(&k);
-        self.global.remove(&k);
+        self.loads.remove(k.0);
     }
 
     /// prepopulate is Java's `prepopulateCurrentAssignments`: for each partition, the claim of
@@ -305,6 +354,10 @@ impl General<'_, '_> {
 
     /// maybe_assign is Java's `maybeAssign`: each partition to the least loaded subscriber.
     fn maybe_assign(&mut self, partitions: &mut Vec<u32>, rack_match: bool, remove_assigned: bool) {
+        if !rack_match {
+            self.assign_runs(partitions);
+            return;
+        }
         let mut left = Vec::new();
         for &p in partitions.iter() {
             match self.least_loaded(p, rack_match) {
@@ -318,6 +371,93 @@ impl General<'_, '_> {
         }
         if remove_assigned {
             *partitions = left;
+        }
+    }
+
+    fn assign_one(&mut self, p: u32) {
+        if let Some(m) = self.least_loaded(p, false) {
+            self.remove_sets(m);
+            self.append(p, m);
+            self.insert_sets(m);
+        }
+    }
+
+    /// assign_runs is `maybe_assign` without rack matching. Consecutive partitions whose topics
+    /// have the same subscriber groups form a run; in a long run the successive least loaded
+    /// members come from two sorted queues per group (the members not yet picked, and those
+    /// picked, in the order picked, which is sorted too since picks only grow), instead of
+    /// reordering a tree after every partition. The picks are the same as one at a time.
+    fn assign_runs(&mut self, partitions: &[u32]) {
+        const RUN_MIN: usize = 64;
+        let mut i = 0;
+        while i < partitions.len() {
+            let t = self.ptopic[partitions[i] as usize];
+            let mut j = i + 1;
+            while j < partitions.len() {
+                let u = self.ptopic[partitions[j] as usize];
+                if u != t && self.topic_groups[u as usize] != self.topic_groups[t as usize] {
+                    break;
+                }
+                j += 1;
+            }
+            let groups = self.topic_groups[t as usize].clone();
+            if j - i < RUN_MIN || groups.is_empty() {
+                for &p in &partitions[i..j] {
+                    self.assign_one(p);
+                }
+            } else {
+                self.assign_run(&partitions[i..j], &groups);
+            }
+            i = j;
+        }
+    }
+
+    fn assign_run(&mut self, run: &[u32], groups: &[u32]) {
+        let mut fresh: Vec<(Vec<(u32, u32)>, usize)> = Vec::with_capacity(groups.len());
+        let mut picked: Vec<(Vec<(u32, u32)>, usize)> = Vec::with_capacity(groups.len());
+        for &g in groups {
+            let set = std::mem::take(&mut self.groups[g as usize].set);
+            fresh.push((set.into_iter().collect(), 0));
+            picked.push((Vec::new(), 0));
+        }
+        for &p in run {
+            let mut best: Option<((u32, u32), usize, bool)> = None;
+            for k in 0..groups.len() {
+                let (f, fi) = &fresh[k];
+                if let Some(&key) = f.get(*fi) {
+                    if best.is_none_or(|(b, _, _)| key < b) {
+                        best = Some((key, k, false));
+                    }
+                }
+                let (q, qi) = &picked[k];
+                if let Some(&key) = q.get(*qi) {
+                    if best.is_none_or(|(b, _, _)| key < b) {
+                        best = Some((key, k, true));
+                    }
+                }
+            }
+            let Some(((size, rank), k, from_picked)) = best else {
+                break;
+            };
+            if from_picked {
+                picked[k].1 += 1;
+            } else {
+                fresh[k].1 += 1;
+            }
+            let m = self.by_rank[rank as usize] as usize;
+            self.loads.remove(size);
+            self.append(p, m);
+            self.loads.add(size + 1);
+            picked[k].0.push((size + 1, rank));
+        }
+        for (k, &g) in groups.iter().enumerate() {
+            let (f, fi) = &fresh[k];
+            let (q, qi) = &picked[k];
+            let mut merged: Vec<(u32, u32)> = Vec::with_capacity(f.len() - fi + q.len() - qi);
+            merged.extend_from_slice(&f[*fi..]);
+            merged.extend_from_slice(&q[*qi..]);
+            merged.sort_unstable();
+            self.groups[g as usize].set = merged.into_iter().collect();
         }
     }
 
@@ -352,7 +492,7 @@ impl General<'_, '_> {
         unassigned: Vec<u32>,
         revocation_required: bool,
     ) {
-        let initializing = self.global.last().is_none_or(|&(s, _)| s == 0);
+        let initializing = self.loads.max().is_none_or(|s| s == 0);
         let mut to_assign = unassigned.clone();
         if self.racks.is_some() {
             self.maybe_assign(&mut to_assign, true, true);
@@ -587,7 +727,7 @@ impl General<'_, '_> {
     }
 
     fn compute_balanced(&mut self) -> bool {
-        let (Some(&(min, _)), Some(&(max, _))) = (self.global.first(), self.global.last()) else {
+        let (Some(min), Some(max)) = (self.loads.min(), self.loads.max()) else {
             return true;
         };
         if min + 1 >= max {

@@ -32,6 +32,7 @@ mod movements;
 use std::borrow::Cow;
 
 use super::consumer_protocol::{decode_cooperative_user_data, decode_sticky_user_data};
+use super::fxhash::{fx_map, FxMap};
 use super::java::java_cmp;
 use super::model::Model;
 use super::racks::Racks;
@@ -279,32 +280,37 @@ fn same_list(a: &[std::sync::Arc<str>], b: &[std::sync::Arc<str>]) -> bool {
             .all(|(x, y)| std::sync::Arc::ptr_eq(x, y) || x == y)
 }
 
-/// Lookup finds global partition indices, remembering the last topic (owned partitions come
-/// grouped by topic).
+/// Lookup finds global partition indices. Owned partitions usually share a few topic strings
+/// (`Arc`s), so topic ids are cached by string address; the cache keeps each string alive, so
+/// an address cannot be reused for another string while the cache exists (user data decoded on
+/// the fly frees its strings early).
 pub(crate) struct Lookup<'m, 'a> {
     model: &'m Model<'a>,
-    last: Option<(std::sync::Arc<str>, Option<u32>)>,
+    by_address: FxMap<usize, (std::sync::Arc<str>, Option<u32>)>,
 }
 
 impl<'m, 'a> Lookup<'m, 'a> {
     pub fn new(model: &'m Model<'a>) -> Self {
-        Lookup { model, last: None }
+        Lookup {
+            model,
+            by_address: fx_map(64),
+        }
     }
 
     /// find is the global index of `tp`, `None` when its topic is not assigned here or the
     /// partition does not exist.
+    #[inline]
     pub fn find(&mut self, tp: &TopicPartition) -> Option<u32> {
-        let topic = match &self.last {
-            Some((t, id)) if std::sync::Arc::ptr_eq(t, &tp.topic) || *t == tp.topic => *id,
-            _ => {
-                let id = self.model.topic_ids.get(&*tp.topic).copied();
-                self.last = Some((tp.topic.clone(), id));
-                id
-            }
-        }?;
-        let count = self.model.counts[topic as usize];
+        let address = std::sync::Arc::as_ptr(&tp.topic) as *const u8 as usize;
+        let model = self.model;
+        let topic = self
+            .by_address
+            .entry(address)
+            .or_insert_with(|| (tp.topic.clone(), model.topic_ids.get(&*tp.topic).copied()))
+            .1?;
+        let count = model.counts[topic as usize];
         (tp.partition >= 0 && (tp.partition as u32) < count)
-            .then(|| self.model.index(topic, tp.partition as u32))
+            .then(|| model.index(topic, tp.partition as u32))
     }
 }
 
