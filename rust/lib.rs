@@ -3,6 +3,7 @@
 //! The pure core has no Python in it; the PyO3 bindings live in `py/` behind the
 //! `python` feature so that `cargo test` runs without an interpreter.
 
+pub mod assignor;
 pub mod error;
 pub mod hash;
 pub mod keys;

@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod arrow;
+mod assignors;
 pub mod errors;
 mod partition;
 mod partitioners;
@@ -14,6 +15,7 @@ mod records;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     partition::register(m)?;
+    assignors::register(m)?;
     partitioners::register(m)?;
     records::register(m)?;
     protocol::register(m)?;

@@ -1,0 +1,253 @@
+"""Kafka's consumer assignors (classic group protocol), computed in Rust.
+
+The group leader decides which member consumes which partitions. Each assignor here makes the
+decisions Java's makes, in the same order, so a kgroup leader and a Java leader hand out the
+same partitions in the same list order:
+
+- :class:`RangeAssignor` (``range``): per topic, consecutive ranges in member order; rack-aware
+  as in KIP-881 when ``partition_racks`` and member racks are given.
+- :class:`RoundRobinAssignor` (``roundrobin``): all partitions dealt around the members.
+- :class:`StickyAssignor` (``sticky``): balanced, moving as few partitions as possible (eager).
+- :class:`CooperativeStickyAssignor` (``cooperative-sticky``): the same plan, but a partition
+  changing owner is withheld until its owner has revoked it (KIP-429, two rounds).
+
+>>> from kgroup.assignors import RangeAssignor, Subscription
+>>> out = RangeAssignor().assign({"t": 3}, {"c0": Subscription(["t"]), "c1": Subscription(["t"])})
+>>> [tp.partition for tp in out["c0"].partitions], [tp.partition for tp in out["c1"].partitions]
+([0, 1], [2])
+
+Members are given in the order the coordinator listed them in the JoinGroup response (a Java
+leader fills its ``HashMap`` in that order, which decides ties the way Java does). The result
+maps every member id to an :class:`Assignment`, in the order of ``subscriptions``. Assignments
+run with the GIL released.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
+
+from kgroup import _native
+from kgroup._native import Assignment, Subscription
+
+__all__ = [
+    "ASSIGNORS",
+    "Assignment",
+    "CooperativeStickyAssignor",
+    "RangeAssignor",
+    "RebalanceProtocol",
+    "RoundRobinAssignor",
+    "StickyAssignor",
+    "Subscription",
+    "TopicPartition",
+    "assignor",
+]
+
+
+class TopicPartition(NamedTuple):
+    """One partition of one topic."""
+
+    topic: str
+    partition: int
+
+
+class RebalanceProtocol(enum.IntEnum):
+    """Java's ``ConsumerPartitionAssignor.RebalanceProtocol``."""
+
+    EAGER = 0
+    COOPERATIVE = 1
+
+
+PartitionRacks = Mapping[tuple[str, int], Iterable[str]]
+
+
+def _args(
+    partitions_per_topic: Mapping[str, int],
+    subscriptions: Mapping[str, Subscription],
+    partition_racks: PartitionRacks | None,
+) -> tuple[dict, dict, dict | None]:
+    ppt = partitions_per_topic if type(partitions_per_topic) is dict else dict(partitions_per_topic)
+    subs = subscriptions if type(subscriptions) is dict else dict(subscriptions)
+    racks = None
+    if partition_racks is not None:
+        racks = {tuple(k): list(v) for k, v in partition_racks.items()}
+    return ppt, subs, racks
+
+
+class RangeAssignor:
+    """Kafka's ``RangeAssignor``: per topic, subscribers in member order take consecutive ranges.
+
+    Members with a ``group_instance_id`` come first, by instance id, then the others by member
+    id (Java's ``String.compareTo``). The first ``partitions % subscribers`` members of a topic get
+    one extra partition. With ``partition_racks`` and member racks, partitions go to members on
+    a rack holding a replica where balance allows (KIP-881), topics with the same subscribers
+    and partition count staying co-partitioned.
+    """
+
+    name = "range"
+    supported_protocols = (RebalanceProtocol.EAGER,)
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        *,
+        partition_racks: PartitionRacks | None = None,
+    ) -> dict[str, Assignment]:
+        """Assign the partitions of the subscribed topics; topics missing from
+        ``partitions_per_topic`` (or with 0 partitions) are skipped, as Java skips topics
+        without metadata."""
+        return _native.assign_range(*_args(partitions_per_topic, subscriptions, partition_racks))
+
+    def __repr__(self) -> str:
+        return "RangeAssignor()"
+
+
+class RoundRobinAssignor:
+    """Kafka's ``RoundRobinAssignor``: partitions of all topics (sorted by topic, then partition)
+    dealt in turn to the members in member order, skipping members not subscribed to the topic.
+    ``partition_racks`` is accepted and ignored, as Java's round-robin assignor is not rack-aware.
+    """
+
+    name = "roundrobin"
+    supported_protocols = (RebalanceProtocol.EAGER,)
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        *,
+        partition_racks: PartitionRacks | None = None,
+    ) -> dict[str, Assignment]:
+        """Assign the partitions of the subscribed topics round-robin."""
+        ppt, subs, _ = _args(partitions_per_topic, subscriptions, None)
+        return _native.assign_round_robin(ppt, subs)
+
+    def __repr__(self) -> str:
+        return "RoundRobinAssignor()"
+
+
+class StickyAssignor:
+    """Kafka's ``StickyAssignor`` (KIP-54), eager: a balanced assignment that keeps as many
+    partitions as possible where they were.
+
+    Like Java's, it reads each member's previous partitions and generation from the member's
+    *user data* (StickyAssignor user data V1/V0, see :meth:`subscription`), because eager
+    members revoke everything before joining. With equal subscriptions it uses Java's
+    constrained path (counts differ by at most one); otherwise Java's general path.
+
+    An instance remembers the highest generation it has seen, as Java's does; use one instance
+    per group, like a Java leader. Conflicting claims on a partition go to the member of the
+    higher generation; two claims from the same generation both lose it.
+    """
+
+    name = "sticky"
+    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+    _cooperative = False
+
+    def __init__(self) -> None:
+        self._engine = _native.StickyEngine(self._cooperative)
+        self.last_transferring: dict[TopicPartition, str] = {}
+        self.last_constrained: bool | None = None
+
+    @property
+    def max_generation(self) -> int:
+        """The highest generation seen so far (-1 before any): Java's ``maxGeneration``."""
+        return self._engine.max_generation
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        *,
+        partition_racks: PartitionRacks | None = None,
+    ) -> dict[str, Assignment]:
+        """Assign the partitions of the subscribed topics. Afterwards
+        :attr:`last_transferring` maps each partition that changes owner to its new owner, and
+        :attr:`last_constrained` says whether all subscriptions were equal."""
+        out, moving, constrained = self._engine.assign(
+            *_args(partitions_per_topic, subscriptions, partition_racks)
+        )
+        self.last_transferring = dict(moving)
+        self.last_constrained = constrained
+        return out
+
+    @staticmethod
+    def subscription(
+        topics: Iterable[str],
+        owned: Iterable[tuple[str, int]] | None = None,
+        generation: int = -1,
+        *,
+        rack_id: str | None = None,
+        group_instance_id: str | None = None,
+    ) -> Subscription:
+        """The Subscription a Java StickyAssignor member sends: its previous partitions and
+        generation in V1 user data (null user data before its first assignment)."""
+        from kgroup.consumer_protocol import encode_sticky_user_data
+
+        user_data = None if owned is None else encode_sticky_user_data(list(owned), generation)
+        return Subscription(
+            list(topics),
+            user_data=user_data,
+            generation_id=generation,
+            rack_id=rack_id,
+            group_instance_id=group_instance_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class CooperativeStickyAssignor(StickyAssignor):
+    """Kafka's ``CooperativeStickyAssignor`` (KIP-429): the sticky plan, with every partition
+    that changes owner left out of this round. Its owner sees it gone and revokes it; the
+    follow-up rebalance then assigns it. No partition is ever assigned to a member while
+    another member still owns it.
+
+    Previous partitions come from ``owned_partitions`` and the generation from
+    ``generation_id`` (protocol v2+), else from the 4-byte user data (see :meth:`subscription`).
+    """
+
+    name = "cooperative-sticky"
+    supported_protocols = (RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER)
+    _cooperative = True
+
+    @staticmethod
+    def subscription(
+        topics: Iterable[str],
+        owned: Iterable[tuple[str, int]] | None = None,
+        generation: int = -1,
+        *,
+        rack_id: str | None = None,
+        group_instance_id: str | None = None,
+    ) -> Subscription:
+        """The Subscription a Java CooperativeStickyAssignor member sends: owned partitions,
+        generation, and the generation again as 4-byte user data."""
+        return Subscription(
+            list(topics),
+            user_data=int(generation).to_bytes(4, "big", signed=True),
+            owned_partitions=list(owned or ()),
+            generation_id=generation,
+            rack_id=rack_id,
+            group_instance_id=group_instance_id,
+        )
+
+
+ASSIGNORS = {
+    cls.name: cls
+    for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor)
+}
+
+
+def assignor(name: str) -> RangeAssignor | RoundRobinAssignor | StickyAssignor:
+    """A new assignor by Kafka name (``range``, ``roundrobin``, ``sticky``,
+    ``cooperative-sticky``)."""
+    try:
+        return ASSIGNORS[name]()
+    except KeyError:
+        from kgroup.errors import InvalidArgument
+
+        raise InvalidArgument(
+            f"unknown assignor {name!r}; known: {', '.join(sorted(ASSIGNORS))}"
+        ) from None
