@@ -161,7 +161,112 @@ def validate_args(
             raise InvalidArgument(
                 f"output {output!r} already exists: pass --overwrite to replace it"
             )
-    return fmt, output_format or fmt
+    out_fmt = output_format or fmt
+    columns = _local_columns(input, fmt)
+    if columns is not None:
+        _check_columns(columns, key_column, partition_column, out_fmt)
+    return fmt, out_fmt
+
+
+def _local_columns(path: str, fmt: str) -> dict[str, str] | None:
+    """_local_columns reads the column names and kinds (``string``, ``binary`` or the type's
+    name) of a local Parquet or CSV input from its first file, without Spark: a wrong key
+    column is reported before Spark starts. None when it cannot tell cheaply (JSON, remote
+    storage, unusual compression); Spark's schema is checked again later."""
+    if not _is_local_path(path) or fmt not in ("parquet", "csv"):
+        return None
+    first = _first_data_file(_local(path))
+    if first is None:
+        return None
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(first)
+        except (OSError, pa.ArrowException) as e:
+            raise InvalidArgument(f"cannot read input {first!r} as parquet: {e}") from None
+        return {f.name: _arrow_kind(f.type) for f in schema}
+    ext = os.path.splitext(first)[1].lower()
+    opener = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}.get(ext, "")
+    if not opener and ext in _COMPRESSION:
+        return None
+    import csv
+    import importlib
+
+    open_ = importlib.import_module(opener).open if opener else open
+    try:
+        with open_(first, "rt", encoding="utf-8", newline="") as f:
+            # Spark's CSV defaults: comma, double quotes, backslash escapes.
+            header = next(csv.reader(f, escapechar="\\"), None)
+    except (OSError, UnicodeDecodeError, EOFError, csv.Error) as e:
+        raise InvalidArgument(f"cannot read input {first!r} as csv: {e}") from None
+    if header is None:
+        return None
+    return dict.fromkeys(header, "string")
+
+
+def _first_data_file(path: str) -> str | None:
+    matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
+    for m in matches:
+        if os.path.isfile(m):
+            return m
+        for root, dirs, files in os.walk(m):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            for name in sorted(files):
+                if not name.startswith((".", "_")):
+                    return os.path.join(root, name)
+    return None
+
+
+def _arrow_kind(t: object) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return "string"
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
+        return "binary"
+    if pa.types.is_nested(t):
+        return f"nested {t}"
+    return str(t)
+
+
+def _check_columns(
+    columns: dict[str, str], key_column: str, partition_column: str, out_fmt: str
+) -> None:
+    if key_column not in columns:
+        folded = [c for c in columns if c.lower() == key_column.lower()]
+        hint = f" (did you mean {folded[0]!r}?)" if folded else ""
+        names = ", ".join(columns) or "none"
+        raise InvalidArgument(
+            f"key column {key_column!r} not found{hint}; the columns are: {names}"
+        )
+    kind = columns[key_column]
+    if kind not in ("string", "binary"):
+        raise InvalidType(
+            f"key column {key_column!r} is {kind}: Kafka partitions the serialized key bytes, "
+            "so the key column must be string or binary "
+            "(cast it to the bytes your producer's key serializer writes)"
+        )
+    if partition_column in columns:
+        raise InvalidArgument(
+            f"the input already has a column {partition_column!r}: "
+            "choose another name with --partition-column"
+        )
+    if out_fmt == "csv":
+        for name, kind in columns.items():
+            if kind == "binary" or kind.startswith("nested"):
+                raise InvalidType(
+                    f"column {name!r} is {kind}, which CSV cannot hold: "
+                    "choose --output-format parquet or json"
+                )
 
 
 class _FileSystem:

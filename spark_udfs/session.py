@@ -50,6 +50,7 @@ def get_session(
             # Workers must import the kgroup this driver imports; the driver is reachable
             # from this machine only.
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             builder = (
                 builder.config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")

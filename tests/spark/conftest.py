@@ -19,6 +19,7 @@ def spark() -> Iterator[object]:
     """A local[2] SparkSession bound to 127.0.0.1, without UI or progress bar, stopped at the
     end of the session. Its Python workers run this interpreter."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
     session = (
