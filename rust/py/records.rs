@@ -4,6 +4,8 @@
 //! (for inputs of 16 KiB and more: CRCs, decompression and parsing), then turned into Python
 //! objects with it held.
 
+use std::sync::Arc;
+
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -13,9 +15,10 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 use super::errors::{to_pyerr, IntoPyResult};
 use super::partition::key_bytes;
 use crate::error::Error;
+use crate::protocol::primitives::Writer;
 use crate::protocol::records::{
-    self as rec, BatchHeader, Compression, ControlRecordKey, DecodeOptions, EndTransactionMarker,
-    Header, Record, RecordBatch, TimestampType,
+    self as rec, BatchHeader, Compression, ControlRecordKey, DecodeOptions, DecodedBatch,
+    EndTransactionMarker, Header, Record, RecordBatch, RecordRef, RecordSpan, TimestampType,
 };
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -70,48 +73,19 @@ fn invalid(py: Python<'_>, m: String) -> PyErr {
     to_pyerr(py, Error::InvalidArgument(m))
 }
 
-/// bytes_obj turns bytes, bytearray, str (UTF-8) or None into a bytes object or None; bytes are
-/// kept as they are.
-fn bytes_obj(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Py<PyBytes>>> {
-    if let Ok(b) = v.cast::<PyBytes>() {
-        return Ok(Some(b.clone().unbind()));
-    }
-    let py = v.py();
-    match key_bytes(v) {
-        Ok(Some(b)) => Ok(Some(PyBytes::new(py, &b).unbind())),
-        Ok(None) => Ok(None),
-        Err(e) if e.is_instance_of::<PyTypeError>(py) => Err(to_pyerr(
-            py,
-            Error::InvalidType(format!(
-                "{what} must be bytes, bytearray, str or None, got {}",
-                v.get_type().name()?
-            )),
-        )),
-        Err(e) => Err(e),
-    }
-}
-
-fn opt_bytes(py: Python<'_>, b: &Option<Py<PyBytes>>) -> Option<Vec<u8>> {
-    b.as_ref().map(|b| b.bind(py).as_bytes().to_vec())
-}
-
 /// Record(offset=0, timestamp=-1, key=None, value=None, headers=()): one record. `headers` is a
 /// sequence of (key, value) pairs: str keys, bytes-or-None values.
+///
+/// A decoded record holds no Python objects: it points into its batch's bytes (shared by the
+/// batch's records) and makes `key`, `value` and `headers` when they are read.
 #[pyclass(name = "Record", module = "kgroup.protocol.records", frozen)]
 pub struct PyRecord {
-    #[pyo3(get)]
-    offset: i64,
-    #[pyo3(get)]
-    timestamp: i64,
-    #[pyo3(get)]
-    key: Option<Py<PyBytes>>,
-    #[pyo3(get)]
-    value: Option<Py<PyBytes>>,
-    #[pyo3(get)]
-    headers: Py<PyTuple>,
+    data: Arc<Vec<u8>>,
+    span: RecordSpan,
 }
 
-fn header_pair<'py>(py: Python<'py>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+/// header_bytes reads one (key, value) header given from Python.
+fn header_bytes(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, Option<Vec<u8>>)> {
     let pair = item
         .cast::<PyTuple>()
         .ok()
@@ -123,105 +97,102 @@ fn header_pair<'py>(py: Python<'py>, item: &Bound<'py, PyAny>) -> PyResult<Bound
             )
         })?;
     let k = pair.get_item(0)?;
-    let key: Bound<'py, PyString> = if let Ok(s) = k.cast::<PyString>() {
-        s.clone()
+    let key = if let Ok(s) = k.cast::<PyString>() {
+        s.to_str()?.as_bytes().to_vec()
     } else if let Ok(b) = k.cast::<PyBytes>() {
-        let s = std::str::from_utf8(b.as_bytes())
-            .map_err(|_| invalid(py, "header key bytes are not UTF-8".into()))?;
-        PyString::new(py, s)
+        std::str::from_utf8(b.as_bytes())
+            .map_err(|_| invalid(py, "header key bytes are not UTF-8".into()))?
+            .as_bytes()
+            .to_vec()
     } else {
         return Err(to_pyerr(
             py,
             Error::InvalidType("header keys must be str".into()),
         ));
     };
-    let value = bytes_obj(&pair.get_item(1)?, "header value")?;
-    PyTuple::new(
-        py,
-        [
-            key.into_any(),
-            value.map_or_else(|| py.None().into_bound(py), |v| v.into_bound(py).into_any()),
-        ],
-    )
+    let value = bytes_arg(&pair.get_item(1)?, "header value")?;
+    Ok((key, value))
+}
+
+/// bytes_arg reads bytes, bytearray, str (UTF-8) or None.
+fn bytes_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Vec<u8>>> {
+    let py = v.py();
+    match key_bytes(v) {
+        Ok(b) => Ok(b.map(|b| b.into_owned())),
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => Err(to_pyerr(
+            py,
+            Error::InvalidType(format!(
+                "{what} must be bytes, bytearray, str or None, got {}",
+                v.get_type().name()?
+            )),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+fn opt_pybytes<'py>(py: Python<'py>, b: Option<&[u8]>) -> Bound<'py, PyAny> {
+    match b {
+        Some(b) => PyBytes::new(py, b).into_any(),
+        None => py.None().into_bound(py),
+    }
 }
 
 impl PyRecord {
-    fn from_core(py: Python<'_>, r: &Record) -> PyResult<Self> {
-        let headers = if r.headers.is_empty() {
-            PyTuple::empty(py)
-        } else {
-            let pairs = r
-                .headers
-                .iter()
-                .map(|h| -> PyResult<Bound<'_, PyTuple>> {
-                    let v = match &h.value {
-                        Some(v) => PyBytes::new(py, v).into_any(),
-                        None => py.None().into_bound(py),
-                    };
-                    PyTuple::new(py, [PyString::new(py, &h.key).into_any(), v])
-                })
-                .collect::<PyResult<Vec<_>>>()?;
-            PyTuple::new(py, pairs)?
+    fn get(&self) -> RecordRef<'_> {
+        self.span.get(&self.data)
+    }
+
+    /// from_record lays an owned record out in a buffer of its own: key, value, then the
+    /// headers in their wire form.
+    fn from_record(r: &Record) -> Self {
+        let mut data = Vec::new();
+        let put = |data: &mut Vec<u8>, b: &Option<Vec<u8>>| {
+            b.as_ref().map(|b| {
+                data.extend_from_slice(b);
+                (data.len() - b.len(), b.len())
+            })
         };
-        Ok(PyRecord {
+        let key = put(&mut data, &r.key);
+        let value = put(&mut data, &r.value);
+        let headers_at = data.len();
+        let mut w = Writer { buf: data };
+        for h in &r.headers {
+            w.varint(h.key.len() as i32);
+            w.raw(h.key.as_bytes());
+            match &h.value {
+                Some(v) => {
+                    w.varint(v.len() as i32);
+                    w.raw(v);
+                }
+                None => w.varint(-1),
+            }
+        }
+        let data = w.into_inner();
+        let span = RecordSpan {
             offset: r.offset,
             timestamp: r.timestamp,
-            key: r.key.as_ref().map(|k| PyBytes::new(py, k).unbind()),
-            value: r.value.as_ref().map(|v| PyBytes::new(py, v).unbind()),
-            headers: headers.unbind(),
-        })
-    }
-
-    fn to_core(&self, py: Python<'_>) -> PyResult<Record> {
-        let headers = self
-            .headers
-            .bind(py)
-            .iter()
-            .map(|pair| -> PyResult<Header> {
-                let pair = pair.cast::<PyTuple>()?;
-                let key = pair.get_item(0)?.cast::<PyString>()?.to_str()?.to_owned();
-                let v = pair.get_item(1)?;
-                let value = if v.is_none() {
-                    None
-                } else {
-                    Some(v.cast::<PyBytes>()?.as_bytes().to_vec())
-                };
-                Ok(Header { key, value })
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(Record {
-            offset: self.offset,
-            timestamp: self.timestamp,
-            key: opt_bytes(py, &self.key),
-            value: opt_bytes(py, &self.value),
-            headers,
-        })
-    }
-
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(
-            py,
-            [
-                self.offset.into_pyobject(py)?.into_any(),
-                self.timestamp.into_pyobject(py)?.into_any(),
-                self.key.clone_ref_opt(py),
-                self.value.clone_ref_opt(py),
-                self.headers.bind(py).clone().into_any(),
-            ],
-        )
-    }
-}
-
-trait OptBytes {
-    fn clone_ref_opt<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny>;
-}
-
-impl OptBytes for Option<Py<PyBytes>> {
-    fn clone_ref_opt<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
-        match self {
-            Some(b) => b.bind(py).clone().into_any(),
-            None => py.None().into_bound(py),
+            key,
+            value,
+            headers: (headers_at, data.len() - headers_at),
+            header_count: r.headers.len(),
+        };
+        PyRecord {
+            data: Arc::new(data),
+            span,
         }
+    }
+
+    fn to_core(&self) -> Record {
+        self.get().to_record()
+    }
+
+    fn same(&self, o: &PyRecord) -> bool {
+        let (a, b) = (self.get(), o.get());
+        a.offset == b.offset
+            && a.timestamp == b.timestamp
+            && a.key == b.key
+            && a.value == b.value
+            && a.headers().eq(b.headers())
     }
 }
 
@@ -241,57 +212,105 @@ impl PyRecord {
         headers: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let key = match key {
-            Some(k) => bytes_obj(k, "key")?,
+            Some(k) => bytes_arg(k, "key")?,
             None => None,
         };
         let value = match value {
-            Some(v) => bytes_obj(v, "value")?,
+            Some(v) => bytes_arg(v, "value")?,
             None => None,
         };
         let headers = match headers {
-            None => PyTuple::empty(py),
-            Some(h) => {
-                let pairs = h
-                    .try_iter()
-                    .map_err(|_| {
-                        to_pyerr(
-                            py,
-                            Error::InvalidType("headers must be a sequence of (key, value)".into()),
-                        )
-                    })?
-                    .map(|item| header_pair(py, &item?))
-                    .collect::<PyResult<Vec<_>>>()?;
-                PyTuple::new(py, pairs)?
-            }
+            None => Vec::new(),
+            Some(h) => h
+                .try_iter()
+                .map_err(|_| {
+                    to_pyerr(
+                        py,
+                        Error::InvalidType("headers must be a sequence of (key, value)".into()),
+                    )
+                })?
+                .map(|item| {
+                    let (k, value) = header_bytes(py, &item?)?;
+                    // header_bytes checked the key is UTF-8.
+                    Ok(Header {
+                        key: String::from_utf8_lossy(&k).into_owned(),
+                        value,
+                    })
+                })
+                .collect::<PyResult<Vec<_>>>()?,
         };
-        Ok(PyRecord {
+        Ok(PyRecord::from_record(&Record {
             offset,
             timestamp,
             key,
             value,
-            headers: headers.unbind(),
-        })
+            headers,
+        }))
     }
 
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        match other.cast::<PyRecord>() {
-            Ok(o) => self.fields(py)?.eq(o.get().fields(py)?),
-            Err(_) => Ok(false),
+    #[getter]
+    fn offset(&self) -> i64 {
+        self.span.offset
+    }
+
+    #[getter]
+    fn timestamp(&self) -> i64 {
+        self.span.timestamp
+    }
+
+    /// key is the key's bytes, or None.
+    #[getter]
+    fn key<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        opt_pybytes(py, self.get().key)
+    }
+
+    /// value is the value's bytes, or None.
+    #[getter]
+    fn value<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        opt_pybytes(py, self.get().value)
+    }
+
+    /// headers is a tuple of (str, bytes | None); invalid UTF-8 in a key is replaced, as Java
+    /// reads it.
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let r = self.get();
+        if r.header_count() == 0 {
+            return Ok(PyTuple::empty(py));
         }
+        let pairs = r
+            .headers()
+            .map(|(k, v)| {
+                let k = PyString::new(py, &String::from_utf8_lossy(k)).into_any();
+                PyTuple::new(py, [k, opt_pybytes(py, v)])
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, pairs)
     }
 
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        self.fields(py)?.hash()
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyRecord>().is_ok_and(|o| self.same(o.get()))
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let r = self.get();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (r.offset, r.timestamp, r.key, r.value).hash(&mut h);
+        r.headers().for_each(|kv| kv.hash(&mut h));
+        // Python reserves -1 for errors; keep the hash non-negative as an isize.
+        h.finish() >> 1
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let r = self.get();
         Ok(format!(
             "Record(offset={}, timestamp={}, key={}, value={}, headers={})",
-            self.offset,
-            self.timestamp,
-            self.key.clone_ref_opt(py).repr()?,
-            self.value.clone_ref_opt(py).repr()?,
-            self.headers.bind(py).repr()?
+            r.offset,
+            r.timestamp,
+            opt_pybytes(py, r.key).repr()?,
+            opt_pybytes(py, r.value).repr()?,
+            self.headers(py)?.repr()?
         ))
     }
 }
@@ -330,12 +349,23 @@ pub struct PyRecordBatch {
 }
 
 impl PyRecordBatch {
-    fn from_core(py: Python<'_>, b: &RecordBatch) -> PyResult<Self> {
-        let records = b
-            .records
+    /// from_decoded wraps a decoded batch; its records share one copy of the batch's bytes.
+    fn from_decoded(py: Python<'_>, d: DecodedBatch<'_>) -> PyResult<Self> {
+        let data = Arc::new(d.data.into_owned());
+        let records = d
+            .spans
             .iter()
-            .map(|r| Bound::new(py, PyRecord::from_core(py, r)?))
+            .map(|&span| {
+                Bound::new(
+                    py,
+                    PyRecord {
+                        data: Arc::clone(&data),
+                        span,
+                    },
+                )
+            })
             .collect::<PyResult<Vec<_>>>()?;
+        let b = &d.batch;
         Ok(PyRecordBatch {
             base_offset: b.base_offset,
             partition_leader_epoch: b.partition_leader_epoch,
@@ -360,7 +390,7 @@ impl PyRecordBatch {
             .records
             .bind(py)
             .iter()
-            .map(|r| r.cast::<PyRecord>()?.get().to_core(py))
+            .map(|r| Ok(r.cast::<PyRecord>()?.get().to_core()))
             .collect::<PyResult<Vec<_>>>()?;
         Ok(RecordBatch {
             base_offset: self.base_offset,
@@ -703,7 +733,7 @@ fn records_from_py(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Vec<R
     it.map(|item| {
         let item = item?;
         match item.cast::<PyRecord>() {
-            Ok(r) => r.get().to_core(py),
+            Ok(r) => Ok(r.get().to_core()),
             Err(_) => Err(to_pyerr(
                 py,
                 Error::InvalidType(format!(
@@ -815,14 +845,14 @@ fn decode_batches<'py>(
         verify_crc,
     };
     let batches = if s.len() >= DETACH_AT {
-        py.detach(|| rec::decode_batches(s, &opts))
+        py.detach(|| rec::decode_batch_views(s, &opts))
     } else {
-        rec::decode_batches(s, &opts)
+        rec::decode_batch_views(s, &opts)
     }
     .py_err(py)?;
     let items = batches
-        .iter()
-        .map(|b| Bound::new(py, PyRecordBatch::from_core(py, b)?))
+        .into_iter()
+        .map(|b| Bound::new(py, PyRecordBatch::from_decoded(py, b)?))
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
@@ -945,7 +975,7 @@ fn parse_control_record(
     let as_bytes = |v: Option<&Bound<'_, PyAny>>, what: &str| -> PyResult<Option<Vec<u8>>> {
         match v {
             None => Ok(None),
-            Some(v) => Ok(bytes_obj(v, what)?.map(|b| b.bind(py).as_bytes().to_vec())),
+            Some(v) => bytes_arg(v, what),
         }
     };
     let key = as_bytes(key, "key")?;

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 
 use super::compression::{self, Budget, Compression};
 use super::header::{self, BatchHeader, BATCH_OVERHEAD};
+use super::view::{read_header, read_len_bytes, DecodedBatch, RecordSpan};
 use super::{legacy, DecodeOptions};
 use crate::error::{Error, Result};
 use crate::protocol::primitives::{varint_len, varlong_len, Reader, Writer};
@@ -298,26 +299,26 @@ impl RecordBatch {
         Ok(())
     }
 
-    /// decode reads one v2 batch that fills `batch` exactly (its length field agreeing).
-    pub(super) fn decode_v2(
-        batch: &[u8],
+    /// decode_v2 reads one v2 batch that fills `batch` exactly (its length field agreeing).
+    pub(super) fn decode_v2<'a>(
+        batch: &'a [u8],
         opts: &DecodeOptions,
         budget: &mut Budget,
-    ) -> Result<RecordBatch> {
+    ) -> Result<DecodedBatch<'a>> {
         let h = BatchHeader::parse_with(batch, opts.verify_crc)?;
         let body = &batch[BATCH_OVERHEAD..h.size()];
         let compression = h.compression()?;
-        let data: Cow<'_, [u8]> = match compression {
+        let data: Cow<'a, [u8]> = match compression {
             Compression::None => Cow::Borrowed(body),
             c => Cow::Owned(compression::decompress(c, 2, body, budget)?),
         };
         let log_append_time =
             (h.timestamp_type() == TimestampType::LogAppendTime).then_some(h.max_timestamp);
-        let mut records =
+        let mut spans =
             Vec::with_capacity((h.records_count as usize).min(data.len() / MIN_RECORD_SIZE));
         let mut r = Reader::new(&data);
         for _ in 0..h.records_count {
-            records.push(read_record(
+            spans.push(read_record(
                 &mut r,
                 h.base_offset,
                 h.base_timestamp,
@@ -332,7 +333,7 @@ impl RecordBatch {
                 h.records_count
             )));
         }
-        Ok(RecordBatch {
+        let batch = RecordBatch {
             base_offset: h.base_offset,
             partition_leader_epoch: h.partition_leader_epoch,
             magic: 2,
@@ -347,8 +348,9 @@ impl RecordBatch {
             producer_id: h.producer_id,
             producer_epoch: h.producer_epoch,
             base_sequence: h.base_sequence,
-            records,
-        })
+            records: Vec::new(),
+        };
+        Ok(DecodedBatch { batch, data, spans })
     }
 }
 
@@ -400,51 +402,39 @@ fn decode_err(m: String) -> Error {
     Error::Decode(m)
 }
 
-/// read_len_bytes reads a varint length and that many bytes; a negative length is null, as
-/// Kafka's `Utils.readBytes` reads it.
-fn read_len_bytes<'a>(r: &mut Reader<'a>, what: &str) -> Result<Option<&'a [u8]>> {
-    let n = r.varint()?;
-    if n < 0 {
-        return Ok(None);
-    }
-    r.take(n as usize, what).map(Some)
-}
-
-/// read_record reads one v2 record, as Kafka's `DefaultRecord.readFrom` does.
+/// read_record checks one v2 record, as Kafka's `DefaultRecord.readFrom` reads it, and returns
+/// where its parts are in the reader's buffer.
 fn read_record(
     r: &mut Reader<'_>,
     base_offset: i64,
     base_timestamp: i64,
     log_append_time: Option<i64>,
-) -> Result<Record> {
+) -> Result<RecordSpan> {
     let size = r.varint()?;
     if size < 0 {
         return Err(decode_err(format!("invalid record size {size}")));
     }
     let body = r.take(size as usize, "record")?;
+    let at = r.position() - body.len();
     let mut b = Reader::new(body);
     let _attributes = b.i8()?;
     let timestamp_delta = b.varlong()?;
     let offset_delta = b.varint()?;
-    let key = read_len_bytes(&mut b, "record key")?.map(<[u8]>::to_vec);
-    let value = read_len_bytes(&mut b, "record value")?.map(<[u8]>::to_vec);
+    let place =
+        |b: &Reader<'_>, v: Option<&[u8]>| v.map(|v| (at + b.position() - v.len(), v.len()));
+    let key = read_len_bytes(&mut b, "record key")?;
+    let key = place(&b, key);
+    let value = read_len_bytes(&mut b, "record value")?;
+    let value = place(&b, value);
     let n_headers = b.varint()?;
     if n_headers < 0 || n_headers as usize > b.remaining() {
         return Err(decode_err(format!(
             "invalid number of record headers {n_headers}"
         )));
     }
-    let mut headers = Vec::with_capacity(n_headers as usize);
+    let headers_at = at + b.position();
     for _ in 0..n_headers {
-        let klen = b.varint()?;
-        if klen < 0 {
-            return Err(decode_err(format!(
-                "invalid negative header key size {klen}"
-            )));
-        }
-        let key = String::from_utf8_lossy(b.take(klen as usize, "header key")?).into_owned();
-        let value = read_len_bytes(&mut b, "header value")?.map(<[u8]>::to_vec);
-        headers.push(Header { key, value });
+        read_header(&mut b)?;
     }
     if b.remaining() != 0 {
         return Err(decode_err(format!(
@@ -452,11 +442,12 @@ fn read_record(
             b.position()
         )));
     }
-    Ok(Record {
+    Ok(RecordSpan {
         offset: base_offset.wrapping_add(offset_delta as i64),
         timestamp: log_append_time.unwrap_or(base_timestamp.wrapping_add(timestamp_delta)),
         key,
         value,
-        headers,
+        headers: (headers_at, at + b.position() - headers_at),
+        header_count: n_headers as usize,
     })
 }
