@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::protocol::primitives::Writer;
 use crate::protocol::records::{
     self as rec, BatchHeader, Compression, ControlRecordKey, DecodeOptions, DecodedBatch,
-    EndTransactionMarker, Header, Record, RecordBatch, RecordRef, RecordSpan, TimestampType,
+    EndTransactionMarker, Record, RecordBatch, RecordRef, RecordSpan, TimestampType,
 };
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -137,53 +137,89 @@ fn opt_pybytes<'py>(py: Python<'py>, b: Option<&[u8]>) -> Bound<'py, PyAny> {
     }
 }
 
+fn len_arg(py: Python<'_>, n: usize) -> PyResult<i32> {
+    i32::try_from(n).map_err(|_| invalid(py, format!("{n} bytes is over the 2^31-1 limit")))
+}
+
+/// put_arg appends bytes, bytearray or str (UTF-8) to `data` and returns where they are; None
+/// (or no argument) is null.
+fn put_arg(
+    data: &mut Vec<u8>,
+    v: Option<&Bound<'_, PyAny>>,
+    what: &str,
+) -> PyResult<Option<(usize, usize)>> {
+    let Some(v) = v else { return Ok(None) };
+    let at = data.len();
+    if let Ok(b) = v.cast::<PyBytes>() {
+        data.extend_from_slice(b.as_bytes());
+    } else {
+        match bytes_arg(v, what)? {
+            Some(b) => data.extend_from_slice(&b),
+            None => return Ok(None),
+        }
+    }
+    len_arg(v.py(), data.len() - at)?;
+    Ok(Some((at, data.len() - at)))
+}
+
+/// lay_out appends a record's key, value and headers (in their wire form) to `data` and returns
+/// its span there.
+fn lay_out(
+    py: Python<'_>,
+    data: &mut Vec<u8>,
+    offset: i64,
+    timestamp: i64,
+    key: Option<&Bound<'_, PyAny>>,
+    value: Option<&Bound<'_, PyAny>>,
+    headers: Option<&Bound<'_, PyAny>>,
+) -> PyResult<RecordSpan> {
+    let key = put_arg(data, key, "key")?;
+    let value = put_arg(data, value, "value")?;
+    let headers_at = data.len();
+    let mut header_count = 0;
+    if let Some(h) = headers.filter(|h| !h.is_none()) {
+        let items = h.try_iter().map_err(|_| {
+            to_pyerr(
+                py,
+                Error::InvalidType("headers must be a sequence of (key, value)".into()),
+            )
+        })?;
+        let mut w = Writer {
+            buf: std::mem::take(data),
+        };
+        let put = || -> PyResult<()> {
+            for item in items {
+                let (k, v) = header_bytes(py, &item?)?;
+                w.varint(len_arg(py, k.len())?);
+                w.raw(&k);
+                match v {
+                    Some(v) => {
+                        w.varint(len_arg(py, v.len())?);
+                        w.raw(&v);
+                    }
+                    None => w.varint(-1),
+                }
+                header_count += 1;
+            }
+            Ok(())
+        };
+        let r = put();
+        *data = w.into_inner();
+        r?;
+    }
+    Ok(RecordSpan {
+        offset,
+        timestamp,
+        key,
+        value,
+        headers: (headers_at, data.len() - headers_at),
+        header_count,
+    })
+}
+
 impl PyRecord {
     fn get(&self) -> RecordRef<'_> {
         self.span.get(&self.data)
-    }
-
-    /// from_record lays an owned record out in a buffer of its own: key, value, then the
-    /// headers in their wire form.
-    fn from_record(r: &Record) -> Self {
-        let mut data = Vec::new();
-        let put = |data: &mut Vec<u8>, b: &Option<Vec<u8>>| {
-            b.as_ref().map(|b| {
-                data.extend_from_slice(b);
-                (data.len() - b.len(), b.len())
-            })
-        };
-        let key = put(&mut data, &r.key);
-        let value = put(&mut data, &r.value);
-        let headers_at = data.len();
-        let mut w = Writer { buf: data };
-        for h in &r.headers {
-            w.varint(h.key.len() as i32);
-            w.raw(h.key.as_bytes());
-            match &h.value {
-                Some(v) => {
-                    w.varint(v.len() as i32);
-                    w.raw(v);
-                }
-                None => w.varint(-1),
-            }
-        }
-        let data = w.into_inner();
-        let span = RecordSpan {
-            offset: r.offset,
-            timestamp: r.timestamp,
-            key,
-            value,
-            headers: (headers_at, data.len() - headers_at),
-            header_count: r.headers.len(),
-        };
-        PyRecord {
-            data: Arc::new(data),
-            span,
-        }
-    }
-
-    fn to_core(&self) -> Record {
-        self.get().to_record()
     }
 
     fn same(&self, o: &PyRecord) -> bool {
@@ -211,41 +247,12 @@ impl PyRecord {
         value: Option<&Bound<'_, PyAny>>,
         headers: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let key = match key {
-            Some(k) => bytes_arg(k, "key")?,
-            None => None,
-        };
-        let value = match value {
-            Some(v) => bytes_arg(v, "value")?,
-            None => None,
-        };
-        let headers = match headers {
-            None => Vec::new(),
-            Some(h) => h
-                .try_iter()
-                .map_err(|_| {
-                    to_pyerr(
-                        py,
-                        Error::InvalidType("headers must be a sequence of (key, value)".into()),
-                    )
-                })?
-                .map(|item| {
-                    let (k, value) = header_bytes(py, &item?)?;
-                    // header_bytes checked the key is UTF-8.
-                    Ok(Header {
-                        key: String::from_utf8_lossy(&k).into_owned(),
-                        value,
-                    })
-                })
-                .collect::<PyResult<Vec<_>>>()?,
-        };
-        Ok(PyRecord::from_record(&Record {
-            offset,
-            timestamp,
-            key,
-            value,
-            headers,
-        }))
+        let mut data = Vec::new();
+        let span = lay_out(py, &mut data, offset, timestamp, key, value, headers)?;
+        Ok(PyRecord {
+            data: Arc::new(data),
+            span,
+        })
     }
 
     #[getter]
@@ -385,14 +392,9 @@ impl PyRecordBatch {
         })
     }
 
-    fn to_core(&self, py: Python<'_>) -> PyResult<RecordBatch> {
-        let records = self
-            .records
-            .bind(py)
-            .iter()
-            .map(|r| Ok(r.cast::<PyRecord>()?.get().to_core()))
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(RecordBatch {
+    /// header is the batch's header fields as a core batch without records.
+    fn header(&self) -> RecordBatch {
+        RecordBatch {
             base_offset: self.base_offset,
             partition_leader_epoch: self.partition_leader_epoch,
             magic: self.magic,
@@ -407,8 +409,8 @@ impl PyRecordBatch {
             producer_id: self.producer_id,
             producer_epoch: self.producer_epoch,
             base_sequence: self.base_sequence,
-            records,
-        })
+            records: Vec::new(),
+        }
     }
 
     fn header_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
@@ -470,8 +472,14 @@ impl PyRecordBatch {
         py: Python<'py>,
         compression_level: Option<i32>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let b = self.to_core(py)?;
-        let out = py.detach(|| b.encode(compression_level)).py_err(py)?;
+        let records = self
+            .records
+            .bind(py)
+            .iter()
+            .map(|r| r.cast_into::<PyRecord>().map_err(PyErr::from))
+            .collect::<PyResult<Vec<_>>>()?;
+        let refs: Vec<RecordRef<'_>> = records.iter().map(|r| r.get().get()).collect();
+        let out = encode_refs(py, &self.header(), &refs, compression_level)?;
         Ok(PyBytes::new(py, &out))
     }
 
@@ -723,7 +731,32 @@ impl PyBatchHeader {
     }
 }
 
-fn records_from_py(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Vec<Record>> {
+/// Held is one record given to encode_batch: a Record, or a tuple laid out in a scratch buffer.
+enum Held<'py> {
+    Record(Bound<'py, PyRecord>),
+    Tuple(RecordSpan),
+}
+
+/// records_from_py reads Records and (offset, timestamp, key, value[, headers]) tuples; tuples
+/// go into `scratch`.
+fn records_from_py<'py>(
+    py: Python<'py>,
+    records: &Bound<'py, PyAny>,
+    scratch: &mut Vec<u8>,
+) -> PyResult<Vec<Held<'py>>> {
+    let type_err = |got: &Bound<'_, PyAny>| -> PyErr {
+        let name = got
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        to_pyerr(
+            py,
+            Error::InvalidType(format!(
+                "records must hold Record objects or (offset, timestamp, key, value[, headers]) tuples, got {name}"
+            )),
+        )
+    };
     let it = records.try_iter().map_err(|_| {
         to_pyerr(
             py,
@@ -732,18 +765,55 @@ fn records_from_py(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Vec<R
     })?;
     it.map(|item| {
         let item = item?;
-        match item.cast::<PyRecord>() {
-            Ok(r) => Ok(r.get().to_core()),
-            Err(_) => Err(to_pyerr(
-                py,
-                Error::InvalidType(format!(
-                    "records must hold Record objects, got {}",
-                    item.get_type().name()?
-                )),
-            )),
+        if let Ok(r) = item.cast::<PyRecord>() {
+            return Ok(Held::Record(r.clone()));
         }
+        let t = item.cast::<PyTuple>().map_err(|_| type_err(&item))?;
+        if !(4..=5).contains(&t.len()) {
+            return Err(type_err(&item));
+        }
+        let offset: i64 = t.get_item(0)?.extract()?;
+        let timestamp: i64 = t.get_item(1)?.extract()?;
+        let headers = if t.len() == 5 {
+            Some(t.get_item(4)?)
+        } else {
+            None
+        };
+        let span = lay_out(
+            py,
+            scratch,
+            offset,
+            timestamp,
+            Some(&t.get_item(2)?),
+            Some(&t.get_item(3)?),
+            headers.as_ref(),
+        )?;
+        Ok(Held::Tuple(span))
     })
     .collect()
+}
+
+fn refs<'a>(held: &'a [Held<'_>], scratch: &'a [u8]) -> Vec<RecordRef<'a>> {
+    held.iter()
+        .map(|h| match h {
+            Held::Record(r) => r.get().get(),
+            Held::Tuple(span) => span.get(scratch),
+        })
+        .collect()
+}
+
+/// encode_refs encodes `b`'s header fields with `records`, without the GIL.
+fn encode_refs(
+    py: Python<'_>,
+    b: &RecordBatch,
+    records: &[RecordRef<'_>],
+    level: Option<i32>,
+) -> PyResult<Vec<u8>> {
+    py.detach(|| {
+        let mut out = Vec::new();
+        b.encode_with(records, &mut out, level).map(|()| out)
+    })
+    .py_err(py)
 }
 
 /// encode_batch(records, ...) -> bytes: builds a batch as Kafka's `MemoryRecordsBuilder` does
@@ -815,17 +885,20 @@ fn encode_batch<'py>(
         producer_id,
         producer_epoch,
         base_sequence,
-        records: records_from_py(py, records)?,
+        records: Vec::new(),
         ..RecordBatch::default()
     };
-    b.derive_from_records().py_err(py)?;
+    let mut scratch = Vec::new();
+    let held = records_from_py(py, records, &mut scratch)?;
+    let refs = refs(&held, &scratch);
+    b.derive_from(&refs).py_err(py)?;
     if let Some(m) = max_timestamp {
         b.max_timestamp = m;
     }
     if let Some(d) = last_offset_delta {
         b.last_offset_delta = d;
     }
-    let out = py.detach(|| b.encode(compression_level)).py_err(py)?;
+    let out = encode_refs(py, &b, &refs, compression_level)?;
     Ok(PyBytes::new(py, &out))
 }
 

@@ -27,7 +27,9 @@ mod view;
 #[cfg(test)]
 mod tests;
 
-pub use batch::{record_body_size, Header, Record, RecordBatch, TimestampType, NO_TIMESTAMP};
+pub use batch::{
+    record_body_size, Header, Record, RecordBatch, RecordFields, TimestampType, NO_TIMESTAMP,
+};
 pub use compression::{Budget, Compression, COMPRESSION_NAMES, DEFAULT_MAX_DECOMPRESSED_SIZE};
 pub use control::{ControlRecordKey, ControlRecordType, EndTransactionMarker};
 pub use header::{

@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::batch::{Header, Record, RecordBatch};
+use super::batch::{Header, Record, RecordBatch, RecordFields};
 use crate::error::{Error, Result};
 use crate::protocol::primitives::Reader;
 
@@ -160,5 +160,26 @@ impl DecodedBatch<'_> {
             data: Cow::Owned(self.data.into_owned()),
             spans: self.spans,
         }
+    }
+}
+
+impl RecordFields for RecordRef<'_> {
+    fn offset(&self) -> i64 {
+        self.offset
+    }
+    fn timestamp(&self) -> i64 {
+        self.timestamp
+    }
+    fn key(&self) -> Option<&[u8]> {
+        self.key
+    }
+    fn value(&self) -> Option<&[u8]> {
+        self.value
+    }
+    fn header_count(&self) -> usize {
+        self.header_count
+    }
+    fn headers(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> + '_ {
+        RecordRef::headers(self)
     }
 }
