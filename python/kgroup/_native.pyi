@@ -227,7 +227,7 @@ class BatchHeader:
     def __eq__(self, other: object, /) -> bool: ...
 
 def encode_batch(
-    records: Iterable[Record],
+    records: Iterable[Record | tuple[Any, ...]],
     *,
     compression: str = "none",
     compression_level: int | None = None,

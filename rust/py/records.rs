@@ -4,6 +4,8 @@
 //! (for inputs of 16 KiB and more: CRCs, decompression and parsing), then turned into Python
 //! objects with it held.
 
+use std::sync::Arc;
+
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -13,9 +15,10 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 use super::errors::{to_pyerr, IntoPyResult};
 use super::partition::key_bytes;
 use crate::error::Error;
+use crate::protocol::primitives::Writer;
 use crate::protocol::records::{
-    self as rec, BatchHeader, Compression, ControlRecordKey, DecodeOptions, EndTransactionMarker,
-    Header, Record, RecordBatch, TimestampType,
+    self as rec, BatchHeader, Compression, ControlRecordKey, DecodeOptions, DecodedBatch,
+    EndTransactionMarker, Record, RecordBatch, RecordRef, RecordSpan, TimestampType,
 };
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -70,48 +73,19 @@ fn invalid(py: Python<'_>, m: String) -> PyErr {
     to_pyerr(py, Error::InvalidArgument(m))
 }
 
-/// bytes_obj turns bytes, bytearray, str (UTF-8) or None into a bytes object or None; bytes are
-/// kept as they are.
-fn bytes_obj(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Py<PyBytes>>> {
-    if let Ok(b) = v.cast::<PyBytes>() {
-        return Ok(Some(b.clone().unbind()));
-    }
-    let py = v.py();
-    match key_bytes(v) {
-        Ok(Some(b)) => Ok(Some(PyBytes::new(py, &b).unbind())),
-        Ok(None) => Ok(None),
-        Err(e) if e.is_instance_of::<PyTypeError>(py) => Err(to_pyerr(
-            py,
-            Error::InvalidType(format!(
-                "{what} must be bytes, bytearray, str or None, got {}",
-                v.get_type().name()?
-            )),
-        )),
-        Err(e) => Err(e),
-    }
-}
-
-fn opt_bytes(py: Python<'_>, b: &Option<Py<PyBytes>>) -> Option<Vec<u8>> {
-    b.as_ref().map(|b| b.bind(py).as_bytes().to_vec())
-}
-
 /// Record(offset=0, timestamp=-1, key=None, value=None, headers=()): one record. `headers` is a
 /// sequence of (key, value) pairs: str keys, bytes-or-None values.
+///
+/// A decoded record holds no Python objects: it points into its batch's bytes (shared by the
+/// batch's records) and makes `key`, `value` and `headers` when they are read.
 #[pyclass(name = "Record", module = "kgroup.protocol.records", frozen)]
 pub struct PyRecord {
-    #[pyo3(get)]
-    offset: i64,
-    #[pyo3(get)]
-    timestamp: i64,
-    #[pyo3(get)]
-    key: Option<Py<PyBytes>>,
-    #[pyo3(get)]
-    value: Option<Py<PyBytes>>,
-    #[pyo3(get)]
-    headers: Py<PyTuple>,
+    data: Arc<Vec<u8>>,
+    span: RecordSpan,
 }
 
-fn header_pair<'py>(py: Python<'py>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+/// header_bytes reads one (key, value) header given from Python.
+fn header_bytes(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, Option<Vec<u8>>)> {
     let pair = item
         .cast::<PyTuple>()
         .ok()
@@ -123,105 +97,138 @@ fn header_pair<'py>(py: Python<'py>, item: &Bound<'py, PyAny>) -> PyResult<Bound
             )
         })?;
     let k = pair.get_item(0)?;
-    let key: Bound<'py, PyString> = if let Ok(s) = k.cast::<PyString>() {
-        s.clone()
+    let key = if let Ok(s) = k.cast::<PyString>() {
+        s.to_str()?.as_bytes().to_vec()
     } else if let Ok(b) = k.cast::<PyBytes>() {
-        let s = std::str::from_utf8(b.as_bytes())
-            .map_err(|_| invalid(py, "header key bytes are not UTF-8".into()))?;
-        PyString::new(py, s)
+        std::str::from_utf8(b.as_bytes())
+            .map_err(|_| invalid(py, "header key bytes are not UTF-8".into()))?
+            .as_bytes()
+            .to_vec()
     } else {
         return Err(to_pyerr(
             py,
             Error::InvalidType("header keys must be str".into()),
         ));
     };
-    let value = bytes_obj(&pair.get_item(1)?, "header value")?;
-    PyTuple::new(
-        py,
-        [
-            key.into_any(),
-            value.map_or_else(|| py.None().into_bound(py), |v| v.into_bound(py).into_any()),
-        ],
-    )
+    let value = bytes_arg(&pair.get_item(1)?, "header value")?;
+    Ok((key, value))
+}
+
+/// bytes_arg reads bytes, bytearray, str (UTF-8) or None.
+fn bytes_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Vec<u8>>> {
+    let py = v.py();
+    match key_bytes(v) {
+        Ok(b) => Ok(b.map(|b| b.into_owned())),
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => Err(to_pyerr(
+            py,
+            Error::InvalidType(format!(
+                "{what} must be bytes, bytearray, str or None, got {}",
+                v.get_type().name()?
+            )),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+fn opt_pybytes<'py>(py: Python<'py>, b: Option<&[u8]>) -> Bound<'py, PyAny> {
+    match b {
+        Some(b) => PyBytes::new(py, b).into_any(),
+        None => py.None().into_bound(py),
+    }
+}
+
+fn len_arg(py: Python<'_>, n: usize) -> PyResult<i32> {
+    i32::try_from(n).map_err(|_| invalid(py, format!("{n} bytes is over the 2^31-1 limit")))
+}
+
+/// put_arg appends bytes, bytearray or str (UTF-8) to `data` and returns where they are; None
+/// (or no argument) is null.
+fn put_arg(
+    data: &mut Vec<u8>,
+    v: Option<&Bound<'_, PyAny>>,
+    what: &str,
+) -> PyResult<Option<(usize, usize)>> {
+    let Some(v) = v else { return Ok(None) };
+    let at = data.len();
+    if let Ok(b) = v.cast::<PyBytes>() {
+        data.extend_from_slice(b.as_bytes());
+    } else {
+        match bytes_arg(v, what)? {
+            Some(b) => data.extend_from_slice(&b),
+            None => return Ok(None),
+        }
+    }
+    len_arg(v.py(), data.len() - at)?;
+    Ok(Some((at, data.len() - at)))
+}
+
+/// lay_out appends a record's key, value and headers (in their wire form) to `data` and returns
+/// its span there.
+fn lay_out(
+    py: Python<'_>,
+    data: &mut Vec<u8>,
+    offset: i64,
+    timestamp: i64,
+    key: Option<&Bound<'_, PyAny>>,
+    value: Option<&Bound<'_, PyAny>>,
+    headers: Option<&Bound<'_, PyAny>>,
+) -> PyResult<RecordSpan> {
+    let key = put_arg(data, key, "key")?;
+    let value = put_arg(data, value, "value")?;
+    let headers_at = data.len();
+    let mut header_count = 0;
+    if let Some(h) = headers.filter(|h| !h.is_none()) {
+        let items = h.try_iter().map_err(|_| {
+            to_pyerr(
+                py,
+                Error::InvalidType("headers must be a sequence of (key, value)".into()),
+            )
+        })?;
+        let mut w = Writer {
+            buf: std::mem::take(data),
+        };
+        let put = || -> PyResult<()> {
+            for item in items {
+                let (k, v) = header_bytes(py, &item?)?;
+                w.varint(len_arg(py, k.len())?);
+                w.raw(&k);
+                match v {
+                    Some(v) => {
+                        w.varint(len_arg(py, v.len())?);
+                        w.raw(&v);
+                    }
+                    None => w.varint(-1),
+                }
+                header_count += 1;
+            }
+            Ok(())
+        };
+        let r = put();
+        *data = w.into_inner();
+        r?;
+    }
+    Ok(RecordSpan {
+        offset,
+        timestamp,
+        key,
+        value,
+        headers: (headers_at, data.len() - headers_at),
+        header_count,
+    })
 }
 
 impl PyRecord {
-    fn from_core(py: Python<'_>, r: &Record) -> PyResult<Self> {
-        let headers = if r.headers.is_empty() {
-            PyTuple::empty(py)
-        } else {
-            let pairs = r
-                .headers
-                .iter()
-                .map(|h| -> PyResult<Bound<'_, PyTuple>> {
-                    let v = match &h.value {
-                        Some(v) => PyBytes::new(py, v).into_any(),
-                        None => py.None().into_bound(py),
-                    };
-                    PyTuple::new(py, [PyString::new(py, &h.key).into_any(), v])
-                })
-                .collect::<PyResult<Vec<_>>>()?;
-            PyTuple::new(py, pairs)?
-        };
-        Ok(PyRecord {
-            offset: r.offset,
-            timestamp: r.timestamp,
-            key: r.key.as_ref().map(|k| PyBytes::new(py, k).unbind()),
-            value: r.value.as_ref().map(|v| PyBytes::new(py, v).unbind()),
-            headers: headers.unbind(),
-        })
+    fn get(&self) -> RecordRef<'_> {
+        self.span.get(&self.data)
     }
 
-    fn to_core(&self, py: Python<'_>) -> PyResult<Record> {
-        let headers = self
-            .headers
-            .bind(py)
-            .iter()
-            .map(|pair| -> PyResult<Header> {
-                let pair = pair.cast::<PyTuple>()?;
-                let key = pair.get_item(0)?.cast::<PyString>()?.to_str()?.to_owned();
-                let v = pair.get_item(1)?;
-                let value = if v.is_none() {
-                    None
-                } else {
-                    Some(v.cast::<PyBytes>()?.as_bytes().to_vec())
-                };
-                Ok(Header { key, value })
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(Record {
-            offset: self.offset,
-            timestamp: self.timestamp,
-            key: opt_bytes(py, &self.key),
-            value: opt_bytes(py, &self.value),
-            headers,
-        })
-    }
-
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(
-            py,
-            [
-                self.offset.into_pyobject(py)?.into_any(),
-                self.timestamp.into_pyobject(py)?.into_any(),
-                self.key.clone_ref_opt(py),
-                self.value.clone_ref_opt(py),
-                self.headers.bind(py).clone().into_any(),
-            ],
-        )
-    }
-}
-
-trait OptBytes {
-    fn clone_ref_opt<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny>;
-}
-
-impl OptBytes for Option<Py<PyBytes>> {
-    fn clone_ref_opt<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
-        match self {
-            Some(b) => b.bind(py).clone().into_any(),
-            None => py.None().into_bound(py),
-        }
+    fn same(&self, o: &PyRecord) -> bool {
+        let (a, b) = (self.get(), o.get());
+        a.offset == b.offset
+            && a.timestamp == b.timestamp
+            && a.key == b.key
+            && a.value == b.value
+            && a.headers().eq(b.headers())
     }
 }
 
@@ -240,58 +247,77 @@ impl PyRecord {
         value: Option<&Bound<'_, PyAny>>,
         headers: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let key = match key {
-            Some(k) => bytes_obj(k, "key")?,
-            None => None,
-        };
-        let value = match value {
-            Some(v) => bytes_obj(v, "value")?,
-            None => None,
-        };
-        let headers = match headers {
-            None => PyTuple::empty(py),
-            Some(h) => {
-                let pairs = h
-                    .try_iter()
-                    .map_err(|_| {
-                        to_pyerr(
-                            py,
-                            Error::InvalidType("headers must be a sequence of (key, value)".into()),
-                        )
-                    })?
-                    .map(|item| header_pair(py, &item?))
-                    .collect::<PyResult<Vec<_>>>()?;
-                PyTuple::new(py, pairs)?
-            }
-        };
+        let mut data = Vec::new();
+        let span = lay_out(py, &mut data, offset, timestamp, key, value, headers)?;
         Ok(PyRecord {
-            offset,
-            timestamp,
-            key,
-            value,
-            headers: headers.unbind(),
+            data: Arc::new(data),
+            span,
         })
     }
 
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        match other.cast::<PyRecord>() {
-            Ok(o) => self.fields(py)?.eq(o.get().fields(py)?),
-            Err(_) => Ok(false),
-        }
+    #[getter]
+    fn offset(&self) -> i64 {
+        self.span.offset
     }
 
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        self.fields(py)?.hash()
+    #[getter]
+    fn timestamp(&self) -> i64 {
+        self.span.timestamp
+    }
+
+    /// key is the key's bytes, or None.
+    #[getter]
+    fn key<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        opt_pybytes(py, self.get().key)
+    }
+
+    /// value is the value's bytes, or None.
+    #[getter]
+    fn value<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        opt_pybytes(py, self.get().value)
+    }
+
+    /// headers is a tuple of (str, bytes | None); invalid UTF-8 in a key is replaced, as Java
+    /// reads it.
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let r = self.get();
+        if r.header_count() == 0 {
+            return Ok(PyTuple::empty(py));
+        }
+        let pairs = r
+            .headers()
+            .map(|(k, v)| {
+                let k = PyString::new(py, &String::from_utf8_lossy(k)).into_any();
+                PyTuple::new(py, [k, opt_pybytes(py, v)])
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, pairs)
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyRecord>().is_ok_and(|o| self.same(o.get()))
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let r = self.get();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (r.offset, r.timestamp, r.key, r.value).hash(&mut h);
+        r.headers().for_each(|kv| kv.hash(&mut h));
+        // Python reserves -1 for errors; keep the hash non-negative as an isize.
+        h.finish() >> 1
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let r = self.get();
         Ok(format!(
             "Record(offset={}, timestamp={}, key={}, value={}, headers={})",
-            self.offset,
-            self.timestamp,
-            self.key.clone_ref_opt(py).repr()?,
-            self.value.clone_ref_opt(py).repr()?,
-            self.headers.bind(py).repr()?
+            r.offset,
+            r.timestamp,
+            opt_pybytes(py, r.key).repr()?,
+            opt_pybytes(py, r.value).repr()?,
+            self.headers(py)?.repr()?
         ))
     }
 }
@@ -330,12 +356,23 @@ pub struct PyRecordBatch {
 }
 
 impl PyRecordBatch {
-    fn from_core(py: Python<'_>, b: &RecordBatch) -> PyResult<Self> {
-        let records = b
-            .records
+    /// from_decoded wraps a decoded batch; its records share one copy of the batch's bytes.
+    fn from_decoded(py: Python<'_>, d: DecodedBatch<'_>) -> PyResult<Self> {
+        let data = Arc::new(d.data.into_owned());
+        let records = d
+            .spans
             .iter()
-            .map(|r| Bound::new(py, PyRecord::from_core(py, r)?))
+            .map(|&span| {
+                Bound::new(
+                    py,
+                    PyRecord {
+                        data: Arc::clone(&data),
+                        span,
+                    },
+                )
+            })
             .collect::<PyResult<Vec<_>>>()?;
+        let b = &d.batch;
         Ok(PyRecordBatch {
             base_offset: b.base_offset,
             partition_leader_epoch: b.partition_leader_epoch,
@@ -355,14 +392,9 @@ impl PyRecordBatch {
         })
     }
 
-    fn to_core(&self, py: Python<'_>) -> PyResult<RecordBatch> {
-        let records = self
-            .records
-            .bind(py)
-            .iter()
-            .map(|r| r.cast::<PyRecord>()?.get().to_core(py))
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(RecordBatch {
+    /// header is the batch's header fields as a core batch without records.
+    fn header(&self) -> RecordBatch {
+        RecordBatch {
             base_offset: self.base_offset,
             partition_leader_epoch: self.partition_leader_epoch,
             magic: self.magic,
@@ -377,8 +409,8 @@ impl PyRecordBatch {
             producer_id: self.producer_id,
             producer_epoch: self.producer_epoch,
             base_sequence: self.base_sequence,
-            records,
-        })
+            records: Vec::new(),
+        }
     }
 
     fn header_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
@@ -440,8 +472,14 @@ impl PyRecordBatch {
         py: Python<'py>,
         compression_level: Option<i32>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let b = self.to_core(py)?;
-        let out = py.detach(|| b.encode(compression_level)).py_err(py)?;
+        let records = self
+            .records
+            .bind(py)
+            .iter()
+            .map(|r| r.cast_into::<PyRecord>().map_err(PyErr::from))
+            .collect::<PyResult<Vec<_>>>()?;
+        let refs: Vec<RecordRef<'_>> = records.iter().map(|r| r.get().get()).collect();
+        let out = encode_refs(py, &self.header(), &refs, compression_level)?;
         Ok(PyBytes::new(py, &out))
     }
 
@@ -693,7 +731,32 @@ impl PyBatchHeader {
     }
 }
 
-fn records_from_py(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Vec<Record>> {
+/// Held is one record given to encode_batch: a Record, or a tuple laid out in a scratch buffer.
+enum Held<'py> {
+    Record(Bound<'py, PyRecord>),
+    Tuple(RecordSpan),
+}
+
+/// records_from_py reads Records and (offset, timestamp, key, value[, headers]) tuples; tuples
+/// go into `scratch`.
+fn records_from_py<'py>(
+    py: Python<'py>,
+    records: &Bound<'py, PyAny>,
+    scratch: &mut Vec<u8>,
+) -> PyResult<Vec<Held<'py>>> {
+    let type_err = |got: &Bound<'_, PyAny>| -> PyErr {
+        let name = got
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        to_pyerr(
+            py,
+            Error::InvalidType(format!(
+                "records must hold Record objects or (offset, timestamp, key, value[, headers]) tuples, got {name}"
+            )),
+        )
+    };
     let it = records.try_iter().map_err(|_| {
         to_pyerr(
             py,
@@ -702,18 +765,55 @@ fn records_from_py(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Vec<R
     })?;
     it.map(|item| {
         let item = item?;
-        match item.cast::<PyRecord>() {
-            Ok(r) => r.get().to_core(py),
-            Err(_) => Err(to_pyerr(
-                py,
-                Error::InvalidType(format!(
-                    "records must hold Record objects, got {}",
-                    item.get_type().name()?
-                )),
-            )),
+        if let Ok(r) = item.cast::<PyRecord>() {
+            return Ok(Held::Record(r.clone()));
         }
+        let t = item.cast::<PyTuple>().map_err(|_| type_err(&item))?;
+        if !(4..=5).contains(&t.len()) {
+            return Err(type_err(&item));
+        }
+        let offset: i64 = t.get_item(0)?.extract()?;
+        let timestamp: i64 = t.get_item(1)?.extract()?;
+        let headers = if t.len() == 5 {
+            Some(t.get_item(4)?)
+        } else {
+            None
+        };
+        let span = lay_out(
+            py,
+            scratch,
+            offset,
+            timestamp,
+            Some(&t.get_item(2)?),
+            Some(&t.get_item(3)?),
+            headers.as_ref(),
+        )?;
+        Ok(Held::Tuple(span))
     })
     .collect()
+}
+
+fn refs<'a>(held: &'a [Held<'_>], scratch: &'a [u8]) -> Vec<RecordRef<'a>> {
+    held.iter()
+        .map(|h| match h {
+            Held::Record(r) => r.get().get(),
+            Held::Tuple(span) => span.get(scratch),
+        })
+        .collect()
+}
+
+/// encode_refs encodes `b`'s header fields with `records`, without the GIL.
+fn encode_refs(
+    py: Python<'_>,
+    b: &RecordBatch,
+    records: &[RecordRef<'_>],
+    level: Option<i32>,
+) -> PyResult<Vec<u8>> {
+    py.detach(|| {
+        let mut out = Vec::new();
+        b.encode_with(records, &mut out, level).map(|()| out)
+    })
+    .py_err(py)
 }
 
 /// encode_batch(records, ...) -> bytes: builds a batch as Kafka's `MemoryRecordsBuilder` does
@@ -785,17 +885,20 @@ fn encode_batch<'py>(
         producer_id,
         producer_epoch,
         base_sequence,
-        records: records_from_py(py, records)?,
+        records: Vec::new(),
         ..RecordBatch::default()
     };
-    b.derive_from_records().py_err(py)?;
+    let mut scratch = Vec::new();
+    let held = records_from_py(py, records, &mut scratch)?;
+    let refs = refs(&held, &scratch);
+    b.derive_from(&refs).py_err(py)?;
     if let Some(m) = max_timestamp {
         b.max_timestamp = m;
     }
     if let Some(d) = last_offset_delta {
         b.last_offset_delta = d;
     }
-    let out = py.detach(|| b.encode(compression_level)).py_err(py)?;
+    let out = encode_refs(py, &b, &refs, compression_level)?;
     Ok(PyBytes::new(py, &out))
 }
 
@@ -815,14 +918,14 @@ fn decode_batches<'py>(
         verify_crc,
     };
     let batches = if s.len() >= DETACH_AT {
-        py.detach(|| rec::decode_batches(s, &opts))
+        py.detach(|| rec::decode_batch_views(s, &opts))
     } else {
-        rec::decode_batches(s, &opts)
+        rec::decode_batch_views(s, &opts)
     }
     .py_err(py)?;
     let items = batches
-        .iter()
-        .map(|b| Bound::new(py, PyRecordBatch::from_core(py, b)?))
+        .into_iter()
+        .map(|b| Bound::new(py, PyRecordBatch::from_decoded(py, b)?))
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
@@ -945,7 +1048,7 @@ fn parse_control_record(
     let as_bytes = |v: Option<&Bound<'_, PyAny>>, what: &str| -> PyResult<Option<Vec<u8>>> {
         match v {
             None => Ok(None),
-            Some(v) => Ok(bytes_obj(v, what)?.map(|b| b.bind(py).as_bytes().to_vec())),
+            Some(v) => bytes_arg(v, what),
         }
     };
     let key = as_bytes(key, "key")?;

@@ -397,6 +397,14 @@ def test_encode_batch_options():
     with pytest.raises(InvalidType):
         encode_batch([b"not a record"])
     with pytest.raises(InvalidType):
+        encode_batch([(0, T0, b"k")])
+    # Plain tuples build the same bytes as Records.
+    tuples = [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in recs]
+    assert encode_batch(tuples, compression="gzip") == encode_batch(recs, compression="gzip")
+    assert encode_batch([t[:4] for t in tuples]) == encode_batch(
+        [Record(r.offset, r.timestamp, r.key, r.value) for r in recs]
+    )
+    with pytest.raises(InvalidType):
         decode_batches("text")
     for level, codec in ((1, "gzip"), (9, "gzip"), (-5, "zstd"), (19, "zstd"), (9, "lz4")):
         data = encode_batch(recs, compression=codec, compression_level=level)

@@ -86,8 +86,14 @@ class ControlRecord(NamedTuple):
     coordinator_epoch: int | None
 
 
+RecordTuple = (
+    tuple[int, int, bytes | None, bytes | None]
+    | tuple[int, int, bytes | None, bytes | None, Iterable[tuple[str, bytes | None]]]
+)
+
+
 def encode_batch(
-    records: Iterable[Record],
+    records: Iterable[Record | RecordTuple],
     *,
     compression: str = "none",
     compression_level: int | None = None,
@@ -106,6 +112,8 @@ def encode_batch(
 ) -> bytes:
     """Build one batch from ``records`` as Kafka's ``MemoryRecordsBuilder`` does.
 
+    ``records`` holds :class:`Record` objects or plain ``(offset, timestamp, key, value)`` /
+    ``(offset, timestamp, key, value, headers)`` tuples (the faster way: no object per record).
     Each record's offset delta is ``record.offset - base_offset``; offsets must increase. The
     base timestamp is the first record's (or ``delete_horizon``, which sets attribute bit 6),
     the last offset delta is the last record's, and the max timestamp is the records' largest

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 
 use super::compression::{self, Budget, Compression};
 use super::header::{self, BatchHeader, BATCH_OVERHEAD};
+use super::view::{read_header, read_len_bytes, DecodedBatch, RecordSpan};
 use super::{legacy, DecodeOptions};
 use crate::error::{Error, Result};
 use crate::protocol::primitives::{varint_len, varlong_len, Reader, Writer};
@@ -122,9 +123,43 @@ fn len_i32(n: usize, what: &str) -> Result<i32> {
     i32::try_from(n).map_err(|_| invalid(format!("{what} of {n} bytes is over the 2^31-1 limit")))
 }
 
-fn opt_len(b: &Option<Vec<u8>>) -> usize {
-    b.as_ref()
-        .map_or(1, |v| varint_len(v.len() as i32) + v.len())
+fn opt_len(b: Option<&[u8]>) -> usize {
+    b.map_or(1, |v| varint_len(v.len() as i32) + v.len())
+}
+
+/// RecordFields is what encoding reads of a record: [`Record`] and
+/// [`RecordRef`](super::RecordRef) have it, so records decoded in place encode without a copy.
+pub trait RecordFields {
+    fn offset(&self) -> i64;
+    fn timestamp(&self) -> i64;
+    fn key(&self) -> Option<&[u8]>;
+    fn value(&self) -> Option<&[u8]>;
+    fn header_count(&self) -> usize;
+    /// headers yields (key, value) pairs; keys are UTF-8 on the wire.
+    fn headers(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> + '_;
+}
+
+impl RecordFields for Record {
+    fn offset(&self) -> i64 {
+        self.offset
+    }
+    fn timestamp(&self) -> i64 {
+        self.timestamp
+    }
+    fn key(&self) -> Option<&[u8]> {
+        self.key.as_deref()
+    }
+    fn value(&self) -> Option<&[u8]> {
+        self.value.as_deref()
+    }
+    fn header_count(&self) -> usize {
+        self.headers.len()
+    }
+    fn headers(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> + '_ {
+        self.headers
+            .iter()
+            .map(|h| (h.key.as_bytes(), h.value.as_deref()))
+    }
 }
 
 impl RecordBatch {
@@ -156,29 +191,37 @@ impl RecordBatch {
     /// and, for CreateTime, the max timestamp. An empty batch keeps its fields. Offsets must
     /// increase from base_offset, as Kafka's builder requires.
     pub fn derive_from_records(&mut self) -> Result<()> {
-        let (Some(first), Some(last)) = (self.records.first(), self.records.last()) else {
+        let records = std::mem::take(&mut self.records);
+        let r = self.derive_from(&records);
+        self.records = records;
+        r
+    }
+
+    /// derive_from is [`derive_from_records`](Self::derive_from_records) over `records`.
+    pub fn derive_from<R: RecordFields>(&mut self, records: &[R]) -> Result<()> {
+        let (Some(first), Some(last)) = (records.first(), records.last()) else {
             return Ok(());
         };
         let mut prev: Option<i64> = None;
-        for r in &self.records {
-            if r.offset < self.base_offset || prev.is_some_and(|p| r.offset <= p) {
+        for r in records {
+            if r.offset() < self.base_offset || prev.is_some_and(|p| r.offset() <= p) {
                 return Err(invalid(format!(
                     "record offset {} does not increase from base offset {} and the previous record",
-                    r.offset, self.base_offset
+                    r.offset(),
+                    self.base_offset
                 )));
             }
-            prev = Some(r.offset);
+            prev = Some(r.offset());
         }
-        self.last_offset_delta = i32::try_from(last.offset - self.base_offset)
+        self.last_offset_delta = i32::try_from(last.offset() - self.base_offset)
             .map_err(|_| invalid("records span more than 2^31 offsets".into()))?;
         if !self.has_delete_horizon {
-            self.base_timestamp = first.timestamp;
+            self.base_timestamp = first.timestamp();
         }
         if self.timestamp_type != TimestampType::LogAppendTime {
-            self.max_timestamp = self
-                .records
+            self.max_timestamp = records
                 .iter()
-                .map(|r| r.timestamp)
+                .map(|r| r.timestamp())
                 .max()
                 .unwrap_or(NO_TIMESTAMP);
         }
@@ -191,13 +234,16 @@ impl RecordBatch {
         if self.magic < 2 {
             return legacy::uncompressed_size(self);
         }
+        self.v2_size(&self.records)
+    }
+
+    fn v2_size<R: RecordFields>(&self, records: &[R]) -> usize {
         BATCH_OVERHEAD
-            + self
-                .records
+            + records
                 .iter()
                 .map(|r| {
-                    let od = r.offset.wrapping_sub(self.base_offset) as i32;
-                    let td = r.timestamp.wrapping_sub(self.base_timestamp);
+                    let od = r.offset().wrapping_sub(self.base_offset) as i32;
+                    let td = r.timestamp().wrapping_sub(self.base_timestamp);
                     let body = record_body_size(od, td, r);
                     varint_len(body as i32) + body
                 })
@@ -217,13 +263,74 @@ impl RecordBatch {
     /// encode_into appends the encoded batch to `out` (see [`encode`](Self::encode)).
     pub fn encode_into(&self, out: &mut Vec<u8>, level: Option<i32>) -> Result<()> {
         match self.magic {
-            2 => self.encode_v2(out, level),
+            2 => self.encode_v2(&self.records, out, level),
             0 | 1 => legacy::encode(self, out, level),
             m => Err(invalid(format!("magic {m} is not 0, 1 or 2"))),
         }
     }
 
-    fn encode_v2(&self, out: &mut Vec<u8>, level: Option<i32>) -> Result<()> {
+    /// encode_with is [`encode_into`](Self::encode_into) with `records` in place of
+    /// `self.records` (which it ignores): records decoded in place encode without a copy.
+    pub fn encode_with<R: RecordFields>(
+        &self,
+        records: &[R],
+        out: &mut Vec<u8>,
+        level: Option<i32>,
+    ) -> Result<()> {
+        if self.magic == 2 {
+            out.reserve(self.v2_size(records));
+            return self.encode_v2(records, out, level);
+        }
+        let owned = records
+            .iter()
+            .map(|r| Record {
+                offset: r.offset(),
+                timestamp: r.timestamp(),
+                key: r.key().map(<[u8]>::to_vec),
+                value: r.value().map(<[u8]>::to_vec),
+                headers: r
+                    .headers()
+                    .map(|(k, v)| Header {
+                        key: String::from_utf8_lossy(k).into_owned(),
+                        value: v.map(<[u8]>::to_vec),
+                    })
+                    .collect(),
+            })
+            .collect();
+        RecordBatch {
+            records: owned,
+            ..self.clone_header()
+        }
+        .encode_into(out, level)
+    }
+
+    /// clone_header copies the header fields, without the records.
+    fn clone_header(&self) -> RecordBatch {
+        RecordBatch {
+            base_offset: self.base_offset,
+            partition_leader_epoch: self.partition_leader_epoch,
+            magic: self.magic,
+            compression: self.compression,
+            timestamp_type: self.timestamp_type,
+            is_transactional: self.is_transactional,
+            is_control: self.is_control,
+            has_delete_horizon: self.has_delete_horizon,
+            last_offset_delta: self.last_offset_delta,
+            base_timestamp: self.base_timestamp,
+            max_timestamp: self.max_timestamp,
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            base_sequence: self.base_sequence,
+            records: Vec::new(),
+        }
+    }
+
+    fn encode_v2<R: RecordFields>(
+        &self,
+        records: &[R],
+        out: &mut Vec<u8>,
+        level: Option<i32>,
+    ) -> Result<()> {
         self.compression.check_level(level)?;
         if self.base_timestamp < 0 && self.base_timestamp != NO_TIMESTAMP {
             return Err(invalid(format!(
@@ -236,20 +343,20 @@ impl RecordBatch {
                 "a magic 2 batch needs CreateTime or LogAppendTime".into(),
             ));
         }
-        let count = len_i32(self.records.len(), "record count")?;
+        let count = len_i32(records.len(), "record count")?;
         let start = out.len();
         out.resize(start + BATCH_OVERHEAD, 0);
         if self.compression == Compression::None {
             let mut w = Writer {
                 buf: std::mem::take(out),
             };
-            let r = self.write_records(&mut w);
+            let r = self.write_records(records, &mut w);
             *out = w.into_inner();
             r?;
         } else {
-            let size = self.uncompressed_size() - BATCH_OVERHEAD;
+            let size = self.v2_size(records) - BATCH_OVERHEAD;
             let mut w = Writer::with_capacity(size);
-            self.write_records(&mut w)?;
+            self.write_records(records, &mut w)?;
             compression::compress(self.compression, level, 2, &w.buf, out)?;
         }
         let length = len_i32(out.len() - start - header::LOG_OVERHEAD, "batch")?;
@@ -272,25 +379,27 @@ impl RecordBatch {
         Ok(())
     }
 
-    fn write_records(&self, w: &mut Writer) -> Result<()> {
-        for r in &self.records {
+    fn write_records<R: RecordFields>(&self, records: &[R], w: &mut Writer) -> Result<()> {
+        for r in records {
             let od = r
-                .offset
+                .offset()
                 .checked_sub(self.base_offset)
                 .and_then(|d| i32::try_from(d).ok())
                 .ok_or_else(|| {
                     invalid(format!(
                         "record offset {} is not within 2^31 of base offset {}",
-                        r.offset, self.base_offset
+                        r.offset(),
+                        self.base_offset
                     ))
                 })?;
             let td = r
-                .timestamp
+                .timestamp()
                 .checked_sub(self.base_timestamp)
                 .ok_or_else(|| {
                     invalid(format!(
                         "record timestamp {} is too far from base {}",
-                        r.timestamp, self.base_timestamp
+                        r.timestamp(),
+                        self.base_timestamp
                     ))
                 })?;
             write_record(w, od, td, r)?;
@@ -298,26 +407,26 @@ impl RecordBatch {
         Ok(())
     }
 
-    /// decode reads one v2 batch that fills `batch` exactly (its length field agreeing).
-    pub(super) fn decode_v2(
-        batch: &[u8],
+    /// decode_v2 reads one v2 batch that fills `batch` exactly (its length field agreeing).
+    pub(super) fn decode_v2<'a>(
+        batch: &'a [u8],
         opts: &DecodeOptions,
         budget: &mut Budget,
-    ) -> Result<RecordBatch> {
+    ) -> Result<DecodedBatch<'a>> {
         let h = BatchHeader::parse_with(batch, opts.verify_crc)?;
         let body = &batch[BATCH_OVERHEAD..h.size()];
         let compression = h.compression()?;
-        let data: Cow<'_, [u8]> = match compression {
+        let data: Cow<'a, [u8]> = match compression {
             Compression::None => Cow::Borrowed(body),
             c => Cow::Owned(compression::decompress(c, 2, body, budget)?),
         };
         let log_append_time =
             (h.timestamp_type() == TimestampType::LogAppendTime).then_some(h.max_timestamp);
-        let mut records =
+        let mut spans =
             Vec::with_capacity((h.records_count as usize).min(data.len() / MIN_RECORD_SIZE));
         let mut r = Reader::new(&data);
         for _ in 0..h.records_count {
-            records.push(read_record(
+            spans.push(read_record(
                 &mut r,
                 h.base_offset,
                 h.base_timestamp,
@@ -332,7 +441,7 @@ impl RecordBatch {
                 h.records_count
             )));
         }
-        Ok(RecordBatch {
+        let batch = RecordBatch {
             base_offset: h.base_offset,
             partition_leader_epoch: h.partition_leader_epoch,
             magic: 2,
@@ -347,8 +456,9 @@ impl RecordBatch {
             producer_id: h.producer_id,
             producer_epoch: h.producer_epoch,
             base_sequence: h.base_sequence,
-            records,
-        })
+            records: Vec::new(),
+        };
+        Ok(DecodedBatch { batch, data, spans })
     }
 }
 
@@ -356,19 +466,18 @@ impl RecordBatch {
 const MIN_RECORD_SIZE: usize = 7;
 
 /// record_body_size is the size of a v2 record after its length varint.
-pub fn record_body_size(offset_delta: i32, timestamp_delta: i64, r: &Record) -> usize {
+pub fn record_body_size<R: RecordFields>(offset_delta: i32, timestamp_delta: i64, r: &R) -> usize {
     1 + varlong_len(timestamp_delta)
         + varint_len(offset_delta)
-        + opt_len(&r.key)
-        + opt_len(&r.value)
-        + varint_len(r.headers.len() as i32)
-        + r.headers
-            .iter()
-            .map(|h| varint_len(h.key.len() as i32) + h.key.len() + opt_len(&h.value))
+        + opt_len(r.key())
+        + opt_len(r.value())
+        + varint_len(r.header_count() as i32)
+        + r.headers()
+            .map(|(k, v)| varint_len(k.len() as i32) + k.len() + opt_len(v))
             .sum::<usize>()
 }
 
-fn write_opt_bytes(w: &mut Writer, b: &Option<Vec<u8>>, what: &str) -> Result<()> {
+fn write_opt_bytes(w: &mut Writer, b: Option<&[u8]>, what: &str) -> Result<()> {
     match b {
         None => w.varint(-1),
         Some(v) => {
@@ -379,19 +488,24 @@ fn write_opt_bytes(w: &mut Writer, b: &Option<Vec<u8>>, what: &str) -> Result<()
     Ok(())
 }
 
-fn write_record(w: &mut Writer, offset_delta: i32, timestamp_delta: i64, r: &Record) -> Result<()> {
+fn write_record<R: RecordFields>(
+    w: &mut Writer,
+    offset_delta: i32,
+    timestamp_delta: i64,
+    r: &R,
+) -> Result<()> {
     let body = len_i32(record_body_size(offset_delta, timestamp_delta, r), "record")?;
     w.varint(body);
     w.i8(0);
     w.varlong(timestamp_delta);
     w.varint(offset_delta);
-    write_opt_bytes(w, &r.key, "key")?;
-    write_opt_bytes(w, &r.value, "value")?;
-    w.varint(len_i32(r.headers.len(), "header count")?);
-    for h in &r.headers {
-        w.varint(len_i32(h.key.len(), "header key")?);
-        w.raw(h.key.as_bytes());
-        write_opt_bytes(w, &h.value, "header value")?;
+    write_opt_bytes(w, r.key(), "key")?;
+    write_opt_bytes(w, r.value(), "value")?;
+    w.varint(len_i32(r.header_count(), "header count")?);
+    for (k, v) in r.headers() {
+        w.varint(len_i32(k.len(), "header key")?);
+        w.raw(k);
+        write_opt_bytes(w, v, "header value")?;
     }
     Ok(())
 }
@@ -400,51 +514,39 @@ fn decode_err(m: String) -> Error {
     Error::Decode(m)
 }
 
-/// read_len_bytes reads a varint length and that many bytes; a negative length is null, as
-/// Kafka's `Utils.readBytes` reads it.
-fn read_len_bytes<'a>(r: &mut Reader<'a>, what: &str) -> Result<Option<&'a [u8]>> {
-    let n = r.varint()?;
-    if n < 0 {
-        return Ok(None);
-    }
-    r.take(n as usize, what).map(Some)
-}
-
-/// read_record reads one v2 record, as Kafka's `DefaultRecord.readFrom` does.
+/// read_record checks one v2 record, as Kafka's `DefaultRecord.readFrom` reads it, and returns
+/// where its parts are in the reader's buffer.
 fn read_record(
     r: &mut Reader<'_>,
     base_offset: i64,
     base_timestamp: i64,
     log_append_time: Option<i64>,
-) -> Result<Record> {
+) -> Result<RecordSpan> {
     let size = r.varint()?;
     if size < 0 {
         return Err(decode_err(format!("invalid record size {size}")));
     }
     let body = r.take(size as usize, "record")?;
+    let at = r.position() - body.len();
     let mut b = Reader::new(body);
     let _attributes = b.i8()?;
     let timestamp_delta = b.varlong()?;
     let offset_delta = b.varint()?;
-    let key = read_len_bytes(&mut b, "record key")?.map(<[u8]>::to_vec);
-    let value = read_len_bytes(&mut b, "record value")?.map(<[u8]>::to_vec);
+    let place =
+        |b: &Reader<'_>, v: Option<&[u8]>| v.map(|v| (at + b.position() - v.len(), v.len()));
+    let key = read_len_bytes(&mut b, "record key")?;
+    let key = place(&b, key);
+    let value = read_len_bytes(&mut b, "record value")?;
+    let value = place(&b, value);
     let n_headers = b.varint()?;
     if n_headers < 0 || n_headers as usize > b.remaining() {
         return Err(decode_err(format!(
             "invalid number of record headers {n_headers}"
         )));
     }
-    let mut headers = Vec::with_capacity(n_headers as usize);
+    let headers_at = at + b.position();
     for _ in 0..n_headers {
-        let klen = b.varint()?;
-        if klen < 0 {
-            return Err(decode_err(format!(
-                "invalid negative header key size {klen}"
-            )));
-        }
-        let key = String::from_utf8_lossy(b.take(klen as usize, "header key")?).into_owned();
-        let value = read_len_bytes(&mut b, "header value")?.map(<[u8]>::to_vec);
-        headers.push(Header { key, value });
+        read_header(&mut b)?;
     }
     if b.remaining() != 0 {
         return Err(decode_err(format!(
@@ -452,11 +554,12 @@ fn read_record(
             b.position()
         )));
     }
-    Ok(Record {
+    Ok(RecordSpan {
         offset: base_offset.wrapping_add(offset_delta as i64),
         timestamp: log_append_time.unwrap_or(base_timestamp.wrapping_add(timestamp_delta)),
         key,
         value,
-        headers,
+        headers: (headers_at, at + b.position() - headers_at),
+        header_count: n_headers as usize,
     })
 }

@@ -10,9 +10,12 @@
 //! inner offset i is at `wrapper - last_inner + i`. Magic 0 inner offsets are absolute.
 //! Inner magic 1 messages take the wrapper's timestamp when the wrapper is LogAppendTime.
 
-use super::batch::{Record, RecordBatch, TimestampType, NO_TIMESTAMP};
+use std::borrow::Cow;
+
+use super::batch::{RecordBatch, TimestampType, NO_TIMESTAMP};
 use super::compression::{self, Budget, Compression};
 use super::header::LOG_OVERHEAD;
+use super::view::{DecodedBatch, RecordSpan};
 use super::DecodeOptions;
 use crate::error::{Error, Result};
 
@@ -106,22 +109,28 @@ fn parse_message(offset: i64, msg: &[u8], verify_crc: bool) -> Result<Message<'_
     })
 }
 
-fn record(m: &Message<'_>, offset: i64, timestamp: i64) -> Record {
-    Record {
+/// place is where `part` (a slice of `data`) starts in `data`, and its length.
+fn place(data: &[u8], part: Option<&[u8]>) -> Option<(usize, usize)> {
+    part.map(|p| (p.as_ptr() as usize - data.as_ptr() as usize, p.len()))
+}
+
+fn span(data: &[u8], m: &Message<'_>, offset: i64, timestamp: i64) -> RecordSpan {
+    RecordSpan {
         offset,
         timestamp,
-        key: m.key.map(<[u8]>::to_vec),
-        value: m.value.map(<[u8]>::to_vec),
-        headers: Vec::new(),
+        key: place(data, m.key),
+        value: place(data, m.value),
+        headers: (0, 0),
+        header_count: 0,
     }
 }
 
 /// decode reads one legacy entry that fills `entry` exactly.
-pub(super) fn decode(
-    entry: &[u8],
+pub(super) fn decode<'a>(
+    entry: &'a [u8],
     opts: &DecodeOptions,
     budget: &mut Budget,
-) -> Result<RecordBatch> {
+) -> Result<DecodedBatch<'a>> {
     let offset = i64::from_be_bytes([
         entry[0], entry[1], entry[2], entry[3], entry[4], entry[5], entry[6], entry[7],
     ]);
@@ -142,8 +151,12 @@ pub(super) fn decode(
         ..RecordBatch::default()
     };
     if compression == Compression::None {
-        batch.records.push(record(&outer, offset, outer.timestamp));
-        return Ok(batch);
+        let spans = vec![span(entry, &outer, offset, outer.timestamp)];
+        return Ok(DecodedBatch {
+            batch,
+            data: Cow::Borrowed(entry),
+            spans,
+        });
     }
     if compression == Compression::Zstd {
         return Err(decode_err(
@@ -199,23 +212,29 @@ pub(super) fn decode(
         0
     };
     let log_append = timestamp_type == TimestampType::LogAppendTime;
-    for m in &messages {
-        let ts = match m.magic {
-            0 => NO_TIMESTAMP,
-            _ if log_append => outer.timestamp,
-            _ => m.timestamp,
-        };
-        batch
-            .records
-            .push(record(m, absolute_base.wrapping_add(m.offset), ts));
-    }
-    let first = batch.records[0].offset;
-    let last = batch.records[batch.records.len() - 1].offset;
+    let spans: Vec<RecordSpan> = messages
+        .iter()
+        .map(|m| {
+            let ts = match m.magic {
+                0 => NO_TIMESTAMP,
+                _ if log_append => outer.timestamp,
+                _ => m.timestamp,
+            };
+            span(&inner, m, absolute_base.wrapping_add(m.offset), ts)
+        })
+        .collect();
+    drop(messages);
+    let first = spans[0].offset;
+    let last = spans[spans.len() - 1].offset;
     batch.base_offset = first;
     batch.last_offset_delta = i32::try_from(last.wrapping_sub(first))
         .map_err(|_| decode_err(format!("inner offsets {first}..{last} span more than 2^31")))?;
-    batch.base_timestamp = batch.records[0].timestamp;
-    Ok(batch)
+    batch.base_timestamp = spans[0].timestamp;
+    Ok(DecodedBatch {
+        batch,
+        data: Cow::Owned(inner),
+        spans,
+    })
 }
 
 fn message_size(magic: i8, key: Option<&[u8]>, value: Option<&[u8]>) -> usize {

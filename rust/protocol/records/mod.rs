@@ -22,11 +22,14 @@ mod control;
 mod header;
 mod legacy;
 pub mod lz4;
+mod view;
 
 #[cfg(test)]
 mod tests;
 
-pub use batch::{record_body_size, Header, Record, RecordBatch, TimestampType, NO_TIMESTAMP};
+pub use batch::{
+    record_body_size, Header, Record, RecordBatch, RecordFields, TimestampType, NO_TIMESTAMP,
+};
 pub use compression::{Budget, Compression, COMPRESSION_NAMES, DEFAULT_MAX_DECOMPRESSED_SIZE};
 pub use control::{ControlRecordKey, ControlRecordType, EndTransactionMarker};
 pub use header::{
@@ -34,6 +37,7 @@ pub use header::{
     set_partition_leader_epoch, BatchHeader, BATCH_OVERHEAD, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD,
 };
 pub use legacy::{RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1};
+pub use view::{DecodedBatch, HeaderIter, RecordRef, RecordSpan};
 
 use crate::error::{Error, Result};
 
@@ -66,14 +70,15 @@ pub struct RawBatch<'a> {
     pub bytes: &'a [u8],
 }
 
-impl RawBatch<'_> {
+impl<'a> RawBatch<'a> {
     /// base_offset is the first field (for a compressed legacy entry, its last offset).
     pub fn base_offset(&self) -> i64 {
         i64::from_be_bytes(self.bytes[..8].try_into().unwrap_or_default())
     }
 
-    /// decode reads the batch and its records, drawing decompression from `budget`.
-    pub fn decode(&self, opts: &DecodeOptions, budget: &mut Budget) -> Result<RecordBatch> {
+    /// decode reads the batch, leaving its records in place (see [`DecodedBatch`]) and drawing
+    /// decompression from `budget`.
+    pub fn decode(&self, opts: &DecodeOptions, budget: &mut Budget) -> Result<DecodedBatch<'a>> {
         if self.magic == 2 {
             RecordBatch::decode_v2(self.bytes, opts, budget)
         } else {
@@ -164,6 +169,15 @@ impl<'a> Iterator for Batches<'a> {
 /// decode_batches reads every complete batch of `buf` with its records; a truncated last batch
 /// is skipped, as Kafka's clients skip it.
 pub fn decode_batches(buf: &[u8], opts: &DecodeOptions) -> Result<Vec<RecordBatch>> {
+    decode_batch_views(buf, opts)
+        .map(|v| v.into_iter().map(DecodedBatch::into_record_batch).collect())
+}
+
+/// decode_batch_views is [`decode_batches`] without copying the records out.
+pub fn decode_batch_views<'a>(
+    buf: &'a [u8],
+    opts: &DecodeOptions,
+) -> Result<Vec<DecodedBatch<'a>>> {
     let mut budget = Budget::new(opts.max_decompressed_size);
     let mut out = Vec::new();
     for b in batches(buf) {

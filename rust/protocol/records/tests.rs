@@ -508,3 +508,31 @@ fn random_corruption_never_panics() {
         let _ = BatchHeader::parse_with(&data, false);
     }
 }
+
+#[test]
+fn views_point_into_the_batch_without_copies() {
+    let mut rng = Rng::new(Some(11));
+    for codec in CODECS {
+        let b = random_batch(&mut rng, codec);
+        let enc = b.encode(None).unwrap();
+        let views = decode_batch_views(&enc, &DecodeOptions::default()).unwrap();
+        let v = &views[0];
+        assert_eq!(v.spans.len(), b.records.len());
+        // Uncompressed records are read in place, from the input itself.
+        assert_eq!(
+            matches!(v.data, std::borrow::Cow::Borrowed(_)),
+            codec == Compression::None
+        );
+        for (r, want) in v.records().zip(&b.records) {
+            assert_eq!(r.header_count(), want.headers.len());
+            let headers: Vec<(&[u8], Option<&[u8]>)> = r.headers().collect();
+            let want_headers: Vec<(&[u8], Option<&[u8]>)> = want
+                .headers
+                .iter()
+                .map(|h| (h.key.as_bytes(), h.value.as_deref()))
+                .collect();
+            assert_eq!(headers, want_headers);
+            assert_eq!(&r.to_record(), want);
+        }
+    }
+}
