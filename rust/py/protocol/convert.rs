@@ -254,7 +254,7 @@ impl From<Error> for Conv {
 
 pub(super) type ConvResult<T> = Result<T, Conv>;
 
-fn at(mut c: Conv, seg: String) -> Conv {
+pub(super) fn at(mut c: Conv, seg: String) -> Conv {
     c.path.push(seg);
     c
 }
@@ -313,7 +313,7 @@ impl<'py> Keep<'py> {
         }
     }
 
-    fn bytes<'k>(&'k self, b: &Bound<'py, PyBytes>) -> &'k [u8] {
+    pub(super) fn bytes<'k>(&'k self, b: &Bound<'py, PyBytes>) -> &'k [u8] {
         let data: *const [u8] = b.as_bytes();
         self.held.borrow_mut().push(b.clone().into_any());
         // SAFETY: a bytes object's buffer is immutable and lives as long as the object, which
@@ -432,7 +432,7 @@ impl<'py, 'k> FromPy<'py, 'k> {
         })
     }
 
-    fn field(&self, v: &Bound<'py, PyAny>, f: &'static Field) -> ConvResult<Value<'k>> {
+    pub(super) fn field(&self, v: &Bound<'py, PyAny>, f: &'static Field) -> ConvResult<Value<'k>> {
         if v.is_none() {
             return match f.ty {
                 // None for a struct means its defaults.
@@ -484,7 +484,7 @@ impl<'py, 'k> FromPy<'py, 'k> {
         }
     }
 
-    fn scalar(&self, v: &Bound<'py, PyAny>, ty: Type) -> ConvResult<Value<'k>> {
+    pub(super) fn scalar(&self, v: &Bound<'py, PyAny>, ty: Type) -> ConvResult<Value<'k>> {
         let py = self.py;
         let int = || -> ConvResult<i64> {
             if !v.is_instance_of::<PyInt>() {
@@ -540,7 +540,7 @@ impl<'py, 'k> FromPy<'py, 'k> {
     }
 }
 
-fn unknown_key(d: &Bound<'_, PyDict>, fields: &'static [Field]) -> Conv {
+pub(super) fn unknown_key(d: &Bound<'_, PyDict>, fields: &'static [Field]) -> Conv {
     for k in d.keys() {
         let known = k
             .cast::<PyString>()
