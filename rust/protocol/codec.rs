@@ -195,6 +195,23 @@ fn decode_field<'a>(r: &mut Reader<'a>, f: &'static Field, ctx: Ctx) -> Res<Valu
                     Err(Error::Decode("non-nullable array is null".into()).into())
                 };
             };
+            match elem {
+                Type::Int32 => {
+                    let mut items = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        items.push(r.i32()?);
+                    }
+                    return Ok(Value::Int32s(items));
+                }
+                Type::Int64 => {
+                    let mut items = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        items.push(r.i64()?);
+                    }
+                    return Ok(Value::Int64s(items));
+                }
+                _ => {}
+            }
             let mut items = Vec::with_capacity(n);
             for i in 0..n {
                 let item = match elem {
@@ -451,6 +468,8 @@ fn type_name(v: &Value<'_>) -> &'static str {
         Value::String(_) => "string",
         Value::Bytes(_) => "bytes",
         Value::Array(_) => "array",
+        Value::Int32s(_) => "int32 array",
+        Value::Int64s(_) => "int64 array",
         Value::Struct(_) => "struct",
     }
 }
@@ -613,6 +632,14 @@ fn size_field(v: &Value<'_>, f: &'static Field, ctx: Ctx) -> Res<usize> {
                 4
             })
         }
+        (Type::Array(Type::Int32), Value::Int32s(items)) => {
+            check_count(items.len())?;
+            Ok(length_size(items.len(), flexible, 4) + 4 * items.len())
+        }
+        (Type::Array(Type::Int64), Value::Int64s(items)) => {
+            check_count(items.len())?;
+            Ok(length_size(items.len(), flexible, 4) + 8 * items.len())
+        }
         (Type::Array(elem), Value::Array(items)) => {
             check_count(items.len())?;
             let mut n = length_size(items.len(), flexible, 4);
@@ -709,6 +736,30 @@ fn encode_field<B: Buf>(w: &mut Writer<B>, v: &Value<'_>, f: &'static Field, ctx
                 w.compact_nullable_bytes(None)
             } else {
                 w.nullable_bytes(None)
+            }
+            Ok(())
+        }
+        (Type::Array(Type::Int32), Value::Int32s(items)) => {
+            check_count(items.len())?;
+            if flexible {
+                w.compact_array_len(Some(items.len()))
+            } else {
+                w.array_len(Some(items.len()))
+            }
+            for x in items {
+                w.i32(*x);
+            }
+            Ok(())
+        }
+        (Type::Array(Type::Int64), Value::Int64s(items)) => {
+            check_count(items.len())?;
+            if flexible {
+                w.compact_array_len(Some(items.len()))
+            } else {
+                w.array_len(Some(items.len()))
+            }
+            for x in items {
+                w.i64(*x);
             }
             Ok(())
         }
