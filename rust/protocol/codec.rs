@@ -14,8 +14,11 @@ use super::schema::{Field, Message, Type};
 use super::value::{default_value, is_default, Fields, Struct, Value};
 use crate::error::{Error, Result};
 
-/// Located is an error on its way out of a nested value, collecting where it happened.
-struct Located {
+/// Located is an error on its way out of a nested value, collecting where it happened. Boxed,
+/// so that the results moved around on the hot path stay as small as the values they carry.
+struct Located(Box<LocatedError>);
+
+struct LocatedError {
     err: Error,
     path: Vec<Seg>,
 }
@@ -26,29 +29,34 @@ enum Seg {
 }
 
 impl From<Error> for Located {
+    #[cold]
     fn from(err: Error) -> Self {
-        Located {
+        Located(Box::new(LocatedError {
             err,
             path: Vec::new(),
-        }
+        }))
     }
 }
 
 type Res<T> = std::result::Result<T, Located>;
 
+#[cold]
 fn at(mut e: Located, name: &'static str) -> Located {
-    e.path.push(Seg::Name(name));
+    e.0.path.push(Seg::Name(name));
     e
 }
 
+#[cold]
 fn at_index(mut e: Located, i: usize) -> Located {
-    e.path.push(Seg::Index(i));
+    e.0.path.push(Seg::Index(i));
     e
 }
 
 /// finish turns a located error into the core error: `JoinGroupRequest v5: protocols[0].name:
 /// truncated string: ...`.
+#[cold]
 fn finish(e: Located, msg: &Message, version: i16) -> Error {
+    let e = *e.0;
     let mut place = format!("{} v{version}", msg.name);
     let mut first = true;
     for seg in e.path.iter().rev() {
@@ -187,6 +195,23 @@ fn decode_field<'a>(r: &mut Reader<'a>, f: &'static Field, ctx: Ctx) -> Res<Valu
                     Err(Error::Decode("non-nullable array is null".into()).into())
                 };
             };
+            match elem {
+                Type::Int32 => {
+                    let mut items = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        items.push(r.i32()?);
+                    }
+                    return Ok(Value::Int32s(items));
+                }
+                Type::Int64 => {
+                    let mut items = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        items.push(r.i64()?);
+                    }
+                    return Ok(Value::Int64s(items));
+                }
+                _ => {}
+            }
             let mut items = Vec::with_capacity(n);
             for i in 0..n {
                 let item = match elem {
@@ -338,6 +363,79 @@ pub fn encode_message<B: Buf>(
     encode_struct(w, body, msg.fields, ctx).map_err(|e| finish(e, msg, version))
 }
 
+/// encode_field_value writes one field's value exactly as [`encode_message`] writes it inside a
+/// struct at `version`, where `flexible` tells whether the message version is flexible. Errors
+/// name the path inside the value (`partitions[2].name: ...`).
+pub fn encode_field_value<B: Buf>(
+    w: &mut Writer<B>,
+    v: &Value<'_>,
+    f: &'static Field,
+    version: i16,
+    flexible: bool,
+) -> Result<()> {
+    encode_field(w, v, f, Ctx { version, flexible }).map_err(finish_path)
+}
+
+/// encode_struct_value writes a struct of `fields` exactly as [`encode_message`] writes a nested
+/// struct at `version`.
+pub fn encode_struct_value<B: Buf>(
+    w: &mut Writer<B>,
+    s: &Struct<'_>,
+    fields: &'static [Field],
+    version: i16,
+    flexible: bool,
+) -> Result<()> {
+    encode_struct(w, s, fields, Ctx { version, flexible }).map_err(finish_path)
+}
+
+/// encode_scalar_value writes a scalar of type `ty` (an array element: never null), in the
+/// compact encoding when `flexible`.
+pub fn encode_scalar_value<B: Buf>(
+    w: &mut Writer<B>,
+    v: &Value<'_>,
+    ty: Type,
+    flexible: bool,
+) -> Result<()> {
+    encode_scalar(w, v, ty, flexible)
+}
+
+/// field_value_size is the size [`encode_field_value`] writes.
+pub fn field_value_size(
+    v: &Value<'_>,
+    f: &'static Field,
+    version: i16,
+    flexible: bool,
+) -> Result<usize> {
+    size_field(v, f, Ctx { version, flexible }).map_err(finish_path)
+}
+
+/// finish_path turns a located error into the core error, naming only the path inside.
+#[cold]
+fn finish_path(e: Located) -> Error {
+    let e = *e.0;
+    let mut place = String::new();
+    for seg in e.path.iter().rev() {
+        match seg {
+            Seg::Name(n) => {
+                if !place.is_empty() {
+                    place.push('.');
+                }
+                place.push_str(n);
+            }
+            Seg::Index(i) => place.push_str(&format!("[{i}]")),
+        }
+    }
+    if place.is_empty() {
+        return e.err;
+    }
+    let text = format!("{place}: {}", e.err);
+    match e.err {
+        Error::Decode(_) => Error::Decode(text),
+        Error::InvalidArgument(_) => Error::InvalidArgument(text),
+        Error::InvalidType(_) => Error::InvalidType(text),
+    }
+}
+
 /// encode_to_vec encodes a body into a new vector of exactly its size.
 pub fn encode_to_vec(msg: &Message, version: i16, body: &Struct<'_>) -> Result<Vec<u8>> {
     let mut w = Writer::with_capacity(message_size(msg, version, body)?);
@@ -370,6 +468,8 @@ fn type_name(v: &Value<'_>) -> &'static str {
         Value::String(_) => "string",
         Value::Bytes(_) => "bytes",
         Value::Array(_) => "array",
+        Value::Int32s(_) => "int32 array",
+        Value::Int64s(_) => "int64 array",
         Value::Struct(_) => "struct",
     }
 }
@@ -532,6 +632,14 @@ fn size_field(v: &Value<'_>, f: &'static Field, ctx: Ctx) -> Res<usize> {
                 4
             })
         }
+        (Type::Array(Type::Int32), Value::Int32s(items)) => {
+            check_count(items.len())?;
+            Ok(length_size(items.len(), flexible, 4) + 4 * items.len())
+        }
+        (Type::Array(Type::Int64), Value::Int64s(items)) => {
+            check_count(items.len())?;
+            Ok(length_size(items.len(), flexible, 4) + 8 * items.len())
+        }
         (Type::Array(elem), Value::Array(items)) => {
             check_count(items.len())?;
             let mut n = length_size(items.len(), flexible, 4);
@@ -628,6 +736,30 @@ fn encode_field<B: Buf>(w: &mut Writer<B>, v: &Value<'_>, f: &'static Field, ctx
                 w.compact_nullable_bytes(None)
             } else {
                 w.nullable_bytes(None)
+            }
+            Ok(())
+        }
+        (Type::Array(Type::Int32), Value::Int32s(items)) => {
+            check_count(items.len())?;
+            if flexible {
+                w.compact_array_len(Some(items.len()))
+            } else {
+                w.array_len(Some(items.len()))
+            }
+            for x in items {
+                w.i32(*x);
+            }
+            Ok(())
+        }
+        (Type::Array(Type::Int64), Value::Int64s(items)) => {
+            check_count(items.len())?;
+            if flexible {
+                w.compact_array_len(Some(items.len()))
+            } else {
+                w.array_len(Some(items.len()))
+            }
+            for x in items {
+                w.i64(*x);
             }
             Ok(())
         }

@@ -329,6 +329,37 @@ pub fn prepare_response<'a>(
     )
 }
 
+/// write_request_header writes the header of a request (its version follows from the api key
+/// and version), for a caller that writes the size prefix and the body itself.
+pub fn write_request_header<B: Buf>(w: &mut Writer<B>, header: &RequestHeader<'_>) -> Result<()> {
+    let api = lookup(header.api_key, header.api_version).map_err(to_argument)?;
+    let hs = request_header_struct(header);
+    encode_message(
+        w,
+        &REQUEST_HEADER,
+        api.request_header_version(header.api_version),
+        &hs,
+    )
+}
+
+/// write_response_header writes the header of a response, as [`write_request_header`] does.
+pub fn write_response_header<B: Buf>(
+    w: &mut Writer<B>,
+    api_key: i16,
+    version: i16,
+    correlation_id: i32,
+    header_tagged: &[(u32, Cow<'_, [u8]>)],
+) -> Result<()> {
+    let api = lookup(api_key, version).map_err(to_argument)?;
+    let hs = response_header_struct(correlation_id, header_tagged);
+    encode_message(
+        w,
+        &RESPONSE_HEADER,
+        api.response_header_version(version),
+        &hs,
+    )
+}
+
 /// decode_response decodes a response frame (after the size prefix) to a request of `api_key`
 /// at `version`.
 ///

@@ -83,6 +83,14 @@ impl Gen {
         }
         match f.ty {
             Type::Struct => Value::Struct(self.structure(f.fields, version, flexible)),
+            Type::Array(Type::Int32) => {
+                let n = self.below(self.max_len as u64 + 1) as usize;
+                Value::Int32s((0..n).map(|_| self.int() as i32).collect())
+            }
+            Type::Array(Type::Int64) => {
+                let n = self.below(self.max_len as u64 + 1) as usize;
+                Value::Int64s((0..n).map(|_| self.int()).collect())
+            }
             Type::Array(elem) => {
                 let n = self.below(self.max_len as u64 + 1) as usize;
                 let items = (0..n)

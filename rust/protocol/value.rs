@@ -8,20 +8,45 @@
 use std::borrow::Cow;
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use super::messages::{APIS, REQUEST_HEADER, RESPONSE_HEADER};
 use super::schema::{DefaultValue, Field, Type};
 
+/// AddressHasher hashes a map key that is an address (of a static field list): the address is
+/// already unique, so a multiply spreads it well enough, far faster than SipHash.
+#[derive(Default)]
+pub struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ *b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
+    }
+}
+
+/// AddressMap is a map keyed by the address of a static field list.
+pub type AddressMap<V> = HashMap<usize, V, BuildHasherDefault<AddressHasher>>;
+
 /// DEFAULTS holds the default field values of every struct in the definitions, by the address of
 /// its field list; built once, on first use, and never freed (a few kilobytes).
-static DEFAULTS: OnceLock<HashMap<usize, &'static [Value<'static>]>> = OnceLock::new();
+static DEFAULTS: OnceLock<AddressMap<&'static [Value<'static>]>> = OnceLock::new();
 
-fn build_defaults() -> HashMap<usize, &'static [Value<'static>]> {
+fn build_defaults() -> AddressMap<&'static [Value<'static>]> {
     // Children first, so that a parent's default borrows its children's shared defaults.
     fn walk(
         fields: &'static [Field],
-        map: &mut HashMap<usize, &'static [Value<'static>]>,
+        map: &mut AddressMap<&'static [Value<'static>]>,
     ) -> &'static [Value<'static>] {
         if let Some(done) = map.get(&(fields.as_ptr() as usize)) {
             return done;
@@ -45,7 +70,7 @@ fn build_defaults() -> HashMap<usize, &'static [Value<'static>]> {
         map.insert(fields.as_ptr() as usize, leaked);
         leaked
     }
-    let mut map = HashMap::new();
+    let mut map = AddressMap::default();
     for a in APIS {
         walk(a.request.fields, &mut map);
         walk(a.response.fields, &mut map);
@@ -71,7 +96,12 @@ pub enum Value<'a> {
     String(Cow<'a, str>),
     /// Bytes: a `bytes` or `records` field.
     Bytes(Cow<'a, [u8]>),
+    /// Array: an array of structs, strings, UUIDs and other scalars but INT32 and INT64.
     Array(Vec<Value<'a>>),
+    /// Int32s: an `[]int32` array (kept compact: partition lists can be long).
+    Int32s(Vec<i32>),
+    /// Int64s: an `[]int64` array.
+    Int64s(Vec<i64>),
     Struct(Struct<'a>),
 }
 
@@ -213,6 +243,8 @@ impl<'a> Value<'a> {
             Value::String(s) => Value::String(Cow::Owned(s.into_owned())),
             Value::Bytes(b) => Value::Bytes(Cow::Owned(b.into_owned())),
             Value::Array(a) => Value::Array(a.into_iter().map(Value::into_owned).collect()),
+            Value::Int32s(a) => Value::Int32s(a),
+            Value::Int64s(a) => Value::Int64s(a),
             Value::Struct(s) => Value::Struct(s.into_owned()),
         }
     }
@@ -275,6 +307,8 @@ pub fn zero(ty: Type) -> Value<'static> {
         Type::Uuid => Value::Uuid([0; 16]),
         Type::String => Value::String(Cow::Borrowed("")),
         Type::Bytes | Type::Records => Value::Bytes(Cow::Borrowed(&[])),
+        Type::Array(Type::Int32) => Value::Int32s(Vec::new()),
+        Type::Array(Type::Int64) => Value::Int64s(Vec::new()),
         Type::Array(_) => Value::Array(Vec::new()),
         Type::Struct => Value::Struct(Struct::default()),
     }
@@ -326,6 +360,8 @@ pub fn is_default(value: &Value<'_>, field: &Field) -> bool {
                         .all(|(v, f)| is_default(v, f))
             }
             (Type::Array(_), Value::Array(a)) => a.is_empty(),
+            (Type::Array(_), Value::Int32s(a)) => a.is_empty(),
+            (Type::Array(_), Value::Int64s(a)) => a.is_empty(),
             (Type::Bool, Value::Bool(b)) => !b,
             (Type::Float64, Value::Float64(x)) => x.to_bits() == 0,
             (Type::Uuid, Value::Uuid(u)) => *u == [0; 16],

@@ -7,7 +7,6 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
@@ -19,7 +18,7 @@ use super::views::{ArrayView, StructView};
 use crate::error::Error;
 use crate::protocol::messages::{APIS, REQUEST_HEADER, RESPONSE_HEADER};
 use crate::protocol::schema::{Field, Message, Type};
-use crate::protocol::value::{default_value, Fields, Struct, Value};
+use crate::protocol::value::{default_value, AddressMap, Fields, Struct, Value};
 
 pub(super) const UNKNOWN_TAGGED: &str = "unknown_tagged_fields";
 
@@ -28,10 +27,10 @@ pub(super) const UNKNOWN_TAGGED: &str = "unknown_tagged_fields";
 
 /// KEYS holds the interned field names of every struct, by the address of its field list, so
 /// that building a dict creates no key strings.
-static KEYS: PyOnceLock<HashMap<usize, Vec<Py<PyString>>>> = PyOnceLock::new();
+static KEYS: PyOnceLock<Keys> = PyOnceLock::new();
 static UUID_CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-pub(super) type Keys = HashMap<usize, Vec<Py<PyString>>>;
+pub(super) type Keys = AddressMap<Vec<Py<PyString>>>;
 
 pub(super) fn keys(py: Python<'_>) -> &Keys {
     KEYS.get_or_init(py, || {
@@ -48,7 +47,7 @@ pub(super) fn keys(py: Python<'_>) -> &Keys {
                 }
             }
         }
-        let mut map = HashMap::new();
+        let mut map = Keys::default();
         for a in APIS {
             walk(py, a.request.fields, &mut map);
             walk(py, a.response.fields, &mut map);
@@ -113,7 +112,7 @@ pub(super) fn scalar_to_py<'py>(py: Python<'py>, v: &Value<'_>) -> PyResult<Boun
         Value::Uuid(u) => uuid_to_py(py, u)?,
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Bytes(b) => PyBytes::new(py, b).into_any(),
-        Value::Struct(_) | Value::Array(_) => {
+        Value::Struct(_) | Value::Array(_) | Value::Int32s(_) | Value::Int64s(_) => {
             return Err(PyTypeError::new_err("a struct or array is not a scalar"));
         }
     })
@@ -139,6 +138,23 @@ where
             return Err(PyTypeError::new_err("list length changed while building"));
         }
         Ok(list)
+    }
+}
+
+/// int_list makes the list of an `[]int32` or `[]int64` array.
+pub(super) fn int_list<'py>(py: Python<'py>, v: &Value<'_>) -> PyResult<Bound<'py, PyList>> {
+    match v {
+        Value::Int32s(a) => list_of(
+            py,
+            a.len(),
+            a.iter().map(|x| Ok(x.into_pyobject(py)?.into_any())),
+        ),
+        Value::Int64s(a) => list_of(
+            py,
+            a.len(),
+            a.iter().map(|x| Ok(x.into_pyobject(py)?.into_any())),
+        ),
+        _ => Err(PyTypeError::new_err("not an integer array")),
     }
 }
 
@@ -173,6 +189,7 @@ impl<'py> Materialize<'py> {
         match v {
             Value::Struct(s) => Ok(self.structure(s, f.fields)?.into_any()),
             Value::Array(items) => self.array(items, f).map(Bound::into_any),
+            Value::Int32s(_) | Value::Int64s(_) => int_list(self.py, v).map(Bound::into_any),
             v => scalar_to_py(self.py, v),
         }
     }
@@ -254,7 +271,7 @@ impl From<Error> for Conv {
 
 pub(super) type ConvResult<T> = Result<T, Conv>;
 
-fn at(mut c: Conv, seg: String) -> Conv {
+pub(super) fn at(mut c: Conv, seg: String) -> Conv {
     c.path.push(seg);
     c
 }
@@ -313,7 +330,7 @@ impl<'py> Keep<'py> {
         }
     }
 
-    fn bytes<'k>(&'k self, b: &Bound<'py, PyBytes>) -> &'k [u8] {
+    pub(super) fn bytes<'k>(&'k self, b: &Bound<'py, PyBytes>) -> &'k [u8] {
         let data: *const [u8] = b.as_bytes();
         self.held.borrow_mut().push(b.clone().into_any());
         // SAFETY: a bytes object's buffer is immutable and lives as long as the object, which
@@ -432,7 +449,7 @@ impl<'py, 'k> FromPy<'py, 'k> {
         })
     }
 
-    fn field(&self, v: &Bound<'py, PyAny>, f: &'static Field) -> ConvResult<Value<'k>> {
+    pub(super) fn field(&self, v: &Bound<'py, PyAny>, f: &'static Field) -> ConvResult<Value<'k>> {
         if v.is_none() {
             return match f.ty {
                 // None for a struct means its defaults.
@@ -448,6 +465,9 @@ impl<'py, 'k> FromPy<'py, 'k> {
                     if std::ptr::eq(view.get().fields(), f.fields) {
                         return Ok(Value::Array(self.keep.array_view(view).to_vec()));
                     }
+                }
+                if matches!(elem, Type::Int32 | Type::Int64) {
+                    return self.int_array(v, *elem);
                 }
                 let convert = |i: usize, item: &Bound<'py, PyAny>| -> ConvResult<Value<'k>> {
                     match elem {
@@ -484,7 +504,36 @@ impl<'py, 'k> FromPy<'py, 'k> {
         }
     }
 
-    fn scalar(&self, v: &Bound<'py, PyAny>, ty: Type) -> ConvResult<Value<'k>> {
+    /// int_array reads a sequence of ints for an `[]int32` or `[]int64` field.
+    fn int_array(&self, v: &Bound<'py, PyAny>, elem: Type) -> ConvResult<Value<'k>> {
+        if v.is_instance_of::<PyString>()
+            || v.is_instance_of::<PyBytes>()
+            || v.is_instance_of::<PyDict>()
+        {
+            return Err(wrong_type("a list", v));
+        }
+        let it = v.try_iter().map_err(|_| wrong_type("a list", v))?;
+        let mut i32s = Vec::new();
+        let mut i64s = Vec::new();
+        for (i, item) in it.enumerate() {
+            let item = item.map_err(|e| py_err(self.py, e))?;
+            match self
+                .scalar(&item, elem)
+                .map_err(|c| at(c, format!("[{i}]")))?
+            {
+                Value::Int32(x) => i32s.push(x),
+                Value::Int64(x) => i64s.push(x),
+                _ => return Err(wrong_type("int", &item)),
+            }
+        }
+        Ok(if elem == Type::Int32 {
+            Value::Int32s(i32s)
+        } else {
+            Value::Int64s(i64s)
+        })
+    }
+
+    pub(super) fn scalar(&self, v: &Bound<'py, PyAny>, ty: Type) -> ConvResult<Value<'k>> {
         let py = self.py;
         let int = || -> ConvResult<i64> {
             if !v.is_instance_of::<PyInt>() {
@@ -540,7 +589,7 @@ impl<'py, 'k> FromPy<'py, 'k> {
     }
 }
 
-fn unknown_key(d: &Bound<'_, PyDict>, fields: &'static [Field]) -> Conv {
+pub(super) fn unknown_key(d: &Bound<'_, PyDict>, fields: &'static [Field]) -> Conv {
     for k in d.keys() {
         let known = k
             .cast::<PyString>()

@@ -10,11 +10,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 mod convert;
+mod fast;
 mod views;
 
 use self::convert::{
     bytes_from_py, finish, keys, optional_tagged, tagged_from_py, to_dict, FromPy, Keep,
 };
+use self::fast::{Direct, Rope};
 use self::views::{body_view, ArrayView, Decoded, Owner, StructView};
 use super::errors::{to_pyerr, IntoPyResult};
 use crate::error::Error;
@@ -35,6 +37,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(protocol_encode_response, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_decode_body, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_encode_body, m)?)?;
+    m.add_function(wrap_pyfunction!(protocol_encode_body_tree, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_body_size, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_to_plain, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_frame_size, m)?)?;
@@ -109,6 +112,63 @@ fn body_from_py<'py, 'k>(
     .structure(body, msg.fields)
     .map(Body::Tree)
     .map_err(|c| to_pyerr(py, finish(c, msg, version)))
+}
+
+fn check_version(py: Python<'_>, msg: &Message, version: i16) -> PyResult<()> {
+    if msg.valid.contains(version) {
+        Ok(())
+    } else {
+        Err(to_pyerr(
+            py,
+            Error::InvalidArgument(format!(
+                "{} version {version} is not supported (versions {})",
+                msg.name, msg.valid
+            )),
+        ))
+    }
+}
+
+/// same_view is the tree of `body` when it is a view of this very message.
+fn same_view<'py, 'k>(
+    keep: &'k Keep<'py>,
+    msg: &Message,
+    body: &Bound<'py, PyAny>,
+) -> Option<&'k Struct<'k>> {
+    let view = body.cast::<StructView>().ok()?;
+    std::ptr::eq(view.get().fields(), msg.fields).then(|| keep.view(view))
+}
+
+/// direct writes a body given as plain Python values after whatever `w` holds.
+fn direct<'py, 'k>(
+    py: Python<'py>,
+    keep: &'k Keep<'py>,
+    w: &mut Writer<Rope<'k>>,
+    msg: &'static Message,
+    version: i16,
+    body: &Bound<'py, PyAny>,
+) -> PyResult<()> {
+    let d = Direct {
+        py,
+        keys: keys(py),
+        keep,
+        version,
+        flexible: msg.is_flexible(version),
+    };
+    d.structure(w, body, msg.fields)
+        .map_err(|c| to_pyerr(py, finish(c, msg, version)))
+}
+
+/// finish_frame writes the size prefix over the placeholder at the start and makes the bytes.
+fn finish_frame<'py>(py: Python<'py>, mut w: Writer<Rope<'_>>) -> PyResult<Bound<'py, PyBytes>> {
+    let size = w.buf.len() - 4;
+    if size > i32::MAX as usize {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument(format!("message of {size} bytes is too large for a frame")),
+        ));
+    }
+    w.buf.patch(0, &(size as i32).to_be_bytes());
+    w.buf.into_bytes(py)
 }
 
 fn header_tagged(tagged: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(u32, Cow<'static, [u8]>)>> {
@@ -209,8 +269,8 @@ fn protocol_encode_request<'py>(
     header_tagged_fields: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let msg = message_of(py, api_key, true)?;
+    check_version(py, msg, api_version)?;
     let keep = Keep::new();
-    let body = body_from_py(py, &keep, msg, api_version, body)?;
     let header = RequestHeader {
         api_key,
         api_version,
@@ -218,8 +278,15 @@ fn protocol_encode_request<'py>(
         client_id: client_id.map(Cow::Borrowed),
         unknown_tagged: header_tagged(header_tagged_fields)?,
     };
-    let prepared = frame::prepare_request(&header, body.get()).py_err(py)?;
-    write_frame(py, &prepared)
+    if let Some(tree) = same_view(&keep, msg, body) {
+        let prepared = frame::prepare_request(&header, tree).py_err(py)?;
+        return write_frame(py, &prepared);
+    }
+    let mut w = Writer::over(Rope::new());
+    w.i32(0);
+    frame::write_request_header(&mut w, &header).py_err(py)?;
+    direct(py, &keep, &mut w, msg, api_version, body)?;
+    finish_frame(py, w)
 }
 
 /// protocol_decode_response(api_key, api_version, frame) -> (correlation_id,
@@ -301,8 +368,39 @@ fn protocol_encode_body<'py>(
     body: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let msg = message_of(py, api_key, request)?;
+    check_version(py, msg, api_version)?;
     let keep = Keep::new();
-    let body = body_from_py(py, &keep, msg, api_version, body)?;
+    if same_view(&keep, msg, body).is_none() {
+        let mut w = Writer::over(Rope::new());
+        direct(py, &keep, &mut w, msg, api_version, body)?;
+        return w.buf.into_bytes(py);
+    }
+    tree_body(py, &keep, msg, api_version, body)
+}
+
+/// protocol_encode_body_tree(api_key, api_version, request, body) -> bytes: as
+/// protocol_encode_body, always through a value tree (for tests comparing the two encoders).
+#[pyfunction]
+fn protocol_encode_body_tree<'py>(
+    py: Python<'py>,
+    api_key: i16,
+    api_version: i16,
+    request: bool,
+    body: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let msg = message_of(py, api_key, request)?;
+    let keep = Keep::new();
+    tree_body(py, &keep, msg, api_version, body)
+}
+
+fn tree_body<'py>(
+    py: Python<'py>,
+    keep: &Keep<'py>,
+    msg: &'static Message,
+    api_version: i16,
+    body: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let body = body_from_py(py, keep, msg, api_version, body)?;
     let size = message_size(msg, api_version, body.get()).py_err(py)?;
     PyBytes::new_with(py, size, |buf| {
         let mut w = Writer::over(SliceBuf::new(buf));

@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyString};
 
 use super::convert::{
-    keys, list_of, names_of, scalar_to_py, tagged_to_py, GcPause, Materialize, UNKNOWN_TAGGED,
+    int_list, keys, list_of, names_of, scalar_to_py, tagged_to_py, GcPause, Materialize,
+    UNKNOWN_TAGGED,
 };
 use crate::error::Result;
 use crate::protocol::schema::{Field, Message, Type};
@@ -133,6 +134,7 @@ fn value_to_py<'py>(
             },
         )?
         .into_any()),
+        Value::Int32s(_) | Value::Int64s(_) => Ok(int_list(py, v)?.into_any()),
         Value::Array(items) if f.element() == Type::Struct => {
             let items = Items(items.as_slice() as *const [Value<'static>]);
             Ok(Bound::new(

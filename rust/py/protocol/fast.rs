@@ -1,0 +1,368 @@
+//! Direct: the encoder for bodies given as plain Python values (dicts and lists).
+//!
+//! It walks the definition and the Python values together and writes bytes as it goes, with no
+//! value tree in between: for a large body (a Metadata response of thousands of partitions)
+//! building that tree would cost more than the encoding itself. It writes the common shapes
+//! itself (dicts, lists, exact ints, strs, bytes, bools) and hands everything else, one field
+//! at a time, to the codec through a value tree of that field only: missing fields (their
+//! defaults), tagged fields, fields the version lacks, nulls, UUIDs, other types, and any value
+//! the codec's limits would refuse. So the codec alone decides what is an error, and tests
+//! check that both encoders write the same bytes.
+//!
+//! Large byte strings (record sets) are not copied into the output buffer: [`Rope`] keeps a
+//! reference and copies them once, into the final `bytes`.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
+
+use super::convert::{
+    at, names_of, py_err, tagged_from_py, unknown_key, Conv, ConvResult, FromPy, Keep, Keys,
+    UNKNOWN_TAGGED,
+};
+use crate::error::Error;
+use crate::protocol::codec::{encode_field_value, encode_scalar_value, encode_struct_value};
+use crate::protocol::primitives::{Buf, Writer};
+use crate::protocol::schema::{Field, Type};
+use crate::protocol::value::{default_value, is_default, Value};
+
+/// BLOB is the size from which a byte string is referenced rather than copied.
+const BLOB: usize = 4096;
+
+/// Rope is an output buffer that copies small writes and references large byte strings.
+pub(super) struct Rope<'k> {
+    head: Vec<u8>,
+    /// blobs are (position in `head` where the blob goes, the blob).
+    blobs: Vec<(usize, &'k [u8])>,
+    blob_bytes: usize,
+}
+
+impl<'k> Rope<'k> {
+    pub(super) fn new() -> Self {
+        Rope {
+            head: Vec::with_capacity(256),
+            blobs: Vec::new(),
+            blob_bytes: 0,
+        }
+    }
+
+    /// len is the total length written.
+    pub(super) fn len(&self) -> usize {
+        self.head.len() + self.blob_bytes
+    }
+
+    fn bytes(&mut self, b: &'k [u8]) {
+        if b.len() >= BLOB {
+            self.blobs.push((self.head.len(), b));
+            self.blob_bytes += b.len();
+        } else {
+            self.head.extend_from_slice(b);
+        }
+    }
+
+    /// patch overwrites bytes already written at `at` (a frame's size prefix).
+    pub(super) fn patch(&mut self, at: usize, b: &[u8]) {
+        if let Some(dst) = self.head.get_mut(at..at + b.len()) {
+            dst.copy_from_slice(b);
+        }
+    }
+
+    /// into_bytes copies everything, in order, into one new `bytes` object.
+    pub(super) fn into_bytes(self, py: Python<'_>) -> PyResult<Bound<'_, PyBytes>> {
+        let total = self.len();
+        // SAFETY: PyBytes_FromStringAndSize(NULL, n) returns a new bytes object of n
+        // uninitialized bytes (or NULL with an exception set). Every one of them is written
+        // below through raw pointers (no reference to uninitialized memory is made), within
+        // bounds since the parts add up to `total`, before anyone else sees the object.
+        unsafe {
+            let raw = ffi::PyBytes_FromStringAndSize(std::ptr::null(), total as ffi::Py_ssize_t);
+            let obj = Bound::from_owned_ptr_or_err(py, raw)?;
+            let dst = ffi::PyBytes_AsString(obj.as_ptr()) as *mut u8;
+            let mut written = 0;
+            let mut from = 0;
+            for (pos, blob) in &self.blobs {
+                let part = &self.head[from..*pos];
+                std::ptr::copy_nonoverlapping(part.as_ptr(), dst.add(written), part.len());
+                written += part.len();
+                std::ptr::copy_nonoverlapping(blob.as_ptr(), dst.add(written), blob.len());
+                written += blob.len();
+                from = *pos;
+            }
+            let rest = &self.head[from..];
+            std::ptr::copy_nonoverlapping(rest.as_ptr(), dst.add(written), rest.len());
+            debug_assert_eq!(written + rest.len(), total);
+            Ok(obj.cast_into_unchecked())
+        }
+    }
+}
+
+impl Buf for Rope<'_> {
+    #[inline]
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        self.head.extend_from_slice(b)
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        self.head.push(b)
+    }
+}
+
+/// Direct encodes plain Python values at one version of one message.
+pub(super) struct Direct<'py, 'k> {
+    pub py: Python<'py>,
+    pub keys: &'py Keys,
+    pub keep: &'k Keep<'py>,
+    pub version: i16,
+    /// flexible is the message version's encoding.
+    pub flexible: bool,
+}
+
+fn core(e: Error) -> Conv {
+    Conv::from(e)
+}
+
+fn named(c: Conv, f: &Field) -> Conv {
+    at(c, f.name.to_string())
+}
+
+impl<'py, 'k> Direct<'py, 'k> {
+    fn from_py(&self) -> FromPy<'py, 'k> {
+        FromPy {
+            py: self.py,
+            keys: self.keys,
+            keep: self.keep,
+        }
+    }
+
+    /// codec writes one field's value with the codec.
+    fn codec(&self, w: &mut Writer<Rope<'k>>, v: &Value<'k>, f: &'static Field) -> ConvResult<()> {
+        encode_field_value(w, v, f, self.version, self.flexible).map_err(core)
+    }
+
+    /// structure writes a struct given as any Python value.
+    pub(super) fn structure(
+        &self,
+        w: &mut Writer<Rope<'k>>,
+        obj: &Bound<'py, PyAny>,
+        fields: &'static [Field],
+    ) -> ConvResult<()> {
+        let Ok(d) = obj.cast_exact::<PyDict>() else {
+            // Views, mappings, light objects: through a value tree.
+            let s = self.from_py().structure(obj, fields)?;
+            return encode_struct_value(w, &s, fields, self.version, self.flexible).map_err(core);
+        };
+        let py = self.py;
+        let names = names_of(self.keys, fields);
+        let mut found = 0;
+        let mut tagged: Vec<(u32, Vec<u8>)> = Vec::new();
+        for (f, name) in fields.iter().zip(names) {
+            // SAFETY: `d` is a dict and `name` a str; the result is a borrowed reference, or
+            // NULL (with an exception set on error), made an owned reference at once.
+            let raw = unsafe { ffi::PyDict_GetItemWithError(d.as_ptr(), name.as_ptr()) };
+            let present = f.versions.contains(self.version);
+            let is_tagged = f.is_tagged_in(self.version);
+            if raw.is_null() {
+                if let Some(e) = PyErr::take(py) {
+                    return Err(py_err(py, e));
+                }
+                if present && !is_tagged {
+                    self.codec(w, &default_value(f), f)
+                        .map_err(|c| named(c, f))?;
+                }
+                continue;
+            }
+            found += 1;
+            // SAFETY: `raw` is a valid borrowed reference to a value of the dict.
+            let v = unsafe { Bound::from_borrowed_ptr(py, raw) };
+            if present && !is_tagged {
+                self.field(w, &v, f).map_err(|c| named(c, f))?;
+                continue;
+            }
+            let value = self.from_py().field(&v, f).map_err(|c| named(c, f))?;
+            if !present {
+                if !f.ignorable && !is_default(&value, f) {
+                    let e = Error::InvalidArgument(format!(
+                        "version {} has no such field (versions {}); it must be left at its default",
+                        self.version, f.versions
+                    ));
+                    return Err(named(core(e), f));
+                }
+            } else if !is_default(&value, f) {
+                let mut sub = Writer::new();
+                encode_field_value(&mut sub, &value, f, self.version, self.flexible)
+                    .map_err(|e| named(core(e), f))?;
+                tagged.push((f.tag.unwrap_or_default(), sub.into_inner()));
+            }
+        }
+        let key = PyString::new(py, UNKNOWN_TAGGED);
+        // SAFETY: as above.
+        let raw = unsafe { ffi::PyDict_GetItemWithError(d.as_ptr(), key.as_ptr()) };
+        if raw.is_null() {
+            if let Some(e) = PyErr::take(py) {
+                return Err(py_err(py, e));
+            }
+        } else {
+            found += 1;
+            // SAFETY: a valid borrowed reference.
+            let t = unsafe { Bound::from_borrowed_ptr(py, raw) };
+            tagged.extend(tagged_from_py(&t).map_err(|c| at(c, UNKNOWN_TAGGED.to_string()))?);
+        }
+        if found != d.len() {
+            return Err(unknown_key(d, fields));
+        }
+        if self.flexible {
+            tagged.sort_by_key(|(t, _)| *t);
+            if let Some(pair) = tagged.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+                return Err(core(Error::InvalidArgument(format!(
+                    "tagged field {} is given twice",
+                    pair[0].0
+                ))));
+            }
+            w.unsigned_varint(tagged.len() as u32);
+            for (tag, bytes) in &tagged {
+                w.unsigned_varint(*tag);
+                w.unsigned_varint(bytes.len() as u32);
+                w.raw(bytes);
+            }
+        } else if !tagged.is_empty() {
+            let e = Error::InvalidArgument(format!(
+                "version {} is not flexible and cannot carry tagged fields",
+                self.version
+            ));
+            return Err(core(e));
+        }
+        Ok(())
+    }
+
+    fn field(
+        &self,
+        w: &mut Writer<Rope<'k>>,
+        v: &Bound<'py, PyAny>,
+        f: &'static Field,
+    ) -> ConvResult<()> {
+        let flexible = f
+            .flexible
+            .map_or(self.flexible, |fv| fv.contains(self.version));
+        match f.ty {
+            Type::Struct if !v.is_none() => self.structure(w, v, f.fields),
+            Type::Array(elem) => {
+                let list = match v.cast_exact::<PyList>() {
+                    Ok(list) if list.len() < i32::MAX as usize => list,
+                    _ => {
+                        let value = self.from_py().field(v, f)?;
+                        return self.codec(w, &value, f);
+                    }
+                };
+                if flexible {
+                    w.compact_array_len(Some(list.len()));
+                } else {
+                    w.array_len(Some(list.len()));
+                }
+                for (i, item) in list.iter().enumerate() {
+                    match elem {
+                        Type::Struct => self.structure(w, &item, f.fields),
+                        t => self.scalar(w, &item, *t, flexible, None),
+                    }
+                    .map_err(|c| at(c, format!("[{i}]")))?;
+                }
+                Ok(())
+            }
+            t => self.scalar(w, v, t, flexible, Some(f)),
+        }
+    }
+
+    /// scalar writes one scalar: a field's value (`field` given) or an array's element.
+    fn scalar(
+        &self,
+        w: &mut Writer<Rope<'k>>,
+        v: &Bound<'py, PyAny>,
+        ty: Type,
+        flexible: bool,
+        field: Option<&'static Field>,
+    ) -> ConvResult<()> {
+        let p = v.as_ptr();
+        match ty {
+            // SAFETY (all arms): type checks and reads on a valid object pointer; no Python code
+            // runs for exact ints, strs and bytes.
+            Type::Int8 | Type::Int16 | Type::Int32 | Type::Int64 | Type::Uint16
+                if unsafe { ffi::PyLong_CheckExact(p) } != 0 =>
+            {
+                let x = unsafe { ffi::PyLong_AsLongLong(p) };
+                if x == -1 {
+                    if let Some(e) = PyErr::take(self.py) {
+                        // Too large for an int64: the codec's path reports it.
+                        drop(e);
+                        return self.slow(w, v, ty, flexible, field);
+                    }
+                }
+                let fits = match ty {
+                    Type::Int8 => i8::try_from(x).map(|x| w.i8(x)).is_ok(),
+                    Type::Int16 => i16::try_from(x).map(|x| w.i16(x)).is_ok(),
+                    Type::Int32 => i32::try_from(x).map(|x| w.i32(x)).is_ok(),
+                    Type::Uint16 => u16::try_from(x).map(|x| w.u16(x)).is_ok(),
+                    _ => {
+                        w.i64(x);
+                        true
+                    }
+                };
+                if fits {
+                    return Ok(());
+                }
+            }
+            Type::String if unsafe { ffi::PyUnicode_CheckExact(p) } != 0 => {
+                if let Ok(text) = v.cast::<PyString>().map(|s| s.to_str()) {
+                    if let Ok(text) = text {
+                        if flexible {
+                            w.compact_string(text);
+                            return Ok(());
+                        }
+                        if text.len() <= i16::MAX as usize {
+                            w.string(text);
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+            Type::Bytes | Type::Records if unsafe { ffi::PyBytes_CheckExact(p) } != 0 => {
+                if let Ok(b) = v.cast::<PyBytes>() {
+                    let data: &'k [u8] = self.keep.bytes(b);
+                    if data.len() < i32::MAX as usize {
+                        if flexible {
+                            w.unsigned_varint(data.len() as u32 + 1);
+                        } else {
+                            w.i32(data.len() as i32);
+                        }
+                        w.buf.bytes(data);
+                        return Ok(());
+                    }
+                }
+            }
+            Type::Bool if v.is_instance_of::<PyBool>() => {
+                w.boolean(v.is_truthy().map_err(|e| py_err(self.py, e))?);
+                return Ok(());
+            }
+            _ => {}
+        }
+        self.slow(w, v, ty, flexible, field)
+    }
+
+    /// slow writes a scalar through the codec.
+    fn slow(
+        &self,
+        w: &mut Writer<Rope<'k>>,
+        v: &Bound<'py, PyAny>,
+        ty: Type,
+        flexible: bool,
+        field: Option<&'static Field>,
+    ) -> ConvResult<()> {
+        let value = if v.is_none() {
+            Value::Null
+        } else {
+            self.from_py().scalar(v, ty)?
+        };
+        match field {
+            Some(f) => self.codec(w, &value, f),
+            None => encode_scalar_value(w, &value, ty, flexible).map_err(core),
+        }
+    }
+}
