@@ -195,10 +195,12 @@ impl StickyAssignor {
         let mut all_equal = true;
         let mut reference: Option<Vec<&str>> = None;
         let mut prev_topics: Option<&[std::sync::Arc<str>]> = None;
-        let mut claim_owner = vec![NONE; total];
-        let mut owned_by = vec![NONE; total];
-        let mut multi = vec![false; total];
-        let mut any_multi = false;
+        // Per partition: the last claimant (Java's `allPreviousPartitionsToOwner`), with VOID set
+        // when that claimant does not hold it (a same-generation conflict voided it).
+        const VOID: u32 = 1 << 31;
+        let mut claim = vec![NONE; total];
+        let mut multi: Vec<bool> = Vec::new();
+        let mut conflicts = false;
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut lookup = Lookup::new(model);
         for &m in &model.java_members {
@@ -222,38 +224,42 @@ impl StickyAssignor {
             for tp in data.partitions.iter() {
                 let Some(p) = lookup.find(tp) else { continue };
                 let pu = p as usize;
-                let other = claim_owner[pu];
-                if other == NONE {
-                    claim_owner[pu] = m as u32;
-                    owned_by[pu] = m as u32;
+                let c = claim[pu];
+                if c == NONE {
+                    claim[pu] = m as u32;
                     lists[m].push(p);
-                } else if other == m as u32 {
+                    continue;
+                }
+                let other = c & !VOID;
+                if other == m as u32 {
                     // A second claim by the same member counts once.
-                } else {
-                    let other_generation = input.members[other as usize].subscription.generation_id;
-                    if generation == other_generation {
-                        multi[pu] = true;
-                        any_multi = true;
-                        if owned_by[pu] == other {
-                            owned_by[pu] = NONE;
-                        }
-                        claim_owner[pu] = m as u32;
-                    } else if generation > other_generation {
-                        owned_by[pu] = m as u32;
-                        lists[m].push(p);
-                        claim_owner[pu] = m as u32;
+                    continue;
+                }
+                let other_generation = input.members[other as usize].subscription.generation_id;
+                if generation == other_generation {
+                    if multi.is_empty() {
+                        multi = vec![false; total];
                     }
+                    multi[pu] = true;
+                    conflicts = true;
+                    claim[pu] = m as u32 | VOID;
+                } else if generation > other_generation {
+                    conflicts = true;
+                    claim[pu] = m as u32;
+                    lists[m].push(p);
                 }
             }
         }
-        // Drop the entries a later claim took away, keeping each list's order.
-        for (m, l) in lists.iter_mut().enumerate() {
-            l.retain(|&p| owned_by[p as usize] == m as u32);
+        if conflicts {
+            // Drop the entries a later claim took away, keeping each list's order.
+            for (m, l) in lists.iter_mut().enumerate() {
+                l.retain(|&p| claim[p as usize] == m as u32);
+            }
         }
         Claims {
             all_equal,
             owned: lists,
-            multi: if any_multi { multi } else { Vec::new() },
+            multi,
         }
     }
 }
