@@ -183,10 +183,13 @@ class StickyAssignor:
         group_instance_id: str | None = None,
     ) -> Subscription:
         """The Subscription a Java StickyAssignor member sends: its previous partitions and
-        generation in V1 user data (null user data before its first assignment)."""
+        generation in V1 user data (null user data before its first assignment). ``owned`` may
+        be an :class:`Assignment` (taken over without building tuples)."""
         from kgroup.consumer_protocol import encode_sticky_user_data
 
-        user_data = None if owned is None else encode_sticky_user_data(list(owned), generation)
+        if owned is not None and not isinstance(owned, Assignment):
+            owned = list(owned)
+        user_data = None if owned is None else encode_sticky_user_data(owned, generation)
         return Subscription(
             list(topics),
             user_data=user_data,
@@ -223,11 +226,12 @@ class CooperativeStickyAssignor(StickyAssignor):
         group_instance_id: str | None = None,
     ) -> Subscription:
         """The Subscription a Java CooperativeStickyAssignor member sends: owned partitions,
-        generation, and the generation again as 4-byte user data."""
+        generation, and the generation again as 4-byte user data. ``owned`` may be an
+        :class:`Assignment` (taken over without building tuples)."""
         return Subscription(
             list(topics),
             user_data=int(generation).to_bytes(4, "big", signed=True),
-            owned_partitions=list(owned or ()),
+            owned_partitions=owned if isinstance(owned, Assignment) else list(owned or ()),
             generation_id=generation,
             rack_id=rack_id,
             group_instance_id=group_instance_id,

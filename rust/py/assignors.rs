@@ -109,6 +109,10 @@ fn topics_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<str>>> {
 /// one shares its string.
 fn partitions_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<TopicPartition>> {
     let py = obj.py();
+    // An Assignment hands over its partitions without building Python objects.
+    if let Ok(a) = obj.cast::<PyAssignment>() {
+        return Ok(a.get().inner.partitions.clone());
+    }
     if obj.is_instance_of::<PyString>() {
         return Err(invalid_type(
             py,
