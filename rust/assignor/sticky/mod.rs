@@ -26,6 +26,7 @@
 //! or an exception.
 
 mod constrained;
+pub mod delay;
 mod general;
 mod movements;
 
@@ -57,6 +58,8 @@ pub struct StickyAssignor {
     pub cooperative: bool,
     /// The highest generation seen so far (Java's `maxGeneration`).
     pub max_generation: i32,
+    /// KIP-415's scheduled rebalance delay (cooperative only; not in Java's consumer assignor).
+    pub delay: Option<delay::ScheduledDelay>,
 }
 
 /// StickyOutcome is one assignment with what Java computed on the way.
@@ -84,6 +87,7 @@ impl StickyAssignor {
         StickyAssignor {
             cooperative,
             max_generation: DEFAULT_GENERATION,
+            delay: None,
         }
     }
 
@@ -133,6 +137,56 @@ impl StickyAssignor {
                 },
             },
         }
+    }
+
+    /// with_delay turns on KIP-415's scheduled rebalance delay: a departed member's partitions
+    /// are held back for up to `max_delay_ms` (see [`delay`]). Only the cooperative assignor
+    /// holds partitions back; `0` turns it off.
+    pub fn with_delay(mut self, max_delay_ms: i64) -> Self {
+        self.delay = (self.cooperative && max_delay_ms > 0)
+            .then(|| delay::ScheduledDelay::new(max_delay_ms));
+        self
+    }
+
+    /// assign_at runs one assignment at time `now_ms` (any monotonic clock, used only by the
+    /// scheduled delay), updating `max_generation`.
+    pub fn assign_at(&mut self, input: &GroupInput, now_ms: i64) -> Result<StickyOutcome> {
+        let Some(mut held) = self.delay.take() else {
+            return self.assign(input);
+        };
+        let generation = input
+            .members
+            .iter()
+            .map(|m| m.subscription.generation_id)
+            .max()
+            .unwrap_or(-1)
+            .max(self.max_generation);
+        let prepared = held.prepare(input, now_ms, generation);
+        let result = self.assign(&prepared.input);
+        let mut out = match result {
+            Ok(out) => out,
+            Err(e) => {
+                self.delay = Some(held);
+                return Err(e);
+            }
+        };
+        out.assignment.assignments.truncate(prepared.real);
+        out.transferring.retain(|(_, m)| *m < prepared.real);
+        if let Some(left) = prepared.remaining_ms {
+            let data = delay::encode_delay_user_data(left.clamp(0, i32::MAX as i64) as i32);
+            for a in &mut out.assignment.assignments {
+                a.user_data = Some(data.clone());
+            }
+        }
+        let lists: Vec<Vec<TopicPartition>> = out
+            .assignment
+            .assignments
+            .iter()
+            .map(|a| a.partitions.clone())
+            .collect();
+        held.record(&prepared.input, &lists);
+        self.delay = Some(held);
+        Ok(out)
     }
 
     /// assign runs one assignment of `input`, updating `max_generation`.
