@@ -6,6 +6,12 @@
 """
 
 from kgroup._native import __version__
+from kgroup.assignors import (
+    CooperativeStickyAssignor,
+    RangeAssignor,
+    RoundRobinAssignor,
+    StickyAssignor,
+)
 from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KafkaError, KGroupError
 from kgroup.partitioner import (
     HASH_NAMES,
@@ -21,12 +27,16 @@ from kgroup.partitioners import BuiltInPartitioner, RoundRobinPartitioner, Stick
 __all__ = [
     "HASH_NAMES",
     "BuiltInPartitioner",
+    "CooperativeStickyAssignor",
     "DecodeError",
     "InvalidArgument",
     "InvalidType",
     "KGroupError",
     "KafkaError",
+    "RangeAssignor",
+    "RoundRobinAssignor",
     "RoundRobinPartitioner",
+    "StickyAssignor",
     "StickyPartitionCache",
     "__version__",
     "crc32",

@@ -25,6 +25,7 @@ run with the GIL released.
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
@@ -42,6 +43,7 @@ __all__ = [
     "Subscription",
     "TopicPartition",
     "assignor",
+    "remaining_delay_ms",
 ]
 
 
@@ -148,6 +150,7 @@ class StickyAssignor:
 
     def __init__(self) -> None:
         self._engine = _native.StickyEngine(self._cooperative)
+        self._delay_ms = 0
         self.last_transferring: dict[TopicPartition, str] = {}
         self.last_constrained: bool | None = None
 
@@ -162,12 +165,17 @@ class StickyAssignor:
         subscriptions: Mapping[str, Subscription],
         *,
         partition_racks: PartitionRacks | None = None,
+        now_ms: int | None = None,
     ) -> dict[str, Assignment]:
-        """Assign the partitions of the subscribed topics. Afterwards
+        """Assign the partitions of the subscribed topics. ``now_ms`` is the time (any
+        monotonic clock in milliseconds; ``time.monotonic()`` when omitted), read only by the
+        scheduled rebalance delay of :class:`CooperativeStickyAssignor`. Afterwards
         :attr:`last_transferring` maps each partition that changes owner to its new owner, and
         :attr:`last_constrained` says whether all subscriptions were equal."""
+        if now_ms is None:
+            now_ms = time.monotonic_ns() // 1_000_000 if self._delay_ms else 0
         out, moving, constrained = self._engine.assign(
-            *_args(partitions_per_topic, subscriptions, partition_racks)
+            *_args(partitions_per_topic, subscriptions, partition_racks), now_ms
         )
         self.last_transferring = dict(moving)
         self.last_constrained = constrained
@@ -183,10 +191,13 @@ class StickyAssignor:
         group_instance_id: str | None = None,
     ) -> Subscription:
         """The Subscription a Java StickyAssignor member sends: its previous partitions and
-        generation in V1 user data (null user data before its first assignment)."""
+        generation in V1 user data (null user data before its first assignment). ``owned`` may
+        be an :class:`Assignment` (taken over without building tuples)."""
         from kgroup.consumer_protocol import encode_sticky_user_data
 
-        user_data = None if owned is None else encode_sticky_user_data(list(owned), generation)
+        if owned is not None and not isinstance(owned, Assignment):
+            owned = list(owned)
+        user_data = None if owned is None else encode_sticky_user_data(owned, generation)
         return Subscription(
             list(topics),
             user_data=user_data,
@@ -196,7 +207,8 @@ class StickyAssignor:
         )
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+        delay = f"scheduled_rebalance_max_delay_ms={self._delay_ms}" if self._delay_ms else ""
+        return f"{type(self).__name__}({delay})"
 
 
 class CooperativeStickyAssignor(StickyAssignor):
@@ -213,6 +225,27 @@ class CooperativeStickyAssignor(StickyAssignor):
     supported_protocols = (RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER)
     _cooperative = True
 
+    def __init__(self, *, scheduled_rebalance_max_delay_ms: int = 0) -> None:
+        """``scheduled_rebalance_max_delay_ms`` (KIP-415, Kafka Connect's
+        ``scheduled.rebalance.max.delay.ms``; 0, the default, is Java's consumer behaviour):
+        when a member disappears, its partitions stay unassigned for up to this long, so that
+        it can come back (recognised by ``group_instance_id``, else member id; a new member
+        with nothing and the same topics takes its place) without anything moving; then they
+        are spread. While partitions are held back, each assignment's user data carries the
+        remaining delay (:func:`remaining_delay_ms`), so members rejoin when it runs out."""
+        super().__init__()
+        self._delay_ms = int(scheduled_rebalance_max_delay_ms)
+        self._engine = _native.StickyEngine(True, self._delay_ms)
+
+    @property
+    def scheduled_rebalance_max_delay_ms(self) -> int:
+        return self._delay_ms
+
+    @property
+    def held_back(self) -> dict[str, tuple[tuple[TopicPartition, ...], int]]:
+        """Partitions held back for departed members: ``{member_id: (partitions, deadline_ms)}``."""
+        return self._engine.held_back
+
     @staticmethod
     def subscription(
         topics: Iterable[str],
@@ -223,15 +256,26 @@ class CooperativeStickyAssignor(StickyAssignor):
         group_instance_id: str | None = None,
     ) -> Subscription:
         """The Subscription a Java CooperativeStickyAssignor member sends: owned partitions,
-        generation, and the generation again as 4-byte user data."""
+        generation, and the generation again as 4-byte user data. ``owned`` may be an
+        :class:`Assignment` (taken over without building tuples)."""
         return Subscription(
             list(topics),
             user_data=int(generation).to_bytes(4, "big", signed=True),
-            owned_partitions=list(owned or ()),
+            owned_partitions=owned if isinstance(owned, Assignment) else list(owned or ()),
             generation_id=generation,
             rack_id=rack_id,
             group_instance_id=group_instance_id,
         )
+
+
+def remaining_delay_ms(assignment: Assignment) -> int | None:
+    """The scheduled rebalance delay an assignment announces (KIP-415 option of
+    :class:`CooperativeStickyAssignor`): rejoin after this many milliseconds. None when the
+    assignment carries none (Java's assignors never do)."""
+    data = assignment.user_data
+    if not data or len(data) < 6 or int.from_bytes(data[:2], "big", signed=True) < 0:
+        return None
+    return int.from_bytes(data[2:6], "big", signed=True)
 
 
 ASSIGNORS = {

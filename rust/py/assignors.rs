@@ -109,6 +109,10 @@ fn topics_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<str>>> {
 /// one shares its string.
 fn partitions_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<TopicPartition>> {
     let py = obj.py();
+    // An Assignment hands over its partitions without building Python objects.
+    if let Ok(a) = obj.cast::<PyAssignment>() {
+        return Ok(a.get().inner.partitions.clone());
+    }
     if obj.is_instance_of::<PyString>() {
         return Err(invalid_type(
             py,
@@ -635,29 +639,55 @@ pub struct PyStickyEngine {
 #[pymethods]
 impl PyStickyEngine {
     #[new]
-    #[pyo3(signature = (cooperative))]
-    fn new(cooperative: bool) -> Self {
-        PyStickyEngine {
-            inner: std::sync::Mutex::new(StickyAssignor::new(cooperative)),
+    #[pyo3(signature = (cooperative, scheduled_rebalance_max_delay_ms=0))]
+    fn new(
+        py: Python<'_>,
+        cooperative: bool,
+        scheduled_rebalance_max_delay_ms: i64,
+    ) -> PyResult<Self> {
+        if scheduled_rebalance_max_delay_ms < 0 {
+            return Err(invalid_arg(
+                py,
+                format!("scheduled_rebalance_max_delay_ms {scheduled_rebalance_max_delay_ms} is negative"),
+            ));
         }
+        let engine = StickyAssignor::new(cooperative).with_delay(scheduled_rebalance_max_delay_ms);
+        Ok(PyStickyEngine {
+            inner: std::sync::Mutex::new(engine),
+        })
+    }
+
+    /// Partitions held back for departed members: `{member_id: (partitions, deadline_ms)}`.
+    #[getter]
+    fn held_back<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let held = match &self.inner.lock().unwrap_or_else(|e| e.into_inner()).delay {
+            Some(d) => d.held_back(),
+            None => Vec::new(),
+        };
+        let d = PyDict::new(py);
+        for (member, parts, deadline) in held {
+            d.set_item(&*member, (partitions_tuple(py, &parts)?, deadline))?;
+        }
+        Ok(d)
     }
 
     /// assign returns `(assignments, transferring, constrained)`: the assignments by member id,
     /// the partitions changing owner as `(TopicPartition, new owner)` pairs, and whether Java's
     /// constrained (equal subscriptions) path ran.
-    #[pyo3(signature = (partitions_per_topic, subscriptions, partition_racks=None))]
+    #[pyo3(signature = (partitions_per_topic, subscriptions, partition_racks=None, now_ms=0))]
     fn assign<'py>(
         &self,
         py: Python<'py>,
         partitions_per_topic: &Bound<'py, PyAny>,
         subscriptions: &Bound<'py, PyAny>,
         partition_racks: Option<&Bound<'py, PyAny>>,
+        now_ms: i64,
     ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, bool)> {
         let input = read_input(py, partitions_per_topic, subscriptions, partition_racks)?;
         let out = py
             .detach(|| {
                 let mut engine = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-                engine.assign(&input)
+                engine.assign_at(&input, now_ms)
             })
             .py_err(py)?;
         let moving = PyList::empty(py);

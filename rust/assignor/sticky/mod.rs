@@ -26,6 +26,7 @@
 //! or an exception.
 
 mod constrained;
+pub mod delay;
 mod general;
 mod movements;
 
@@ -57,6 +58,8 @@ pub struct StickyAssignor {
     pub cooperative: bool,
     /// The highest generation seen so far (Java's `maxGeneration`).
     pub max_generation: i32,
+    /// KIP-415's scheduled rebalance delay (cooperative only; not in Java's consumer assignor).
+    pub delay: Option<delay::ScheduledDelay>,
 }
 
 /// StickyOutcome is one assignment with what Java computed on the way.
@@ -84,6 +87,7 @@ impl StickyAssignor {
         StickyAssignor {
             cooperative,
             max_generation: DEFAULT_GENERATION,
+            delay: None,
         }
     }
 
@@ -133,6 +137,56 @@ impl StickyAssignor {
                 },
             },
         }
+    }
+
+    /// with_delay turns on KIP-415's scheduled rebalance delay: a departed member's partitions
+    /// are held back for up to `max_delay_ms` (see [`delay`]). Only the cooperative assignor
+    /// holds partitions back; `0` turns it off.
+    pub fn with_delay(mut self, max_delay_ms: i64) -> Self {
+        self.delay = (self.cooperative && max_delay_ms > 0)
+            .then(|| delay::ScheduledDelay::new(max_delay_ms));
+        self
+    }
+
+    /// assign_at runs one assignment at time `now_ms` (any monotonic clock, used only by the
+    /// scheduled delay), updating `max_generation`.
+    pub fn assign_at(&mut self, input: &GroupInput, now_ms: i64) -> Result<StickyOutcome> {
+        let Some(mut held) = self.delay.take() else {
+            return self.assign(input);
+        };
+        let generation = input
+            .members
+            .iter()
+            .map(|m| m.subscription.generation_id)
+            .max()
+            .unwrap_or(-1)
+            .max(self.max_generation);
+        let prepared = held.prepare(input, now_ms, generation);
+        let result = self.assign(&prepared.input);
+        let mut out = match result {
+            Ok(out) => out,
+            Err(e) => {
+                self.delay = Some(held);
+                return Err(e);
+            }
+        };
+        out.assignment.assignments.truncate(prepared.real);
+        out.transferring.retain(|(_, m)| *m < prepared.real);
+        if let Some(left) = prepared.remaining_ms {
+            let data = delay::encode_delay_user_data(left.clamp(0, i32::MAX as i64) as i32);
+            for a in &mut out.assignment.assignments {
+                a.user_data = Some(data.clone());
+            }
+        }
+        let lists: Vec<Vec<TopicPartition>> = out
+            .assignment
+            .assignments
+            .iter()
+            .map(|a| a.partitions.clone())
+            .collect();
+        held.record(&prepared.input, &lists);
+        self.delay = Some(held);
+        Ok(out)
     }
 
     /// assign runs one assignment of `input`, updating `max_generation`.
@@ -195,10 +249,12 @@ impl StickyAssignor {
         let mut all_equal = true;
         let mut reference: Option<Vec<&str>> = None;
         let mut prev_topics: Option<&[std::sync::Arc<str>]> = None;
-        let mut claim_owner = vec![NONE; total];
-        let mut owned_by = vec![NONE; total];
-        let mut multi = vec![false; total];
-        let mut any_multi = false;
+        // Per partition: the last claimant (Java's `allPreviousPartitionsToOwner`), with VOID set
+        // when that claimant does not hold it (a same-generation conflict voided it).
+        const VOID: u32 = 1 << 31;
+        let mut claim = vec![NONE; total];
+        let mut multi: Vec<bool> = Vec::new();
+        let mut conflicts = false;
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut lookup = Lookup::new(model);
         for &m in &model.java_members {
@@ -222,38 +278,42 @@ impl StickyAssignor {
             for tp in data.partitions.iter() {
                 let Some(p) = lookup.find(tp) else { continue };
                 let pu = p as usize;
-                let other = claim_owner[pu];
-                if other == NONE {
-                    claim_owner[pu] = m as u32;
-                    owned_by[pu] = m as u32;
+                let c = claim[pu];
+                if c == NONE {
+                    claim[pu] = m as u32;
                     lists[m].push(p);
-                } else if other == m as u32 {
+                    continue;
+                }
+                let other = c & !VOID;
+                if other == m as u32 {
                     // A second claim by the same member counts once.
-                } else {
-                    let other_generation = input.members[other as usize].subscription.generation_id;
-                    if generation == other_generation {
-                        multi[pu] = true;
-                        any_multi = true;
-                        if owned_by[pu] == other {
-                            owned_by[pu] = NONE;
-                        }
-                        claim_owner[pu] = m as u32;
-                    } else if generation > other_generation {
-                        owned_by[pu] = m as u32;
-                        lists[m].push(p);
-                        claim_owner[pu] = m as u32;
+                    continue;
+                }
+                let other_generation = input.members[other as usize].subscription.generation_id;
+                if generation == other_generation {
+                    if multi.is_empty() {
+                        multi = vec![false; total];
                     }
+                    multi[pu] = true;
+                    conflicts = true;
+                    claim[pu] = m as u32 | VOID;
+                } else if generation > other_generation {
+                    conflicts = true;
+                    claim[pu] = m as u32;
+                    lists[m].push(p);
                 }
             }
         }
-        // Drop the entries a later claim took away, keeping each list's order.
-        for (m, l) in lists.iter_mut().enumerate() {
-            l.retain(|&p| owned_by[p as usize] == m as u32);
+        if conflicts {
+            // Drop the entries a later claim took away, keeping each list's order.
+            for (m, l) in lists.iter_mut().enumerate() {
+                l.retain(|&p| claim[p as usize] == m as u32);
+            }
         }
         Claims {
             all_equal,
             owned: lists,
-            multi: if any_multi { multi } else { Vec::new() },
+            multi,
         }
     }
 }
