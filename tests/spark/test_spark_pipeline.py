@@ -311,3 +311,13 @@ def test_cli_end_to_end(tmp_path):
         assert all(kgroup.partition_for_key(r["key"], 6) == p for r in got)
         total += len(got)
     assert total == len(rows)
+
+
+def test_skew_report_lists_the_extremes_of_many_partitions():
+    rows = tuple(100 + (p * 37) % 101 for p in range(500))
+    text = SkewReport(num_partitions=500, hash="murmur2", rows=rows).format()
+    assert "the 20 heaviest of 500 partitions:" in text and "the 5 lightest:" in text
+    heaviest = max(range(500), key=lambda p: rows[p])
+    listed = [line.split() for line in text.splitlines() if line[:9].strip().isdigit()]
+    assert len(listed) == 25
+    assert int(listed[0][0]) == heaviest and int(listed[0][1]) == rows[heaviest] == 200
