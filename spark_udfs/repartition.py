@@ -524,6 +524,17 @@ def _first_line(e: BaseException) -> str:
     return type(e).__name__
 
 
+def _check_report_path(path: str) -> None:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".png", ".svg", ".pdf"):
+        raise InvalidArgument(f"the report {path!r} must end in .png, .svg or .pdf")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise InvalidArgument(
+            f"cannot write the report {path!r}: {folder} is not a writable folder"
+        )
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m spark_udfs.repartition",
@@ -579,6 +590,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         validate_args(**options)
+        if args.report:
+            _check_report_path(args.report)
     except KGroupError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -249,6 +249,11 @@ def test_cli_rejects_bad_arguments_before_starting_spark(tmp_path, capsys):
     assert "between 1 and" in capsys.readouterr().err
     assert main([*base[:1], str(tmp_path / "nope.csv"), *base[2:], "--partitions", "3"]) == 2
     assert "no such file or directory" in capsys.readouterr().err
+    ok = [*base, "--partitions", "3"]
+    assert main([*ok, "--report", str(tmp_path / "no-such-folder" / "skew.png")]) == 2
+    assert "not a writable folder" in capsys.readouterr().err
+    assert main([*ok, "--report", str(tmp_path / "skew.jpg")]) == 2
+    assert ".png, .svg or .pdf" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 
