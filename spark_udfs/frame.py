@@ -24,7 +24,13 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType
 
-__all__ = ["NullKeys", "check_key_column", "repartition_by_kafka_key", "spark_buckets"]
+__all__ = [
+    "MAX_PARTITIONS",
+    "NullKeys",
+    "check_key_column",
+    "repartition_by_kafka_key",
+    "spark_buckets",
+]
 
 NullKeys = Literal["spread", "drop"]
 
@@ -55,19 +61,29 @@ def spark_hash_int(values: np.ndarray) -> np.ndarray:
     return h1.view(np.int32)
 
 
+# MAX_PARTITIONS bounds the Spark partitions repartition_by_kafka_key lays out (Spark itself
+# struggles far below it; Kafka clusters hold a few hundred thousand partitions in all).
+MAX_PARTITIONS = 1 << 20
+
+
 def spark_buckets(num_partitions: int) -> list[int]:
     """spark_buckets is, for every partition p of ``num_partitions``, the smallest
     non-negative int b with ``pmod(hash(b), num_partitions) == p`` in Spark SQL: the value
-    whose hash partitioning lands in Spark partition p. Deterministic."""
+    whose hash partitioning lands in Spark partition p. Deterministic; ``num_partitions`` is
+    at most MAX_PARTITIONS."""
     n = check_partitions(num_partitions)
+    if n > MAX_PARTITIONS:
+        raise InvalidArgument(
+            f"num_partitions must be at most {MAX_PARTITIONS} to lay out Spark partitions, got {n}"
+        )
     buckets = np.full(n, -1, dtype=np.int64)
     missing = n
     start = 0
     while missing:
-        # Each block holds a preimage of every partition with high probability once its size
-        # passes n·ln(n) (the coupon collector's bound).
-        block = np.arange(start, start + max(4096, 4 * n), dtype=np.int64)
-        if block[-1] > 2**31 - 1:  # pragma: no cover - a 32-bit hash covers every residue
+        # Blocks of a few times n find a preimage of every partition within about ln(n)
+        # blocks (the coupon collector's bound); memory stays bounded.
+        block = np.arange(start, start + min(max(4096, 4 * n), 1 << 22), dtype=np.int64)
+        if block[-1] > 2**31 - 1:  # pragma: no cover - never reached for n <= MAX_PARTITIONS
             raise InvalidArgument(f"no int hashes to every one of {n} partitions")
         parts = spark_hash_int(block).astype(np.int64) % n
         # The first value of each partition in this block, for partitions still missing.
@@ -134,6 +150,8 @@ def repartition_by_kafka_key(
 
     n = check_partitions(num_partitions)
     h = check_hash(hash)
+    if n > MAX_PARTITIONS:
+        raise InvalidArgument(f"num_partitions must be at most {MAX_PARTITIONS}, got {n}")
     check_key_column(df, key_col)
     if null_keys not in ("spread", "drop"):
         raise InvalidArgument(f"null_keys must be 'spread' or 'drop', got {null_keys!r}")

@@ -16,11 +16,13 @@ nothing behind.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import os
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -397,11 +399,16 @@ def run_pipeline(
         df,
         key_column,
         partitions,
-        sort_within=sort_within,
         hash=hash,
         partition_column=partition_column,
         null_keys=null_keys,
     )
+    if sort_within:
+        # Sorted by (partition, key) the rows already have the order a partitioned write
+        # requires, so Spark adds no sort of its own that would undo the key order.
+        laid_out = laid_out.sortWithinPartitions(
+            F.col(f"`{partition_column}`"), F.col(f"`{key_column}`")
+        )
     timings["read"] = time.perf_counter() - t0
 
     tmp = _sibling(output, "tmp")
@@ -411,7 +418,10 @@ def run_pipeline(
         if out_fmt == "csv":
             writer = writer.option("header", "true")
         spark.sparkContext.setJobDescription(f"kgroup: partition by {key_column} and write")
-        writer.save(tmp)
+        # Each task holds one Kafka partition, so one open writer per task is enough: Spark
+        # then skips the sort by partition value it does before a partitioned write.
+        with _session_conf(spark, {"spark.sql.maxConcurrentOutputFileWriters": "1"}):
+            writer.save(tmp)
         # One folder per Kafka partition, also for partitions no key maps to.
         for p in range(partitions):
             folder = f"{tmp}/{partition_column}={p}"
@@ -470,6 +480,21 @@ def run_pipeline(
     return PipelineResult(output=output, format=out_fmt, report=report, timings=timings)
 
 
+@contextlib.contextmanager
+def _session_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
+    old = {k: spark.conf.get(k, None) for k in conf}
+    for k, v in conf.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
 def _key_value(value: object) -> str | bytes:
     # Spark returns binary values as bytearray.
     return bytes(value) if isinstance(value, bytearray) else value  # type: ignore[return-value]
@@ -497,6 +522,17 @@ def _first_line(e: BaseException) -> str:
         if line.strip():
             return line.strip()
     return type(e).__name__
+
+
+def _check_report_path(path: str) -> None:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".png", ".svg", ".pdf"):
+        raise InvalidArgument(f"the report {path!r} must end in .png, .svg or .pdf")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise InvalidArgument(
+            f"cannot write the report {path!r}: {folder} is not a writable folder"
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -554,6 +590,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         validate_args(**options)
+        if args.report:
+            _check_report_path(args.report)
     except KGroupError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["HeavyKey", "SkewReport"]
+__all__ = ["MAX_LISTED", "HeavyKey", "SkewReport"]
+
+# MAX_LISTED is how many partitions the text report lists one per line; past it, it lists
+# the HEAVIEST heaviest and LIGHTEST lightest.
+MAX_LISTED = 64
+HEAVIEST = 20
+LIGHTEST = 5
 
 
 @dataclass(frozen=True)
@@ -59,10 +65,22 @@ class SkewReport:
             f"({self.hash}), {self.null_key_rows:,} with a null key",
             f"{'partition':>9}  {'rows':>13}  {'share':>6}",
         ]
-        for p, r in enumerate(self.rows):
+
+        def line(p: int) -> str:
+            r = self.rows[p]
             share = r / total if total else 0.0
             bar = "#" * round(width * r / top) if top else ""
-            lines.append(f"{p:>9}  {r:>13,}  {share:>6.1%}  {bar}")
+            return f"{p:>9}  {r:>13,}  {share:>6.1%}  {bar}".rstrip()
+
+        if self.num_partitions <= MAX_LISTED:
+            lines += [line(p) for p in range(self.num_partitions)]
+        else:
+            # Too many to list: the heaviest and the lightest, by rows.
+            order = sorted(range(self.num_partitions), key=lambda p: (-self.rows[p], p))
+            lines.append(f"  the {HEAVIEST} heaviest of {self.num_partitions} partitions:")
+            lines += [line(p) for p in order[:HEAVIEST]]
+            lines.append(f"  the {LIGHTEST} lightest:")
+            lines += [line(p) for p in order[-LIGHTEST:]]
         if total:
             heaviest = max(range(self.num_partitions), key=lambda p: self.rows[p])
             lightest = min(range(self.num_partitions), key=lambda p: self.rows[p])

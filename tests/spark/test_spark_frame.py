@@ -135,3 +135,12 @@ def test_bad_arguments_fail_before_any_job(spark):
         repartition_by_kafka_key(df, "Key", 4, partition_column="n")
     with pytest.raises(InvalidArgument, match="null_keys"):
         repartition_by_kafka_key(df, "Key", 4, null_keys="keep")  # type: ignore[arg-type]
+
+
+def test_bucket_table_is_bounded():
+    from spark_udfs.frame import MAX_PARTITIONS
+
+    buckets = spark_buckets(100_000)
+    assert len(set(buckets)) == 100_000 and min(buckets) >= 0
+    with pytest.raises(InvalidArgument, match="at most"):
+        spark_buckets(MAX_PARTITIONS + 1)

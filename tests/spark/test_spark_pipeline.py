@@ -109,24 +109,29 @@ def test_output_folders_hold_the_right_rows(spark, tmp_path, fmt):
 
 
 def test_empty_kafka_partitions_get_empty_folders_and_sorted_files(spark, tmp_path):
-    rows = [{"id": i, "key": k, "city": "Oslo"} for i, k in enumerate(["b", "a", "c"] * 20)]
+    # 40 keys over 64 partitions: most partitions are empty; rows arrive in random order.
+    keys = [f"k{i}" for i in range(40)] * 25
+    random.Random(2).shuffle(keys)
+    rows = [{"id": i, "key": k, "city": "Oslo"} for i, k in enumerate(keys)]
     src = write_input(tmp_path / "in", rows, "parquet")
     out = str(tmp_path / "out")
     result = run_pipeline(
         spark,
         input=src,
         key_column="key",
-        partitions=20,
+        partitions=64,
         output=out,
         output_format="json",
         sort_within=True,
     )
-    used = {kgroup.partition_for_key(k, 20) for k in "abc"}
-    for p in range(20):
-        got = read_folder(os.path.join(out, f"partition={p}"), "json")
+    used = {kgroup.partition_for_key(k, 64) for k in keys}
+    assert len(used) < 40  # some partitions hold several keys
+    for p in range(64):
+        got = [r["key"] for r in read_folder(os.path.join(out, f"partition={p}"), "json")]
         assert (len(got) > 0) == (p in used)
-        assert [r["key"] for r in got] == sorted(r["key"] for r in got)
-    assert sorted(result.report.empty_partitions) == sorted(set(range(20)) - used)
+        assert all(kgroup.partition_for_key(k, 64) == p for k in got)
+        assert got == sorted(got)
+    assert sorted(result.report.empty_partitions) == sorted(set(range(64)) - used)
 
 
 def test_null_keys_are_counted_and_spread_or_dropped(spark, tmp_path):
@@ -244,6 +249,11 @@ def test_cli_rejects_bad_arguments_before_starting_spark(tmp_path, capsys):
     assert "between 1 and" in capsys.readouterr().err
     assert main([*base[:1], str(tmp_path / "nope.csv"), *base[2:], "--partitions", "3"]) == 2
     assert "no such file or directory" in capsys.readouterr().err
+    ok = [*base, "--partitions", "3"]
+    assert main([*ok, "--report", str(tmp_path / "no-such-folder" / "skew.png")]) == 2
+    assert "not a writable folder" in capsys.readouterr().err
+    assert main([*ok, "--report", str(tmp_path / "skew.jpg")]) == 2
+    assert ".png, .svg or .pdf" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 
@@ -306,3 +316,13 @@ def test_cli_end_to_end(tmp_path):
         assert all(kgroup.partition_for_key(r["key"], 6) == p for r in got)
         total += len(got)
     assert total == len(rows)
+
+
+def test_skew_report_lists_the_extremes_of_many_partitions():
+    rows = tuple(100 + (p * 37) % 101 for p in range(500))
+    text = SkewReport(num_partitions=500, hash="murmur2", rows=rows).format()
+    assert "the 20 heaviest of 500 partitions:" in text and "the 5 lightest:" in text
+    heaviest = max(range(500), key=lambda p: rows[p])
+    listed = [line.split() for line in text.splitlines() if line[:9].strip().isdigit()]
+    assert len(listed) == 25
+    assert int(listed[0][0]) == heaviest and int(listed[0][1]) == rows[heaviest] == 200
