@@ -17,6 +17,7 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 
 run: build
 	$(PY) -m kgroup.cli partition --sample 1000000 --partitions 12 --summary
+	$(PY) -m spark_udfs.demo --rows 1000000 --partitions 12
 
 test: test-rust test-python
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from kgroup.cli_assign import add_assign_parser
 from kgroup.errors import KGroupError
 from kgroup.partitioner import HASH_NAMES, partition_keys
 
@@ -157,6 +158,7 @@ def _add_partition(sub: Any) -> None:
 
 
 _COMMANDS.append(_add_partition)
+_COMMANDS.append(add_assign_parser)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -81,3 +81,10 @@ class JavaPartitioner(_Base):  # type: ignore[misc,valid-type]
             return ordered[partition_for_key(serialized_key, len(ordered), hash=self.hash)]
         with self._lock:
             return self._sticky.partition("", len(ordered), available=sorted(available))
+
+
+# The assignor plug-ins live beside this partitioner: one import for kafka-python users.
+from kgroup.adapters.kafka_python_assignors import *  # noqa: E402, F403
+from kgroup.adapters.kafka_python_assignors import __all__ as _assignors_all  # noqa: E402
+
+__all__ = ["JavaPartitioner", *_assignors_all]
