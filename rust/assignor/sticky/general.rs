@@ -260,19 +260,22 @@ impl General<'_, '_> {
     fn prepopulate(&mut self, assignor: &StickyAssignor, max_generation: i32) {
         let model = self.model;
         let mut lookup = Lookup::new(model);
+        let mut claimed: Vec<u32> = Vec::new();
         for &m in &model.java_members {
-            let data = assignor.member_data(&model.input.members[m].subscription);
-            let generation = match data.generation {
+            let data_generation = assignor.member_claims(
+                &model.input.members[m].subscription,
+                &mut lookup,
+                &mut claimed,
+            );
+            let generation = match data_generation {
                 Some(g) if g < max_generation => g,
                 None if max_generation > DEFAULT_GENERATION => DEFAULT_GENERATION,
                 _ => continue,
             };
-            for tp in data.partitions.iter() {
-                if let Some(p) = lookup.find(tp) {
-                    let e = &mut self.prev[p as usize];
-                    if e.0 == NONE || generation > e.1 {
-                        *e = (m as u32, generation);
-                    }
+            for &p in &claimed {
+                let e = &mut self.prev[p as usize];
+                if e.0 == NONE || generation > e.1 {
+                    *e = (m as u32, generation);
                 }
             }
         }

@@ -38,7 +38,8 @@ use super::java::java_cmp;
 use super::model::Model;
 use super::racks::Racks;
 use super::{GroupAssignment, GroupInput, Subscription, TopicPartition};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::protocol::primitives::Reader;
 
 /// STICKY_NAME and COOPERATIVE_NAME are Kafka's names of the two assignors.
 pub const STICKY_NAME: &str = "sticky";
@@ -146,6 +147,33 @@ impl StickyAssignor {
         self.delay = (self.cooperative && max_delay_ms > 0)
             .then(|| delay::ScheduledDelay::new(max_delay_ms));
         self
+    }
+
+    /// member_claims is [`member_data`](Self::member_data) as global partition indices in
+    /// `out` (unknown topics and partitions left out), returning the generation. The eager
+    /// assignor's user data is read straight into indices, without building TopicPartitions.
+    pub(crate) fn member_claims(
+        &self,
+        sub: &Subscription,
+        lookup: &mut Lookup<'_, '_>,
+        out: &mut Vec<u32>,
+    ) -> Option<i32> {
+        out.clear();
+        if self.cooperative {
+            let data = self.member_data(sub);
+            out.extend(data.partitions.iter().filter_map(|tp| lookup.find(tp)));
+            return data.generation;
+        }
+        match sub.user_data.as_deref() {
+            None | Some([]) => None,
+            Some(d) => match lookup.decode_sticky_user_data(d, out) {
+                Ok(generation) => generation,
+                Err(_) => {
+                    out.clear();
+                    Some(DEFAULT_GENERATION)
+                }
+            },
+        }
     }
 
     /// assign_at runs one assignment at time `now_ms` (any monotonic clock, used only by the
@@ -257,6 +285,7 @@ impl StickyAssignor {
         let mut conflicts = false;
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut lookup = Lookup::new(model);
+        let mut claimed: Vec<u32> = Vec::new();
         for &m in &model.java_members {
             let sub = &input.members[m].subscription;
             if all_equal {
@@ -272,11 +301,10 @@ impl StickyAssignor {
                     prev_topics = Some(ts);
                 }
             }
-            let data = self.member_data(sub);
-            let generation = data.generation.unwrap_or(DEFAULT_GENERATION);
+            let data_generation = self.member_claims(sub, &mut lookup, &mut claimed);
+            let generation = data_generation.unwrap_or(DEFAULT_GENERATION);
             self.max_generation = self.max_generation.max(generation);
-            for tp in data.partitions.iter() {
-                let Some(p) = lookup.find(tp) else { continue };
+            for &p in &claimed {
                 let pu = p as usize;
                 let c = claim[pu];
                 if c == NONE {
@@ -371,6 +399,40 @@ impl<'m, 'a> Lookup<'m, 'a> {
         let count = model.counts[topic as usize];
         (tp.partition >= 0 && (tp.partition as u32) < count)
             .then(|| model.index(topic, tp.partition as u32))
+    }
+
+    /// decode_sticky_user_data reads StickyAssignor user data (V1, else V0, as
+    /// [`crate::assignor::consumer_protocol::decode_sticky_user_data`]) into global indices,
+    /// returning the generation. A topic name that is not UTF-8 matches no topic (Java decodes
+    /// it with replacement characters, which match none either).
+    fn decode_sticky_user_data(&self, data: &[u8], out: &mut Vec<u32>) -> Result<Option<i32>> {
+        let model = self.model;
+        let mut r = Reader::new(data);
+        let n = r
+            .array_len(6)?
+            .ok_or_else(|| Error::Decode("null previous_assignment".into()))?;
+        for _ in 0..n {
+            let len = r.i16()?;
+            if len < 0 {
+                return Err(Error::Decode("null topic".into()));
+            }
+            let name = r.take(len as usize, "topic")?;
+            let topic = std::str::from_utf8(name)
+                .ok()
+                .and_then(|t| model.topic_ids.get(t).copied());
+            let m = r
+                .array_len(4)?
+                .ok_or_else(|| Error::Decode("null partitions".into()))?;
+            for _ in 0..m {
+                let p = r.i32()?;
+                if let Some(t) = topic {
+                    if p >= 0 && (p as u32) < model.counts[t as usize] {
+                        out.push(model.index(t, p as u32));
+                    }
+                }
+            }
+        }
+        Ok(r.i32().ok())
     }
 }
 
