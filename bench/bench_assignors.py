@@ -16,6 +16,7 @@ range 0.8-1.5, roundrobin ~0.8); (b) the same with the last consumer on t000 onl
 from __future__ import annotations
 
 import pytest
+
 from kgroup.assignors import (
     CooperativeStickyAssignor,
     RangeAssignor,

@@ -24,6 +24,7 @@ from kafka.protocol.consumer import FetchResponse
 from kafka.protocol.consumer.group import JoinGroupResponse
 from kafka.protocol.metadata import MetadataResponse
 from kafka.record.memory_records import MemoryRecordsBuilder
+
 from kgroup import protocol
 
 

@@ -37,11 +37,12 @@ import tempfile
 from collections.abc import Iterator
 
 import confluent_kafka
-import kgroup
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+
+import kgroup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:

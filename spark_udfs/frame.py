@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from kgroup.errors import InvalidArgument, InvalidType
 
+from kgroup.errors import InvalidArgument, InvalidType
 from spark_udfs.udf import check_hash, check_partitions, kafka_partition
 
 if TYPE_CHECKING:

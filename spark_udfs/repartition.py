@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from kgroup.errors import InvalidArgument, InvalidType, KGroupError
-
 from spark_udfs.frame import NullKeys, check_key_column, repartition_by_kafka_key
 from spark_udfs.report import HeavyKey, SkewReport
 from spark_udfs.udf import check_hash, check_partitions

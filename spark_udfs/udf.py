@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-import kgroup
 import numpy as np
 import pyarrow as pa
+
+import kgroup
 from kgroup.errors import InvalidArgument, InvalidType
 
 if TYPE_CHECKING:

@@ -95,6 +95,7 @@ class BuiltInPartitioner:
     def batch_size(self) -> int: ...
 
 def _bench_raw_murmur2(offsets: Any, data: Any, num_partitions: int, out: Any) -> None: ...
+
 # --- record batches (rust/py/records.rs) -------------------------------------------------
 
 DEFAULT_MAX_DECOMPRESSED_SIZE: int
@@ -274,6 +275,7 @@ def encode_end_transaction_marker(
 def parse_control_record(
     key: bytes | bytearray | str | None, value: bytes | bytearray | str | None = None
 ) -> tuple[int, int, int | None]: ...
+
 # --- assignors and consumer protocol (rust/py/assignors.rs) ------------------------------
 class Subscription:
     """Java's ConsumerPartitionAssignor.Subscription; the data lives in Rust."""

@@ -7,6 +7,7 @@ from kafka.cluster import ClusterMetadata
 from kafka.protocol.consumer.group import JoinGroupResponse
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 from kafka.protocol.metadata import MetadataResponse
+
 from kgroup.assignors import Subscription
 from kgroup.consumer_protocol import encode_subscription
 

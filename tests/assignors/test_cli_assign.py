@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+
 from kgroup.cli_assign import add_assign_parser, run_assign
 from kgroup.errors import InvalidArgument
 

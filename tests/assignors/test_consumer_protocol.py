@@ -11,6 +11,7 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
 )
+
 from kgroup.assignors import Assignment, Subscription, TopicPartition
 from kgroup.consumer_protocol import (
     decode_assignment,

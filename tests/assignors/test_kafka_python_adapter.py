@@ -13,6 +13,7 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
 )
+
 from kgroup.adapters.kafka_python_assignors import (
     CooperativeStickyAssignor,
     RangePartitionAssignor,

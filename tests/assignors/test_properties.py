@@ -7,6 +7,7 @@ from collections import Counter
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
 from kgroup.assignors import (
     CooperativeStickyAssignor,
     RangeAssignor,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from kgroup.assignors import RangeAssignor, RebalanceProtocol, RoundRobinAssignor, Subscription
 from kgroup.errors import InvalidArgument, InvalidType
 

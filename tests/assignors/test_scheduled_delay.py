@@ -5,6 +5,7 @@ example (C1, C2, C3 over P0 to P3) where C2 disappears, and either comes back wi
 from __future__ import annotations
 
 import pytest
+
 from kgroup.assignors import CooperativeStickyAssignor, remaining_delay_ms
 from kgroup.errors import InvalidArgument
 

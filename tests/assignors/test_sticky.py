@@ -4,6 +4,7 @@ trunk's assignors, reference java-golden-vectors.txt), protocol details, and bad
 from __future__ import annotations
 
 import pytest
+
 from kgroup.assignors import (
     CooperativeStickyAssignor,
     RebalanceProtocol,

@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kgroup import protocol
 from protocol_fake_broker import Captured, FakeBroker
+
+from kgroup import protocol
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TOPIC = "kgroup-fixture"

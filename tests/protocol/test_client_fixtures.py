@@ -16,6 +16,7 @@ from pathlib import Path
 
 import protocol_capture as capture
 import pytest
+
 from kgroup import protocol
 from kgroup.errors import DecodeError
 

@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
+
 from kgroup import protocol
 from kgroup.errors import DecodeError, InvalidType
 

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-import kgroup
 import pytest
+
+import kgroup
 from kgroup import errors
 from kgroup.errors import KafkaError, KGroupError, error_for_code, raise_for_code
 

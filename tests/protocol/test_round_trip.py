@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kgroup import _native, protocol
 from kgroup.errors import InvalidArgument, InvalidType
 

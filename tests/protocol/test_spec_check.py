@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kgroup import protocol
 
 SCRIPT = Path(__file__).parents[2] / "scripts" / "check_protocol_spec.py"

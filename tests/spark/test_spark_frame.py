@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import random
 
-import kgroup
 import numpy as np
 import pytest
-from kgroup.errors import InvalidArgument, InvalidType
 from pyspark.sql import functions as F
 
+import kgroup
+from kgroup.errors import InvalidArgument, InvalidType
 from spark_udfs import repartition_by_kafka_key, spark_buckets
 from spark_udfs.frame import spark_hash_int
 

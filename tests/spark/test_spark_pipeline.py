@@ -11,12 +11,12 @@ import subprocess
 import sys
 from collections import Counter
 
-import kgroup
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from kgroup.errors import InvalidArgument, InvalidType
 
+import kgroup
+from kgroup.errors import InvalidArgument, InvalidType
 from spark_udfs.repartition import detect_format, main, run_pipeline
 from spark_udfs.report import HeavyKey, SkewReport
 

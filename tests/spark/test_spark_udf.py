@@ -8,16 +8,16 @@ import subprocess
 import sys
 
 import confluent_kafka
-import kgroup
 import pyarrow as pa
 import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
-from kgroup.errors import InvalidArgument, InvalidType
 from pyspark.errors import PythonException
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
+import kgroup
 import spark_udfs
+from kgroup.errors import InvalidArgument, InvalidType
 from spark_udfs import kafka_partition, partition_array
 
 HASHES = ("murmur2", "crc32", "fnv1a")
