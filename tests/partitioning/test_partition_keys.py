@@ -178,8 +178,8 @@ def test_out_of_range_dictionary_index_is_an_error_not_a_crash() -> None:
 
 def ticks_inside_call(native_call) -> int:
     """How often another Python thread ran while `native_call()` was inside the extension: it
-    cannot run at all while the GIL is held. The window skips the first switch intervals, when
-    the other thread may still hold the GIL it had before the call."""
+    cannot run at all while the GIL is held. The window skips three switch intervals at each
+    end, where the GIL may change hands around the call."""
     import sys
     import threading
     import time
@@ -203,18 +203,19 @@ def ticks_inside_call(native_call) -> int:
         stop.set()
         t.join()
     skip = 3 * sys.getswitchinterval()
-    return sum(start + skip < x < end - 0.001 for x in stamps)
+    return sum(start + skip < x < end - skip for x in stamps)
 
 
 def test_gil_is_released_for_arrow_batches() -> None:
     keys = [f"key-{i}".encode() for i in range(3_000_000)]
     arr = pa.array(keys)
     out = np.empty(len(keys), dtype=np.int32)
-    # The list path must hold the GIL (it reads Python objects): the control.
-    assert ticks_inside_call(lambda: _native.partition_seq_into(keys, 12, "murmur2", out)) == 0
-    # Another thread gets to run during the Arrow call (retried: a loaded machine may not
-    # schedule it inside one short window).
-    assert any(
-        ticks_inside_call(lambda: _native.partition_arrow_into(arr, 12, "murmur2", out)) > 0
-        for _ in range(5)
+    # The list path must hold the GIL (it reads Python objects): the control. On a loaded
+    # machine a few ticks can still land at the window's edges; inside the Arrow call the other
+    # thread runs freely, orders of magnitude more often.
+    held = ticks_inside_call(lambda: _native.partition_seq_into(keys, 12, "murmur2", out))
+    free = max(
+        ticks_inside_call(lambda: _native.partition_arrow_into(arr, 12, "murmur2", out))
+        for _ in range(3)
     )
+    assert free > 10 * held + 50, (free, held)
