@@ -78,7 +78,7 @@ fn invalid(py: Python<'_>, m: String) -> PyErr {
 ///
 /// A decoded record holds no Python objects: it points into its batch's bytes (shared by the
 /// batch's records) and makes `key`, `value` and `headers` when they are read.
-#[pyclass(name = "Record", module = "kgroup.protocol.records", frozen)]
+#[pyclass(name = "Record", module = "kgroup.protocol.records", frozen, freelist = 4096)]
 pub struct PyRecord {
     data: Arc<Vec<u8>>,
     span: RecordSpan,
