@@ -366,6 +366,11 @@ def test_records_and_batches_are_values():
     assert len(batch) == 4 and list(batch) == list(batch.records)
     assert decode_batches(batch.encode())[0] == batch
     assert batch.encode() == data  # snappy output is deterministic
+    legacy = encode_batch(
+        [Record(i, T0 + i, None, b"v%d" % i) for i in range(3)], magic=1, compression="gzip"
+    )
+    [lb] = decode_batches(legacy)
+    assert decode_batches(lb.encode()) == [lb]
 
 
 def test_encode_batch_options():
