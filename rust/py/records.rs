@@ -78,7 +78,12 @@ fn invalid(py: Python<'_>, m: String) -> PyErr {
 ///
 /// A decoded record holds no Python objects: it points into its batch's bytes (shared by the
 /// batch's records) and makes `key`, `value` and `headers` when they are read.
-#[pyclass(name = "Record", module = "kgroup.protocol.records", frozen)]
+#[pyclass(
+    name = "Record",
+    module = "kgroup.protocol.records",
+    frozen,
+    freelist = 4096
+)]
 pub struct PyRecord {
     data: Arc<Vec<u8>>,
     span: RecordSpan,
@@ -930,22 +935,37 @@ fn decode_batches<'py>(
     PyList::new(py, items)
 }
 
-/// read_batch_headers(data, *, verify_crc=True) -> list[BatchHeader]: every complete v2 batch
-/// of `data`, records not decoded; a truncated last batch is left out.
+/// read_batch_headers(data, *, verify_crc=True, verify_records=False, max_decompressed_size)
+/// -> list[BatchHeader]: every complete v2 batch of `data`; a truncated last batch is left out.
+/// With `verify_records` each batch's records are read and checked too (decompressed, with no
+/// Python object made), as a broker checks a produced batch before appending it.
 #[pyfunction]
-#[pyo3(signature = (data, *, verify_crc=true))]
+#[pyo3(signature = (
+    data, *, verify_crc=true, verify_records=false,
+    max_decompressed_size=rec::DEFAULT_MAX_DECOMPRESSED_SIZE
+))]
 fn read_batch_headers<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     verify_crc: bool,
+    verify_records: bool,
+    max_decompressed_size: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     let view = read_buf(data)?;
     let s = view.slice();
     let run = || -> crate::error::Result<Vec<PyBatchHeader>> {
+        let opts = DecodeOptions {
+            max_decompressed_size,
+            verify_crc,
+        };
+        let mut budget = rec::Budget::new(max_decompressed_size);
         let mut out = Vec::new();
         for b in rec::batches(s) {
             let b = b?;
             let inner = BatchHeader::parse_with(b.bytes, verify_crc)?;
+            if verify_records {
+                b.decode(&opts, &mut budget)?;
+            }
             out.push(PyBatchHeader {
                 inner,
                 position: b.position,

@@ -321,6 +321,17 @@ def test_read_batch_headers_walks_and_skips_a_truncated_tail():
     assert BatchHeader.parse(buf, heads[1].position).base_offset == 50
     with pytest.raises(DecodeError, match="magic"):
         read_batch_headers(encode_batch([Record(0, T0, None, b"x")], magic=1))
+    # verify_records reads the records too: a wrong count passes the header check alone.
+    bad = bytearray(parts[1])
+    bad[57:61] = struct.pack(">i", 4)
+    set_max_timestamp(bad, TimestampType.CREATE_TIME, 1)  # recomputes the CRC
+    assert len(read_batch_headers(bytes(bad))) == 1
+    with pytest.raises(DecodeError):
+        read_batch_headers(bytes(bad), verify_records=True)
+    assert len(read_batch_headers(data, verify_records=True)) == 2
+    bomb = encode_batch([Record(0, T0, None, bytes(1 << 20))], compression="zstd")
+    with pytest.raises(DecodeError, match="max_decompressed_size"):
+        read_batch_headers(bomb, verify_records=True, max_decompressed_size=1000)
 
 
 def test_in_place_rewrites_need_a_writable_buffer():
@@ -355,6 +366,11 @@ def test_records_and_batches_are_values():
     assert len(batch) == 4 and list(batch) == list(batch.records)
     assert decode_batches(batch.encode())[0] == batch
     assert batch.encode() == data  # snappy output is deterministic
+    legacy = encode_batch(
+        [Record(i, T0 + i, None, b"v%d" % i) for i in range(3)], magic=1, compression="gzip"
+    )
+    [lb] = decode_batches(legacy)
+    assert decode_batches(lb.encode()) == [lb]
 
 
 def test_encode_batch_options():

@@ -163,13 +163,27 @@ def decode_batches(
     )
 
 
-def read_batch_headers(data: Buffer, *, verify_crc: bool = True) -> list[BatchHeader]:
+def read_batch_headers(
+    data: Buffer,
+    *,
+    verify_crc: bool = True,
+    verify_records: bool = False,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> list[BatchHeader]:
     """The headers of every complete v2 batch in ``data``, CRCs checked, records untouched.
 
     Each header's ``position`` and ``size`` locate its batch in ``data``; a truncated last
     batch is left out. A legacy (magic 0/1) entry raises :class:`kgroup.errors.DecodeError`.
+    With ``verify_records``, every batch's records are also read and checked (decompressed
+    within ``max_decompressed_size``) without making a Python object per record: what a broker
+    checks of a produced batch before it appends it as received.
     """
-    return _native.read_batch_headers(data, verify_crc=verify_crc)
+    return _native.read_batch_headers(
+        data,
+        verify_crc=verify_crc,
+        verify_records=verify_records,
+        max_decompressed_size=max_decompressed_size,
+    )
 
 
 def set_base_offset(buf: bytearray | memoryview, base_offset: int, position: int = 0) -> None:

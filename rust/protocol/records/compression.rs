@@ -273,7 +273,15 @@ fn snappy_compress(data: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+thread_local! {
+    // One decompression context per thread, reused: creating one per batch costs more than
+    // decompressing a small batch.
+    static ZSTD: std::cell::RefCell<Option<zstd::zstd_safe::DCtx<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 fn zstd_decompress(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
+    use zstd::zstd_safe::{get_error_name, DCtx, DParameter, ResetDirective};
     // The window a frame may ask for bounds what the decoder allocates before it writes anything;
     // keep it within the budget (zstd's own default cap is 2^27), but never below 2^23 so frames
     // from Kafka's producers (windows of at most 2^23 at levels up to 19) always decode.
@@ -281,11 +289,25 @@ fn zstd_decompress(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
         .checked_next_power_of_two()
         .map_or(64, u64::trailing_zeros);
     let window_log = want.clamp(23, 27);
-    let mut ctx = zstd::zstd_safe::DCtx::create();
-    ctx.set_parameter(zstd::zstd_safe::DParameter::WindowLogMax(window_log))
-        .map_err(|c| corrupt("zstd", zstd::zstd_safe::get_error_name(c)))?;
-    let dec = zstd::stream::read::Decoder::with_context(input, &mut ctx);
-    read_bounded(dec, budget, "zstd")
+    ZSTD.with_borrow_mut(|slot| {
+        let ctx = slot.get_or_insert_with(DCtx::create);
+        ctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| corrupt("zstd", get_error_name(c)))?;
+        ctx.set_parameter(DParameter::WindowLogMax(window_log))
+            .map_err(|c| corrupt("zstd", get_error_name(c)))?;
+        let mut out = Vec::new();
+        // A frame that states its size (zstd's one-shot API writes it) is read into one buffer.
+        if let Ok(Some(n)) = zstd::zstd_safe::get_frame_content_size(input) {
+            out.reserve((n.min(budget.left() as u64) as usize).min(1 << 26));
+        }
+        let dec = zstd::stream::read::Decoder::with_context(input, ctx);
+        let cap = (budget.left() as u64).saturating_add(1);
+        dec.take(cap)
+            .read_to_end(&mut out)
+            .map_err(|e| corrupt("zstd", e))?;
+        budget.spend(out.len(), "zstd")?;
+        Ok(out)
+    })
 }
 
 #[cfg(test)]

@@ -18,6 +18,13 @@ const BD_64KB: u8 = 4 << 4;
 const UNCOMPRESSED_BIT: u32 = 0x8000_0000;
 const BLOCK_64KB: usize = 64 * 1024;
 
+thread_local! {
+    // Blocks decompress into this zeroed buffer, kept per thread (as large as the largest block
+    // seen, at most 4 MiB), and are copied out: fresh output buffers would be zeroed and faulted
+    // in for every block.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// FrameError says why a frame did not decompress.
 #[derive(Debug)]
 pub enum FrameError {
@@ -210,16 +217,24 @@ pub fn decompress_frame(
             }
             out.extend_from_slice(block);
         } else {
-            let at = out.len();
             let cap = max_block.min(room);
-            out.resize(at + cap, 0);
-            match lz4_flex::block::decompress_into(block, &mut out[at..]) {
-                Ok(n) => out.truncate(at + n),
-                Err(lz4_flex::block::DecompressError::OutputTooSmall { .. }) if cap < max_block => {
-                    return Err(FrameError::TooLarge)
+            SCRATCH.with_borrow_mut(|scratch| {
+                if scratch.len() < cap {
+                    scratch.resize(cap, 0);
                 }
-                Err(e) => return Err(corrupt(format!("bad block: {e}"))),
-            }
+                match lz4_flex::block::decompress_into(block, &mut scratch[..cap]) {
+                    Ok(n) => {
+                        out.extend_from_slice(&scratch[..n]);
+                        Ok(())
+                    }
+                    Err(lz4_flex::block::DecompressError::OutputTooSmall { .. })
+                        if cap < max_block =>
+                    {
+                        Err(FrameError::TooLarge)
+                    }
+                    Err(e) => Err(corrupt(format!("bad block: {e}"))),
+                }
+            })?;
         }
     }
     if flg & FLG_CONTENT_CHECKSUM != 0 && le32(input, &mut pos)? != xxh32(&out[start..], 0) {

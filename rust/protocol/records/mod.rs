@@ -3,6 +3,9 @@
 //! - [`RecordBatch`] is the owned model of one batch of any magic; `encode` writes it and
 //!   [`decode_batches`] reads a buffer of concatenated batches (magic 0, 1 and 2, as a Fetch
 //!   response carries them).
+//! - [`decode_batch_views`] reads the same without copying records: each [`DecodedBatch`] keeps
+//!   the batch's record bytes (borrowed, or decompressed) and a [`RecordSpan`] per record;
+//!   [`RecordBatch::encode_with`] writes records straight from such [`RecordRef`]s.
 //! - [`BatchHeader`] reads a v2 batch's header and checks its CRC-32C without decoding its
 //!   records; [`set_base_offset`], [`set_partition_leader_epoch`] and [`set_max_timestamp`]
 //!   rewrite it in place, which is all a broker does to a produced batch when it appends it.
@@ -12,7 +15,7 @@
 //!   below the minimum or an unknown magic.
 //! - Control batches hold control records ([`ControlRecordKey`], [`EndTransactionMarker`]).
 //!
-//! Bad bytes give [`Error::Decode`](crate::error::Error::Decode), never a panic; every length is
+//! Bad bytes give [`Error::Decode`], never a panic; every length is
 //! checked against the bytes present before it is used, and decompression is bounded by
 //! [`DecodeOptions::max_decompressed_size`] for the whole call.
 
