@@ -281,18 +281,19 @@ def parse_control_record(
 ) -> tuple[int, int, int | None]: ...
 
 # --- assignors and consumer protocol (rust/py/assignors.rs) ------------------------------
+@final
 class Subscription:
     """Java's ConsumerPartitionAssignor.Subscription; the data lives in Rust."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         topics: Any,
-        user_data: bytes | bytearray | None = b"",
+        user_data: bytes | bytearray | None = ...,
         owned_partitions: Any = None,
-        generation_id: int | None = -1,
+        generation_id: int | None = None,
         rack_id: str | None = None,
         group_instance_id: str | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def topics(self) -> tuple[str, ...]: ...
     @property
@@ -306,18 +307,20 @@ class Subscription:
     @property
     def group_instance_id(self) -> str | None: ...
 
+@final
 class Assignment:
     """Java's ConsumerPartitionAssignor.Assignment; TopicPartitions are built on first access."""
 
-    def __init__(self, partitions: Any, user_data: bytes | bytearray | None = b"") -> None: ...
+    def __new__(cls, partitions: Any, user_data: bytes | bytearray | None = ...) -> Self: ...
     @property
     def partitions(self) -> tuple[Any, ...]: ...
     @property
     def user_data(self) -> bytes | None: ...
     def __len__(self) -> int: ...
 
+@final
 class StickyEngine:
-    def __init__(self, cooperative: bool, scheduled_rebalance_max_delay_ms: int = 0) -> None: ...
+    def __new__(cls, cooperative: bool, scheduled_rebalance_max_delay_ms: int = 0) -> Self: ...
     def assign(
         self,
         partitions_per_topic: Mapping[str, int],
