@@ -235,22 +235,6 @@ pub(super) fn optional_tagged<'py>(
     }
 }
 
-/// to_dict materializes a whole body as plain dicts and lists.
-pub(super) fn to_dict<'py>(
-    py: Python<'py>,
-    msg: &Message,
-    version: i16,
-    body: &Struct<'_>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let _pause = GcPause::new(py);
-    Materialize {
-        py,
-        keys: keys(py),
-        version,
-    }
-    .structure(body, msg.fields)
-}
-
 // ---------------------------------------------------------------------------------------------
 // Python -> Value
 
