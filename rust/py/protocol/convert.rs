@@ -180,7 +180,10 @@ impl<'py> Materialize<'py> {
             }
         }
         if !s.unknown_tagged.is_empty() {
-            d.set_item(UNKNOWN_TAGGED, tagged_to_py(py, &s.unknown_tagged)?)?;
+            d.set_item(
+                pyo3::intern!(py, UNKNOWN_TAGGED),
+                tagged_to_py(py, &s.unknown_tagged)?,
+            )?;
         }
         Ok(d)
     }
@@ -379,7 +382,10 @@ impl<'py, 'k> FromPy<'py, 'k> {
                     None => out.push(default_value(f)),
                 }
             }
-            if let Some(t) = d.get_item(UNKNOWN_TAGGED).map_err(|e| py_err(py, e))? {
+            if let Some(t) = d
+                .get_item(pyo3::intern!(py, UNKNOWN_TAGGED))
+                .map_err(|e| py_err(py, e))?
+            {
                 found += 1;
                 unknown_tagged = self
                     .tagged(&t)

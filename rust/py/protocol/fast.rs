@@ -194,7 +194,7 @@ impl<'py, 'k> Direct<'py, 'k> {
                 tagged.push((f.tag.unwrap_or_default(), sub.into_inner()));
             }
         }
-        let key = PyString::new(py, UNKNOWN_TAGGED);
+        let key = pyo3::intern!(py, UNKNOWN_TAGGED);
         // SAFETY: as above.
         let raw = unsafe { ffi::PyDict_GetItemWithError(d.as_ptr(), key.as_ptr()) };
         if raw.is_null() {
