@@ -80,6 +80,14 @@ fn build_defaults() -> AddressMap<&'static [Value<'static>]> {
     map
 }
 
+/// shared_defaults is the shared default values of a struct of the definitions.
+fn shared_defaults(fields: &'static [Field]) -> Option<&'static [Value<'static>]> {
+    DEFAULTS
+        .get_or_init(build_defaults)
+        .get(&(fields.as_ptr() as usize))
+        .copied()
+}
+
 /// Value is one field's value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value<'a> {
@@ -175,12 +183,10 @@ impl<'a> Fields<'a> {
 impl<'a> Struct<'a> {
     /// defaults is a struct whose every field holds its default. It allocates nothing: the
     /// defaults of every struct in the definitions are built once and shared.
+    #[inline]
     pub fn defaults(fields: &'static [Field]) -> Struct<'static> {
-        let shared = DEFAULTS
-            .get_or_init(build_defaults)
-            .get(&(fields.as_ptr() as usize));
         Struct {
-            fields: match shared {
+            fields: match shared_defaults(fields) {
                 Some(values) => Fields::Shared(values),
                 // Not from the definitions: build them.
                 None => Fields::Owned(fields.iter().map(default_value).collect()),
@@ -327,6 +333,7 @@ fn int_of(ty: Type, v: i64) -> Value<'static> {
 
 /// default_value is the value a field holds when it is absent: its declared default, else the
 /// zero of its type (a struct of defaults for a struct).
+#[inline]
 pub fn default_value(field: &Field) -> Value<'static> {
     match field.default {
         DefaultValue::Null => Value::Null,

@@ -1,4 +1,8 @@
-//! ApiVersions (api key 18).
+//! ApiVersions (api key 18), v0-4: what a broker speaks. v1 adds throttle_time_ms; v3 (flexible) adds the
+//! client's software name and version and the feature lists (tagged); v4 only changes how
+//! feature versions are read. The response header is always v0.
+//!
+//! Transcribed from Kafka 3.9's `ApiVersions{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

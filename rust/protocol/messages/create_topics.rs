@@ -1,4 +1,7 @@
-//! CreateTopics (api key 19).
+//! CreateTopics (api key 19), v0-7: create topics. v1 validate_only and error messages; v5
+//! flexible, and the resulting configs and counts; v7 topic ids.
+//!
+//! Transcribed from Kafka 3.9's `CreateTopics{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

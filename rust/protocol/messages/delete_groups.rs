@@ -1,4 +1,6 @@
-//! DeleteGroups (api key 42).
+//! DeleteGroups (api key 42), v0-2: delete empty groups. v2 flexible.
+//!
+//! Transcribed from Kafka 3.9's `DeleteGroups{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,7 @@
-//! DeleteTopics (api key 20).
+//! DeleteTopics (api key 20), v0-6: delete topics. v4 flexible; v5 error messages; v6 topics by
+//! name or id.
+//!
+//! Transcribed from Kafka 3.9's `DeleteTopics{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,7 @@
-//! DescribeConfigs (api key 32).
+//! DescribeConfigs (api key 32), v0-4: configuration of brokers and topics. v1 adds synonyms
+//! and config sources; v3 types and documentation; v4 flexible.
+//!
+//! Transcribed from Kafka 3.9's `DescribeConfigs{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

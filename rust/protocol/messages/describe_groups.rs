@@ -1,4 +1,7 @@
-//! DescribeGroups (api key 15).
+//! DescribeGroups (api key 15), v0-5: state and members of groups. v3 adds authorized
+//! operations; v4 group_instance_id; v5 flexible.
+//!
+//! Transcribed from Kafka 3.9's `DescribeGroups{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

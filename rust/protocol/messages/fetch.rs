@@ -1,4 +1,9 @@
-//! Fetch (api key 1).
+//! Fetch (api key 1), v0-17: records from partitions. v3 max_bytes; v4 isolation level, last stable
+//! offset and aborted transactions; v7 fetch sessions; v11 rack and preferred read replica; v12
+//! flexible; v13 topic ids instead of names; v15 replica state (tagged); v16 node endpoints; v17
+//! replica directory ids.
+//!
+//! Transcribed from Kafka 3.9's `Fetch{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

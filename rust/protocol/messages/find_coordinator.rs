@@ -1,4 +1,7 @@
-//! FindCoordinator (api key 10).
+//! FindCoordinator (api key 10), v0-6: the broker that coordinates a group or transactional
+//! id. v1 adds the key type; v3 flexible; v4 batches keys (coordinator_keys, coordinators).
+//!
+//! Transcribed from Kafka 3.9's `FindCoordinator{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

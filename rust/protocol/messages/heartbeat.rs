@@ -1,4 +1,7 @@
-//! Heartbeat (api key 12).
+//! Heartbeat (api key 12), v0-4: a member keeps its session alive. v1 adds throttle_time_ms; v3
+//! group_instance_id; v4 flexible.
+//!
+//! Transcribed from Kafka 3.9's `Heartbeat{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,7 @@
-//! InitProducerId (api key 22).
+//! InitProducerId (api key 22), v0-5: a producer id and epoch for idempotence and
+//! transactions. v2 flexible; v3 bumping an existing producer id and epoch.
+//!
+//! Transcribed from Kafka 3.9's `InitProducerId{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

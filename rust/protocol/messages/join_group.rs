@@ -1,4 +1,8 @@
-//! JoinGroup (api key 11).
+//! JoinGroup (api key 11), v0-9: a member joins (or rejoins) a group. v1 adds the rebalance
+//! timeout; v4 MEMBER_ID_REQUIRED (KIP-394); v5 static membership (group_instance_id); v6
+//! flexible; v7 protocol_type in the response; v8 a reason; v9 skip_assignment.
+//!
+//! Transcribed from Kafka 3.9's `JoinGroup{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,7 @@
-//! LeaveGroup (api key 13).
+//! LeaveGroup (api key 13), v0-5: members leave a group. v3 turns it into a batch of members;
+//! v4 flexible; v5 a reason per member.
+//!
+//! Transcribed from Kafka 3.9's `LeaveGroup{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,7 @@
-//! ListGroups (api key 16).
+//! ListGroups (api key 16), v0-5: the groups a broker coordinates. v3 flexible; v4 state filter;
+//! v5 type filter.
+//!
+//! Transcribed from Kafka 3.9's `ListGroups{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

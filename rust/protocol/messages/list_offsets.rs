@@ -1,4 +1,7 @@
-//! ListOffsets (api key 2).
+//! ListOffsets (api key 2), v0-9: offsets by timestamp. v0 returns a list of old-style offsets;
+//! v1 one offset and its timestamp; v2 isolation level; v4 leader epochs; v6 flexible.
+//!
+//! Transcribed from Kafka 3.9's `ListOffsets{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

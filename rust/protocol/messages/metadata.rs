@@ -1,4 +1,9 @@
-//! Metadata (api key 3).
+//! Metadata (api key 3), v0-12: brokers, topics and partitions. v1 adds racks, the controller and
+//! internal topics, and null topics for "all"; v2 the cluster id; v4 auto-creation; v5 offline
+//! replicas; v7 leader epochs; v8 authorized operations; v9 flexible; v10 topic ids; v12 topic
+//! names may be null (topics asked for by id).
+//!
+//! Transcribed from Kafka 3.9's `Metadata{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

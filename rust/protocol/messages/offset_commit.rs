@@ -1,4 +1,8 @@
-//! OffsetCommit (api key 8).
+//! OffsetCommit (api key 8), v0-9: a group commits offsets. v1 adds generation and member (and
+//! a per-partition timestamp, v1 only); v2-4 retention time; v6 leader epochs; v7
+//! group_instance_id; v8 flexible; v9 member epochs (KIP-848).
+//!
+//! Transcribed from Kafka 3.9's `OffsetCommit{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,6 @@
-//! OffsetDelete (api key 47).
+//! OffsetDelete (api key 47), v0: delete a group's committed offsets for some partitions.
+//!
+//! Transcribed from Kafka 3.9's `OffsetDelete{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,8 @@
-//! OffsetFetch (api key 9).
+//! OffsetFetch (api key 9), v0-9: a group's committed offsets. v2 null topics fetch all and a
+//! top-level error; v5 leader epochs; v6 flexible; v7 require_stable; v8 several groups at once;
+//! v9 member id and epoch.
+//!
+//! Transcribed from Kafka 3.9's `OffsetFetch{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,8 @@
-//! Produce (api key 0).
+//! Produce (api key 0), v0-11: record batches to partitions. v3 adds the transactional id (and
+//! message format v2); v5 log_start_offset; v8 record errors; v9 flexible; v10 the current leader
+//! and node endpoints on NOT_LEADER errors (tagged).
+//!
+//! Transcribed from Kafka 3.9's `Produce{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

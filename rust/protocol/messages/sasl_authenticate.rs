@@ -1,4 +1,7 @@
-//! SaslAuthenticate (api key 36).
+//! SaslAuthenticate (api key 36), v0-2: one SASL token exchange. v1 adds the session lifetime;
+//! v2 flexible.
+//!
+//! Transcribed from Kafka 3.9's `SaslAuthenticate{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,7 @@
-//! SaslHandshake (api key 17).
+//! SaslHandshake (api key 17), v0-1: pick a SASL mechanism. After v0 the SASL tokens travel
+//! unframed; after v1 in SaslAuthenticate requests.
+//!
+//! Transcribed from Kafka 3.9's `SaslHandshake{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -1,4 +1,7 @@
-//! SyncGroup (api key 14).
+//! SyncGroup (api key 14), v0-5: the leader hands out assignments, every member gets its own.
+//! v3 adds group_instance_id; v4 flexible; v5 protocol type and name.
+//!
+//! Transcribed from Kafka 3.9's `SyncGroup{Request,Response}.json`.
 
 use crate::protocol::schema::*;
 

@@ -180,7 +180,10 @@ impl<'py> Materialize<'py> {
             }
         }
         if !s.unknown_tagged.is_empty() {
-            d.set_item(UNKNOWN_TAGGED, tagged_to_py(py, &s.unknown_tagged)?)?;
+            d.set_item(
+                pyo3::intern!(py, UNKNOWN_TAGGED),
+                tagged_to_py(py, &s.unknown_tagged)?,
+            )?;
         }
         Ok(d)
     }
@@ -233,22 +236,6 @@ pub(super) fn optional_tagged<'py>(
     } else {
         tagged_to_py(py, tagged).map(Some)
     }
-}
-
-/// to_dict materializes a whole body as plain dicts and lists.
-pub(super) fn to_dict<'py>(
-    py: Python<'py>,
-    msg: &Message,
-    version: i16,
-    body: &Struct<'_>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let _pause = GcPause::new(py);
-    Materialize {
-        py,
-        keys: keys(py),
-        version,
-    }
-    .structure(body, msg.fields)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -395,7 +382,10 @@ impl<'py, 'k> FromPy<'py, 'k> {
                     None => out.push(default_value(f)),
                 }
             }
-            if let Some(t) = d.get_item(UNKNOWN_TAGGED).map_err(|e| py_err(py, e))? {
+            if let Some(t) = d
+                .get_item(pyo3::intern!(py, UNKNOWN_TAGGED))
+                .map_err(|e| py_err(py, e))?
+            {
                 found += 1;
                 unknown_tagged = self
                     .tagged(&t)

@@ -126,7 +126,7 @@ fn named(c: Conv, f: &Field) -> Conv {
 }
 
 impl<'py, 'k> Direct<'py, 'k> {
-    fn from_py(&self) -> FromPy<'py, 'k> {
+    fn reader(&self) -> FromPy<'py, 'k> {
         FromPy {
             py: self.py,
             keys: self.keys,
@@ -148,7 +148,7 @@ impl<'py, 'k> Direct<'py, 'k> {
     ) -> ConvResult<()> {
         let Ok(d) = obj.cast_exact::<PyDict>() else {
             // Views, mappings, light objects: through a value tree.
-            let s = self.from_py().structure(obj, fields)?;
+            let s = self.reader().structure(obj, fields)?;
             return encode_struct_value(w, &s, fields, self.version, self.flexible).map_err(core);
         };
         let py = self.py;
@@ -178,7 +178,7 @@ impl<'py, 'k> Direct<'py, 'k> {
                 self.field(w, &v, f).map_err(|c| named(c, f))?;
                 continue;
             }
-            let value = self.from_py().field(&v, f).map_err(|c| named(c, f))?;
+            let value = self.reader().field(&v, f).map_err(|c| named(c, f))?;
             if !present {
                 if !f.ignorable && !is_default(&value, f) {
                     let e = Error::InvalidArgument(format!(
@@ -194,7 +194,7 @@ impl<'py, 'k> Direct<'py, 'k> {
                 tagged.push((f.tag.unwrap_or_default(), sub.into_inner()));
             }
         }
-        let key = PyString::new(py, UNKNOWN_TAGGED);
+        let key = pyo3::intern!(py, UNKNOWN_TAGGED);
         // SAFETY: as above.
         let raw = unsafe { ffi::PyDict_GetItemWithError(d.as_ptr(), key.as_ptr()) };
         if raw.is_null() {
@@ -249,7 +249,7 @@ impl<'py, 'k> Direct<'py, 'k> {
                 let list = match v.cast_exact::<PyList>() {
                     Ok(list) if list.len() < i32::MAX as usize => list,
                     _ => {
-                        let value = self.from_py().field(v, f)?;
+                        let value = self.reader().field(v, f)?;
                         return self.codec(w, &value, f);
                     }
                 };
@@ -310,16 +310,14 @@ impl<'py, 'k> Direct<'py, 'k> {
                 }
             }
             Type::String if unsafe { ffi::PyUnicode_CheckExact(p) } != 0 => {
-                if let Ok(text) = v.cast::<PyString>().map(|s| s.to_str()) {
-                    if let Ok(text) = text {
-                        if flexible {
-                            w.compact_string(text);
-                            return Ok(());
-                        }
-                        if text.len() <= i16::MAX as usize {
-                            w.string(text);
-                            return Ok(());
-                        }
+                if let Ok(Ok(text)) = v.cast::<PyString>().map(|s| s.to_str()) {
+                    if flexible {
+                        w.compact_string(text);
+                        return Ok(());
+                    }
+                    if text.len() <= i16::MAX as usize {
+                        w.string(text);
+                        return Ok(());
                     }
                 }
             }
@@ -358,7 +356,7 @@ impl<'py, 'k> Direct<'py, 'k> {
         let value = if v.is_none() {
             Value::Null
         } else {
-            self.from_py().scalar(v, ty)?
+            self.reader().scalar(v, ty)?
         };
         match field {
             Some(f) => self.codec(w, &value, f),

@@ -13,9 +13,7 @@ mod convert;
 mod fast;
 mod views;
 
-use self::convert::{
-    bytes_from_py, finish, keys, optional_tagged, tagged_from_py, to_dict, FromPy, Keep,
-};
+use self::convert::{bytes_from_py, finish, keys, optional_tagged, tagged_from_py, FromPy, Keep};
 use self::fast::{Direct, Rope};
 use self::views::{body_view, ArrayView, Decoded, Owner, StructView};
 use super::errors::{to_pyerr, IntoPyResult};
@@ -39,7 +37,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(protocol_encode_body, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_encode_body_tree, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_body_size, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_to_plain, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_frame_size, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_apis, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_schema, m)?)?;
@@ -429,21 +426,6 @@ fn protocol_body_size(
     let keep = Keep::new();
     let body = body_from_py(py, &keep, msg, api_version, body)?;
     message_size(msg, api_version, body.get()).py_err(py)
-}
-
-/// protocol_to_plain(body) -> dict: a decoded body as plain dicts and lists.
-#[pyfunction]
-fn protocol_to_plain<'py>(
-    py: Python<'py>,
-    api_key: i16,
-    api_version: i16,
-    request: bool,
-    body: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let msg = message_of(py, api_key, request)?;
-    let keep = Keep::new();
-    let body = body_from_py(py, &keep, msg, api_version, body)?;
-    to_dict(py, msg, api_version, body.get())
 }
 
 /// protocol_frame_size(prefix, max_size) -> int: the size a 4-byte frame prefix announces.
