@@ -35,8 +35,8 @@ bench: build
 lint: build
 	cargo fmt --check
 	cargo clippy --all-targets --features python --quiet -- -D warnings
-	$(VENV)/bin/ruff check python tests bench
-	$(VENV)/bin/ruff format --check python tests bench
+	$(VENV)/bin/ruff check python tests bench spark_udfs scripts
+	$(VENV)/bin/ruff format --check python tests bench spark_udfs scripts
 	$(PY) -m mypy.stubtest kgroup._native --allowlist stubtest-allowlist.txt
 
 fmt: venv

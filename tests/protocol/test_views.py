@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 import pytest
+
 from kgroup import protocol
 from kgroup.protocol import ArrayView, StructView
 
