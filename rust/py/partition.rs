@@ -335,6 +335,38 @@ fn partition_arrow_into(
     Ok(())
 }
 
+/// fixed_width_into partitions numpy fixed-width keys: `data` is the array viewed as `T`
+/// (uint8 for `S`, uint32 for `U`), `width` elements per key; `column` wraps the slice.
+fn fixed_width_into<T: pyo3::buffer::Element + Sync>(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    width: usize,
+    num_partitions: i64,
+    hash: &str,
+    out: &Bound<'_, PyAny>,
+    column: for<'a> fn(&'a [T], usize) -> KeyColumn<'a>,
+) -> PyResult<()> {
+    let (n, h) = parse(py, num_partitions, hash)?;
+    let buf = PyBuffer::<T>::get(data)?;
+    if !buf.is_c_contiguous() || width == 0 || buf.item_count() % width != 0 {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument("data must be contiguous rows of `width` elements".into()),
+        ));
+    }
+    let count = buf.item_count() / width;
+    let mut o = OutBuf::new(py, out, count)?;
+    let out = o.slice();
+    let items: &[T] = if count == 0 {
+        &[]
+    } else {
+        // SAFETY: a contiguous buffer of item_count elements of T, held for the call.
+        unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const T, buf.item_count()) }
+    };
+    let col = column(items, width);
+    py.detach(|| partition_column(&col, h, n, out)).py_err(py)
+}
+
 /// partition_fixed_into(data, width, num_partitions, hash, out): numpy `S<width>` keys viewed as
 /// uint8; trailing NUL bytes are stripped as numpy does.
 #[pyfunction]
@@ -346,25 +378,9 @@ fn partition_fixed_into(
     hash: &str,
     out: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    let (n, h) = parse(py, num_partitions, hash)?;
-    let buf = PyBuffer::<u8>::get(data)?;
-    if !buf.is_c_contiguous() || width == 0 || buf.item_count() % width != 0 {
-        return Err(to_pyerr(
-            py,
-            Error::InvalidArgument("data must be contiguous rows of width bytes".into()),
-        ));
-    }
-    let count = buf.item_count() / width;
-    let mut o = OutBuf::new(py, out, count)?;
-    let out = o.slice();
-    let bytes: &[u8] = if count == 0 {
-        &[]
-    } else {
-        // SAFETY: contiguous buffer of item_count bytes, held for the call.
-        unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.item_count()) }
-    };
-    let col = KeyColumn::FixedBytes { data: bytes, width };
-    py.detach(|| partition_column(&col, h, n, out)).py_err(py)
+    fixed_width_into::<u8>(py, data, width, num_partitions, hash, out, |data, width| {
+        KeyColumn::FixedBytes { data, width }
+    })
 }
 
 /// partition_ucs4_into(data, width, num_partitions, hash, out): numpy `U<width>` keys viewed as
@@ -378,25 +394,9 @@ fn partition_ucs4_into(
     hash: &str,
     out: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    let (n, h) = parse(py, num_partitions, hash)?;
-    let buf = PyBuffer::<u32>::get(data)?;
-    if !buf.is_c_contiguous() || width == 0 || buf.item_count() % width != 0 {
-        return Err(to_pyerr(
-            py,
-            Error::InvalidArgument("data must be contiguous rows of width code points".into()),
-        ));
-    }
-    let count = buf.item_count() / width;
-    let mut o = OutBuf::new(py, out, count)?;
-    let out = o.slice();
-    let cps: &[u32] = if count == 0 {
-        &[]
-    } else {
-        // SAFETY: contiguous buffer of item_count u32, held for the call.
-        unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u32, buf.item_count()) }
-    };
-    let col = KeyColumn::FixedUcs4 { data: cps, width };
-    py.detach(|| partition_column(&col, h, n, out)).py_err(py)
+    fixed_width_into::<u32>(py, data, width, num_partitions, hash, out, |data, width| {
+        KeyColumn::FixedUcs4 { data, width }
+    })
 }
 
 /// _bench_raw_murmur2(offsets, data, num_partitions, out): the benchmarks' one-core baseline,
