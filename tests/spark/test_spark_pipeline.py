@@ -17,7 +17,8 @@ import pytest
 
 import kgroup
 from kgroup.errors import InvalidArgument, InvalidType
-from spark_udfs.repartition import detect_format, main, run_pipeline
+from spark_udfs import repartition
+from spark_udfs.repartition import detect_format, main, run_pipeline, skew_report
 from spark_udfs.report import HeavyKey, SkewReport
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -326,3 +327,23 @@ def test_skew_report_lists_the_extremes_of_many_partitions():
     listed = [line.split() for line in text.splitlines() if line[:9].strip().isdigit()]
     assert len(listed) == 25
     assert int(listed[0][0]) == heaviest and int(listed[0][1]) == rows[heaviest] == 200
+
+
+def test_heavy_keys_from_a_sample_are_counted_exactly(spark, monkeypatch):
+    # 60,000 rows: ten heavy keys (1,000 to 5,500 rows) over 20,000 light ones; a 3,000-row
+    # sample finds the candidates, whose rows are then counted exactly.
+    rng = random.Random(8)
+    keys = [f"heavy-{i}" for i in range(10) for _ in range(1000 + 500 * i)]
+    keys += [f"light-{rng.randrange(20_000)}" for _ in range(60_000 - len(keys))]
+    keys += [None] * 7
+    rng.shuffle(keys)
+    df = spark.createDataFrame(
+        [(k, kgroup.partition_for_key(k, 5) if k else i % 5) for i, k in enumerate(keys)],
+        "key string, partition int",
+    )
+    monkeypatch.setattr(repartition, "SAMPLE_ROWS", 3000)
+    report = skew_report(df, "key", "partition", 5, "murmur2", top_keys=10)
+    counts = Counter(k for k in keys if k is not None)
+    assert [(k.key, k.rows) for k in report.heavy_keys] == counts.most_common(10)
+    assert all(k.partition == kgroup.partition_for_key(k.key, 5) for k in report.heavy_keys)
+    assert report.total == len(keys) and report.null_key_rows == 7
