@@ -82,14 +82,18 @@ def main(argv: list[str] | None = None) -> int:
             overwrite=True,
         )
         print(result.report.format())
-        result.report.plot(chart)
         steps = ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items())
         print(f"wrote {result.output}; {steps}")
         folders = sorted(
             (d for d in os.listdir(output) if d.startswith("partition=")),
             key=lambda d: int(d.split("=", 1)[1]),
         )
-        print(f"{len(folders)} folders: {folders[0]} ... {folders[-1]}; bar chart: {chart}")
+        print(f"{len(folders)} folders: {folders[0]} ... {folders[-1]}")
+        if args.keep:
+            result.report.plot(chart)
+            print(f"kept in {work}; bar chart: {chart}")
+        else:
+            print("(removed again: --keep DIR keeps the data, the output and a bar chart)")
         spark.stop()
     finally:
         if not args.keep:
