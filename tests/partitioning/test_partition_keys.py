@@ -208,14 +208,16 @@ def ticks_inside_call(native_call) -> int:
 
 def test_gil_is_released_for_arrow_batches() -> None:
     keys = [f"key-{i}".encode() for i in range(3_000_000)]
-    arr = pa.array(keys)
     out = np.empty(len(keys), dtype=np.int32)
+    # Ten chunks of the same keys: long enough on a fast machine for the window to matter.
+    arr = pa.chunked_array([pa.array(keys)] * 10)
+    out_arrow = np.empty(len(arr), dtype=np.int32)
     # The list path must hold the GIL (it reads Python objects): the control. On a loaded
     # machine a few ticks can still land at the window's edges; inside the Arrow call the other
     # thread runs freely, orders of magnitude more often.
     held = ticks_inside_call(lambda: _native.partition_seq_into(keys, 12, "murmur2", out))
     free = max(
-        ticks_inside_call(lambda: _native.partition_arrow_into(arr, 12, "murmur2", out))
+        ticks_inside_call(lambda: _native.partition_arrow_into(arr, 12, "murmur2", out_arrow))
         for _ in range(3)
     )
     assert free > 10 * held + 50, (free, held)
