@@ -269,7 +269,7 @@ fn assign_co_partitioned(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::assignor::{Member, Subscription};
     use std::collections::HashMap;
@@ -289,7 +289,8 @@ mod tests {
         }
     }
 
-    fn show(input: &GroupInput, out: &GroupAssignment) -> Vec<String> {
+    /// show lists each member's partitions as `member=[t-0, t-1]`, sorted by member.
+    pub(crate) fn show(input: &GroupInput, out: &GroupAssignment) -> Vec<String> {
         let mut v: Vec<String> = input
             .members
             .iter()

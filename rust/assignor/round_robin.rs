@@ -49,22 +49,7 @@ pub fn assign(input: &GroupInput) -> Result<GroupAssignment> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assignor::{Member, Subscription};
-    use std::sync::Arc;
-
-    fn group(topics: &[(&str, i32)], members: &[(&str, &[&str])]) -> GroupInput {
-        GroupInput {
-            partitions_per_topic: topics.iter().map(|(t, n)| (Arc::from(*t), *n)).collect(),
-            members: members
-                .iter()
-                .map(|(id, ts)| Member {
-                    id: Arc::from(*id),
-                    subscription: Arc::new(Subscription::new(ts.iter().copied())),
-                })
-                .collect(),
-            partition_racks: None,
-        }
-    }
+    use crate::assignor::range::tests::group;
 
     fn lists(out: &GroupAssignment) -> Vec<Vec<String>> {
         out.assignments

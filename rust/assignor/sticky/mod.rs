@@ -542,20 +542,7 @@ mod tests {
     }
 
     fn show(input: &GroupInput, out: &StickyOutcome) -> (Vec<String>, Vec<String>) {
-        let mut lists: Vec<String> = input
-            .members
-            .iter()
-            .zip(&out.assignment.assignments)
-            .map(|(m, a)| {
-                let ps: Vec<String> = a
-                    .partitions
-                    .iter()
-                    .map(|tp| format!("{}-{}", tp.topic, tp.partition))
-                    .collect();
-                format!("{}=[{}]", m.id, ps.join(", "))
-            })
-            .collect();
-        lists.sort();
+        let lists = crate::assignor::range::tests::show(input, &out.assignment);
         let mut moving: Vec<String> = out
             .transferring
             .iter()
