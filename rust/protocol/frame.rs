@@ -8,11 +8,11 @@
 
 use std::borrow::Cow;
 
-use super::codec::{decode_body, encode_message, message_size};
+use super::codec::{decode_body, decode_body_in, encode_message, message_size, Mem};
 use super::messages::{api, API_VERSIONS_KEY, REQUEST_HEADER, RESPONSE_HEADER};
 use super::primitives::{Buf, Reader, Writer};
 use super::schema::{Api, Message};
-use super::value::{Fields, Struct, Value};
+use super::value::{Arena, Fields, Struct, Value};
 use crate::error::{Error, Result};
 
 /// MAX_FRAME is Kafka's default `socket.request.max.bytes` (100 MiB): the largest frame
@@ -113,7 +113,7 @@ fn header_from<'a>(s: Struct<'a>) -> Result<RequestHeader<'a>> {
         api_version,
         correlation_id,
         client_id,
-        unknown_tagged: s.unknown_tagged,
+        unknown_tagged: s.unknown_tagged.into_vec(),
     })
 }
 
@@ -137,6 +137,16 @@ pub fn decode_request_header(frame: &[u8]) -> Result<(RequestHeader<'_>, usize)>
 /// decode_request decodes a request frame (the bytes after the size prefix). An unknown api key
 /// or version, a malformed header or body, or bytes left over are all decode errors.
 pub fn decode_request(frame: &[u8]) -> Result<Request<'_>> {
+    request_from(Mem::Heap, frame)
+}
+
+/// decode_request_in decodes a request frame as [`decode_request`] does, with the body's
+/// values in `arena`.
+pub fn decode_request_in<'a>(arena: &'a Arena<'a>, frame: &'a [u8]) -> Result<Request<'a>> {
+    request_from(Mem::Arena(arena), frame)
+}
+
+fn request_from<'a>(mem: Mem<'a>, frame: &'a [u8]) -> Result<Request<'a>> {
     let mut r = Reader::new(frame);
     let mut peek = r.clone();
     let key = peek.i16()?;
@@ -147,7 +157,7 @@ pub fn decode_request(frame: &[u8]) -> Result<Request<'_>> {
         &REQUEST_HEADER,
         api.request_header_version(version),
     )?)?;
-    let body = decode_body(&mut r, api.request, version)?;
+    let body = decode_body_in(mem, &mut r, api.request, version)?;
     if r.remaining() != 0 {
         return Err(Error::Decode(format!(
             "{} v{version}: {} bytes left over after the body",
@@ -367,6 +377,21 @@ pub fn write_response_header<B: Buf>(
 /// `ApiVersionsResponse.parse` does: a broker answers an ApiVersions version it does not know
 /// with a v0 body carrying UNSUPPORTED_VERSION.
 pub fn decode_response(api_key: i16, version: i16, frame: &[u8]) -> Result<Response<'_>> {
+    response_from(Mem::Heap, api_key, version, frame)
+}
+
+/// decode_response_in decodes a response frame as [`decode_response`] does, with the body's
+/// values in `arena`.
+pub fn decode_response_in<'a>(
+    arena: &'a Arena<'a>,
+    api_key: i16,
+    version: i16,
+    frame: &'a [u8],
+) -> Result<Response<'a>> {
+    response_from(Mem::Arena(arena), api_key, version, frame)
+}
+
+fn response_from<'a>(mem: Mem<'a>, api_key: i16, version: i16, frame: &'a [u8]) -> Result<Response<'a>> {
     let api = lookup(api_key, version)?;
     let mut r = Reader::new(frame);
     let header = decode_body(
@@ -379,11 +404,11 @@ pub fn decode_response(api_key: i16, version: i16, frame: &[u8]) -> Result<Respo
         _ => return Err(Error::Decode("malformed response header".into())),
     };
     let body_bytes = r.rest();
-    let parsed = read_whole(api.response, version, body_bytes);
+    let parsed = read_whole(mem, api.response, version, body_bytes);
     let (version, body) = match parsed {
         Ok(body) => (version, body),
         Err(e) if api_key == API_VERSIONS_KEY && version != 0 => {
-            match read_whole(api.response, 0, body_bytes) {
+            match read_whole(mem, api.response, 0, body_bytes) {
                 Ok(body) => (0, body),
                 Err(_) => return Err(e),
             }
@@ -392,14 +417,17 @@ pub fn decode_response(api_key: i16, version: i16, frame: &[u8]) -> Result<Respo
     };
     Ok(Response {
         correlation_id,
-        unknown_tagged: header.unknown_tagged,
+        unknown_tagged: header.unknown_tagged.into_vec(),
         version,
         body,
     })
 }
 
-fn read_whole<'a>(msg: &Message, version: i16, buf: &'a [u8]) -> Result<Struct<'a>> {
-    super::codec::decode_message(msg, version, buf)
+fn read_whole<'a>(mem: Mem<'a>, msg: &Message, version: i16, buf: &'a [u8]) -> Result<Struct<'a>> {
+    match mem {
+        Mem::Heap => super::codec::decode_message(msg, version, buf),
+        Mem::Arena(a) => super::codec::decode_message_in(a, msg, version, buf),
+    }
 }
 
 #[cfg(test)]

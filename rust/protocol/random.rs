@@ -73,7 +73,7 @@ impl Gen {
         }
         Struct {
             fields: Fields::Owned(out),
-            unknown_tagged,
+            unknown_tagged: unknown_tagged.into(),
         }
     }
 
@@ -85,11 +85,11 @@ impl Gen {
             Type::Struct => Value::Struct(self.structure(f.fields, version, flexible)),
             Type::Array(Type::Int32) => {
                 let n = self.below(self.max_len as u64 + 1) as usize;
-                Value::Int32s((0..n).map(|_| self.int() as i32).collect())
+                Value::Int32s((0..n).map(|_| self.int() as i32).collect::<Vec<_>>().into())
             }
             Type::Array(Type::Int64) => {
                 let n = self.below(self.max_len as u64 + 1) as usize;
-                Value::Int64s((0..n).map(|_| self.int()).collect())
+                Value::Int64s((0..n).map(|_| self.int()).collect::<Vec<_>>().into())
             }
             Type::Array(elem) => {
                 let n = self.below(self.max_len as u64 + 1) as usize;
@@ -98,8 +98,8 @@ impl Gen {
                         Type::Struct => Value::Struct(self.structure(f.fields, version, flexible)),
                         t => self.scalar(*t),
                     })
-                    .collect();
-                Value::Array(items)
+                    .collect::<Vec<_>>();
+                Value::Array(items.into())
             }
             t => self.scalar(t),
         }
@@ -150,7 +150,7 @@ impl Gen {
             }
             // Not scalars: their zero, so that a misuse still yields a value.
             Type::Struct => Value::Struct(Struct::default()),
-            Type::Array(_) => Value::Array(Vec::new()),
+            Type::Array(_) => Value::Array(Vec::new().into()),
         }
     }
 }

@@ -55,8 +55,8 @@ fn build_defaults() -> AddressMap<&'static [Value<'static>]> {
             .iter()
             .map(|f| match (f.ty, f.default) {
                 (Type::Struct, DefaultValue::Zero) => Value::Struct(Struct {
-                    fields: Fields::Shared(walk(f.fields, map)),
-                    unknown_tagged: Vec::new(),
+                    fields: Seq::Borrowed(walk(f.fields, map)),
+                    unknown_tagged: Seq::default(),
                 }),
                 _ => {
                     if !f.fields.is_empty() {
@@ -105,11 +105,11 @@ pub enum Value<'a> {
     /// Bytes: a `bytes` or `records` field.
     Bytes(Cow<'a, [u8]>),
     /// Array: an array of structs, strings, UUIDs and other scalars but INT32 and INT64.
-    Array(Vec<Value<'a>>),
+    Array(Seq<'a, Value<'a>>),
     /// Int32s: an `[]int32` array (kept compact: partition lists can be long).
-    Int32s(Vec<i32>),
+    Int32s(Seq<'a, i32>),
     /// Int64s: an `[]int64` array.
-    Int64s(Vec<i64>),
+    Int64s(Seq<'a, i64>),
     Struct(Struct<'a>),
 }
 
@@ -121,61 +121,192 @@ pub struct Struct<'a> {
     pub fields: Fields<'a>,
     /// unknown_tagged are tagged fields the definition does not know at this version, by
     /// ascending tag, as they arrived.
-    pub unknown_tagged: Vec<(u32, Cow<'a, [u8]>)>,
+    pub unknown_tagged: Seq<'a, Tagged<'a>>,
 }
 
-/// Fields are a struct's values: its own, or the shared defaults of its definition.
+/// Seq is a run of values: owned, or borrowed from an [`Arena`] or from static defaults.
 #[derive(Debug, Clone)]
-pub enum Fields<'a> {
-    Owned(Vec<Value<'a>>),
-    Shared(&'static [Value<'static>]),
+pub enum Seq<'a, T> {
+    Owned(Vec<T>),
+    Borrowed(&'a [T]),
 }
 
-impl Default for Fields<'_> {
+/// Fields are a struct's values: its own, or borrowed (from an arena, or the shared defaults of
+/// its definition).
+pub type Fields<'a> = Seq<'a, Value<'a>>;
+
+impl<T> Default for Seq<'_, T> {
     fn default() -> Self {
-        Fields::Owned(Vec::new())
+        Seq::Owned(Vec::new())
     }
 }
 
-impl<'a> std::ops::Deref for Fields<'a> {
-    type Target = [Value<'a>];
-    fn deref(&self) -> &[Value<'a>] {
+impl<T> std::ops::Deref for Seq<'_, T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
         match self {
-            Fields::Owned(v) => v,
-            Fields::Shared(s) => s,
+            Seq::Owned(v) => v,
+            Seq::Borrowed(s) => s,
         }
     }
 }
 
-impl PartialEq for Fields<'_> {
+impl<T> FromIterator<T> for Seq<'_, T> {
+    fn from_iter<I: IntoIterator<Item = T>>(it: I) -> Self {
+        Seq::Owned(it.into_iter().collect())
+    }
+}
+
+impl<'s, T> IntoIterator for &'s Seq<'_, T> {
+    type Item = &'s T;
+    type IntoIter = std::slice::Iter<'s, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T: PartialEq> PartialEq for Seq<'_, T> {
     fn eq(&self, other: &Self) -> bool {
         **self == **other
     }
 }
 
-impl<'a> From<Vec<Value<'a>>> for Fields<'a> {
-    fn from(v: Vec<Value<'a>>) -> Self {
-        Fields::Owned(v)
+impl<T> From<Vec<T>> for Seq<'_, T> {
+    fn from(v: Vec<T>) -> Self {
+        Seq::Owned(v)
     }
 }
 
-impl<'a> Fields<'a> {
-    /// to_mut gives the values to change, copying shared defaults first.
-    pub fn to_mut(&mut self) -> &mut Vec<Value<'a>> {
-        if let Fields::Shared(s) = *self {
-            *self = Fields::Owned(s.to_vec());
+impl<T: Clone> Seq<'_, T> {
+    /// to_mut gives the values to change, copying borrowed ones first.
+    pub fn to_mut(&mut self) -> &mut Vec<T> {
+        if let Seq::Borrowed(s) = *self {
+            *self = Seq::Owned(s.to_vec());
         }
         match self {
-            Fields::Owned(v) => v,
-            Fields::Shared(_) => unreachable!("made owned above"),
+            Seq::Owned(v) => v,
+            Seq::Borrowed(_) => unreachable!("made owned above"),
         }
     }
 
-    /// into_vec gives the values, copying shared defaults.
-    pub fn into_vec(self) -> Vec<Value<'a>> {
+    /// into_vec gives the values, copying borrowed ones.
+    pub fn into_vec(self) -> Vec<T> {
         match self {
-            Fields::Owned(v) => v,
-            Fields::Shared(s) => s.to_vec(),
+            Seq::Owned(v) => v,
+            Seq::Borrowed(s) => s.to_vec(),
+        }
+    }
+}
+
+/// Tagged is an unknown tagged field: its tag and its raw value.
+pub type Tagged<'a> = (u32, Cow<'a, [u8]>);
+
+/// Arena holds the values of decoded trees in a few large blocks, so that decoding a body of
+/// ten thousand structs is not ten thousand allocations (and as many frees when it is
+/// dropped). Values allocated in it live, and stay in place, as long as the arena.
+///
+/// Values in an arena are never dropped: only put there values that own nothing (whose strings,
+/// byte strings and runs are borrowed, from the input or from the arena), as the decoder does.
+/// Any other would leak.
+pub struct Arena<'a> {
+    values: Blocks<Value<'a>>,
+    i32s: Blocks<i32>,
+    i64s: Blocks<i64>,
+    tagged: Blocks<Tagged<'a>>,
+}
+
+impl Default for Arena<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> Arena<'a> {
+    pub fn new() -> Self {
+        Self::for_bytes(0)
+    }
+
+    /// for_bytes is an arena sized for decoding `n` bytes: its first block is sized from the
+    /// input, and each further one doubles.
+    pub fn for_bytes(n: usize) -> Self {
+        Arena {
+            values: Blocks::new((n / 16).clamp(32, 4096)),
+            i32s: Blocks::new((n / 32).clamp(16, 4096)),
+            i64s: Blocks::new(16),
+            tagged: Blocks::new(4),
+        }
+    }
+
+    /// nulls allocates `n` nulls, to be filled in place.
+    #[inline]
+    pub fn nulls(&'a self, n: usize) -> &'a mut [Value<'a>] {
+        self.values.alloc(n, || Value::Null)
+    }
+
+    /// i32s allocates the values of `it` (of exact length).
+    #[inline]
+    pub fn i32s(&'a self, mut it: impl ExactSizeIterator<Item = i32>) -> &'a [i32] {
+        self.i32s.alloc(it.len(), || it.next().unwrap_or(0))
+    }
+
+    /// i64s allocates the values of `it` (of exact length).
+    #[inline]
+    pub fn i64s(&'a self, mut it: impl ExactSizeIterator<Item = i64>) -> &'a [i64] {
+        self.i64s.alloc(it.len(), || it.next().unwrap_or(0))
+    }
+
+    /// tagged moves unknown tagged fields (that borrow their bytes) into the arena.
+    pub fn tagged(&'a self, v: Vec<Tagged<'a>>) -> &'a [Tagged<'a>] {
+        let mut it = v.into_iter();
+        self.tagged
+            .alloc(it.len(), || it.next().unwrap_or((0, Cow::Borrowed(&[]))))
+    }
+}
+
+/// Blocks is a bump allocator of `T`s: a list of vectors, each filled up to its capacity and
+/// never grown past it, so that nothing in it ever moves. It never drops what it holds.
+struct Blocks<T> {
+    blocks: std::cell::UnsafeCell<Vec<Vec<std::mem::ManuallyDrop<T>>>>,
+    first: usize,
+}
+
+impl<T> Blocks<T> {
+    fn new(first: usize) -> Self {
+        Blocks {
+            blocks: std::cell::UnsafeCell::new(Vec::new()),
+            first,
+        }
+    }
+
+    /// alloc appends `n` values made by `make` and returns them. The slice stays valid, and in
+    /// place, as long as the Blocks: a block is never grown past its capacity (so its buffer
+    /// never moves), never shrunk, and only ever written past its length.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    fn alloc(&self, n: usize, mut make: impl FnMut() -> T) -> &mut [T] {
+        // SAFETY: Blocks is not Sync (UnsafeCell), so only this thread is here, and `make`
+        // cannot reach this Blocks (it is a private type that closures here never capture), so
+        // this is the only live reference to the list itself. Earlier slices point into the
+        // blocks' buffers, which nothing below moves or rewrites: only slots past a block's
+        // length are written. ManuallyDrop<T> has the layout of T.
+        unsafe {
+            let blocks = &mut *self.blocks.get();
+            let fits = blocks.last().is_some_and(|b| b.capacity() - b.len() >= n);
+            if !fits {
+                let next = blocks.last().map_or(self.first, |b| b.capacity() * 2);
+                blocks.push(Vec::with_capacity(next.max(n)));
+            }
+            let block = blocks.last_mut().unwrap_unchecked();
+            let start = block.len();
+            let dst = block.as_mut_ptr().add(start) as *mut T;
+            for i in 0..n {
+                // Should `make` panic, the values written are simply forgotten: nothing here
+                // is ever dropped.
+                std::ptr::write(dst.add(i), make());
+            }
+            block.set_len(start + n);
+            std::slice::from_raw_parts_mut(dst, n)
         }
     }
 }
@@ -187,11 +318,11 @@ impl<'a> Struct<'a> {
     pub fn defaults(fields: &'static [Field]) -> Struct<'static> {
         Struct {
             fields: match shared_defaults(fields) {
-                Some(values) => Fields::Shared(values),
+                Some(values) => Seq::Borrowed(values),
                 // Not from the definitions: build them.
                 None => Fields::Owned(fields.iter().map(default_value).collect()),
             },
-            unknown_tagged: Vec::new(),
+            unknown_tagged: Seq::default(),
         }
     }
 
@@ -224,11 +355,13 @@ impl<'a> Struct<'a> {
                     .map(Value::into_owned)
                     .collect(),
             ),
-            unknown_tagged: self
-                .unknown_tagged
-                .into_iter()
-                .map(|(t, b)| (t, Cow::Owned(b.into_owned())))
-                .collect(),
+            unknown_tagged: Seq::Owned(
+                self.unknown_tagged
+                    .into_vec()
+                    .into_iter()
+                    .map(|(t, b)| (t, Cow::Owned(b.into_owned())))
+                    .collect(),
+            ),
         }
     }
 }
@@ -248,9 +381,11 @@ impl<'a> Value<'a> {
             Value::Uuid(v) => Value::Uuid(v),
             Value::String(s) => Value::String(Cow::Owned(s.into_owned())),
             Value::Bytes(b) => Value::Bytes(Cow::Owned(b.into_owned())),
-            Value::Array(a) => Value::Array(a.into_iter().map(Value::into_owned).collect()),
-            Value::Int32s(a) => Value::Int32s(a),
-            Value::Int64s(a) => Value::Int64s(a),
+            Value::Array(a) => Value::Array(Seq::Owned(
+                a.into_vec().into_iter().map(Value::into_owned).collect(),
+            )),
+            Value::Int32s(a) => Value::Int32s(Seq::Owned(a.into_vec())),
+            Value::Int64s(a) => Value::Int64s(Seq::Owned(a.into_vec())),
             Value::Struct(s) => Value::Struct(s.into_owned()),
         }
     }
@@ -313,9 +448,9 @@ pub fn zero(ty: Type) -> Value<'static> {
         Type::Uuid => Value::Uuid([0; 16]),
         Type::String => Value::String(Cow::Borrowed("")),
         Type::Bytes | Type::Records => Value::Bytes(Cow::Borrowed(&[])),
-        Type::Array(Type::Int32) => Value::Int32s(Vec::new()),
-        Type::Array(Type::Int64) => Value::Int64s(Vec::new()),
-        Type::Array(_) => Value::Array(Vec::new()),
+        Type::Array(Type::Int32) => Value::Int32s(Seq::Borrowed(&[])),
+        Type::Array(Type::Int64) => Value::Int64s(Seq::Borrowed(&[])),
+        Type::Array(_) => Value::Array(Seq::Borrowed(&[])),
         Type::Struct => Value::Struct(Struct::default()),
     }
 }

@@ -435,7 +435,7 @@ impl<'py, 'k> FromPy<'py, 'k> {
         }
         Ok(Struct {
             fields: Fields::Owned(out),
-            unknown_tagged,
+            unknown_tagged: unknown_tagged.into(),
         })
     }
 
@@ -453,7 +453,7 @@ impl<'py, 'k> FromPy<'py, 'k> {
             Type::Array(elem) => {
                 if let Ok(view) = v.cast::<ArrayView>() {
                     if std::ptr::eq(view.get().fields(), f.fields) {
-                        return Ok(Value::Array(self.keep.array_view(view).to_vec()));
+                        return Ok(Value::Array(self.keep.array_view(view).to_vec().into()));
                     }
                 }
                 if matches!(elem, Type::Int32 | Type::Int64) {
@@ -488,7 +488,7 @@ impl<'py, 'k> FromPy<'py, 'k> {
                         items.push(convert(i, &item.map_err(|e| py_err(self.py, e))?)?);
                     }
                 }
-                Ok(Value::Array(items))
+                Ok(Value::Array(items.into()))
             }
             t => self.scalar(v, t),
         }
@@ -517,9 +517,9 @@ impl<'py, 'k> FromPy<'py, 'k> {
             }
         }
         Ok(if elem == Type::Int32 {
-            Value::Int32s(i32s)
+            Value::Int32s(i32s.into())
         } else {
-            Value::Int64s(i64s)
+            Value::Int64s(i64s.into())
         })
     }
 

@@ -18,7 +18,7 @@ use self::fast::{Direct, Rope};
 use self::views::{body_view, ArrayView, Decoded, Owner, StructView};
 use super::errors::{to_pyerr, IntoPyResult};
 use crate::error::Error;
-use crate::protocol::codec::{decode_message, encode_message, message_size};
+use crate::protocol::codec::{decode_message_in, encode_message, message_size};
 use crate::protocol::frame::{self, Prepared, RequestHeader};
 use crate::protocol::messages::{api, APIS, REQUEST_HEADER, RESPONSE_HEADER};
 use crate::protocol::primitives::{SliceBuf, Writer};
@@ -208,8 +208,8 @@ fn protocol_decode_request<'py>(
     py: Python<'py>,
     frame: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let (header, root) = Decoded::decode(py, owner_of(frame)?, |data| {
-        let req = frame::decode_request(data)?;
+    let (header, root) = Decoded::decode(py, owner_of(frame)?, |data, arena| {
+        let req = frame::decode_request_in(arena, data)?;
         let version = req.header.api_version;
         Ok((req.header.into_owned(), req.api.request, version, req.body))
     })?;
@@ -297,8 +297,8 @@ fn protocol_decode_response<'py>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     let msg = message_of(py, api_key, false)
         .map_err(|_| to_pyerr(py, Error::Decode(format!("unknown api key {api_key}"))))?;
-    let ((correlation_id, tagged), root) = Decoded::decode(py, owner_of(frame)?, |data| {
-        let resp = frame::decode_response(api_key, api_version, data)?;
+    let ((correlation_id, tagged), root) = Decoded::decode(py, owner_of(frame)?, |data, arena| {
+        let resp = frame::decode_response_in(arena, api_key, api_version, data)?;
         let tagged: Vec<(u32, Cow<'static, [u8]>)> = resp
             .unknown_tagged
             .into_iter()
@@ -344,12 +344,12 @@ fn protocol_decode_body<'py>(
     data: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, StructView>> {
     let msg = message_of(py, api_key, request)?;
-    let ((), root) = Decoded::decode(py, owner_of(data)?, |bytes| {
+    let ((), root) = Decoded::decode(py, owner_of(data)?, |bytes, arena| {
         Ok((
             (),
             msg,
             api_version,
-            decode_message(msg, api_version, bytes)?,
+            decode_message_in(arena, msg, api_version, bytes)?,
         ))
     })?;
     body_view(py, root)

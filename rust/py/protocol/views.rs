@@ -20,7 +20,7 @@ use super::convert::{
 };
 use crate::error::Result;
 use crate::protocol::schema::{Field, Message, Type};
-use crate::protocol::value::{Struct, Value};
+use crate::protocol::value::{Arena, Struct, Value};
 
 /// Owner holds the bytes a tree was decoded from: a `bytes` object (read in place: it is
 /// immutable) or a copy of any other buffer.
@@ -29,14 +29,23 @@ pub(super) enum Owner {
     Copied(Box<[u8]>),
 }
 
-/// Decoded is a decoded body together with the frame its strings and bytes borrow from.
+/// Decoded is a decoded body together with the arena that holds its values and the frame its
+/// strings and bytes borrow from.
 pub(super) struct Decoded {
-    // Declared before `_owner` so that it is dropped first: it borrows the owner's bytes.
+    // Declared before `_arena` and `_owner` so that it is dropped first: it borrows both.
     body: Struct<'static>,
     pub msg: &'static Message,
     pub version: i16,
+    _arena: Held,
     _owner: Owner,
 }
+
+/// Held keeps a decoded tree's arena alive until the tree is dropped.
+struct Held(#[allow(dead_code)] Box<Arena<'static>>);
+// SAFETY: an Arena is not Sync only because allocating from it mutates it through a shared
+// reference. Once decoding is done nothing allocates from a Held arena again: it is only kept,
+// then dropped, and the values in it are read-only (see Node).
+unsafe impl Sync for Held {}
 
 impl Decoded {
     /// decode reads `owner`'s bytes with `f`, with the GIL released, and keeps both the bytes
@@ -45,7 +54,8 @@ impl Decoded {
     pub(super) fn decode<T, F>(py: Python<'_>, owner: Owner, f: F) -> PyResult<(T, Arc<Decoded>)>
     where
         T: Send,
-        F: for<'a> FnOnce(&'a [u8]) -> Result<(T, &'static Message, i16, Struct<'a>)> + Send,
+        F: for<'a> FnOnce(&'a [u8], &'a Arena<'a>) -> Result<(T, &'static Message, i16, Struct<'a>)>
+            + Send,
     {
         let (ptr, len) = match &owner {
             Owner::Bytes(b) => {
@@ -60,15 +70,23 @@ impl Decoded {
         // and no borrow with this 'static lifetime ever leaves the Decoded: views hand out
         // borrows tied to their own reference to it.
         let data: &'static [u8] = unsafe { std::slice::from_raw_parts(ptr, len) };
-        let (extra, msg, version, body) = py
-            .detach(|| f(data))
-            .map_err(|e| super::super::errors::to_pyerr(py, e))?;
+        let (arena, decoded) = py.detach(|| {
+            let arena = Box::new(Arena::for_bytes(len));
+            // SAFETY: as for `data`: the arena lives on the heap, does not move when the box
+            // does, and is kept in the same Decoded as the tree, dropped after it.
+            let shared: &'static Arena<'static> = unsafe { &*(&*arena as *const Arena<'static>) };
+            let decoded = f(data, shared);
+            (arena, decoded)
+        });
+        let (extra, msg, version, body) =
+            decoded.map_err(|e| super::super::errors::to_pyerr(py, e))?;
         Ok((
             extra,
             Arc::new(Decoded {
                 body,
                 msg,
                 version,
+                _arena: Held(arena),
                 _owner: owner,
             }),
         ))
@@ -136,7 +154,7 @@ fn value_to_py<'py>(
         .into_any()),
         Value::Int32s(_) | Value::Int64s(_) => Ok(int_list(py, v)?.into_any()),
         Value::Array(items) if f.element() == Type::Struct => {
-            let items = Items(items.as_slice() as *const [Value<'static>]);
+            let items = Items(&items[..] as *const [Value<'static>]);
             Ok(Bound::new(
                 py,
                 ArrayView {
