@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use super::primitives::{unsigned_varint_len, Buf, Reader, Writer};
 use super::schema::{DefaultValue, Field, Message, Type};
-use super::value::{default_value, is_default, Arena, Seq, Struct, Value};
+use super::value::{default_value, is_default, shared_defaults, Arena, Seq, Struct, Value};
 use crate::error::{Error, Result};
 
 /// Located is an error on its way out of a nested value, collecting where it happened. Boxed,
@@ -128,7 +128,12 @@ pub fn decode_message_in<'a>(
     decode_whole(Mem::Arena(arena), msg, version, buf)
 }
 
-fn decode_whole<'a>(mem: Mem<'a>, msg: &Message, version: i16, buf: &'a [u8]) -> Result<Struct<'a>> {
+fn decode_whole<'a>(
+    mem: Mem<'a>,
+    msg: &Message,
+    version: i16,
+    buf: &'a [u8],
+) -> Result<Struct<'a>> {
     check_version(msg, version)?;
     let mut r = Reader::new(buf);
     let s = decode_body_in(mem, &mut r, msg, version)?;
@@ -190,7 +195,8 @@ pub(crate) fn decode_body_in<'a>(
         flexible: msg.is_flexible(version),
         mem,
     };
-    decode_struct(r, msg.fields, ctx).map_err(|e| finish(e, msg, version))
+    decode_struct(r, msg.fields, shared_defaults(msg.fields), ctx)
+        .map_err(|e| finish(e, msg, version))
 }
 
 // The decoders write each value straight into its slot in the slice that holds it, rather
@@ -207,19 +213,39 @@ fn put<'a>(slot: &mut Value<'a>, v: Value<'a>) {
     unsafe { std::ptr::write(slot, v) }
 }
 
-fn decode_struct<'a>(r: &mut Reader<'a>, fields: &'static [Field], ctx: Ctx<'a>) -> Res<Struct<'a>> {
+/// decode_struct reads a struct of `fields`; `defaults` are its fields' default values when it
+/// is one of the definitions' structs (looked up by the caller, once for a whole array).
+fn decode_struct<'a>(
+    r: &mut Reader<'a>,
+    fields: &'static [Field],
+    defaults: Option<&'static [Value<'static>]>,
+    ctx: Ctx<'a>,
+) -> Res<Struct<'a>> {
     let mut unknown_tagged = Vec::new();
     let values = ctx.mem.slots(fields.len(), |out| {
-        for (f, slot) in fields.iter().zip(out.iter_mut()) {
+        for (i, (f, slot)) in fields.iter().zip(out.iter_mut()).enumerate() {
             if !f.versions.contains(ctx.version) || f.is_tagged_in(ctx.version) {
                 if !matches!(f.default, DefaultValue::Null) {
-                    put(slot, default_value(f));
+                    put(
+                        slot,
+                        match defaults {
+                            // SAFETY: shared defaults own nothing (checked when they are
+                            // built), so this bitwise copy is a clone that needs no drop.
+                            Some(d) => unsafe { std::ptr::read(&d[i]) },
+                            None => default_value(f),
+                        },
+                    );
                 }
-            } else {
+            } else if matches!(f.ty, Type::Array(_) | Type::Struct) {
                 decode_field(r, f, ctx, slot).map_err(|e| at(e, f.name))?;
+            } else {
+                // Scalars, the most common fields, without the call.
+                let nullable = f.nullable.contains(ctx.version);
+                decode_scalar(r, f.ty, nullable, ctx.field_flexible(f), slot)
+                    .map_err(|e| at(e.into(), f.name))?;
             }
         }
-        if ctx.flexible {
+        if ctx.flexible && !r.skip_empty_tagged_fields() {
             for (tag, raw) in r.tagged_fields()? {
                 let known = fields.iter().position(|f| {
                     f.tag == Some(tag)
@@ -266,14 +292,10 @@ fn decode_field<'a>(
     let flexible = ctx.field_flexible(f);
     match f.ty {
         Type::Array(elem) => {
-            let min = match elem {
-                Type::Struct => min_size(elem, f.fields, ctx),
-                t => min_size(t, &[], Ctx { flexible, ..ctx }),
-            };
             let n = if flexible {
-                r.compact_array_len(min)?
+                r.compact_array_len(1)?
             } else {
-                r.array_len(min)?
+                r.array_len(1)?
             };
             let Some(n) = n else {
                 return if nullable {
@@ -283,6 +305,23 @@ fn decode_field<'a>(
                     Err(Error::Decode("non-nullable array is null".into()).into())
                 };
             };
+            if n == 0 {
+                put(
+                    slot,
+                    match elem {
+                        Type::Int32 => Value::Int32s(Seq::Borrowed(&[])),
+                        Type::Int64 => Value::Int64s(Seq::Borrowed(&[])),
+                        _ => Value::Array(Seq::Borrowed(&[])),
+                    },
+                );
+                return Ok(());
+            }
+            // Check the count against the least its elements can take, before reserving room.
+            let min = match elem {
+                Type::Struct => min_size(elem, f.fields, ctx),
+                t => min_size(t, &[], Ctx { flexible, ..ctx }),
+            };
+            r.check_count(n, min)?;
             match elem {
                 Type::Int32 => {
                     let raw = r.take(n * 4, "int32 array")?;
@@ -310,10 +349,15 @@ fn decode_field<'a>(
                 }
                 _ => {}
             }
+            // Looked up once for all elements.
+            let defaults = match elem {
+                Type::Struct => shared_defaults(f.fields),
+                _ => None,
+            };
             let items = ctx.mem.slots(n, |items| {
                 for (i, item) in items.iter_mut().enumerate() {
                     match elem {
-                        Type::Struct => match decode_struct(r, f.fields, ctx) {
+                        Type::Struct => match decode_struct(r, f.fields, defaults, ctx) {
                             Ok(s) => put(item, Value::Struct(s)),
                             Err(e) => return Err(at_index(e, i)),
                         },
@@ -327,7 +371,11 @@ fn decode_field<'a>(
             Ok(())
         }
         Type::Struct => {
-            put(slot, Value::Struct(decode_struct(r, f.fields, ctx)?));
+            let defaults = shared_defaults(f.fields);
+            put(
+                slot,
+                Value::Struct(decode_struct(r, f.fields, defaults, ctx)?),
+            );
             Ok(())
         }
         t => Ok(decode_scalar(r, t, nullable, flexible, slot)?),
@@ -485,7 +533,17 @@ pub fn encode_field_value<B: Buf>(
     version: i16,
     flexible: bool,
 ) -> Result<()> {
-    encode_field(w, v, f, Ctx { version, flexible, mem: Mem::Heap }).map_err(finish_path)
+    encode_field(
+        w,
+        v,
+        f,
+        Ctx {
+            version,
+            flexible,
+            mem: Mem::Heap,
+        },
+    )
+    .map_err(finish_path)
 }
 
 /// encode_struct_value writes a struct of `fields` exactly as [`encode_message`] writes a nested
@@ -497,7 +555,17 @@ pub fn encode_struct_value<B: Buf>(
     version: i16,
     flexible: bool,
 ) -> Result<()> {
-    encode_struct(w, s, fields, Ctx { version, flexible, mem: Mem::Heap }).map_err(finish_path)
+    encode_struct(
+        w,
+        s,
+        fields,
+        Ctx {
+            version,
+            flexible,
+            mem: Mem::Heap,
+        },
+    )
+    .map_err(finish_path)
 }
 
 /// encode_scalar_value writes a scalar of type `ty` (an array element: never null), in the
@@ -518,7 +586,16 @@ pub fn field_value_size(
     version: i16,
     flexible: bool,
 ) -> Result<usize> {
-    size_field(v, f, Ctx { version, flexible, mem: Mem::Heap }).map_err(finish_path)
+    size_field(
+        v,
+        f,
+        Ctx {
+            version,
+            flexible,
+            mem: Mem::Heap,
+        },
+    )
+    .map_err(finish_path)
 }
 
 /// finish_path turns a located error into the core error, naming only the path inside.

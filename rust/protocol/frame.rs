@@ -391,7 +391,12 @@ pub fn decode_response_in<'a>(
     response_from(Mem::Arena(arena), api_key, version, frame)
 }
 
-fn response_from<'a>(mem: Mem<'a>, api_key: i16, version: i16, frame: &'a [u8]) -> Result<Response<'a>> {
+fn response_from<'a>(
+    mem: Mem<'a>,
+    api_key: i16,
+    version: i16,
+    frame: &'a [u8],
+) -> Result<Response<'a>> {
     let api = lookup(api_key, version)?;
     let mut r = Reader::new(frame);
     let header = decode_body(

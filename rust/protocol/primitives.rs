@@ -6,6 +6,8 @@
 
 use crate::error::{Error, Result};
 
+#[cold]
+#[inline(never)]
 fn short(what: &str, need: usize, have: usize) -> Error {
     Error::Decode(format!("truncated {what}: needs {need} bytes, {have} left"))
 }
@@ -84,7 +86,19 @@ impl<'a> Reader<'a> {
     }
 
     /// unsigned_varint reads an unsigned LEB128 value of at most 5 bytes (32 bits).
+    #[inline]
     pub fn unsigned_varint(&mut self) -> Result<u32> {
+        // Most varints (lengths, counts, empty tagged sections) are one byte.
+        match self.buf.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                Ok(b as u32)
+            }
+            _ => self.unsigned_varint_long(),
+        }
+    }
+
+    fn unsigned_varint_long(&mut self) -> Result<u32> {
         let mut value: u32 = 0;
         for i in 0..5 {
             let b = self.take(1, "varint")?[0];
@@ -127,8 +141,14 @@ impl<'a> Reader<'a> {
         Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
     }
 
+    #[inline]
     fn utf8(&mut self, n: usize, what: &str) -> Result<&'a str> {
         let b = self.take(n, what)?;
+        if b.is_ascii() {
+            // SAFETY: ASCII is valid UTF-8. (Most of Kafka's strings are ASCII, and this check
+            // is cheaper than the general one on short strings.)
+            return Ok(unsafe { std::str::from_utf8_unchecked(b) });
+        }
         std::str::from_utf8(b).map_err(|_| Error::Decode(format!("{what} is not valid UTF-8")))
     }
 
@@ -210,7 +230,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn check_count(&self, n: usize, min_elem: usize) -> Result<usize> {
+    /// check_count checks that `n` elements of at least `min_elem` bytes each (at least 1) fit
+    /// in the bytes left.
+    pub fn check_count(&self, n: usize, min_elem: usize) -> Result<usize> {
         if n.saturating_mul(min_elem.max(1)) > self.remaining() {
             return Err(Error::Decode(format!(
                 "array count {n} cannot fit in the {} bytes left",
@@ -218,6 +240,18 @@ impl<'a> Reader<'a> {
             )));
         }
         Ok(n)
+    }
+
+    /// skip_empty_tagged_fields consumes a tagged-field section if it is empty (a single zero
+    /// byte, as nearly all are) and tells whether it did.
+    #[inline]
+    pub fn skip_empty_tagged_fields(&mut self) -> bool {
+        if self.buf.get(self.pos) == Some(&0) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
     }
 
     /// tagged_fields reads a tagged-field section: (tag, raw value) pairs in the order sent.

@@ -66,6 +66,11 @@ fn build_defaults() -> AddressMap<&'static [Value<'static>]> {
                 }
             })
             .collect();
+        // Decoders copy these bit for bit (see shared_defaults): none may own memory.
+        assert!(
+            values.iter().all(owns_nothing),
+            "a shared default owns memory"
+        );
         let leaked: &'static [Value<'static>] = Vec::leak(values);
         map.insert(fields.as_ptr() as usize, leaked);
         leaked
@@ -80,8 +85,31 @@ fn build_defaults() -> AddressMap<&'static [Value<'static>]> {
     map
 }
 
-/// shared_defaults is the shared default values of a struct of the definitions.
-fn shared_defaults(fields: &'static [Field]) -> Option<&'static [Value<'static>]> {
+/// owns_nothing tells whether a value holds no heap memory of its own (everything in it is
+/// borrowed or inline), so that a bitwise copy of it is as good as a clone and never needs
+/// dropping.
+pub(crate) fn owns_nothing(v: &Value<'_>) -> bool {
+    match v {
+        Value::String(Cow::Owned(_)) | Value::Bytes(Cow::Owned(_)) => false,
+        Value::Array(Seq::Owned(_))
+        | Value::Int32s(Seq::Owned(_))
+        | Value::Int64s(Seq::Owned(_)) => false,
+        Value::Array(Seq::Borrowed(a)) => a.iter().all(owns_nothing),
+        Value::Struct(s) => {
+            matches!(s.fields, Seq::Borrowed(_))
+                && matches!(s.unknown_tagged, Seq::Borrowed(_))
+                && s.fields.iter().all(owns_nothing)
+                && s.unknown_tagged
+                    .iter()
+                    .all(|(_, b)| matches!(b, Cow::Borrowed(_)))
+        }
+        _ => true,
+    }
+}
+
+/// shared_defaults is the shared default values of a struct of the definitions. None of them
+/// owns memory ([`owns_nothing`]): a bitwise copy of one is a valid clone.
+pub(crate) fn shared_defaults(fields: &'static [Field]) -> Option<&'static [Value<'static>]> {
     DEFAULTS
         .get_or_init(build_defaults)
         .get(&(fields.as_ptr() as usize))
@@ -136,8 +164,9 @@ pub enum Seq<'a, T> {
 pub type Fields<'a> = Seq<'a, Value<'a>>;
 
 impl<T> Default for Seq<'_, T> {
+    /// default is empty, and owns nothing.
     fn default() -> Self {
-        Seq::Owned(Vec::new())
+        Seq::Borrowed(&[])
     }
 }
 

@@ -54,7 +54,10 @@ impl Decoded {
     pub(super) fn decode<T, F>(py: Python<'_>, owner: Owner, f: F) -> PyResult<(T, Arc<Decoded>)>
     where
         T: Send,
-        F: for<'a> FnOnce(&'a [u8], &'a Arena<'a>) -> Result<(T, &'static Message, i16, Struct<'a>)>
+        F: for<'a> FnOnce(
+                &'a [u8],
+                &'a Arena<'a>,
+            ) -> Result<(T, &'static Message, i16, Struct<'a>)>
             + Send,
     {
         let (ptr, len) = match &owner {
