@@ -273,7 +273,7 @@ fn decode_struct<'a>(
         Ok(())
     })?;
     let unknown_tagged = match ctx.mem {
-        Mem::Arena(a) if !unknown_tagged.is_empty() => Seq::Borrowed(&*a.tagged(unknown_tagged)),
+        Mem::Arena(a) if !unknown_tagged.is_empty() => Seq::Borrowed(a.tagged(unknown_tagged)),
         _ => Seq::Owned(unknown_tagged),
     };
     Ok(Struct {
@@ -330,7 +330,7 @@ fn decode_field<'a>(
                         .map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]]));
                     let items = match ctx.mem {
                         Mem::Heap => Seq::Owned(items.collect()),
-                        Mem::Arena(a) => Seq::Borrowed(&*a.i32s(items)),
+                        Mem::Arena(a) => Seq::Borrowed(a.i32s(items)),
                     };
                     put(slot, Value::Int32s(items));
                     return Ok(());
@@ -342,7 +342,7 @@ fn decode_field<'a>(
                     });
                     let items = match ctx.mem {
                         Mem::Heap => Seq::Owned(items.collect()),
-                        Mem::Arena(a) => Seq::Borrowed(&*a.i64s(items)),
+                        Mem::Arena(a) => Seq::Borrowed(a.i64s(items)),
                     };
                     put(slot, Value::Int64s(items));
                     return Ok(());
