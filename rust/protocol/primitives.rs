@@ -279,12 +279,35 @@ impl<'a> Reader<'a> {
 pub trait Buf {
     fn extend_from_slice(&mut self, b: &[u8]);
     fn push(&mut self, b: u8);
+    /// put writes a few bytes of a size known when compiling (a fixed-width integer).
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, b: [u8; N]) {
+        self.extend_from_slice(&b)
+    }
+}
+
+/// put_vec appends `N` bytes to a vector as one store, where `extend_from_slice` would call
+/// memcpy for a 4-byte integer.
+#[inline(always)]
+pub fn put_vec<const N: usize>(v: &mut Vec<u8>, b: [u8; N]) {
+    v.reserve(N);
+    let len = v.len();
+    // SAFETY: `reserve` made room for N more bytes past `len`; they are written (unaligned, as
+    // a byte array) before the length covers them.
+    unsafe {
+        std::ptr::write_unaligned(v.as_mut_ptr().add(len) as *mut [u8; N], b);
+        v.set_len(len + N);
+    }
 }
 
 impl Buf for Vec<u8> {
     #[inline]
     fn extend_from_slice(&mut self, b: &[u8]) {
         Vec::extend_from_slice(self, b)
+    }
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, b: [u8; N]) {
+        put_vec(self, b)
     }
     #[inline]
     fn push(&mut self, b: u8) {
@@ -373,20 +396,25 @@ impl<B: Buf> Writer<B> {
     pub fn i8(&mut self, v: i8) {
         self.buf.push(v as u8);
     }
+    #[inline]
     pub fn i16(&mut self, v: i16) {
-        self.buf.extend_from_slice(&v.to_be_bytes());
+        self.buf.put(v.to_be_bytes());
     }
+    #[inline]
     pub fn i32(&mut self, v: i32) {
-        self.buf.extend_from_slice(&v.to_be_bytes());
+        self.buf.put(v.to_be_bytes());
     }
+    #[inline]
     pub fn i64(&mut self, v: i64) {
-        self.buf.extend_from_slice(&v.to_be_bytes());
+        self.buf.put(v.to_be_bytes());
     }
+    #[inline]
     pub fn u16(&mut self, v: u16) {
-        self.buf.extend_from_slice(&v.to_be_bytes());
+        self.buf.put(v.to_be_bytes());
     }
+    #[inline]
     pub fn u32(&mut self, v: u32) {
-        self.buf.extend_from_slice(&v.to_be_bytes());
+        self.buf.put(v.to_be_bytes());
     }
     pub fn f64(&mut self, v: f64) {
         self.buf.extend_from_slice(&v.to_be_bytes());
@@ -401,6 +429,7 @@ impl<B: Buf> Writer<B> {
         self.buf.extend_from_slice(v);
     }
 
+    #[inline]
     pub fn unsigned_varint(&mut self, mut v: u32) {
         while v >= 0x80 {
             self.buf.push((v as u8) | 0x80);
@@ -470,6 +499,7 @@ impl<B: Buf> Writer<B> {
         self.i32(n.map_or(-1, |n| n as i32));
     }
     /// compact_array_len writes an UNSIGNED_VARINT count + 1, 0 for a null array.
+    #[inline]
     pub fn compact_array_len(&mut self, n: Option<usize>) {
         self.unsigned_varint(n.map_or(0, |n| n as u32 + 1));
     }

@@ -251,3 +251,66 @@ def test_bad_bodies_are_clear_errors() -> None:
         protocol.encode_body(
             9, 1, {"topics": [{"name": "t", "partitions": [{}, None]}]}, request=False
         )
+
+
+def _metadata_partition(p: int) -> dict[str, Any]:
+    return {
+        "error_code": 0,
+        "partition_index": p,
+        "leader_id": 1,
+        "leader_epoch": 7,
+        "replica_nodes": [1, 2, 3],
+        "isr_nodes": [1, 2],
+        "offline_replicas": [],
+    }
+
+
+def test_dict_key_order_and_key_objects_do_not_matter() -> None:
+    # The encoder takes keys in the definition's order, as literal (interned) strings, without
+    # hashing; any other order, or keys built at run time, must give the same bytes.
+    body = {"topics": [{"name": "t", "partitions": [_metadata_partition(p) for p in range(3)]}]}
+    expected = protocol.encode_body(3, 12, body, request=False)
+    shuffled = {
+        "topics": [
+            {
+                "partitions": [
+                    dict(reversed(list(_metadata_partition(p).items()))) for p in range(3)
+                ],
+                "name": "t",
+            }
+        ]
+    }
+    assert protocol.encode_body(3, 12, shuffled, request=False) == expected
+    built = {
+        "".join(["top", "ics"]): [
+            {"".join(["na", "me"]): "t", "partitions": body["topics"][0]["partitions"]}
+        ]
+    }
+    assert protocol.encode_body(3, 12, built, request=False) == expected
+
+
+def test_python_code_that_changes_the_body_while_it_is_encoded_is_safe() -> None:
+    # A UUID subclass that intercepts reading `int` runs Python code in the middle of encoding; that
+    # code empties the dict and the list being walked, and drops the last reference to the
+    # next topic. The encoder must not read freed items: it reports the change or finishes with
+    # what it still holds.
+    ran = []
+
+    def topics() -> list[dict[str, Any]]:
+        return [
+            {"topic_id": Sly(int=1), "partitions": [{"partition": 0, "fetch_offset": 5}]},
+            {"topic_id": uuid.UUID(int=2), "partitions": [{"partition": 1}]},
+        ]
+
+    class Sly(uuid.UUID):
+        def __getattribute__(self, name: str) -> Any:
+            if name == "int" and body["topics"]:
+                ran.append(True)
+                body["topics"][0].clear()
+                body["topics"].clear()
+            return super().__getattribute__(name)
+
+    body = {"topics": topics()}
+    with pytest.raises((IndexError, InvalidArgument, InvalidType)):
+        protocol.encode_body(1, 13, body, request=True)
+    assert ran

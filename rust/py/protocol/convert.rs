@@ -614,10 +614,29 @@ fn uuid_from_py(v: &Bound<'_, PyAny>) -> ConvResult<[u8; 16]> {
     if !v.is_instance(cls).map_err(|e| py_err(py, e))? {
         return Err(wrong_type("uuid.UUID", v));
     }
-    let n: u128 = v
+    let int = v
         .getattr(pyo3::intern!(py, "int"))
-        .and_then(|i| i.extract())
         .map_err(|e| py_err(py, e))?;
+    if int.is_exact_instance_of::<pyo3::types::PyInt>() {
+        let mut out = [0u8; 16];
+        // SAFETY: `int` is an exact int; _PyLong_AsByteArray writes at most the 16 bytes given
+        // (big-endian, unsigned) and runs no Python code. Non-zero means it did not fit, with
+        // OverflowError set, which the extraction below reports in the usual way.
+        let r = unsafe {
+            pyo3::ffi::_PyLong_AsByteArray(
+                int.as_ptr() as *mut pyo3::ffi::PyLongObject,
+                out.as_mut_ptr(),
+                16,
+                0,
+                0,
+            )
+        };
+        if r == 0 {
+            return Ok(out);
+        }
+        drop(PyErr::take(py));
+    }
+    let n: u128 = int.extract().map_err(|e| py_err(py, e))?;
     Ok(n.to_be_bytes())
 }
 

@@ -12,6 +12,7 @@
 //! Large byte strings (record sets) are not copied into the output buffer: [`Rope`] keeps a
 //! reference and copies them once, into the final `bytes`.
 
+use pyo3::exceptions::PyIndexError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
@@ -22,7 +23,7 @@ use super::convert::{
 };
 use crate::error::Error;
 use crate::protocol::codec::{encode_field_value, encode_scalar_value, encode_struct_value};
-use crate::protocol::primitives::{Buf, Writer};
+use crate::protocol::primitives::{put_vec, Buf, Writer};
 use crate::protocol::schema::{Field, Type};
 use crate::protocol::value::{default_value, is_default, Value};
 
@@ -101,9 +102,57 @@ impl Buf for Rope<'_> {
     fn extend_from_slice(&mut self, b: &[u8]) {
         self.head.extend_from_slice(b)
     }
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, b: [u8; N]) {
+        put_vec(&mut self.head, b)
+    }
     #[inline]
     fn push(&mut self, b: u8) {
         self.head.push(b)
+    }
+}
+
+/// next_entry is the dict's next (key, value) after `pos`, as borrowed pointers, or None at the
+/// end.
+#[inline]
+fn next_entry(
+    d: &Bound<'_, PyDict>,
+    pos: &mut ffi::Py_ssize_t,
+) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
+    let mut k = std::ptr::null_mut();
+    let mut v = std::ptr::null_mut();
+    // SAFETY: `d` is a live dict and `pos` a cursor that only PyDict_Next advances; the
+    // pointers written are borrowed references, used while the dict (held by the caller) lives.
+    // PyDict_Next stays in bounds even if the dict changed since the last call.
+    (unsafe { ffi::PyDict_Next(d.as_ptr(), pos, &mut k, &mut v) } != 0).then_some((k, v))
+}
+
+/// int_fast writes an exact int that fits `ty` (an integer type), and tells whether it did;
+/// anything else is left to [`Direct::scalar`]. Inlined into the loops: most values are these.
+#[inline(always)]
+fn int_fast<B: Buf>(w: &mut Writer<B>, p: *mut ffi::PyObject, ty: Type) -> bool {
+    // SAFETY: `p` is a valid object pointer; for an exact int, PyLong_AsLongLongAndOverflow
+    // runs no Python code and sets no exception (it flags overflow instead).
+    unsafe {
+        if ffi::PyLong_CheckExact(p) == 0 {
+            return false;
+        }
+        let mut overflow = 0;
+        let x = ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
+        if overflow != 0 {
+            return false;
+        }
+        match ty {
+            Type::Int32 => i32::try_from(x).map(|x| w.i32(x)).is_ok(),
+            Type::Int16 => i16::try_from(x).map(|x| w.i16(x)).is_ok(),
+            Type::Int64 => {
+                w.i64(x);
+                true
+            }
+            Type::Int8 => i8::try_from(x).map(|x| w.i8(x)).is_ok(),
+            Type::Uint16 => u16::try_from(x).map(|x| w.u16(x)).is_ok(),
+            _ => false,
+        }
     }
 }
 
@@ -146,24 +195,51 @@ impl<'py, 'k> Direct<'py, 'k> {
         obj: &Bound<'py, PyAny>,
         fields: &'static [Field],
     ) -> ConvResult<()> {
+        self.structure_named(w, obj, fields, names_of(self.keys, fields))
+    }
+
+    /// structure_named writes a struct of `fields`, whose interned names are `names` (looked
+    /// up by the caller, once for a whole array).
+    fn structure_named(
+        &self,
+        w: &mut Writer<Rope<'k>>,
+        obj: &Bound<'py, PyAny>,
+        fields: &'static [Field],
+        names: &[Py<PyString>],
+    ) -> ConvResult<()> {
         let Ok(d) = obj.cast_exact::<PyDict>() else {
             // Views, mappings, light objects: through a value tree.
             let s = self.reader().structure(obj, fields)?;
             return encode_struct_value(w, &s, fields, self.version, self.flexible).map_err(core);
         };
         let py = self.py;
-        let names = names_of(self.keys, fields);
         let mut found = 0;
         let mut tagged: Vec<(u32, Vec<u8>)> = Vec::new();
+        // Dicts are usually written in the definition's order, with literal (interned) keys:
+        // walk the dict's entries alongside the fields and take an entry whose key is the very
+        // name object expected, without hashing. Any other key falls back to a lookup.
+        // The entry is read just before it is used (and its value made an owned reference at
+        // once), never held across the encoding of a field, which may run Python code.
+        let mut pos: ffi::Py_ssize_t = 0;
         for (f, name) in fields.iter().zip(names) {
-            // SAFETY: `d` is a dict and `name` a str; the result is a borrowed reference, or
-            // NULL (with an exception set on error), made an owned reference at once.
-            let raw = unsafe { ffi::PyDict_GetItemWithError(d.as_ptr(), name.as_ptr()) };
+            let mut next = pos;
+            let raw = match next_entry(d, &mut next) {
+                Some((k, v)) if k == name.as_ptr() => {
+                    pos = next;
+                    v
+                }
+                // SAFETY: `d` is a dict and `name` a str; the result is a borrowed reference,
+                // or NULL (with an exception set on error).
+                _ => unsafe { ffi::PyDict_GetItemWithError(d.as_ptr(), name.as_ptr()) },
+            };
             let present = f.versions.contains(self.version);
             let is_tagged = f.is_tagged_in(self.version);
             if raw.is_null() {
-                if let Some(e) = PyErr::take(py) {
-                    return Err(py_err(py, e));
+                // SAFETY: the GIL is held. (Checked before fetching: a missing key sets none.)
+                if !unsafe { ffi::PyErr_Occurred() }.is_null() {
+                    if let Some(e) = PyErr::take(py) {
+                        return Err(py_err(py, e));
+                    }
                 }
                 if present && !is_tagged {
                     self.codec(w, &default_value(f), f)
@@ -172,6 +248,19 @@ impl<'py, 'k> Direct<'py, 'k> {
                 continue;
             }
             found += 1;
+            if present && !is_tagged && !matches!(f.ty, Type::Struct | Type::Array(_)) {
+                // A scalar is written (or, on the slow path, made an owned reference) before
+                // any Python code can run: it is read borrowed.
+                if int_fast(w, raw, f.ty) {
+                    continue;
+                }
+                // SAFETY: `raw` is a valid borrowed reference to a value of the dict, which the
+                // caller holds, used only within the call below (see `scalar`).
+                let v = unsafe { Borrowed::from_ptr(py, raw) };
+                self.scalar(w, &v, f.ty, self.field_flexible(f), Some(f))
+                    .map_err(|c| named(c, f))?;
+                continue;
+            }
             // SAFETY: `raw` is a valid borrowed reference to a value of the dict.
             let v = unsafe { Bound::from_borrowed_ptr(py, raw) };
             if present && !is_tagged {
@@ -195,8 +284,13 @@ impl<'py, 'k> Direct<'py, 'k> {
             }
         }
         let key = pyo3::intern!(py, UNKNOWN_TAGGED);
-        // SAFETY: as above.
-        let raw = unsafe { ffi::PyDict_GetItemWithError(d.as_ptr(), key.as_ptr()) };
+        let raw = if found == d.len() {
+            // Every key is a field: there is no unknown_tagged_fields to look for.
+            std::ptr::null_mut()
+        } else {
+            // SAFETY: as above.
+            unsafe { ffi::PyDict_GetItemWithError(d.as_ptr(), key.as_ptr()) }
+        };
         if raw.is_null() {
             if let Some(e) = PyErr::take(py) {
                 return Err(py_err(py, e));
@@ -234,15 +328,20 @@ impl<'py, 'k> Direct<'py, 'k> {
         Ok(())
     }
 
+    /// field_flexible is the encoding a field uses: its own override, else the message's.
+    #[inline]
+    fn field_flexible(&self, f: &Field) -> bool {
+        f.flexible
+            .map_or(self.flexible, |fv| fv.contains(self.version))
+    }
+
     fn field(
         &self,
         w: &mut Writer<Rope<'k>>,
         v: &Bound<'py, PyAny>,
         f: &'static Field,
     ) -> ConvResult<()> {
-        let flexible = f
-            .flexible
-            .map_or(self.flexible, |fv| fv.contains(self.version));
+        let flexible = self.field_flexible(f);
         match f.ty {
             Type::Struct if !v.is_none() => self.structure(w, v, f.fields),
             Type::Array(elem) => {
@@ -258,10 +357,36 @@ impl<'py, 'k> Direct<'py, 'k> {
                 } else {
                     w.array_len(Some(list.len()));
                 }
-                for (i, item) in list.iter().enumerate() {
+                let names = match elem {
+                    Type::Struct => names_of(self.keys, f.fields),
+                    _ => &[],
+                };
+                let n = list.len();
+                for i in 0..n {
+                    let lp = list.as_ptr();
+                    // SAFETY: `list` is a live list (held by the caller). Its size is read again
+                    // at each step, since Python code run by an element's conversion could
+                    // shrink it; the index is then in bounds and the item a borrowed reference.
+                    let raw = unsafe {
+                        if i as ffi::Py_ssize_t >= ffi::PyList_GET_SIZE(lp) {
+                            let e = PyIndexError::new_err("the list changed size while encoding");
+                            return Err(py_err(self.py, e));
+                        }
+                        ffi::PyList_GET_ITEM(lp, i as ffi::Py_ssize_t)
+                    };
                     match elem {
-                        Type::Struct => self.structure(w, &item, f.fields),
-                        t => self.scalar(w, &item, *t, flexible, None),
+                        Type::Struct => {
+                            // SAFETY: as above; owned at once, since encoding a struct may run
+                            // Python code.
+                            let item = unsafe { Bound::from_borrowed_ptr(self.py, raw) };
+                            self.structure_named(w, &item, f.fields, names)
+                        }
+                        t if int_fast(w, raw, *t) => Ok(()),
+                        t => {
+                            // SAFETY: as above; a scalar is read borrowed (see `scalar`).
+                            let item = unsafe { Borrowed::from_ptr(self.py, raw) };
+                            self.scalar(w, &item, *t, flexible, None)
+                        }
                     }
                     .map_err(|c| at(c, format!("[{i}]")))?;
                 }
@@ -272,6 +397,9 @@ impl<'py, 'k> Direct<'py, 'k> {
     }
 
     /// scalar writes one scalar: a field's value (`field` given) or an array's element.
+    ///
+    /// `v` may be a borrowed reference: the fast paths run no Python code, and the slow path
+    /// makes it an owned reference before any can run.
     fn scalar(
         &self,
         w: &mut Writer<Rope<'k>>,
@@ -288,7 +416,7 @@ impl<'py, 'k> Direct<'py, 'k> {
                 if unsafe { ffi::PyLong_CheckExact(p) } != 0 =>
             {
                 let x = unsafe { ffi::PyLong_AsLongLong(p) };
-                if x == -1 {
+                if x == -1 && !unsafe { ffi::PyErr_Occurred() }.is_null() {
                     if let Some(e) = PyErr::take(self.py) {
                         // Too large for an int64: the codec's path reports it.
                         drop(e);
@@ -323,6 +451,17 @@ impl<'py, 'k> Direct<'py, 'k> {
             }
             Type::Bytes | Type::Records if unsafe { ffi::PyBytes_CheckExact(p) } != 0 => {
                 if let Ok(b) = v.cast::<PyBytes>() {
+                    let small = b.as_bytes();
+                    if small.len() < BLOB {
+                        // Copied into the output at once: nothing to keep.
+                        if flexible {
+                            w.unsigned_varint(small.len() as u32 + 1);
+                        } else {
+                            w.i32(small.len() as i32);
+                        }
+                        w.raw(small);
+                        return Ok(());
+                    }
                     let data: &'k [u8] = self.keep.bytes(b);
                     if data.len() < i32::MAX as usize {
                         if flexible {
@@ -353,10 +492,12 @@ impl<'py, 'k> Direct<'py, 'k> {
         flexible: bool,
         field: Option<&'static Field>,
     ) -> ConvResult<()> {
+        // Owned from here: converting may run Python code.
+        let v = v.clone();
         let value = if v.is_none() {
             Value::Null
         } else {
-            self.reader().scalar(v, ty)?
+            self.reader().scalar(&v, ty)?
         };
         match field {
             Some(f) => self.codec(w, &value, f),
