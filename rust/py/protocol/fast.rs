@@ -61,6 +61,18 @@ impl<'k> Rope<'k> {
         }
     }
 
+    /// mark is where the rope ends now, to [`reset`](Self::reset) it to.
+    pub(super) fn mark(&self) -> (usize, usize, usize) {
+        (self.head.len(), self.blobs.len(), self.blob_bytes)
+    }
+
+    /// reset drops everything written since `mark`.
+    pub(super) fn reset(&mut self, mark: (usize, usize, usize)) {
+        self.head.truncate(mark.0);
+        self.blobs.truncate(mark.1);
+        self.blob_bytes = mark.2;
+    }
+
     /// patch overwrites bytes already written at `at` (a frame's size prefix).
     pub(super) fn patch(&mut self, at: usize, b: &[u8]) {
         if let Some(dst) = self.head.get_mut(at..at + b.len()) {
@@ -212,21 +224,58 @@ impl<'py, 'k> Direct<'py, 'k> {
             let s = self.reader().structure(obj, fields)?;
             return encode_struct_value(w, &s, fields, self.version, self.flexible).map_err(core);
         };
+        let mark = w.buf.mark();
+        if self.dict(w, d, fields, names, true)? {
+            return Ok(());
+        }
+        // A field taken as absent was there after all (the dict is out of order): again,
+        // looking every field up.
+        w.buf.reset(mark);
+        self.dict(w, d, fields, names, false).map(|_| ())
+    }
+
+    /// dict writes a struct given as a dict. Dicts are usually written in the definition's
+    /// order, with literal (interned) keys: it walks the dict's entries alongside the fields and
+    /// takes an entry whose key is the very name object expected, without hashing; any other
+    /// key falls back to a lookup.
+    ///
+    /// With `speculate`, a field whose name is not the next key, when that key is a later
+    /// field's, is taken as absent without a lookup (the common case: a tagged field left out).
+    /// That holds if, at the end, every key of the dict was used; if not, dict returns false
+    /// and the caller writes the struct again without speculating.
+    fn dict(
+        &self,
+        w: &mut Writer<Rope<'k>>,
+        d: &Bound<'py, PyDict>,
+        fields: &'static [Field],
+        names: &[Py<PyString>],
+        speculate: bool,
+    ) -> ConvResult<bool> {
         let py = self.py;
         let mut found = 0;
         let mut tagged: Vec<(u32, Vec<u8>)> = Vec::new();
-        // Dicts are usually written in the definition's order, with literal (interned) keys:
-        // walk the dict's entries alongside the fields and take an entry whose key is the very
-        // name object expected, without hashing. Any other key falls back to a lookup.
-        // The entry is read just before it is used (and its value made an owned reference at
-        // once), never held across the encoding of a field, which may run Python code.
+        // An entry is read just before it is used (and its value made an owned reference at
+        // once). It is kept for the next field only across fields taken as absent, which run no
+        // Python code; otherwise it is read again, since encoding a field may run Python code.
         let mut pos: ffi::Py_ssize_t = 0;
-        for (f, name) in fields.iter().zip(names) {
-            let mut next = pos;
-            let raw = match next_entry(d, &mut next) {
-                Some((k, v)) if k == name.as_ptr() => {
+        let mut peeked = None;
+        let mut skipped = false;
+        for (i, (f, name)) in fields.iter().zip(names).enumerate() {
+            let entry = peeked.take().or_else(|| {
+                let mut next = pos;
+                next_entry(d, &mut next).map(|(k, v)| (k, v, next))
+            });
+            let raw = match entry {
+                Some((k, v, next)) if k == name.as_ptr() => {
                     pos = next;
                     v
+                }
+                Some((k, v, next))
+                    if speculate && names[i + 1..].iter().any(|n| n.as_ptr() == k) =>
+                {
+                    skipped = true;
+                    peeked = Some((k, v, next));
+                    std::ptr::null_mut()
                 }
                 // SAFETY: `d` is a dict and `name` a str; the result is a borrowed reference,
                 // or NULL (with an exception set on error).
@@ -242,6 +291,7 @@ impl<'py, 'k> Direct<'py, 'k> {
                     }
                 }
                 if present && !is_tagged {
+                    // Rust only: a peeked entry stays valid.
                     self.codec(w, &default_value(f), f)
                         .map_err(|c| named(c, f))?;
                 }
@@ -282,6 +332,9 @@ impl<'py, 'k> Direct<'py, 'k> {
                     .map_err(|e| named(core(e), f))?;
                 tagged.push((f.tag.unwrap_or_default(), sub.into_inner()));
             }
+        }
+        if skipped && found != d.len() {
+            return Ok(false);
         }
         let key = pyo3::intern!(py, UNKNOWN_TAGGED);
         let raw = if found == d.len() {
@@ -325,7 +378,7 @@ impl<'py, 'k> Direct<'py, 'k> {
             ));
             return Err(core(e));
         }
-        Ok(())
+        Ok(true)
     }
 
     /// field_flexible is the encoding a field uses: its own override, else the message's.
@@ -409,6 +462,18 @@ impl<'py, 'k> Direct<'py, 'k> {
         field: Option<&'static Field>,
     ) -> ConvResult<()> {
         let p = v.as_ptr();
+        // A null string or byte string where the field's version allows it.
+        if p == unsafe { ffi::Py_None() }
+            && matches!(ty, Type::String | Type::Bytes | Type::Records)
+            && field.is_some_and(|f| f.nullable.contains(self.version))
+        {
+            match (flexible, ty) {
+                (true, _) => w.unsigned_varint(0),
+                (false, Type::String) => w.i16(-1),
+                (false, _) => w.i32(-1),
+            }
+            return Ok(());
+        }
         match ty {
             // SAFETY (all arms): type checks and reads on a valid object pointer; no Python code
             // runs for exact ints, strs and bytes.
