@@ -3,7 +3,8 @@
 //! A [`Struct`] holds one value per field of its definition, in definition order and for every
 //! version (a field absent from the version being read holds its default), plus the tagged
 //! fields the definition does not know, kept as raw bytes so that a message round-trips.
-//! Strings and bytes borrow from the decoded frame where they can (`Cow`).
+//! Strings and bytes borrow from the decoded frame where they can (`Cow`), and runs of values
+//! ([`Seq`]) from an [`Arena`] when the tree was decoded into one.
 
 use std::borrow::Cow;
 
