@@ -128,7 +128,7 @@ pub fn decode_message_in<'a>(
     decode_whole(Mem::Arena(arena), msg, version, buf)
 }
 
-fn decode_whole<'a>(
+pub(crate) fn decode_whole<'a>(
     mem: Mem<'a>,
     msg: &Message,
     version: i16,

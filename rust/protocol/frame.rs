@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use super::codec::{decode_body, decode_body_in, encode_message, message_size, Mem};
+use super::codec::{decode_body, decode_body_in, decode_whole, encode_message, message_size, Mem};
 use super::messages::{api, API_VERSIONS_KEY, REQUEST_HEADER, RESPONSE_HEADER};
 use super::primitives::{Buf, Reader, Writer};
 use super::schema::{Api, Message};
@@ -409,11 +409,11 @@ fn response_from<'a>(
         _ => return Err(Error::Decode("malformed response header".into())),
     };
     let body_bytes = r.rest();
-    let parsed = read_whole(mem, api.response, version, body_bytes);
+    let parsed = decode_whole(mem, api.response, version, body_bytes);
     let (version, body) = match parsed {
         Ok(body) => (version, body),
         Err(e) if api_key == API_VERSIONS_KEY && version != 0 => {
-            match read_whole(mem, api.response, 0, body_bytes) {
+            match decode_whole(mem, api.response, 0, body_bytes) {
                 Ok(body) => (0, body),
                 Err(_) => return Err(e),
             }
@@ -426,13 +426,6 @@ fn response_from<'a>(
         version,
         body,
     })
-}
-
-fn read_whole<'a>(mem: Mem<'a>, msg: &Message, version: i16, buf: &'a [u8]) -> Result<Struct<'a>> {
-    match mem {
-        Mem::Heap => super::codec::decode_message(msg, version, buf),
-        Mem::Arena(a) => super::codec::decode_message_in(a, msg, version, buf),
-    }
 }
 
 #[cfg(test)]

@@ -516,25 +516,19 @@ impl<'py, 'k> Direct<'py, 'k> {
             }
             Type::Bytes | Type::Records if unsafe { ffi::PyBytes_CheckExact(p) } != 0 => {
                 if let Ok(b) = v.cast::<PyBytes>() {
-                    let small = b.as_bytes();
-                    if small.len() < BLOB {
-                        // Copied into the output at once: nothing to keep.
+                    let len = b.as_bytes().len();
+                    if len < i32::MAX as usize {
                         if flexible {
-                            w.unsigned_varint(small.len() as u32 + 1);
+                            w.unsigned_varint(len as u32 + 1);
                         } else {
-                            w.i32(small.len() as i32);
+                            w.i32(len as i32);
                         }
-                        w.raw(small);
-                        return Ok(());
-                    }
-                    let data: &'k [u8] = self.keep.bytes(b);
-                    if data.len() < i32::MAX as usize {
-                        if flexible {
-                            w.unsigned_varint(data.len() as u32 + 1);
+                        if len < BLOB {
+                            // Copied into the output at once: nothing to keep.
+                            w.raw(b.as_bytes());
                         } else {
-                            w.i32(data.len() as i32);
+                            w.buf.bytes(self.keep.bytes(b));
                         }
-                        w.buf.bytes(data);
                         return Ok(());
                     }
                 }
