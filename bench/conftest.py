@@ -4,7 +4,13 @@ case's ratio to the group's baseline (`extra_info["baseline"] = True`)."""
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
+
+# numpy's OpenBLAS starts a worker thread that spins for a while after any BLAS call, taking
+# a core from the two this machine has. No benchmark here uses BLAS: keep it to one thread.
+# (Set before anything imports numpy.)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
