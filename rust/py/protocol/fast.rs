@@ -168,6 +168,42 @@ fn int_fast<B: Buf>(w: &mut Writer<B>, p: *mut ffi::PyObject, ty: Type) -> bool 
     }
 }
 
+/// int_list_fast writes a list of exact ints that all fit `elem` (an `[]int32` or `[]int64`
+/// field), and tells whether it did; it writes nothing otherwise (then the general path, which
+/// holds the list, takes over). It runs no Python code, so the list is read borrowed.
+#[inline]
+fn int_list_fast(
+    w: &mut Writer<Rope<'_>>,
+    p: *mut ffi::PyObject,
+    elem: Type,
+    flexible: bool,
+) -> bool {
+    // SAFETY: `p` is a valid object pointer; for an exact list, its size and items are read in
+    // bounds while nothing else runs (int_fast runs no Python code).
+    unsafe {
+        if ffi::PyList_CheckExact(p) == 0 {
+            return false;
+        }
+        let n = ffi::PyList_GET_SIZE(p);
+        if n >= i32::MAX as ffi::Py_ssize_t {
+            return false;
+        }
+        let mark = w.buf.mark();
+        if flexible {
+            w.compact_array_len(Some(n as usize));
+        } else {
+            w.array_len(Some(n as usize));
+        }
+        for i in 0..n {
+            if !int_fast(w, ffi::PyList_GET_ITEM(p, i), elem) {
+                w.buf.reset(mark);
+                return false;
+            }
+        }
+        true
+    }
+}
+
 /// Direct encodes plain Python values at one version of one message.
 pub(super) struct Direct<'py, 'k> {
     pub py: Python<'py>,
@@ -309,6 +345,13 @@ impl<'py, 'k> Direct<'py, 'k> {
                 let v = unsafe { Borrowed::from_ptr(py, raw) };
                 self.scalar(w, &v, f.ty, self.field_flexible(f), Some(f))
                     .map_err(|c| named(c, f))?;
+                continue;
+            }
+            if present
+                && !is_tagged
+                && matches!(f.ty, Type::Array(Type::Int32 | Type::Int64))
+                && int_list_fast(w, raw, f.element(), self.field_flexible(f))
+            {
                 continue;
             }
             // SAFETY: `raw` is a valid borrowed reference to a value of the dict.
