@@ -314,3 +314,21 @@ def test_python_code_that_changes_the_body_while_it_is_encoded_is_safe() -> None
     with pytest.raises((IndexError, InvalidArgument, InvalidType)):
         protocol.encode_body(1, 13, body, request=True)
     assert ran
+
+
+def test_int_lists_with_other_ints_encode_the_same() -> None:
+    # Exact ints take a fast pass; an int subclass half way through a list sends the whole
+    # list down the general path, which must write the same bytes as if the fast pass had
+    # never started.
+    import enum
+
+    class Node(enum.IntEnum):
+        TWO = 2
+
+    body = {"topics": [{"name": "t", "partitions": [_metadata_partition(0)]}]}
+    expected = protocol.encode_body(3, 12, body, request=False)
+    body["topics"][0]["partitions"][0]["replica_nodes"] = [1, Node.TWO, 3]
+    assert protocol.encode_body(3, 12, body, request=False) == expected
+    body["topics"][0]["partitions"][0]["replica_nodes"] = [1, 2, 2**40]
+    with pytest.raises(InvalidArgument, match=r"replica_nodes\[2\]: out of range"):
+        protocol.encode_body(3, 12, body, request=False)
