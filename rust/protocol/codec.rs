@@ -1041,6 +1041,32 @@ mod tests {
         }
     }
 
+    /// One arena holds many trees, decoded one after another: earlier trees stay intact while
+    /// later ones grow the arena by new blocks. (Small enough to run under Miri, which checks
+    /// the arena's unsafe code: `cargo +nightly miri test --lib arena_`.)
+    #[test]
+    fn arena_holds_many_trees() {
+        let mut g = Gen::new(11);
+        let arena = Arena::new();
+        let mut kept = Vec::new();
+        for (key, v) in [(3, 12), (1, 12), (1, 16), (11, 9), (8, 9), (2, 9)] {
+            let msg = api(key).unwrap().response;
+            for _ in 0..3 {
+                let x = g.body(msg, v);
+                let bytes = encode_to_vec(msg, v, &x).unwrap();
+                kept.push((msg, v, x, bytes));
+            }
+        }
+        let trees: Vec<_> = kept
+            .iter()
+            .map(|(msg, v, _, bytes)| decode_message_in(&arena, msg, *v, bytes).unwrap())
+            .collect();
+        for ((msg, v, x, bytes), t) in kept.iter().zip(&trees) {
+            assert_eq!(x, t, "{} v{v}", msg.name);
+            assert_eq!(&encode_to_vec(msg, *v, t).unwrap(), bytes);
+        }
+    }
+
     /// No struct array can have elements of zero bytes in any version, or a count could not be
     /// checked against the bytes left.
     #[test]
