@@ -453,11 +453,11 @@ impl<'py, 'k> Direct<'py, 'k> {
                 } else {
                     w.array_len(Some(list.len()));
                 }
+                let n = list.len();
                 let names = match elem {
-                    Type::Struct => names_of(self.keys, f.fields),
+                    Type::Struct if n > 0 => names_of(self.keys, f.fields),
                     _ => &[],
                 };
-                let n = list.len();
                 for i in 0..n {
                     let lp = list.as_ptr();
                     // SAFETY: `list` is a live list (held by the caller). Its size is read again
