@@ -87,6 +87,15 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// new is a context that allocates on the heap (encoding and sizing allocate nothing).
+    fn new(version: i16, flexible: bool) -> Self {
+        Ctx {
+            version,
+            flexible,
+            mem: Mem::Heap,
+        }
+    }
+
     /// field_flexible is the encoding a field uses: its own override, else the message's.
     #[inline]
     fn field_flexible(&self, f: &Field) -> bool {
@@ -499,11 +508,7 @@ fn min_size(ty: &Type, fields: &'static [Field], ctx: Ctx) -> usize {
 /// message_size is the exact number of bytes [`encode_message`] writes for this body.
 pub fn message_size(msg: &Message, version: i16, body: &Struct<'_>) -> Result<usize> {
     check_version(msg, version).map_err(to_argument)?;
-    let ctx = Ctx {
-        version,
-        flexible: msg.is_flexible(version),
-        mem: Mem::Heap,
-    };
+    let ctx = Ctx::new(version, msg.is_flexible(version));
     size_struct(body, msg.fields, ctx).map_err(|e| finish(e, msg, version))
 }
 
@@ -515,11 +520,7 @@ pub fn encode_message<B: Buf>(
     body: &Struct<'_>,
 ) -> Result<()> {
     check_version(msg, version).map_err(to_argument)?;
-    let ctx = Ctx {
-        version,
-        flexible: msg.is_flexible(version),
-        mem: Mem::Heap,
-    };
+    let ctx = Ctx::new(version, msg.is_flexible(version));
     encode_struct(w, body, msg.fields, ctx).map_err(|e| finish(e, msg, version))
 }
 
@@ -533,17 +534,7 @@ pub fn encode_field_value<B: Buf>(
     version: i16,
     flexible: bool,
 ) -> Result<()> {
-    encode_field(
-        w,
-        v,
-        f,
-        Ctx {
-            version,
-            flexible,
-            mem: Mem::Heap,
-        },
-    )
-    .map_err(finish_path)
+    encode_field(w, v, f, Ctx::new(version, flexible)).map_err(finish_path)
 }
 
 /// encode_struct_value writes a struct of `fields` exactly as [`encode_message`] writes a nested
@@ -555,17 +546,7 @@ pub fn encode_struct_value<B: Buf>(
     version: i16,
     flexible: bool,
 ) -> Result<()> {
-    encode_struct(
-        w,
-        s,
-        fields,
-        Ctx {
-            version,
-            flexible,
-            mem: Mem::Heap,
-        },
-    )
-    .map_err(finish_path)
+    encode_struct(w, s, fields, Ctx::new(version, flexible)).map_err(finish_path)
 }
 
 /// encode_scalar_value writes a scalar of type `ty` (an array element: never null), in the
@@ -586,16 +567,7 @@ pub fn field_value_size(
     version: i16,
     flexible: bool,
 ) -> Result<usize> {
-    size_field(
-        v,
-        f,
-        Ctx {
-            version,
-            flexible,
-            mem: Mem::Heap,
-        },
-    )
-    .map_err(finish_path)
+    size_field(v, f, Ctx::new(version, flexible)).map_err(finish_path)
 }
 
 /// finish_path turns a located error into the core error, naming only the path inside.
@@ -1076,11 +1048,7 @@ mod tests {
                 if f.versions.contains(v)
                     && matches!(f.ty, Type::Array(Type::Struct) | Type::Struct)
                 {
-                    let ctx = Ctx {
-                        version: v,
-                        flexible,
-                        mem: Mem::Heap,
-                    };
+                    let ctx = Ctx::new(v, flexible);
                     assert!(
                         min_size(&Type::Struct, f.fields, ctx) > 0,
                         "{name}.{} v{v}",

@@ -511,39 +511,21 @@ impl<'py, 'k> Direct<'py, 'k> {
             && field.is_some_and(|f| f.nullable.contains(self.version))
         {
             match (flexible, ty) {
-                (true, _) => w.unsigned_varint(0),
-                (false, Type::String) => w.i16(-1),
-                (false, _) => w.i32(-1),
+                (true, Type::String) => w.compact_nullable_string(None),
+                (false, Type::String) => w.nullable_string(None),
+                (true, _) => w.compact_nullable_bytes(None),
+                (false, _) => w.nullable_bytes(None),
             }
             return Ok(());
         }
         match ty {
             // SAFETY (all arms): type checks and reads on a valid object pointer; no Python code
             // runs for exact ints, strs and bytes.
+            // Exact ints that fit; any other (out of range, a subclass) is the codec's to judge.
             Type::Int8 | Type::Int16 | Type::Int32 | Type::Int64 | Type::Uint16
-                if unsafe { ffi::PyLong_CheckExact(p) } != 0 =>
+                if int_fast(w, p, ty) =>
             {
-                let x = unsafe { ffi::PyLong_AsLongLong(p) };
-                if x == -1 && !unsafe { ffi::PyErr_Occurred() }.is_null() {
-                    if let Some(e) = PyErr::take(self.py) {
-                        // Too large for an int64: the codec's path reports it.
-                        drop(e);
-                        return self.slow(w, v, ty, flexible, field);
-                    }
-                }
-                let fits = match ty {
-                    Type::Int8 => i8::try_from(x).map(|x| w.i8(x)).is_ok(),
-                    Type::Int16 => i16::try_from(x).map(|x| w.i16(x)).is_ok(),
-                    Type::Int32 => i32::try_from(x).map(|x| w.i32(x)).is_ok(),
-                    Type::Uint16 => u16::try_from(x).map(|x| w.u16(x)).is_ok(),
-                    _ => {
-                        w.i64(x);
-                        true
-                    }
-                };
-                if fits {
-                    return Ok(());
-                }
+                return Ok(());
             }
             Type::String if unsafe { ffi::PyUnicode_CheckExact(p) } != 0 => {
                 if let Ok(Ok(text)) = v.cast::<PyString>().map(|s| s.to_str()) {
