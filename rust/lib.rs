@@ -3,16 +3,14 @@
 //! The pure core has no Python in it; the PyO3 bindings live in `py/` behind the
 //! `python` feature so that `cargo test` runs without an interpreter.
 
-pub mod assignor;
-pub mod error;
-pub mod hash;
-pub mod keys;
-pub mod partitioner;
+pub mod assignors;
+pub mod errors;
+pub mod partitioners;
 pub mod protocol;
 pub mod rng;
 
 #[cfg(feature = "python")]
 mod py;
 
-pub use error::Error;
-pub use hash::{crc32, fnv1a, murmur2, to_positive, KeyHash};
+pub use errors::Error;
+pub use partitioners::hash::{crc32, fnv1a, murmur2, to_positive, KeyHash};

@@ -40,7 +40,7 @@ impl Rng {
 
     /// next_positive is Kafka's `Utils.toPositive(ThreadLocalRandom.current().nextInt())`.
     pub fn next_positive(&mut self) -> i32 {
-        crate::hash::to_positive(self.next_int())
+        crate::partitioners::hash::to_positive(self.next_int())
     }
 }
 

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use kgroup::assignor::sticky::StickyAssignor;
-use kgroup::assignor::{GroupInput, Member, Subscription};
+use kgroup::assignors::sticky::StickyAssignor;
+use kgroup::assignors::{GroupInput, Member, Subscription};
 
 /// Shape is the topics, partitions per topic and (member id, subscribed topics) of a group.
 type Shape = (Vec<Arc<str>>, i32, Vec<(Arc<str>, Vec<Arc<str>>)>);

@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use kgroup::keys::{partition_column, raw_murmur2_loop, KeyColumn};
+use kgroup::partitioners::keys::{partition_column, raw_murmur2_loop, KeyColumn};
 use kgroup::KeyHash;
 
 const N: usize = 1_000_000;

@@ -4,7 +4,7 @@
 //! decodes back to itself.
 #![no_main]
 
-use kgroup::error::Error;
+use kgroup::errors::Error;
 use kgroup::protocol::records::compression::{decompress, Budget, Compression};
 use kgroup::protocol::records::{
     batches, decode_batch_views, decode_batches, set_base_offset, set_max_timestamp,

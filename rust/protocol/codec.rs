@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use super::primitives::{unsigned_varint_len, Buf, Reader, Writer};
 use super::schema::{DefaultValue, Field, Message, Type};
 use super::value::{default_value, is_default, shared_defaults, Arena, Seq, Struct, Value};
-use crate::error::{Error, Result};
+use crate::errors::{Error, Malformed, Result};
 
 /// Located is an error on its way out of a nested value, collecting where it happened. Boxed,
 /// so that the results moved around on the hot path stay as small as the values they carry.
@@ -52,28 +52,54 @@ fn at_index(mut e: Located, i: usize) -> Located {
     e
 }
 
-/// finish turns a located error into the core error: `JoinGroupRequest v5: protocols[0].name:
-/// truncated string: ...`.
+/// finish turns a located error into the core error, naming the message and the path:
+/// `JoinGroupRequest v5: protocols[0].name: truncated string: ...`.
 #[cold]
 fn finish(e: Located, msg: &Message, version: i16) -> Error {
+    place(e, Some(format!("{} v{version}", msg.name)))
+}
+
+/// place puts a located error's path (and the message it was in, when known) into the error:
+/// into the fields of a [`Error::Malformed`], into the text of an argument error. Other kinds
+/// say all they need already.
+#[cold]
+fn place(e: Located, context: Option<String>) -> Error {
     let e = *e.0;
-    let mut place = format!("{} v{version}", msg.name);
-    let mut first = true;
+    let mut path = String::new();
     for seg in e.path.iter().rev() {
         match seg {
             Seg::Name(n) => {
-                place.push_str(if first { ": " } else { "." });
-                place.push_str(n);
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(n);
             }
-            Seg::Index(i) => place.push_str(&format!("[{i}]")),
+            Seg::Index(i) => path.push_str(&format!("[{i}]")),
         }
-        first = false;
     }
-    let text = format!("{place}: {}", e.err);
+    let prefix = |text: String| {
+        let mut out = String::new();
+        for part in [context.as_deref().unwrap_or(""), &path] {
+            if !part.is_empty() {
+                out.push_str(part);
+                out.push_str(": ");
+            }
+        }
+        out + &text
+    };
     match e.err {
-        Error::Decode(_) => Error::Decode(text),
-        Error::InvalidArgument(_) => Error::InvalidArgument(text),
-        Error::InvalidType(_) => Error::InvalidType(text),
+        Error::Malformed(mut m) => {
+            if m.path.is_empty() {
+                m.path = path;
+            }
+            if m.context.is_empty() {
+                m.context = context.unwrap_or_default();
+            }
+            Error::Malformed(m)
+        }
+        Error::InvalidArgument(t) => Error::InvalidArgument(prefix(t)),
+        Error::InvalidType(t) => Error::InvalidType(prefix(t)),
+        other => other,
     }
 }
 
@@ -110,10 +136,11 @@ fn check_version(msg: &Message, version: i16) -> Result<()> {
     if msg.valid.contains(version) {
         Ok(())
     } else {
-        Err(Error::Decode(format!(
-            "{} version {version} is not supported (versions {})",
-            msg.name, msg.valid
-        )))
+        Err(Error::unsupported_version(
+            msg.api_key,
+            version,
+            Some((msg.name, msg.valid.to_string())),
+        ))
     }
 }
 
@@ -147,11 +174,11 @@ pub(crate) fn decode_whole<'a>(
     let mut r = Reader::new(buf);
     let s = decode_body_in(mem, &mut r, msg, version)?;
     if r.remaining() != 0 {
-        return Err(Error::Decode(format!(
-            "{} v{version}: {} bytes left over after the body",
-            msg.name,
-            r.remaining()
-        )));
+        return Err(Error::Malformed(Box::new(Malformed {
+            context: format!("{} v{version}", msg.name),
+            path: String::new(),
+            reason: format!("{} bytes left over after the body", r.remaining()),
+        })));
     }
     Ok(s)
 }
@@ -268,7 +295,7 @@ fn decode_struct<'a>(
                         out[i] = Value::Null;
                         decode_field(&mut sub, f, ctx, &mut out[i]).map_err(|e| at(e, f.name))?;
                         if sub.remaining() != 0 {
-                            let e = Error::Decode(format!(
+                            let e = Error::malformed(format!(
                                 "tagged field {tag} has {} bytes past its value",
                                 sub.remaining()
                             ));
@@ -311,7 +338,7 @@ fn decode_field<'a>(
                     put(slot, Value::Null);
                     Ok(())
                 } else {
-                    Err(Error::Decode("non-nullable array is null".into()).into())
+                    Err(Error::malformed("non-nullable array is null").into())
                 };
             };
             if n == 0 {
@@ -417,7 +444,7 @@ fn decode_scalar<'a>(
             match s {
                 Some(s) => put(slot, Value::String(Cow::Borrowed(s))),
                 None if nullable => put(slot, Value::Null),
-                None => return Err(Error::Decode("non-nullable string is null".into())),
+                None => return Err(Error::malformed("non-nullable string is null")),
             }
         }
         Type::Bytes | Type::Records => {
@@ -429,11 +456,11 @@ fn decode_scalar<'a>(
             match b {
                 Some(b) => put(slot, Value::Bytes(Cow::Borrowed(b))),
                 None if nullable => put(slot, Value::Null),
-                None => return Err(Error::Decode("non-nullable bytes are null".into())),
+                None => return Err(Error::malformed("non-nullable bytes are null")),
             }
         }
         Type::Struct | Type::Array(_) => {
-            return Err(Error::Decode(format!(
+            return Err(Error::malformed(format!(
                 "{} is not a scalar type",
                 ty.kafka_name()
             )));
@@ -507,7 +534,7 @@ fn min_size(ty: &Type, fields: &'static [Field], ctx: Ctx) -> usize {
 
 /// message_size is the exact number of bytes [`encode_message`] writes for this body.
 pub fn message_size(msg: &Message, version: i16, body: &Struct<'_>) -> Result<usize> {
-    check_version(msg, version).map_err(to_argument)?;
+    check_version(msg, version).map_err(Error::into_argument)?;
     let ctx = Ctx::new(version, msg.is_flexible(version));
     size_struct(body, msg.fields, ctx).map_err(|e| finish(e, msg, version))
 }
@@ -519,7 +546,7 @@ pub fn encode_message<B: Buf>(
     version: i16,
     body: &Struct<'_>,
 ) -> Result<()> {
-    check_version(msg, version).map_err(to_argument)?;
+    check_version(msg, version).map_err(Error::into_argument)?;
     let ctx = Ctx::new(version, msg.is_flexible(version));
     encode_struct(w, body, msg.fields, ctx).map_err(|e| finish(e, msg, version))
 }
@@ -573,28 +600,7 @@ pub fn field_value_size(
 /// finish_path turns a located error into the core error, naming only the path inside.
 #[cold]
 fn finish_path(e: Located) -> Error {
-    let e = *e.0;
-    let mut place = String::new();
-    for seg in e.path.iter().rev() {
-        match seg {
-            Seg::Name(n) => {
-                if !place.is_empty() {
-                    place.push('.');
-                }
-                place.push_str(n);
-            }
-            Seg::Index(i) => place.push_str(&format!("[{i}]")),
-        }
-    }
-    if place.is_empty() {
-        return e.err;
-    }
-    let text = format!("{place}: {}", e.err);
-    match e.err {
-        Error::Decode(_) => Error::Decode(text),
-        Error::InvalidArgument(_) => Error::InvalidArgument(text),
-        Error::InvalidType(_) => Error::InvalidType(text),
-    }
+    place(e, None)
 }
 
 /// encode_to_vec encodes a body into a new vector of exactly its size.
@@ -602,13 +608,6 @@ pub fn encode_to_vec(msg: &Message, version: i16, body: &Struct<'_>) -> Result<V
     let mut w = Writer::with_capacity(message_size(msg, version, body)?);
     encode_message(&mut w, msg, version, body)?;
     Ok(w.into_inner())
-}
-
-fn to_argument(e: Error) -> Error {
-    match e {
-        Error::Decode(m) => Error::InvalidArgument(m),
-        e => e,
-    }
 }
 
 fn bad(msg: impl Into<String>) -> Error {

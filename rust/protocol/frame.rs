@@ -13,23 +13,26 @@ use super::messages::{api, API_VERSIONS_KEY, REQUEST_HEADER, RESPONSE_HEADER};
 use super::primitives::{Buf, Reader, Writer};
 use super::schema::{Api, Message};
 use super::value::{Arena, Fields, Struct, Value};
-use crate::error::{Error, Result};
+use crate::errors::{Error, Result};
 
 /// MAX_FRAME is Kafka's default `socket.request.max.bytes` (100 MiB): the largest frame
 /// [`frame_size`] accepts unless told otherwise.
 pub const MAX_FRAME: usize = 104_857_600;
 
-/// frame_size reads the INT32 size prefix of a frame and checks it: negative or above `max`
-/// is an error, so a reader never waits for or reserves an absurd amount.
+/// frame_size reads the INT32 size prefix of a frame and checks it, so that a reader never
+/// waits for or reserves an absurd amount: above `max` is [`Error::FrameTooLarge`], negative is
+/// [`Error::Malformed`]. Either way nothing after the prefix can be read, and Kafka's broker
+/// closes the connection.
 pub fn frame_size(prefix: [u8; 4], max: usize) -> Result<usize> {
     let n = i32::from_be_bytes(prefix);
     if n < 0 {
-        return Err(Error::Decode(format!("frame size {n} is negative")));
+        return Err(Error::malformed(format!("frame size {n} is negative")));
     }
     if n as usize > max {
-        return Err(Error::Decode(format!(
-            "frame size {n} is above the limit of {max} bytes"
-        )));
+        return Err(Error::FrameTooLarge {
+            size: n as i64,
+            max,
+        });
     }
     Ok(n as usize)
 }
@@ -64,6 +67,8 @@ impl RequestHeader<'_> {
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
     pub header: RequestHeader<'a>,
+    /// header_size is the header's length in the frame.
+    pub header_size: usize,
     pub api: &'static Api,
     pub body: Struct<'a>,
 }
@@ -80,15 +85,19 @@ pub struct Response<'a> {
     pub body: Struct<'a>,
 }
 
-/// lookup finds the api and checks the version, with the errors a broker reports.
+/// lookup finds the api and checks the version: an unknown key or a version outside the
+/// range kgroup speaks is [`Error::UnsupportedVersion`], which a broker answers with
+/// UNSUPPORTED_VERSION.
 pub fn lookup(api_key: i16, version: i16) -> Result<&'static Api> {
-    let a = api(api_key).ok_or_else(|| Error::Decode(format!("unknown api key {api_key}")))?;
+    let Some(a) = api(api_key) else {
+        return Err(Error::unsupported_version(api_key, version, None));
+    };
     if !a.versions().contains(version) {
-        return Err(Error::Decode(format!(
-            "{} (api key {api_key}) version {version} is not supported (versions {})",
-            a.name,
-            a.versions()
-        )));
+        return Err(Error::unsupported_version(
+            api_key,
+            version,
+            Some((a.name, a.versions().to_string())),
+        ));
     }
     Ok(a)
 }
@@ -102,7 +111,7 @@ fn header_from<'a>(s: Struct<'a>) -> Result<RequestHeader<'a>> {
         Some(client),
     ) = (it.next(), it.next(), it.next(), it.next())
     else {
-        return Err(Error::Decode("malformed request header".into()));
+        return Err(Error::malformed("malformed request header"));
     };
     let client_id = match client {
         Value::String(s) => Some(s),
@@ -157,15 +166,21 @@ fn request_from<'a>(mem: Mem<'a>, frame: &'a [u8]) -> Result<Request<'a>> {
         &REQUEST_HEADER,
         api.request_header_version(version),
     )?)?;
+    let header_size = r.position();
     let body = decode_body_in(mem, &mut r, api.request, version)?;
     if r.remaining() != 0 {
-        return Err(Error::Decode(format!(
-            "{} v{version}: {} bytes left over after the body",
-            api.request.name,
+        return Err(Error::malformed(format!(
+            "{} bytes left over after the body",
             r.remaining()
-        )));
+        ))
+        .in_context(|| format!("{} v{version}", api.request.name)));
     }
-    Ok(Request { header, api, body })
+    Ok(Request {
+        header,
+        header_size,
+        api,
+        body,
+    })
 }
 
 fn request_header_struct<'h>(h: &'h RequestHeader<'_>) -> Struct<'h> {
@@ -248,13 +263,6 @@ impl Prepared<'_> {
     }
 }
 
-fn to_argument(e: Error) -> Error {
-    match e {
-        Error::Decode(m) => Error::InvalidArgument(m),
-        e => e,
-    }
-}
-
 /// encode_request writes a whole request frame, size prefix included. The header version
 /// follows from the api key and version in `header`.
 pub fn encode_request(header: &RequestHeader<'_>, body: &Struct<'_>) -> Result<Vec<u8>> {
@@ -266,7 +274,7 @@ pub fn prepare_request<'a>(
     header: &'a RequestHeader<'_>,
     body: &'a Struct<'a>,
 ) -> Result<Prepared<'a>> {
-    let api = lookup(header.api_key, header.api_version).map_err(to_argument)?;
+    let api = lookup(header.api_key, header.api_version).map_err(Error::into_argument)?;
     let hs = request_header_struct(header);
     Prepared::new(
         (
@@ -280,7 +288,7 @@ pub fn prepare_request<'a>(
 
 /// request_size is the size of the frame [`encode_request`] writes, prefix excluded.
 pub fn request_size(header: &RequestHeader<'_>, body: &Struct<'_>) -> Result<usize> {
-    let api = lookup(header.api_key, header.api_version).map_err(to_argument)?;
+    let api = lookup(header.api_key, header.api_version).map_err(Error::into_argument)?;
     let hs = request_header_struct(header);
     Ok(message_size(
         &REQUEST_HEADER,
@@ -331,7 +339,7 @@ pub fn prepare_response<'a>(
     header_tagged: &'a [(u32, Cow<'_, [u8]>)],
     body: &'a Struct<'a>,
 ) -> Result<Prepared<'a>> {
-    let api = lookup(api_key, version).map_err(to_argument)?;
+    let api = lookup(api_key, version).map_err(Error::into_argument)?;
     let hs = response_header_struct(correlation_id, header_tagged);
     Prepared::new(
         (&RESPONSE_HEADER, api.response_header_version(version), hs),
@@ -342,7 +350,7 @@ pub fn prepare_response<'a>(
 /// write_request_header writes the header of a request (its version follows from the api key
 /// and version), for a caller that writes the size prefix and the body itself.
 pub fn write_request_header<B: Buf>(w: &mut Writer<B>, header: &RequestHeader<'_>) -> Result<()> {
-    let api = lookup(header.api_key, header.api_version).map_err(to_argument)?;
+    let api = lookup(header.api_key, header.api_version).map_err(Error::into_argument)?;
     let hs = request_header_struct(header);
     encode_message(
         w,
@@ -360,7 +368,7 @@ pub fn write_response_header<B: Buf>(
     correlation_id: i32,
     header_tagged: &[(u32, Cow<'_, [u8]>)],
 ) -> Result<()> {
-    let api = lookup(api_key, version).map_err(to_argument)?;
+    let api = lookup(api_key, version).map_err(Error::into_argument)?;
     let hs = response_header_struct(correlation_id, header_tagged);
     encode_message(
         w,
@@ -406,7 +414,7 @@ fn response_from<'a>(
     )?;
     let correlation_id = match header.fields.first() {
         Some(Value::Int32(c)) => *c,
-        _ => return Err(Error::Decode("malformed response header".into())),
+        _ => return Err(Error::malformed("malformed response header")),
     };
     let body_bytes = r.rest();
     let parsed = decode_whole(mem, api.response, version, body_bytes);
@@ -504,7 +512,8 @@ mod tests {
         w.i32(7);
         w.nullable_string(Some("c"));
         let e = decode_request(&w.buf).unwrap_err();
-        assert_eq!(e, Error::Decode("unknown api key 99".into()));
+        assert_eq!(e, Error::unsupported_version(99, 0, None));
+        assert_eq!(e.to_string(), "unknown api key 99");
         // The header of that frame still reads, so a broker can answer it.
         let (h, n) = decode_request_header(&w.buf).unwrap();
         assert_eq!((h.api_key, h.correlation_id, n), (99, 7, 11));

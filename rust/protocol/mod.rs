@@ -4,6 +4,7 @@ pub mod codec;
 pub mod frame;
 pub mod messages;
 pub mod primitives;
+#[cfg(any(test, feature = "testing"))]
 pub mod random;
 pub mod records;
 pub mod schema;

@@ -4,12 +4,12 @@
 //! [`Reader`] never panics and never allocates more than the bytes it was given can justify:
 //! every length and count is checked against what remains before anything is read or reserved.
 
-use crate::error::{Error, Result};
+use crate::errors::{Error, Result};
 
 #[cold]
 #[inline(never)]
 fn short(what: &str, need: usize, have: usize) -> Error {
-    Error::Decode(format!("truncated {what}: needs {need} bytes, {have} left"))
+    Error::malformed(format!("truncated {what}: needs {need} bytes, {have} left"))
 }
 
 /// Reader reads primitives from a byte slice, front to back.
@@ -103,14 +103,14 @@ impl<'a> Reader<'a> {
         for i in 0..5 {
             let b = self.take(1, "varint")?[0];
             if i == 4 && b > 0x0f {
-                return Err(Error::Decode("varint is longer than 32 bits".into()));
+                return Err(Error::malformed("varint is longer than 32 bits"));
             }
             value |= ((b & 0x7f) as u32) << (7 * i);
             if b & 0x80 == 0 {
                 return Ok(value);
             }
         }
-        Err(Error::Decode("varint is longer than 5 bytes".into()))
+        Err(Error::malformed("varint is longer than 5 bytes"))
     }
 
     /// unsigned_varlong reads an unsigned LEB128 value of at most 10 bytes (64 bits).
@@ -119,14 +119,14 @@ impl<'a> Reader<'a> {
         for i in 0..10 {
             let b = self.take(1, "varlong")?[0];
             if i == 9 && b > 0x01 {
-                return Err(Error::Decode("varlong is longer than 64 bits".into()));
+                return Err(Error::malformed("varlong is longer than 64 bits"));
             }
             value |= ((b & 0x7f) as u64) << (7 * i);
             if b & 0x80 == 0 {
                 return Ok(value);
             }
         }
-        Err(Error::Decode("varlong is longer than 10 bytes".into()))
+        Err(Error::malformed("varlong is longer than 10 bytes"))
     }
 
     /// varint reads a zigzag-encoded signed 32-bit varint.
@@ -149,13 +149,13 @@ impl<'a> Reader<'a> {
             // is cheaper than the general one on short strings.)
             return Ok(unsafe { std::str::from_utf8_unchecked(b) });
         }
-        std::str::from_utf8(b).map_err(|_| Error::Decode(format!("{what} is not valid UTF-8")))
+        std::str::from_utf8(b).map_err(|_| Error::malformed(format!("{what} is not valid UTF-8")))
     }
 
     /// string reads an INT16-length string; -1 (null) is an error here.
     pub fn string(&mut self) -> Result<&'a str> {
         self.nullable_string()?
-            .ok_or_else(|| Error::Decode("non-nullable string is null".into()))
+            .ok_or_else(|| Error::malformed("non-nullable string is null"))
     }
 
     /// nullable_string reads an INT16-length string, `None` for length -1.
@@ -163,7 +163,7 @@ impl<'a> Reader<'a> {
         let n = self.i16()?;
         match n {
             -1 => Ok(None),
-            n if n < 0 => Err(Error::Decode(format!("string length {n} is negative"))),
+            n if n < 0 => Err(Error::malformed(format!("string length {n} is negative"))),
             n => self.utf8(n as usize, "string").map(Some),
         }
     }
@@ -171,7 +171,7 @@ impl<'a> Reader<'a> {
     /// compact_string reads an UNSIGNED_VARINT (length + 1) string; null is an error here.
     pub fn compact_string(&mut self) -> Result<&'a str> {
         self.compact_nullable_string()?
-            .ok_or_else(|| Error::Decode("non-nullable compact string is null".into()))
+            .ok_or_else(|| Error::malformed("non-nullable compact string is null"))
     }
 
     /// compact_nullable_string reads an UNSIGNED_VARINT (length + 1) string, `None` for 0.
@@ -185,14 +185,14 @@ impl<'a> Reader<'a> {
     /// bytes reads INT32-length bytes; null is an error here.
     pub fn bytes(&mut self) -> Result<&'a [u8]> {
         self.nullable_bytes()?
-            .ok_or_else(|| Error::Decode("non-nullable bytes are null".into()))
+            .ok_or_else(|| Error::malformed("non-nullable bytes are null"))
     }
 
     /// nullable_bytes reads INT32-length bytes, `None` for length -1.
     pub fn nullable_bytes(&mut self) -> Result<Option<&'a [u8]>> {
         match self.i32()? {
             -1 => Ok(None),
-            n if n < 0 => Err(Error::Decode(format!("bytes length {n} is negative"))),
+            n if n < 0 => Err(Error::malformed(format!("bytes length {n} is negative"))),
             n => self.take(n as usize, "bytes").map(Some),
         }
     }
@@ -200,7 +200,7 @@ impl<'a> Reader<'a> {
     /// compact_bytes reads UNSIGNED_VARINT (length + 1) bytes; null is an error here.
     pub fn compact_bytes(&mut self) -> Result<&'a [u8]> {
         self.compact_nullable_bytes()?
-            .ok_or_else(|| Error::Decode("non-nullable compact bytes are null".into()))
+            .ok_or_else(|| Error::malformed("non-nullable compact bytes are null"))
     }
 
     /// compact_nullable_bytes reads UNSIGNED_VARINT (length + 1) bytes, `None` for 0.
@@ -216,7 +216,7 @@ impl<'a> Reader<'a> {
     pub fn array_len(&mut self, min_elem: usize) -> Result<Option<usize>> {
         match self.i32()? {
             -1 => Ok(None),
-            n if n < 0 => Err(Error::Decode(format!("array count {n} is negative"))),
+            n if n < 0 => Err(Error::malformed(format!("array count {n} is negative"))),
             n => self.check_count(n as usize, min_elem).map(Some),
         }
     }
@@ -234,7 +234,7 @@ impl<'a> Reader<'a> {
     /// in the bytes left.
     pub fn check_count(&self, n: usize, min_elem: usize) -> Result<usize> {
         if n.saturating_mul(min_elem.max(1)) > self.remaining() {
-            return Err(Error::Decode(format!(
+            return Err(Error::malformed(format!(
                 "array count {n} cannot fit in the {} bytes left",
                 self.remaining()
             )));
@@ -264,7 +264,7 @@ impl<'a> Reader<'a> {
         for _ in 0..n {
             let tag = self.unsigned_varint()?;
             if last.is_some_and(|l| tag <= l) {
-                return Err(Error::Decode(format!("tagged field {tag} is out of order")));
+                return Err(Error::malformed(format!("tagged field {tag} is out of order")));
             }
             last = Some(tag);
             let size = self.unsigned_varint()? as usize;

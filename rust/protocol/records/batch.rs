@@ -11,7 +11,7 @@ use super::compression::{self, Budget, Compression};
 use super::header::{self, BatchHeader, BATCH_OVERHEAD};
 use super::view::{read_header, read_len_bytes, DecodedBatch, RecordSpan};
 use super::{legacy, DecodeOptions};
-use crate::error::{Error, Result};
+use crate::errors::{Corruption, Error, Result};
 use crate::protocol::primitives::{varint_len, varlong_len, Reader, Writer};
 
 /// TimestampType is the meaning of a batch's timestamps, with Java's `TimestampType` ids.
@@ -425,21 +425,30 @@ impl RecordBatch {
         let mut spans =
             Vec::with_capacity((h.records_count as usize).min(data.len() / MIN_RECORD_SIZE));
         let mut r = Reader::new(&data);
-        for _ in 0..h.records_count {
-            spans.push(read_record(
-                &mut r,
-                h.base_offset,
-                h.base_timestamp,
-                log_append_time,
-            )?);
+        for i in 0..h.records_count {
+            if r.remaining() == 0 {
+                return Err(Error::corrupt(
+                    Corruption::RecordCount,
+                    format!(
+                        "batch declares {} records, its bytes end after {i}",
+                        h.records_count
+                    ),
+                ));
+            }
+            let span = read_record(&mut r, h.base_offset, h.base_timestamp, log_append_time)
+                .map_err(|e| e.into_corrupt(Corruption::Record))?;
+            spans.push(span);
         }
         // Kafka checks that the records fill the batch, except for an empty batch.
         if h.records_count > 0 && r.remaining() > 0 {
-            return Err(Error::Decode(format!(
-                "incorrect declared batch size: {} bytes remain after {} records",
-                r.remaining(),
-                h.records_count
-            )));
+            return Err(Error::corrupt(
+                Corruption::RecordCount,
+                format!(
+                    "incorrect declared batch size: {} bytes remain after {} records",
+                    r.remaining(),
+                    h.records_count
+                ),
+            ));
         }
         let batch = RecordBatch {
             base_offset: h.base_offset,
@@ -510,8 +519,9 @@ fn write_record<R: RecordFields>(
     Ok(())
 }
 
-fn decode_err(m: String) -> Error {
-    Error::Decode(m)
+/// bad_record is a record that does not read (Kafka's `InvalidRecordException`).
+fn bad_record(m: String) -> Error {
+    Error::corrupt(Corruption::Record, m)
 }
 
 /// read_record checks one v2 record, as Kafka's `DefaultRecord.readFrom` reads it, and returns
@@ -524,7 +534,7 @@ fn read_record(
 ) -> Result<RecordSpan> {
     let size = r.varint()?;
     if size < 0 {
-        return Err(decode_err(format!("invalid record size {size}")));
+        return Err(bad_record(format!("invalid record size {size}")));
     }
     let body = r.take(size as usize, "record")?;
     let at = r.position() - body.len();
@@ -540,7 +550,7 @@ fn read_record(
     let value = place(&b, value);
     let n_headers = b.varint()?;
     if n_headers < 0 || n_headers as usize > b.remaining() {
-        return Err(decode_err(format!(
+        return Err(bad_record(format!(
             "invalid number of record headers {n_headers}"
         )));
     }
@@ -549,7 +559,7 @@ fn read_record(
         read_header(&mut b)?;
     }
     if b.remaining() != 0 {
-        return Err(decode_err(format!(
+        return Err(bad_record(format!(
             "invalid record size: expected to read {size} bytes, read {}",
             b.position()
         )));

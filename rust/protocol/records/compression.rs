@@ -13,7 +13,7 @@
 use std::io::Read;
 
 use super::lz4;
-use crate::error::{Error, Result};
+use crate::errors::{Corruption, Error, Result};
 
 /// Compression is a record batch codec, with Kafka's ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -38,7 +38,12 @@ impl Compression {
             2 => Compression::Snappy,
             3 => Compression::Lz4,
             4 => Compression::Zstd,
-            _ => return Err(Error::Decode(format!("unknown compression codec id {id}"))),
+            _ => {
+                return Err(Error::corrupt(
+                    Corruption::Compression,
+                    format!("unknown compression codec id {id}"),
+                ))
+            }
         })
     }
 
@@ -114,15 +119,18 @@ impl Budget {
     }
 
     fn exceeded(&self, what: &str) -> Error {
-        Error::Decode(format!(
-            "{what} data decompresses to more than the {} bytes allowed (max_decompressed_size)",
-            self.limit
-        ))
+        Error::corrupt(
+            Corruption::Compression,
+            format!(
+                "{what} data decompresses to more than the {} bytes allowed (max_decompressed_size)",
+                self.limit
+            ),
+        )
     }
 }
 
 fn corrupt(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Decode(format!("corrupt {what} data: {e}"))
+    Error::corrupt(Corruption::Compression, format!("corrupt {what} data: {e}"))
 }
 
 /// read_bounded reads `r` to its end, failing once it yields more than the budget allows.
@@ -423,7 +431,7 @@ mod tests {
             for cut in [1, 5, out.len() / 2, out.len() - 1] {
                 let r = decompress(codec, 2, &out[..cut], &mut Budget::new(1 << 20));
                 assert!(
-                    matches!(r, Err(Error::Decode(_))),
+                    matches!(r, Err(Error::CorruptRecord(_))),
                     "{codec:?} cut at {cut}: {r:?}"
                 );
             }
@@ -432,7 +440,7 @@ mod tests {
                 let mut bad = out.clone();
                 bad[at] ^= 0x55;
                 match decompress(codec, 2, &bad, &mut Budget::new(1 << 20)) {
-                    Err(Error::Decode(_)) => {}
+                    Err(Error::CorruptRecord(_)) => {}
                     Ok(v) => assert_ne!(v, data, "{codec:?} flip at {at}"),
                     Err(e) => panic!("{codec:?}: {e:?}"),
                 }

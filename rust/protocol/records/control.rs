@@ -3,7 +3,7 @@
 //! `version int16, coordinator_epoch int32` (Kafka's `EndTransactionMarker`).
 
 use super::batch::{Record, RecordBatch, TimestampType};
-use crate::error::{Error, Result};
+use crate::errors::{Corruption, Error, Result};
 
 /// ControlRecordType is the type of a control record, with Kafka's ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -63,8 +63,9 @@ impl ControlRecordType {
     }
 }
 
-fn decode_err(m: String) -> Error {
-    Error::Decode(m)
+/// invalid is a control record that does not read (Kafka's `InvalidRecordException`).
+fn invalid(m: String) -> Error {
+    Error::corrupt(Corruption::Record, m)
 }
 
 /// ControlRecordKey is the key of a control record.
@@ -80,14 +81,14 @@ impl ControlRecordKey {
     pub fn parse(key: Option<&[u8]>) -> Result<Self> {
         let key = key.unwrap_or(&[]);
         if key.len() < 4 {
-            return Err(decode_err(format!(
+            return Err(invalid(format!(
                 "control record key has {} bytes, needs at least 4",
                 key.len()
             )));
         }
         let version = i16::from_be_bytes([key[0], key[1]]);
         if version < 0 {
-            return Err(decode_err(format!(
+            return Err(invalid(format!(
                 "invalid control record version {version}"
             )));
         }
@@ -124,7 +125,7 @@ impl EndTransactionMarker {
             ControlRecordType::Commit => true,
             ControlRecordType::Abort => false,
             k => {
-                return Err(decode_err(format!(
+                return Err(invalid(format!(
                     "control record type {} is not a transaction marker",
                     k.name()
                 )))
@@ -132,14 +133,14 @@ impl EndTransactionMarker {
         };
         let value = record.value.as_deref().unwrap_or(&[]);
         if value.len() < 6 {
-            return Err(decode_err(format!(
+            return Err(invalid(format!(
                 "end transaction marker value has {} bytes, needs at least 6",
                 value.len()
             )));
         }
         let version = i16::from_be_bytes([value[0], value[1]]);
         if version < 0 {
-            return Err(decode_err(format!(
+            return Err(invalid(format!(
                 "invalid end transaction marker version {version}"
             )));
         }

@@ -10,7 +10,7 @@
 
 use super::batch::TimestampType;
 use super::compression::Compression;
-use crate::error::{Error, Result};
+use crate::errors::{Corruption, Error, Result};
 
 pub const BASE_OFFSET_OFFSET: usize = 0;
 pub const LENGTH_OFFSET: usize = 8;
@@ -63,8 +63,8 @@ fn be<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
     a
 }
 
-fn decode_err(m: String) -> Error {
-    Error::Decode(m)
+fn framing(reason: String) -> Error {
+    Error::corrupt(Corruption::Framing, reason)
 }
 
 /// compute_crc is the CRC-32C of a v2 batch (`batch` holding exactly one batch).
@@ -77,28 +77,28 @@ pub fn compute_crc(batch: &[u8]) -> u32 {
 fn batch_len(buf: &[u8]) -> Result<usize> {
     if let Some(&magic) = buf.get(MAGIC_OFFSET) {
         if magic != 2 {
-            return Err(decode_err(format!(
-                "magic {} is not a v2 record batch",
-                magic as i8
-            )));
+            return Err(Error::corrupt(
+                Corruption::Framing,
+                format!("magic {} is not a v2 record batch", magic as i8),
+            ));
         }
     }
     if buf.len() < BATCH_OVERHEAD {
-        return Err(decode_err(format!(
+        return Err(framing(format!(
             "truncated batch header: {} bytes, a v2 header has {BATCH_OVERHEAD}",
             buf.len()
         )));
     }
     let length = i32::from_be_bytes(be(buf, LENGTH_OFFSET));
     if length < (BATCH_OVERHEAD - LOG_OVERHEAD) as i32 {
-        return Err(decode_err(format!(
+        return Err(framing(format!(
             "batch length {length} is below the minimum {}",
             BATCH_OVERHEAD - LOG_OVERHEAD
         )));
     }
     let size = LOG_OVERHEAD + length as usize;
     if size > buf.len() {
-        return Err(decode_err(format!(
+        return Err(framing(format!(
             "truncated batch: {size} bytes declared, {} present",
             buf.len()
         )));
@@ -132,19 +132,22 @@ impl BatchHeader {
             records_count: i32::from_be_bytes(be(buf, RECORDS_COUNT_OFFSET)),
         };
         if h.records_count < 0 {
-            return Err(decode_err(format!(
-                "invalid record count {}",
-                h.records_count
-            )));
+            return Err(Error::corrupt(
+                Corruption::RecordCount,
+                format!("invalid record count {}", h.records_count),
+            ));
         }
         h.compression()?;
         if verify_crc {
             let crc = compute_crc(&buf[..size]);
             if crc != h.crc {
-                return Err(decode_err(format!(
-                    "record batch is corrupt (stored crc = {}, computed crc = {crc})",
-                    h.crc
-                )));
+                return Err(Error::corrupt(
+                    Corruption::Crc,
+                    format!(
+                        "record batch is corrupt (stored crc = {}, computed crc = {crc})",
+                        h.crc
+                    ),
+                ));
             }
         }
         Ok(h)

@@ -17,7 +17,7 @@ use super::compression::{self, Budget, Compression};
 use super::header::LOG_OVERHEAD;
 use super::view::{DecodedBatch, RecordSpan};
 use super::DecodeOptions;
-use crate::error::{Error, Result};
+use crate::errors::{Corruption, Error, Result};
 
 /// RECORD_OVERHEAD_V0 is the smallest magic 0 message (Kafka's `LegacyRecord.RECORD_OVERHEAD_V0`).
 pub const RECORD_OVERHEAD_V0: usize = 14;
@@ -25,8 +25,10 @@ pub const RECORD_OVERHEAD_V0: usize = 14;
 pub const RECORD_OVERHEAD_V1: usize = 22;
 const TIMESTAMP_TYPE_MASK: i8 = 0x08;
 
-fn decode_err(m: String) -> Error {
-    Error::Decode(m)
+/// framing is a legacy message set whose sizes, magic or offsets cannot be (Kafka's
+/// `CorruptRecordException`).
+fn framing(m: String) -> Error {
+    Error::corrupt(Corruption::Framing, m)
 }
 
 struct Message<'a> {
@@ -44,7 +46,7 @@ fn be_i32(b: &[u8], at: usize) -> i32 {
 
 fn sized<'a>(msg: &'a [u8], at: usize, what: &str) -> Result<(Option<&'a [u8]>, usize)> {
     if msg.len() < at + 4 {
-        return Err(decode_err(format!(
+        return Err(framing(format!(
             "truncated legacy message {what} length"
         )));
     }
@@ -55,7 +57,7 @@ fn sized<'a>(msg: &'a [u8], at: usize, what: &str) -> Result<(Option<&'a [u8]>, 
     let end = (at + 4).checked_add(n as usize).filter(|&e| e <= msg.len());
     match end {
         Some(end) => Ok((Some(&msg[at + 4..end]), end)),
-        None => Err(decode_err(format!(
+        None => Err(framing(format!(
             "legacy message {what} of {n} bytes is past the message's end"
         ))),
     }
@@ -64,7 +66,7 @@ fn sized<'a>(msg: &'a [u8], at: usize, what: &str) -> Result<(Option<&'a [u8]>, 
 /// parse_message reads one message (the bytes after offset and size).
 fn parse_message(offset: i64, msg: &[u8], verify_crc: bool) -> Result<Message<'_>> {
     if msg.len() < RECORD_OVERHEAD_V0 {
-        return Err(decode_err(format!(
+        return Err(framing(format!(
             "legacy message of {} bytes is below the minimum 14",
             msg.len()
         )));
@@ -74,18 +76,18 @@ fn parse_message(offset: i64, msg: &[u8], verify_crc: bool) -> Result<Message<'_
         0 => 6,
         1 if msg.len() >= RECORD_OVERHEAD_V1 => 14,
         1 => {
-            return Err(decode_err(format!(
+            return Err(framing(format!(
                 "magic 1 message of {} bytes is below the minimum 22",
                 msg.len()
             )))
         }
-        m => return Err(decode_err(format!("invalid magic {m} in a legacy message"))),
+        m => return Err(framing(format!("invalid magic {m} in a legacy message"))),
     };
     if verify_crc {
         let stored = u32::from_be_bytes([msg[0], msg[1], msg[2], msg[3]]);
         let computed = crc32fast::hash(&msg[4..]);
         if stored != computed {
-            return Err(decode_err(format!(
+            return Err(Error::corrupt(Corruption::Crc, format!(
                 "record is corrupt (stored crc = {stored}, computed crc = {computed})"
             )));
         }
@@ -159,12 +161,13 @@ pub(super) fn decode<'a>(
         });
     }
     if compression == Compression::Zstd {
-        return Err(decode_err(
-            "a legacy message cannot be zstd-compressed".into(),
+        return Err(Error::corrupt(
+            Corruption::Compression,
+            "a legacy message cannot be zstd-compressed",
         ));
     }
     let Some(value) = outer.value else {
-        return Err(decode_err(format!(
+        return Err(framing(format!(
             "compressed magic {} message has a null value",
             outer.magic
         )));
@@ -177,7 +180,7 @@ pub(super) fn decode<'a>(
         let off = i64::from_be_bytes(inner[pos..pos + 8].try_into().unwrap_or_default());
         let size = be_i32(&inner, pos + 8);
         if size < RECORD_OVERHEAD_V0 as i32 {
-            return Err(decode_err(format!(
+            return Err(framing(format!(
                 "inner message size {size} is below the minimum 14"
             )));
         }
@@ -187,13 +190,16 @@ pub(super) fn decode<'a>(
         }
         let m = parse_message(off, &inner[start..start + size as usize], opts.verify_crc)?;
         if m.attributes & 0x07 != 0 {
-            return Err(decode_err("inner messages must not be compressed".into()));
+            return Err(Error::corrupt(
+                Corruption::Compression,
+                "inner messages must not be compressed",
+            ));
         }
         messages.push(m);
         pos = start + size as usize;
     }
     let Some(last) = messages.last() else {
-        return Err(decode_err(
+        return Err(framing(
             "compressed message set has no inner messages".into(),
         ));
     };
@@ -201,7 +207,7 @@ pub(super) fn decode<'a>(
         if offset == 0 {
             0
         } else if offset < last.offset {
-            return Err(decode_err(format!(
+            return Err(framing(format!(
                 "wrapper offset {offset} is below the last inner offset {} and not zero",
                 last.offset
             )));
@@ -228,7 +234,7 @@ pub(super) fn decode<'a>(
     let last = spans[spans.len() - 1].offset;
     batch.base_offset = first;
     batch.last_offset_delta = i32::try_from(last.wrapping_sub(first))
-        .map_err(|_| decode_err(format!("inner offsets {first}..{last} span more than 2^31")))?;
+        .map_err(|_| framing(format!("inner offsets {first}..{last} span more than 2^31")))?;
     batch.base_timestamp = spans[0].timestamp;
     Ok(DecodedBatch {
         batch,

@@ -15,7 +15,7 @@
 //!   below the minimum or an unknown magic.
 //! - Control batches hold control records ([`ControlRecordKey`], [`EndTransactionMarker`]).
 //!
-//! Bad bytes give [`Error::Decode`], never a panic; every length is
+//! Bad bytes give [`Error::CorruptRecord`] (its [`Corruption`] says what is wrong), never a panic; every length is
 //! checked against the bytes present before it is used, and decompression is bounded by
 //! [`DecodeOptions::max_decompressed_size`] for the whole call.
 
@@ -42,7 +42,7 @@ pub use header::{
 pub use legacy::{RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1};
 pub use view::{DecodedBatch, HeaderIter, RecordRef, RecordSpan};
 
-use crate::error::{Error, Result};
+use crate::errors::{Corruption, Error, Result};
 
 /// DecodeOptions are the limits and checks of one decode call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,18 +121,22 @@ impl<'a> Batches<'a> {
         }
         let size = i32::from_be_bytes([rest[8], rest[9], rest[10], rest[11]]);
         if size < RECORD_OVERHEAD_V0 as i32 {
-            return Err(Error::Decode(format!(
-                "record size {size} is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
-            )));
+            return Err(Error::corrupt(
+                Corruption::Framing,
+                format!(
+                    "record size {size} is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
+                ),
+            ));
         }
         if rest.len() < HEADER_SIZE_UP_TO_MAGIC {
             return Ok(None);
         }
         let magic = rest[16] as i8;
         if !(0..=2).contains(&magic) {
-            return Err(Error::Decode(format!(
-                "invalid magic found in record: {magic}"
-            )));
+            return Err(Error::corrupt(
+                Corruption::Framing,
+                format!("invalid magic found in record: {magic}"),
+            ));
         }
         let total = LOG_OVERHEAD + size as usize;
         if rest.len() < total {

@@ -1,6 +1,7 @@
 //! Round trips over seeded random batches, Kafka's own test anchors, and hostile input.
 
 use super::*;
+use crate::errors::Corruption;
 use crate::rng::Rng;
 
 const CODECS: [Compression; 5] = [
@@ -194,7 +195,9 @@ fn bad_crc_and_bad_length_are_errors() {
     let enc = three_records().encode(None).unwrap();
     let mut bad = enc.clone();
     bad[header::LAST_OFFSET_DELTA_OFFSET..27].copy_from_slice(&23i32.to_be_bytes());
-    assert!(matches!(BatchHeader::parse(&bad), Err(Error::Decode(m)) if m.contains("crc")));
+    assert!(
+        matches!(BatchHeader::parse(&bad), Err(Error::CorruptRecord(c)) if c.kind == Corruption::Crc && c.reason.contains("crc"))
+    );
     assert!(BatchHeader::parse_with(&bad, false).is_ok());
     let mut short = enc.clone();
     short[8..12].copy_from_slice(&10i32.to_be_bytes());
@@ -228,7 +231,7 @@ fn wrong_record_counts_are_errors() {
             };
             let r = decode_batches(&bad, &opts);
             assert!(
-                matches!(r, Err(Error::Decode(_))),
+                matches!(&r, Err(Error::CorruptRecord(c)) if c.kind == Corruption::RecordCount),
                 "{codec:?} count {count}: {r:?}"
             );
         }
@@ -382,7 +385,7 @@ fn decompression_budget_spans_the_call() {
     };
     assert!(decode_batches(&one, &opts).is_ok());
     assert!(
-        matches!(decode_batches(&two, &opts), Err(Error::Decode(m)) if m.contains("max_decompressed_size"))
+        matches!(decode_batches(&two, &opts), Err(Error::CorruptRecord(c)) if c.kind == Corruption::Compression && c.reason.contains("max_decompressed_size"))
     );
 }
 
@@ -411,7 +414,7 @@ fn record_level_corruption() {
         let mut bad = enc.clone();
         bad[at] = v;
         assert!(
-            matches!(decode_batches(&bad, &opts), Err(Error::Decode(_))),
+            matches!(decode_batches(&bad, &opts), Err(Error::CorruptRecord(c)) if c.kind == Corruption::Record),
             "byte {at} = {v:#x}"
         );
     }
@@ -420,7 +423,10 @@ fn record_level_corruption() {
     for byte in &mut bad[62..67] {
         *byte = 0xff;
     }
-    assert!(matches!(decode_batches(&bad, &opts), Err(Error::Decode(_))));
+    assert!(matches!(
+        decode_batches(&bad, &opts),
+        Err(Error::CorruptRecord(c)) if c.kind == Corruption::Record
+    ));
 }
 
 #[test]
@@ -503,7 +509,7 @@ fn random_corruption_never_panics() {
             verify_crc: i % 2 == 0,
         };
         if let Err(e) = decode_batches(&data, &opts) {
-            assert!(matches!(e, Error::Decode(_)), "{e:?}");
+            assert!(matches!(e, Error::CorruptRecord(_)), "{e:?}");
         }
         let _ = BatchHeader::parse_with(&data, false);
     }

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::batch::{Header, Record, RecordBatch, RecordFields};
-use crate::error::{Error, Result};
+use crate::errors::{Corruption, Error, Result};
 use crate::protocol::primitives::Reader;
 
 /// RecordSpan is one record's place in its batch's data: absolute offset and timestamp, and
@@ -121,9 +121,10 @@ pub(super) fn read_len_bytes<'a>(r: &mut Reader<'a>, what: &str) -> Result<Optio
 pub(super) fn read_header<'a>(r: &mut Reader<'a>) -> Result<(&'a [u8], Option<&'a [u8]>)> {
     let klen = r.varint()?;
     if klen < 0 {
-        return Err(Error::Decode(format!(
-            "invalid negative header key size {klen}"
-        )));
+        return Err(Error::corrupt(
+            Corruption::Record,
+            format!("invalid negative header key size {klen}"),
+        ));
     }
     let key = r.take(klen as usize, "header key")?;
     Ok((key, read_len_bytes(r, "header value")?))

@@ -1,8 +1,8 @@
 use std::collections::HashMap;
 
 use super::TopicInfo;
-use crate::error::{Error, Result};
-use crate::hash::KeyHash;
+use crate::errors::{Error, Result};
+use crate::partitioners::hash::KeyHash;
 use crate::rng::Rng;
 
 /// BuiltInPartitionerConfig holds the producer settings the built-in partitioner reads.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::fxhash::{fx_map, FxMap};
 use super::java::{hash_map_order, java_cmp, java_string_hash, JavaHashTable};
 use super::{GroupInput, TopicPartition};
-use crate::error::{Error, Result};
+use crate::errors::{Error, Result};
 
 /// MAX_TOTAL_PARTITIONS bounds the partitions one assignment may cover (16,777,216), so that a
 /// bad partition count is an error instead of an allocation that cannot succeed.

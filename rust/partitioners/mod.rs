@@ -1,6 +1,6 @@
 //! Producer partitioners for records without a key, one per era of Kafka's Java producer.
 //!
-//! Keyed records always go to `toPositive(murmur2(key)) % numPartitions` (see [`crate::hash`]);
+//! Keyed records always go to `toPositive(murmur2(key)) % numPartitions` (see [`crate::partitioners::hash`]);
 //! what changed between Kafka versions is where records *without* a key go:
 //!
 //! | type | Kafka | null-key policy |
@@ -13,6 +13,8 @@
 //! each type takes a seed so that tests are reproducible.
 
 mod builtin;
+pub mod hash;
+pub mod keys;
 mod round_robin;
 mod sticky_cache;
 
@@ -20,7 +22,7 @@ pub use builtin::{BuiltInPartitioner, BuiltInPartitionerConfig};
 pub use round_robin::RoundRobinPartitioner;
 pub use sticky_cache::StickyPartitionCache;
 
-use crate::error::{Error, Result};
+use crate::errors::{Error, Result};
 
 /// Topic is what the partitioners know of a topic's metadata: its partition count and the
 /// partitions that have a leader, in metadata order (Kafka's `availablePartitionsForTopic`).
@@ -33,7 +35,7 @@ pub struct TopicInfo {
 impl TopicInfo {
     /// new checks the metadata; `available = None` means every partition has a leader.
     pub fn new(num_partitions: i64, available: Option<Vec<i32>>) -> Result<Self> {
-        let n = crate::hash::check_partitions(num_partitions)? as i32;
+        let n = crate::partitioners::hash::check_partitions(num_partitions)? as i32;
         let available = match available {
             None => (0..n).collect(),
             Some(list) => {

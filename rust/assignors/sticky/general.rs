@@ -21,9 +21,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::movements::{Hashes, Movements};
 use super::{id_ranks, Claims, Lookup, StickyAssignor, DEFAULT_GENERATION, NONE};
-use crate::assignor::java::java_string_hash;
-use crate::assignor::model::Model;
-use crate::assignor::racks::Racks;
+use crate::assignors::java::java_string_hash;
+use crate::assignors::model::Model;
+use crate::assignors::racks::Racks;
 
 const TOMB: u32 = u32::MAX;
 

@@ -10,7 +10,7 @@
 use super::model::{sorted_members, Model};
 use super::racks::Racks;
 use super::{GroupAssignment, GroupInput, TopicPartition};
-use crate::error::Result;
+use crate::errors::Result;
 
 /// NAME is Kafka's name of this assignor.
 pub const NAME: &str = "range";
@@ -271,7 +271,7 @@ fn assign_co_partitioned(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::assignor::{Member, Subscription};
+    use crate::assignors::{Member, Subscription};
     use std::collections::HashMap;
     use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //!
 //! Every function here is pure and deterministic across platforms (byte order is fixed).
 
-use crate::error::{Error, Result};
+use crate::errors::{Error, Result};
 
 /// murmur2 is Kafka's MurmurHash2 (seed 0x9747b28c), as `Utils.murmur2(byte[])` returns it:
 /// a signed Java int. Bytes are read unsigned and blocks little-endian on every platform.

@@ -8,7 +8,7 @@
 
 use super::model::{sorted_members, Model};
 use super::{GroupAssignment, GroupInput, TopicPartition};
-use crate::error::Result;
+use crate::errors::Result;
 
 /// NAME is Kafka's name of this assignor.
 pub const NAME: &str = "roundrobin";
@@ -49,7 +49,7 @@ pub fn assign(input: &GroupInput) -> Result<GroupAssignment> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assignor::range::tests::group;
+    use crate::assignors::range::tests::group;
 
     fn lists(out: &GroupAssignment) -> Vec<Vec<String>> {
         out.assignments

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::assignor::java::{topic_partition_hash, JavaHashTable};
+use crate::assignors::java::{topic_partition_hash, JavaHashTable};
 
 /// Movements tracks, per partition, where it was first taken from and where it is now.
 pub(crate) struct Movements {

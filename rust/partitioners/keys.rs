@@ -5,8 +5,8 @@
 //! from outside (an Arrow producer), so every offset is bounds-checked and a bad one is an
 //! error, never a panic.
 
-use crate::error::{Error, Result};
-use crate::hash::{FastMod, KeyHash};
+use crate::errors::{Error, Result};
+use crate::partitioners::hash::{FastMod, KeyHash};
 
 /// Bitmap is an Arrow validity bitmap (LSB first), starting `offset` bits into `bits`.
 #[derive(Debug, Clone, Copy)]
@@ -82,7 +82,7 @@ impl KeyColumn<'_> {
 }
 
 fn bad_offsets(i: usize) -> Error {
-    Error::Decode(format!(
+    Error::malformed(format!(
         "key column: offsets of key {i} are out of the data buffer"
     ))
 }
@@ -114,9 +114,7 @@ pub fn partition_column(
     };
     if let Some(v) = validity {
         if v.bits.len() * 8 < v.offset + out.len() {
-            return Err(Error::Decode(
-                "key column: validity bitmap is shorter than the column".into(),
-            ));
+            return Err(Error::malformed("key column: validity bitmap is shorter than the column"));
         }
     }
     // One monomorphised loop per hash keeps the per-key dispatch out of the hot path.
@@ -201,11 +199,13 @@ fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Resul
 
 /// raw_murmur2_loop is the benchmark baseline for the one-core limit: the plainest loop over
 /// contiguous keys, `toPositive(murmur2(key)) % n` with a hardware division, no null handling.
-/// Offsets must be valid (it panics otherwise); not for production use.
+/// Offsets must be valid (it panics otherwise); not for production use, and only built with the
+/// `bench` feature.
+#[cfg(feature = "bench")]
 pub fn raw_murmur2_loop(offsets: &[i32], data: &[u8], num_partitions: i32, out: &mut [i32]) {
     for (i, slot) in out.iter_mut().enumerate() {
         let key = &data[offsets[i] as usize..offsets[i + 1] as usize];
-        *slot = crate::hash::to_positive(crate::hash::murmur2(key)) % num_partitions;
+        *slot = crate::partitioners::hash::to_positive(crate::partitioners::hash::murmur2(key)) % num_partitions;
     }
 }
 
@@ -331,7 +331,7 @@ pub fn java_utf8_from_code_points(cps: &[u32], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::murmur2;
+    use crate::partitioners::hash::murmur2;
 
     fn arrow_like(keys: &[Option<&[u8]>]) -> (Vec<i32>, Vec<u8>, Vec<u8>) {
         let mut offsets = vec![0i32];
@@ -413,7 +413,7 @@ mod tests {
         let mut out = vec![0; 2];
         partition_column(&col, KeyHash::Murmur2, i32::MAX as u32, &mut out).unwrap();
         assert_eq!(out[0], 479470107); // murmur2("abc"), positive
-        assert_eq!(out[1], crate::hash::to_positive(murmur2(long)));
+        assert_eq!(out[1], crate::partitioners::hash::to_positive(murmur2(long)));
     }
 
     #[test]

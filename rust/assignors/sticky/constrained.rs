@@ -10,8 +10,8 @@
 use std::collections::VecDeque;
 
 use super::{id_ranks, Claims, NONE};
-use crate::assignor::model::Model;
-use crate::assignor::racks::Racks;
+use crate::assignors::model::Model;
+use crate::assignors::racks::Racks;
 
 struct Builder<'m, 'a> {
     model: &'m Model<'a>,

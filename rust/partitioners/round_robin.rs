@@ -1,7 +1,7 @@
 use std::collections::HashMap;
 
 use super::TopicInfo;
-use crate::hash::to_positive;
+use crate::partitioners::hash::to_positive;
 use crate::rng::Rng;
 
 /// RoundRobinPartitioner reproduces the null-key path of Kafka's `DefaultPartitioner` up to

@@ -6,14 +6,14 @@
 //! partitions sorted by (topic, partition) and grouped by topic; assignment partitions grouped by
 //! topic in order of first appearance. Decoding follows Java's parser: a version above 3 is read
 //! as 3 and bytes after the last known field are ignored; a negative version, a truncated field
-//! or a null where Java forbids one is a [`Error::Decode`].
+//! or a null where Java forbids one is a [`Error::Malformed`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::java::{java_cmp, java_string_hash, JavaHashTable};
 use super::{Assignment, Subscription, TopicPartition};
-use crate::error::{Error, Result};
+use crate::errors::{Error, Result};
 use crate::protocol::primitives::{Reader, Writer};
 
 /// HIGHEST_VERSION is the newest ConsumerProtocol version (3, Kafka 3.5+).
@@ -30,7 +30,7 @@ fn check_encode_version(version: i16) -> Result<i16> {
 
 fn check_decode_version(version: i16, what: &str) -> Result<i16> {
     if version < 0 {
-        return Err(Error::Decode(format!(
+        return Err(Error::malformed(format!(
             "unsupported {what} version {version}"
         )));
     }
@@ -61,7 +61,7 @@ fn put_bytes(w: &mut Writer, b: Option<&[u8]>) -> Result<()> {
 fn get_string(r: &mut Reader<'_>, field: &str) -> Result<Arc<str>> {
     match r.nullable_string()? {
         Some(s) => Ok(Arc::from(s)),
-        None => Err(Error::Decode(format!(
+        None => Err(Error::malformed(format!(
             "non-nullable field {field} was serialized as null"
         ))),
     }
@@ -69,7 +69,7 @@ fn get_string(r: &mut Reader<'_>, field: &str) -> Result<Arc<str>> {
 
 fn get_array_len(r: &mut Reader<'_>, field: &str, min_elem: usize) -> Result<usize> {
     r.array_len(min_elem)?
-        .ok_or_else(|| Error::Decode(format!("non-nullable field {field} was serialized as null")))
+        .ok_or_else(|| Error::malformed(format!("non-nullable field {field} was serialized as null")))
 }
 
 /// group_by_topic groups partitions by topic in order of first appearance (the order Java's
@@ -168,7 +168,7 @@ pub fn encode_subscription(sub: &Subscription, version: i16) -> Result<Vec<u8>> 
 pub fn decode_subscription(data: &[u8]) -> Result<(Subscription, i16)> {
     let mut r = Reader::new(data);
     let found = r.i16().map_err(|_| {
-        Error::Decode("buffer underflow while parsing consumer protocol's header".into())
+        Error::malformed("buffer underflow while parsing consumer protocol's header")
     })?;
     let version = check_decode_version(found, "subscription")?;
     let n = get_array_len(&mut r, "topics", 2)?;
@@ -219,7 +219,7 @@ pub fn encode_assignment(a: &Assignment, version: i16) -> Result<Vec<u8>> {
 pub fn decode_assignment(data: &[u8]) -> Result<(Assignment, i16)> {
     let mut r = Reader::new(data);
     let found = r.i16().map_err(|_| {
-        Error::Decode("buffer underflow while parsing consumer protocol's header".into())
+        Error::malformed("buffer underflow while parsing consumer protocol's header")
     })?;
     check_decode_version(found, "assignment")?;
     let mut partitions = Vec::new();
@@ -269,7 +269,7 @@ pub fn encode_sticky_user_data(
 }
 
 /// decode_sticky_user_data reads StickyAssignor user data the way Java does: as V1 first, then
-/// as V0 (generation `None`). Bytes that are neither are a [`Error::Decode`] (Java's assignor then
+/// as V0 (generation `None`). Bytes that are neither are a [`Error::Malformed`] (Java's assignor then
 /// ignores the member's previous assignment).
 pub fn decode_sticky_user_data(data: &[u8]) -> Result<(Vec<TopicPartition>, Option<i32>)> {
     let mut r = Reader::new(data);

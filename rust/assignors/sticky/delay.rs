@@ -18,8 +18,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::assignor::{GroupInput, Member, Subscription, TopicPartition};
-use crate::error::{Error, Result};
+use crate::assignors::{GroupInput, Member, Subscription, TopicPartition};
+use crate::errors::{Error, Result};
 
 /// DELAY_USER_DATA_VERSION is the version of [`encode_delay_user_data`]'s layout.
 pub const DELAY_USER_DATA_VERSION: i16 = 0;
@@ -37,14 +37,14 @@ pub fn encode_delay_user_data(delay_ms: i32) -> Vec<u8> {
 /// fields after these, which are ignored).
 pub fn decode_delay_user_data(data: &[u8]) -> Result<i32> {
     if data.len() < 6 {
-        return Err(Error::Decode(format!(
+        return Err(Error::malformed(format!(
             "scheduled-delay user data needs 6 bytes, got {}",
             data.len()
         )));
     }
     let version = i16::from_be_bytes([data[0], data[1]]);
     if version < 0 {
-        return Err(Error::Decode(format!(
+        return Err(Error::malformed(format!(
             "scheduled-delay user data has version {version}"
         )));
     }
@@ -242,7 +242,7 @@ fn same_set(a: &[Arc<str>], b: &[Arc<str>]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assignor::sticky::StickyAssignor;
+    use crate::assignors::sticky::StickyAssignor;
 
     fn group(members: &[(&str, &[i32], i32)]) -> GroupInput {
         GroupInput {
@@ -266,7 +266,7 @@ mod tests {
 
     fn lists(
         input: &GroupInput,
-        out: &crate::assignor::sticky::StickyOutcome,
+        out: &crate::assignors::sticky::StickyOutcome,
     ) -> Vec<(String, Vec<i32>)> {
         input
             .members
@@ -281,7 +281,7 @@ mod tests {
             .collect()
     }
 
-    fn delay_of(out: &crate::assignor::sticky::StickyOutcome) -> Option<i32> {
+    fn delay_of(out: &crate::assignors::sticky::StickyOutcome) -> Option<i32> {
         out.assignment.assignments[0]
             .user_data
             .as_deref()

@@ -38,7 +38,7 @@ use super::java::java_cmp;
 use super::model::Model;
 use super::racks::Racks;
 use super::{GroupAssignment, GroupInput, Subscription, TopicPartition};
-use crate::error::{Error, Result};
+use crate::errors::{Error, Result};
 use crate::protocol::primitives::Reader;
 
 /// STICKY_NAME and COOPERATIVE_NAME are Kafka's names of the two assignors.
@@ -402,7 +402,7 @@ impl<'m, 'a> Lookup<'m, 'a> {
     }
 
     /// decode_sticky_user_data reads StickyAssignor user data (V1, else V0, as
-    /// [`crate::assignor::consumer_protocol::decode_sticky_user_data`]) into global indices,
+    /// [`crate::assignors::consumer_protocol::decode_sticky_user_data`]) into global indices,
     /// returning the generation. A topic name that is not UTF-8 matches no topic (Java decodes
     /// it with replacement characters, which match none either).
     fn decode_sticky_user_data(&self, data: &[u8], out: &mut Vec<u32>) -> Result<Option<i32>> {
@@ -410,11 +410,11 @@ impl<'m, 'a> Lookup<'m, 'a> {
         let mut r = Reader::new(data);
         let n = r
             .array_len(6)?
-            .ok_or_else(|| Error::Decode("null previous_assignment".into()))?;
+            .ok_or_else(|| Error::malformed("null previous_assignment"))?;
         for _ in 0..n {
             let len = r.i16()?;
             if len < 0 {
-                return Err(Error::Decode("null topic".into()));
+                return Err(Error::malformed("null topic"));
             }
             let name = r.take(len as usize, "topic")?;
             let topic = std::str::from_utf8(name)
@@ -422,7 +422,7 @@ impl<'m, 'a> Lookup<'m, 'a> {
                 .and_then(|t| model.topic_ids.get(t).copied());
             let m = r
                 .array_len(4)?
-                .ok_or_else(|| Error::Decode("null partitions".into()))?;
+                .ok_or_else(|| Error::malformed("null partitions"))?;
             for _ in 0..m {
                 let p = r.i32()?;
                 if let Some(t) = topic {
@@ -511,7 +511,7 @@ pub(crate) fn id_ranks(model: &Model<'_>) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assignor::{GroupInput, Member};
+    use crate::assignors::{GroupInput, Member};
     use std::collections::HashMap;
     use std::sync::Arc;
 
@@ -542,7 +542,7 @@ mod tests {
     }
 
     fn show(input: &GroupInput, out: &StickyOutcome) -> (Vec<String>, Vec<String>) {
-        let lists = crate::assignor::range::tests::show(input, &out.assignment);
+        let lists = crate::assignors::range::tests::show(input, &out.assignment);
         let mut moving: Vec<String> = out
             .transferring
             .iter()
@@ -738,7 +738,7 @@ mod tests {
             let s = Arc::make_mut(&mut m.subscription);
             let owned = std::mem::take(&mut s.owned_partitions);
             s.user_data = Some(
-                crate::assignor::consumer_protocol::encode_sticky_user_data(&owned, Some(1))
+                crate::assignors::consumer_protocol::encode_sticky_user_data(&owned, Some(1))
                     .unwrap(),
             );
         }
