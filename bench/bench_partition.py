@@ -21,7 +21,7 @@ import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
 import kgroup
-from kgroup import _native
+from kgroup._native import partitioners as _native
 
 N = 1_000_000
 PARTITIONS = 12

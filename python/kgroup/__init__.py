@@ -13,8 +13,11 @@ from kgroup.assignors import (
     StickyAssignor,
 )
 from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KafkaError, KGroupError
-from kgroup.partitioner import (
+from kgroup.partitioners import (
     HASH_NAMES,
+    BuiltInPartitioner,
+    RoundRobinPartitioner,
+    StickyPartitionCache,
     crc32,
     fnv1a,
     murmur2,
@@ -22,7 +25,6 @@ from kgroup.partitioner import (
     partition_keys,
     to_positive,
 )
-from kgroup.partitioners import BuiltInPartitioner, RoundRobinPartitioner, StickyPartitionCache
 
 __all__ = [
     "HASH_NAMES",

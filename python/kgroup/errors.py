@@ -1,19 +1,41 @@
 """kgroup.errors: one exception tree for everything kgroup raises.
 
 Every exception derives from :class:`KGroupError`, and also from the standard exception whose
-meaning matches, so existing ``except ValueError`` / ``except TypeError`` clauses keep working.
+meaning matches, so existing ``except ValueError`` / ``except TypeError`` clauses keep working:
+
+- :class:`InvalidArgument` (a ``ValueError``) and :class:`InvalidType` (a ``TypeError``): bad
+  arguments.
+- :class:`DecodeError` (a ``ValueError``): bytes that do not decode. Its subclasses say why, so
+  that a server can answer from the kind, never from the text: :class:`UnsupportedApiVersion`
+  (answered with UNSUPPORTED_VERSION), :class:`CorruptRecord` (CORRUPT_MESSAGE or
+  INVALID_RECORD), :class:`FrameTooLarge` and :class:`MalformedMessage` (Kafka's broker closes
+  the connection). ``error_code`` is the Kafka error code to answer with, or None.
+- :class:`KafkaError`: one subclass per Kafka error code (``RebalanceInProgress``,
+  ``NotCoordinator``, ...), with ``code``, ``name``, ``retriable`` and ``message`` taken from the
+  Rust core's table of Kafka's error codes; :func:`error_for_code` maps a code to its class.
+
+>>> from kgroup import errors
+>>> e = errors.error_for_code(27)
+>>> e.__name__, e.code, e.name, e.retriable
+('RebalanceInProgress', 27, 'REBALANCE_IN_PROGRESS', False)
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar, NamedTuple
+
+from kgroup._native import errors as _native
 
 __all__ = [
+    "CorruptRecord",
     "DecodeError",
+    "FrameTooLarge",
     "InvalidArgument",
     "InvalidType",
     "KGroupError",
     "KafkaError",
+    "MalformedMessage",
+    "UnsupportedApiVersion",
     "error_for_code",
     "raise_for_code",
 ]
@@ -32,21 +54,109 @@ class InvalidType(KGroupError, TypeError):
 
 
 class DecodeError(KGroupError, ValueError):
-    """Bytes that do not decode: a truncated or malformed payload, frame or buffer."""
+    """Bytes that do not decode: a truncated or malformed payload, frame or buffer.
+
+    ``error_code`` is the Kafka error code a broker answers with (UNSUPPORTED_VERSION for
+    :class:`UnsupportedApiVersion`, CORRUPT_MESSAGE or INVALID_RECORD for
+    :class:`CorruptRecord`), or None where Kafka's broker closes the connection instead.
+    """
+
+    error_code: int | None = None
+
+
+class UnsupportedApiVersion(DecodeError):
+    """A request for an api key kgroup does not speak, or at a version it does not speak.
+
+    A broker answers it with UNSUPPORTED_VERSION (35) under the request's correlation id (see
+    :func:`kgroup.protocol.decode_request_header`).
+    """
+
+    error_code = 35
+
+    def __init__(self, message: str, *, api_key: int = -1, api_version: int = -1) -> None:
+        super().__init__(message)
+        self.api_key = api_key
+        self.api_version = api_version
+
+
+class FrameTooLarge(DecodeError):
+    """A frame whose size prefix is above the limit (``socket.request.max.bytes``): nothing
+    after it can be read, so the connection closes."""
+
+    def __init__(self, message: str, *, size: int = 0, max_size: int = 0) -> None:
+        super().__init__(message)
+        self.size = size
+        self.max_size = max_size
+
+
+class MalformedMessage(DecodeError):
+    """Bytes that do not decode as the message they should hold: cut short, a length that cannot
+    be, invalid UTF-8, bytes left over. ``context`` names the message (``JoinGroupRequest v5``),
+    ``path`` the field (``protocols[0].name``) and ``reason`` what was wrong."""
+
+    def __init__(
+        self, message: str, *, context: str = "", path: str = "", reason: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.context = context
+        self.path = path
+        self.reason = reason or message
+
+
+class CorruptRecord(DecodeError):
+    """A record batch that fails Kafka's checks. ``kind`` says what is wrong: ``crc``,
+    ``compression``, ``record_count``, ``framing`` (sizes, magic, a batch cut short) or
+    ``record`` (a record inside does not read); ``error_code`` is CORRUPT_MESSAGE (2) for the
+    first three and framing, INVALID_RECORD (87) for the record count and a record."""
+
+    def __init__(self, message: str, *, kind: str = "framing", error_code: int = 2) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.error_code = error_code
+
+
+class _Code(NamedTuple):
+    code: int
+    name: str
+    class_name: str
+    retriable: bool
+    message: str
+
+
+#: The Rust core's table of Kafka's error codes (Kafka 3.9's ``Errors.java``), by code.
+_TABLE: dict[int, _Code] = {row[0]: _Code(*row) for row in _native.ERROR_CODES}
+_BY_CODE: dict[int, type[KafkaError]] = {}
 
 
 class KafkaError(KGroupError):
     """Base of the Kafka error codes: one subclass per code of Kafka's ``Errors`` enum (3.9).
 
-    ``code`` is the number on the wire, ``name`` Kafka's name (``REBALANCE_IN_PROGRESS``) and
-    ``retriable`` whether Kafka's exception for it is a ``RetriableException``: the same request
-    may succeed if sent again (after refreshing metadata or finding the coordinator).
-    Use :func:`error_for_code` to map a code to its class.
+    ``code`` is the number on the wire, ``name`` Kafka's name (``REBALANCE_IN_PROGRESS``),
+    ``retriable`` whether Kafka's exception for it is a ``RetriableException`` (the same request
+    may succeed if sent again, after refreshing metadata or finding the coordinator) and
+    ``message`` Kafka's default text. Use :func:`error_for_code` to map a code to its class.
     """
 
     code: ClassVar[int] = -1
     name: ClassVar[str] = "UNKNOWN_SERVER_ERROR"
     retriable: ClassVar[bool] = False
+    message: ClassVar[str] = ""
+
+    def __init_subclass__(cls, code: int | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is None:  # a subclass of a code's class: it keeps the code
+            return
+        row = _TABLE.get(code)
+        if row is None or code == 0 or row.class_name != cls.__name__:
+            raise TypeError(f"{cls.__name__}: Kafka's error code {code} is {row}")
+        cls.code, cls.name, cls.retriable, cls.message = (
+            code,
+            row.name,
+            row.retriable,
+            row.message,
+        )
+        cls.__doc__ = f"{row.name} ({code}): {row.message}"
+        _BY_CODE[code] = cls
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(message if message is not None else self.name)
@@ -55,522 +165,138 @@ class KafkaError(KGroupError):
         return f"{type(self).__name__}({self.args[0]!r})" if self.args else type(self).__name__
 
 
-# One class per Kafka error code, named after Kafka's names in CamelCase; codes, names and
-# retriability from Kafka 3.9's clients/.../common/protocol/Errors.java and the exception
-# classes it maps them to. (Code 0, NONE, is no error; 99 is unused.)
+# One class per Kafka error code (0, NONE, is no error), named after Kafka's name in CamelCase;
+# the rest of each class comes from the table. A test checks that the two cover the same codes.
+# fmt: off
+class UnknownServerError(KafkaError, code=-1): ...
+class OffsetOutOfRange(KafkaError, code=1): ...
+class CorruptMessage(KafkaError, code=2): ...
+class UnknownTopicOrPartition(KafkaError, code=3): ...
+class InvalidFetchSize(KafkaError, code=4): ...
+class LeaderNotAvailable(KafkaError, code=5): ...
+class NotLeaderOrFollower(KafkaError, code=6): ...
+class RequestTimedOut(KafkaError, code=7): ...
+class BrokerNotAvailable(KafkaError, code=8): ...
+class ReplicaNotAvailable(KafkaError, code=9): ...
+class MessageTooLarge(KafkaError, code=10): ...
+class StaleControllerEpoch(KafkaError, code=11): ...
+class OffsetMetadataTooLarge(KafkaError, code=12): ...
+class NetworkException(KafkaError, code=13): ...
+class CoordinatorLoadInProgress(KafkaError, code=14): ...
+class CoordinatorNotAvailable(KafkaError, code=15): ...
+class NotCoordinator(KafkaError, code=16): ...
+class InvalidTopicException(KafkaError, code=17): ...
+class RecordListTooLarge(KafkaError, code=18): ...
+class NotEnoughReplicas(KafkaError, code=19): ...
+class NotEnoughReplicasAfterAppend(KafkaError, code=20): ...
+class InvalidRequiredAcks(KafkaError, code=21): ...
+class IllegalGeneration(KafkaError, code=22): ...
+class InconsistentGroupProtocol(KafkaError, code=23): ...
+class InvalidGroupId(KafkaError, code=24): ...
+class UnknownMemberId(KafkaError, code=25): ...
+class InvalidSessionTimeout(KafkaError, code=26): ...
+class RebalanceInProgress(KafkaError, code=27): ...
+class InvalidCommitOffsetSize(KafkaError, code=28): ...
+class TopicAuthorizationFailed(KafkaError, code=29): ...
+class GroupAuthorizationFailed(KafkaError, code=30): ...
+class ClusterAuthorizationFailed(KafkaError, code=31): ...
+class InvalidTimestamp(KafkaError, code=32): ...
+class UnsupportedSaslMechanism(KafkaError, code=33): ...
+class IllegalSaslState(KafkaError, code=34): ...
+class UnsupportedVersion(KafkaError, code=35): ...
+class TopicAlreadyExists(KafkaError, code=36): ...
+class InvalidPartitions(KafkaError, code=37): ...
+class InvalidReplicationFactor(KafkaError, code=38): ...
+class InvalidReplicaAssignment(KafkaError, code=39): ...
+class InvalidConfig(KafkaError, code=40): ...
+class NotController(KafkaError, code=41): ...
+class InvalidRequest(KafkaError, code=42): ...
+class UnsupportedForMessageFormat(KafkaError, code=43): ...
+class PolicyViolation(KafkaError, code=44): ...
+class OutOfOrderSequenceNumber(KafkaError, code=45): ...
+class DuplicateSequenceNumber(KafkaError, code=46): ...
+class InvalidProducerEpoch(KafkaError, code=47): ...
+class InvalidTxnState(KafkaError, code=48): ...
+class InvalidProducerIdMapping(KafkaError, code=49): ...
+class InvalidTransactionTimeout(KafkaError, code=50): ...
+class ConcurrentTransactions(KafkaError, code=51): ...
+class TransactionCoordinatorFenced(KafkaError, code=52): ...
+class TransactionalIdAuthorizationFailed(KafkaError, code=53): ...
+class SecurityDisabled(KafkaError, code=54): ...
+class OperationNotAttempted(KafkaError, code=55): ...
+class KafkaStorageError(KafkaError, code=56): ...
+class LogDirNotFound(KafkaError, code=57): ...
+class SaslAuthenticationFailed(KafkaError, code=58): ...
+class UnknownProducerId(KafkaError, code=59): ...
+class ReassignmentInProgress(KafkaError, code=60): ...
+class DelegationTokenAuthDisabled(KafkaError, code=61): ...
+class DelegationTokenNotFound(KafkaError, code=62): ...
+class DelegationTokenOwnerMismatch(KafkaError, code=63): ...
+class DelegationTokenRequestNotAllowed(KafkaError, code=64): ...
+class DelegationTokenAuthorizationFailed(KafkaError, code=65): ...
+class DelegationTokenExpired(KafkaError, code=66): ...
+class InvalidPrincipalType(KafkaError, code=67): ...
+class NonEmptyGroup(KafkaError, code=68): ...
+class GroupIdNotFound(KafkaError, code=69): ...
+class FetchSessionIdNotFound(KafkaError, code=70): ...
+class InvalidFetchSessionEpoch(KafkaError, code=71): ...
+class ListenerNotFound(KafkaError, code=72): ...
+class TopicDeletionDisabled(KafkaError, code=73): ...
+class FencedLeaderEpoch(KafkaError, code=74): ...
+class UnknownLeaderEpoch(KafkaError, code=75): ...
+class UnsupportedCompressionType(KafkaError, code=76): ...
+class StaleBrokerEpoch(KafkaError, code=77): ...
+class OffsetNotAvailable(KafkaError, code=78): ...
+class MemberIdRequired(KafkaError, code=79): ...
+class PreferredLeaderNotAvailable(KafkaError, code=80): ...
+class GroupMaxSizeReached(KafkaError, code=81): ...
+class FencedInstanceId(KafkaError, code=82): ...
+class EligibleLeadersNotAvailable(KafkaError, code=83): ...
+class ElectionNotNeeded(KafkaError, code=84): ...
+class NoReassignmentInProgress(KafkaError, code=85): ...
+class GroupSubscribedToTopic(KafkaError, code=86): ...
+class InvalidRecord(KafkaError, code=87): ...
+class UnstableOffsetCommit(KafkaError, code=88): ...
+class ThrottlingQuotaExceeded(KafkaError, code=89): ...
+class ProducerFenced(KafkaError, code=90): ...
+class ResourceNotFound(KafkaError, code=91): ...
+class DuplicateResource(KafkaError, code=92): ...
+class UnacceptableCredential(KafkaError, code=93): ...
+class InconsistentVoterSet(KafkaError, code=94): ...
+class InvalidUpdateVersion(KafkaError, code=95): ...
+class FeatureUpdateFailed(KafkaError, code=96): ...
+class PrincipalDeserializationFailure(KafkaError, code=97): ...
+class SnapshotNotFound(KafkaError, code=98): ...
+class UnknownTopicId(KafkaError, code=100): ...
+class DuplicateBrokerRegistration(KafkaError, code=101): ...
+class BrokerIdNotRegistered(KafkaError, code=102): ...
+class InconsistentTopicId(KafkaError, code=103): ...
+class InconsistentClusterId(KafkaError, code=104): ...
+class TransactionalIdNotFound(KafkaError, code=105): ...
+class FetchSessionTopicIdError(KafkaError, code=106): ...
+class IneligibleReplica(KafkaError, code=107): ...
+class NewLeaderElected(KafkaError, code=108): ...
+class OffsetMovedToTieredStorage(KafkaError, code=109): ...
+class FencedMemberEpoch(KafkaError, code=110): ...
+class UnreleasedInstanceId(KafkaError, code=111): ...
+class UnsupportedAssignor(KafkaError, code=112): ...
+class StaleMemberEpoch(KafkaError, code=113): ...
+class MismatchedEndpointType(KafkaError, code=114): ...
+class UnsupportedEndpointType(KafkaError, code=115): ...
+class UnknownControllerId(KafkaError, code=116): ...
+class UnknownSubscriptionId(KafkaError, code=117): ...
+class TelemetryTooLarge(KafkaError, code=118): ...
+class InvalidRegistration(KafkaError, code=119): ...
+class TransactionAbortable(KafkaError, code=120): ...
+class InvalidRecordState(KafkaError, code=121): ...
+class ShareSessionNotFound(KafkaError, code=122): ...
+class InvalidShareSessionEpoch(KafkaError, code=123): ...
+class FencedStateEpoch(KafkaError, code=124): ...
+class InvalidVoterKey(KafkaError, code=125): ...
+class DuplicateVoter(KafkaError, code=126): ...
+class VoterNotFound(KafkaError, code=127): ...
+# fmt: on
 
-
-class UnknownServerError(KafkaError):
-    code, name, retriable = -1, "UNKNOWN_SERVER_ERROR", False
-
-
-class OffsetOutOfRange(KafkaError):
-    code, name, retriable = 1, "OFFSET_OUT_OF_RANGE", False
-
-
-class CorruptMessage(KafkaError):
-    code, name, retriable = 2, "CORRUPT_MESSAGE", True
-
-
-class UnknownTopicOrPartition(KafkaError):
-    code, name, retriable = 3, "UNKNOWN_TOPIC_OR_PARTITION", True
-
-
-class InvalidFetchSize(KafkaError):
-    code, name, retriable = 4, "INVALID_FETCH_SIZE", False
-
-
-class LeaderNotAvailable(KafkaError):
-    code, name, retriable = 5, "LEADER_NOT_AVAILABLE", True
-
-
-class NotLeaderOrFollower(KafkaError):
-    code, name, retriable = 6, "NOT_LEADER_OR_FOLLOWER", True
-
-
-class RequestTimedOut(KafkaError):
-    code, name, retriable = 7, "REQUEST_TIMED_OUT", True
-
-
-class BrokerNotAvailable(KafkaError):
-    code, name, retriable = 8, "BROKER_NOT_AVAILABLE", False
-
-
-class ReplicaNotAvailable(KafkaError):
-    code, name, retriable = 9, "REPLICA_NOT_AVAILABLE", True
-
-
-class MessageTooLarge(KafkaError):
-    code, name, retriable = 10, "MESSAGE_TOO_LARGE", False
-
-
-class StaleControllerEpoch(KafkaError):
-    code, name, retriable = 11, "STALE_CONTROLLER_EPOCH", False
-
-
-class OffsetMetadataTooLarge(KafkaError):
-    code, name, retriable = 12, "OFFSET_METADATA_TOO_LARGE", False
-
-
-class NetworkException(KafkaError):
-    code, name, retriable = 13, "NETWORK_EXCEPTION", True
-
-
-class CoordinatorLoadInProgress(KafkaError):
-    code, name, retriable = 14, "COORDINATOR_LOAD_IN_PROGRESS", True
-
-
-class CoordinatorNotAvailable(KafkaError):
-    code, name, retriable = 15, "COORDINATOR_NOT_AVAILABLE", True
-
-
-class NotCoordinator(KafkaError):
-    code, name, retriable = 16, "NOT_COORDINATOR", True
-
-
-class InvalidTopicException(KafkaError):
-    code, name, retriable = 17, "INVALID_TOPIC_EXCEPTION", False
-
-
-class RecordListTooLarge(KafkaError):
-    code, name, retriable = 18, "RECORD_LIST_TOO_LARGE", False
-
-
-class NotEnoughReplicas(KafkaError):
-    code, name, retriable = 19, "NOT_ENOUGH_REPLICAS", True
-
-
-class NotEnoughReplicasAfterAppend(KafkaError):
-    code, name, retriable = 20, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", True
-
-
-class InvalidRequiredAcks(KafkaError):
-    code, name, retriable = 21, "INVALID_REQUIRED_ACKS", False
-
-
-class IllegalGeneration(KafkaError):
-    code, name, retriable = 22, "ILLEGAL_GENERATION", False
-
-
-class InconsistentGroupProtocol(KafkaError):
-    code, name, retriable = 23, "INCONSISTENT_GROUP_PROTOCOL", False
-
-
-class InvalidGroupId(KafkaError):
-    code, name, retriable = 24, "INVALID_GROUP_ID", False
-
-
-class UnknownMemberId(KafkaError):
-    code, name, retriable = 25, "UNKNOWN_MEMBER_ID", False
-
-
-class InvalidSessionTimeout(KafkaError):
-    code, name, retriable = 26, "INVALID_SESSION_TIMEOUT", False
-
-
-class RebalanceInProgress(KafkaError):
-    code, name, retriable = 27, "REBALANCE_IN_PROGRESS", False
-
-
-class InvalidCommitOffsetSize(KafkaError):
-    code, name, retriable = 28, "INVALID_COMMIT_OFFSET_SIZE", False
-
-
-class TopicAuthorizationFailed(KafkaError):
-    code, name, retriable = 29, "TOPIC_AUTHORIZATION_FAILED", False
-
-
-class GroupAuthorizationFailed(KafkaError):
-    code, name, retriable = 30, "GROUP_AUTHORIZATION_FAILED", False
-
-
-class ClusterAuthorizationFailed(KafkaError):
-    code, name, retriable = 31, "CLUSTER_AUTHORIZATION_FAILED", False
-
-
-class InvalidTimestamp(KafkaError):
-    code, name, retriable = 32, "INVALID_TIMESTAMP", False
-
-
-class UnsupportedSaslMechanism(KafkaError):
-    code, name, retriable = 33, "UNSUPPORTED_SASL_MECHANISM", False
-
-
-class IllegalSaslState(KafkaError):
-    code, name, retriable = 34, "ILLEGAL_SASL_STATE", False
-
-
-class UnsupportedVersion(KafkaError):
-    code, name, retriable = 35, "UNSUPPORTED_VERSION", False
-
-
-class TopicAlreadyExists(KafkaError):
-    code, name, retriable = 36, "TOPIC_ALREADY_EXISTS", False
-
-
-class InvalidPartitions(KafkaError):
-    code, name, retriable = 37, "INVALID_PARTITIONS", False
-
-
-class InvalidReplicationFactor(KafkaError):
-    code, name, retriable = 38, "INVALID_REPLICATION_FACTOR", False
-
-
-class InvalidReplicaAssignment(KafkaError):
-    code, name, retriable = 39, "INVALID_REPLICA_ASSIGNMENT", False
-
-
-class InvalidConfig(KafkaError):
-    code, name, retriable = 40, "INVALID_CONFIG", False
-
-
-class NotController(KafkaError):
-    code, name, retriable = 41, "NOT_CONTROLLER", True
-
-
-class InvalidRequest(KafkaError):
-    code, name, retriable = 42, "INVALID_REQUEST", False
-
-
-class UnsupportedForMessageFormat(KafkaError):
-    code, name, retriable = 43, "UNSUPPORTED_FOR_MESSAGE_FORMAT", False
-
-
-class PolicyViolation(KafkaError):
-    code, name, retriable = 44, "POLICY_VIOLATION", False
-
-
-class OutOfOrderSequenceNumber(KafkaError):
-    code, name, retriable = 45, "OUT_OF_ORDER_SEQUENCE_NUMBER", False
-
-
-class DuplicateSequenceNumber(KafkaError):
-    code, name, retriable = 46, "DUPLICATE_SEQUENCE_NUMBER", False
-
-
-class InvalidProducerEpoch(KafkaError):
-    code, name, retriable = 47, "INVALID_PRODUCER_EPOCH", False
-
-
-class InvalidTxnState(KafkaError):
-    code, name, retriable = 48, "INVALID_TXN_STATE", False
-
-
-class InvalidProducerIdMapping(KafkaError):
-    code, name, retriable = 49, "INVALID_PRODUCER_ID_MAPPING", False
-
-
-class InvalidTransactionTimeout(KafkaError):
-    code, name, retriable = 50, "INVALID_TRANSACTION_TIMEOUT", False
-
-
-class ConcurrentTransactions(KafkaError):
-    code, name, retriable = 51, "CONCURRENT_TRANSACTIONS", True
-
-
-class TransactionCoordinatorFenced(KafkaError):
-    code, name, retriable = 52, "TRANSACTION_COORDINATOR_FENCED", False
-
-
-class TransactionalIdAuthorizationFailed(KafkaError):
-    code, name, retriable = 53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", False
-
-
-class SecurityDisabled(KafkaError):
-    code, name, retriable = 54, "SECURITY_DISABLED", False
-
-
-class OperationNotAttempted(KafkaError):
-    code, name, retriable = 55, "OPERATION_NOT_ATTEMPTED", False
-
-
-class KafkaStorageError(KafkaError):
-    code, name, retriable = 56, "KAFKA_STORAGE_ERROR", True
-
-
-class LogDirNotFound(KafkaError):
-    code, name, retriable = 57, "LOG_DIR_NOT_FOUND", False
-
-
-class SaslAuthenticationFailed(KafkaError):
-    code, name, retriable = 58, "SASL_AUTHENTICATION_FAILED", False
-
-
-class UnknownProducerId(KafkaError):
-    code, name, retriable = 59, "UNKNOWN_PRODUCER_ID", False
-
-
-class ReassignmentInProgress(KafkaError):
-    code, name, retriable = 60, "REASSIGNMENT_IN_PROGRESS", False
-
-
-class DelegationTokenAuthDisabled(KafkaError):
-    code, name, retriable = 61, "DELEGATION_TOKEN_AUTH_DISABLED", False
-
-
-class DelegationTokenNotFound(KafkaError):
-    code, name, retriable = 62, "DELEGATION_TOKEN_NOT_FOUND", False
-
-
-class DelegationTokenOwnerMismatch(KafkaError):
-    code, name, retriable = 63, "DELEGATION_TOKEN_OWNER_MISMATCH", False
-
-
-class DelegationTokenRequestNotAllowed(KafkaError):
-    code, name, retriable = 64, "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED", False
-
-
-class DelegationTokenAuthorizationFailed(KafkaError):
-    code, name, retriable = 65, "DELEGATION_TOKEN_AUTHORIZATION_FAILED", False
-
-
-class DelegationTokenExpired(KafkaError):
-    code, name, retriable = 66, "DELEGATION_TOKEN_EXPIRED", False
-
-
-class InvalidPrincipalType(KafkaError):
-    code, name, retriable = 67, "INVALID_PRINCIPAL_TYPE", False
-
-
-class NonEmptyGroup(KafkaError):
-    code, name, retriable = 68, "NON_EMPTY_GROUP", False
-
-
-class GroupIdNotFound(KafkaError):
-    code, name, retriable = 69, "GROUP_ID_NOT_FOUND", False
-
-
-class FetchSessionIdNotFound(KafkaError):
-    code, name, retriable = 70, "FETCH_SESSION_ID_NOT_FOUND", True
-
-
-class InvalidFetchSessionEpoch(KafkaError):
-    code, name, retriable = 71, "INVALID_FETCH_SESSION_EPOCH", True
-
-
-class ListenerNotFound(KafkaError):
-    code, name, retriable = 72, "LISTENER_NOT_FOUND", True
-
-
-class TopicDeletionDisabled(KafkaError):
-    code, name, retriable = 73, "TOPIC_DELETION_DISABLED", False
-
-
-class FencedLeaderEpoch(KafkaError):
-    code, name, retriable = 74, "FENCED_LEADER_EPOCH", True
-
-
-class UnknownLeaderEpoch(KafkaError):
-    code, name, retriable = 75, "UNKNOWN_LEADER_EPOCH", True
-
-
-class UnsupportedCompressionType(KafkaError):
-    code, name, retriable = 76, "UNSUPPORTED_COMPRESSION_TYPE", False
-
-
-class StaleBrokerEpoch(KafkaError):
-    code, name, retriable = 77, "STALE_BROKER_EPOCH", False
-
-
-class OffsetNotAvailable(KafkaError):
-    code, name, retriable = 78, "OFFSET_NOT_AVAILABLE", True
-
-
-class MemberIdRequired(KafkaError):
-    code, name, retriable = 79, "MEMBER_ID_REQUIRED", False
-
-
-class PreferredLeaderNotAvailable(KafkaError):
-    code, name, retriable = 80, "PREFERRED_LEADER_NOT_AVAILABLE", True
-
-
-class GroupMaxSizeReached(KafkaError):
-    code, name, retriable = 81, "GROUP_MAX_SIZE_REACHED", False
-
-
-class FencedInstanceId(KafkaError):
-    code, name, retriable = 82, "FENCED_INSTANCE_ID", False
-
-
-class EligibleLeadersNotAvailable(KafkaError):
-    code, name, retriable = 83, "ELIGIBLE_LEADERS_NOT_AVAILABLE", True
-
-
-class ElectionNotNeeded(KafkaError):
-    code, name, retriable = 84, "ELECTION_NOT_NEEDED", True
-
-
-class NoReassignmentInProgress(KafkaError):
-    code, name, retriable = 85, "NO_REASSIGNMENT_IN_PROGRESS", False
-
-
-class GroupSubscribedToTopic(KafkaError):
-    code, name, retriable = 86, "GROUP_SUBSCRIBED_TO_TOPIC", False
-
-
-class InvalidRecord(KafkaError):
-    code, name, retriable = 87, "INVALID_RECORD", False
-
-
-class UnstableOffsetCommit(KafkaError):
-    code, name, retriable = 88, "UNSTABLE_OFFSET_COMMIT", True
-
-
-class ThrottlingQuotaExceeded(KafkaError):
-    code, name, retriable = 89, "THROTTLING_QUOTA_EXCEEDED", True
-
-
-class ProducerFenced(KafkaError):
-    code, name, retriable = 90, "PRODUCER_FENCED", False
-
-
-class ResourceNotFound(KafkaError):
-    code, name, retriable = 91, "RESOURCE_NOT_FOUND", False
-
-
-class DuplicateResource(KafkaError):
-    code, name, retriable = 92, "DUPLICATE_RESOURCE", False
-
-
-class UnacceptableCredential(KafkaError):
-    code, name, retriable = 93, "UNACCEPTABLE_CREDENTIAL", False
-
-
-class InconsistentVoterSet(KafkaError):
-    code, name, retriable = 94, "INCONSISTENT_VOTER_SET", False
-
-
-class InvalidUpdateVersion(KafkaError):
-    code, name, retriable = 95, "INVALID_UPDATE_VERSION", False
-
-
-class FeatureUpdateFailed(KafkaError):
-    code, name, retriable = 96, "FEATURE_UPDATE_FAILED", False
-
-
-class PrincipalDeserializationFailure(KafkaError):
-    code, name, retriable = 97, "PRINCIPAL_DESERIALIZATION_FAILURE", False
-
-
-class SnapshotNotFound(KafkaError):
-    code, name, retriable = 98, "SNAPSHOT_NOT_FOUND", False
-
-
-class UnknownTopicId(KafkaError):
-    code, name, retriable = 100, "UNKNOWN_TOPIC_ID", True
-
-
-class DuplicateBrokerRegistration(KafkaError):
-    code, name, retriable = 101, "DUPLICATE_BROKER_REGISTRATION", False
-
-
-class BrokerIdNotRegistered(KafkaError):
-    code, name, retriable = 102, "BROKER_ID_NOT_REGISTERED", False
-
-
-class InconsistentTopicId(KafkaError):
-    code, name, retriable = 103, "INCONSISTENT_TOPIC_ID", True
-
-
-class InconsistentClusterId(KafkaError):
-    code, name, retriable = 104, "INCONSISTENT_CLUSTER_ID", False
-
-
-class TransactionalIdNotFound(KafkaError):
-    code, name, retriable = 105, "TRANSACTIONAL_ID_NOT_FOUND", False
-
-
-class FetchSessionTopicIdError(KafkaError):
-    code, name, retriable = 106, "FETCH_SESSION_TOPIC_ID_ERROR", True
-
-
-class IneligibleReplica(KafkaError):
-    code, name, retriable = 107, "INELIGIBLE_REPLICA", False
-
-
-class NewLeaderElected(KafkaError):
-    code, name, retriable = 108, "NEW_LEADER_ELECTED", False
-
-
-class OffsetMovedToTieredStorage(KafkaError):
-    code, name, retriable = 109, "OFFSET_MOVED_TO_TIERED_STORAGE", False
-
-
-class FencedMemberEpoch(KafkaError):
-    code, name, retriable = 110, "FENCED_MEMBER_EPOCH", False
-
-
-class UnreleasedInstanceId(KafkaError):
-    code, name, retriable = 111, "UNRELEASED_INSTANCE_ID", False
-
-
-class UnsupportedAssignor(KafkaError):
-    code, name, retriable = 112, "UNSUPPORTED_ASSIGNOR", False
-
-
-class StaleMemberEpoch(KafkaError):
-    code, name, retriable = 113, "STALE_MEMBER_EPOCH", False
-
-
-class MismatchedEndpointType(KafkaError):
-    code, name, retriable = 114, "MISMATCHED_ENDPOINT_TYPE", False
-
-
-class UnsupportedEndpointType(KafkaError):
-    code, name, retriable = 115, "UNSUPPORTED_ENDPOINT_TYPE", False
-
-
-class UnknownControllerId(KafkaError):
-    code, name, retriable = 116, "UNKNOWN_CONTROLLER_ID", False
-
-
-class UnknownSubscriptionId(KafkaError):
-    code, name, retriable = 117, "UNKNOWN_SUBSCRIPTION_ID", False
-
-
-class TelemetryTooLarge(KafkaError):
-    code, name, retriable = 118, "TELEMETRY_TOO_LARGE", False
-
-
-class InvalidRegistration(KafkaError):
-    code, name, retriable = 119, "INVALID_REGISTRATION", False
-
-
-class TransactionAbortable(KafkaError):
-    code, name, retriable = 120, "TRANSACTION_ABORTABLE", False
-
-
-class InvalidRecordState(KafkaError):
-    code, name, retriable = 121, "INVALID_RECORD_STATE", False
-
-
-class ShareSessionNotFound(KafkaError):
-    code, name, retriable = 122, "SHARE_SESSION_NOT_FOUND", True
-
-
-class InvalidShareSessionEpoch(KafkaError):
-    code, name, retriable = 123, "INVALID_SHARE_SESSION_EPOCH", True
-
-
-class FencedStateEpoch(KafkaError):
-    code, name, retriable = 124, "FENCED_STATE_EPOCH", False
-
-
-class InvalidVoterKey(KafkaError):
-    code, name, retriable = 125, "INVALID_VOTER_KEY", False
-
-
-class DuplicateVoter(KafkaError):
-    code, name, retriable = 126, "DUPLICATE_VOTER", False
-
-
-class VoterNotFound(KafkaError):
-    code, name, retriable = 127, "VOTER_NOT_FOUND", False
-
-
-_BY_CODE: dict[int, type[KafkaError]] = {
-    c.code: c for c in KafkaError.__subclasses__() if c.__module__ == __name__
-}
 __all__ += sorted(c.__name__ for c in _BY_CODE.values())
 
 

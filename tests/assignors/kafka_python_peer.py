@@ -9,7 +9,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 from kafka.protocol.metadata import MetadataResponse
 
 from kgroup.assignors import Subscription
-from kgroup.consumer_protocol import encode_subscription
+from kgroup.assignors.consumer_protocol import encode_subscription
 
 
 def cluster(partitions_per_topic: dict[str, int]) -> ClusterMetadata:

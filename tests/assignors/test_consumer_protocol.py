@@ -13,7 +13,7 @@ from kafka.protocol.consumer.metadata import (
 )
 
 from kgroup.assignors import Assignment, Subscription, TopicPartition
-from kgroup.consumer_protocol import (
+from kgroup.assignors.consumer_protocol import (
     decode_assignment,
     decode_cooperative_user_data,
     decode_sticky_user_data,

@@ -21,7 +21,7 @@ from kgroup.adapters.kafka_python_assignors import (
     StickyPartitionAssignor,
 )
 from kgroup.assignors import Assignment
-from kgroup.consumer_protocol import decode_subscription, encode_assignment
+from kgroup.assignors.consumer_protocol import decode_subscription, encode_assignment
 
 from .kafka_python_peer import cluster
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kgroup
-from kgroup import _native
+from kgroup._native import partitioners as _native
 from kgroup.errors import InvalidArgument, InvalidType, KGroupError
 
 KEYS = [b"a", None, b"", b"abc", "h\u00e9llo", "\U0001f600", b"\x00\xff\x00"]

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from kgroup.errors import KGroupError
-from kgroup.partitioner import HashName, partition_for_key
+from kgroup.partitioners import HashName, partition_for_key
 
 __all__ = ["UNASSIGNED", "JavaPartitioner"]
 

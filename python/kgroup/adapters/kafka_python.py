@@ -16,8 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from kgroup.partitioner import HashName, partition_for_key
-from kgroup.partitioners import StickyPartitionCache
+from kgroup.partitioners import HashName, StickyPartitionCache, partition_for_key
 
 try:  # kafka-python >= 2.1 has an abstract base class; older releases call a plain callable.
     from kafka.partitioner.abc import Partitioner as _Base

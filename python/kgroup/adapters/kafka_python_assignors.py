@@ -31,7 +31,7 @@ from kafka.protocol.consumer.metadata import (
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from kgroup import assignors as _assignors
-from kgroup.consumer_protocol import encode_sticky_user_data
+from kgroup.assignors.consumer_protocol import encode_sticky_user_data
 
 __all__ = [
     "CooperativeStickyAssignor",

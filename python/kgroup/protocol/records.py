@@ -12,7 +12,8 @@ records: :class:`BatchHeader` reads the header and checks the CRC, and :func:`se
 >>> batch.compression, batch.records[0].value
 ('zstd', b'v')
 
-Bad bytes raise :class:`kgroup.errors.DecodeError`; decompression never produces more than
+Bad bytes raise :class:`kgroup.errors.CorruptRecord` (a ``DecodeError``; its ``kind`` says what
+is wrong); decompression never produces more than
 ``max_decompressed_size`` bytes in one call.
 """
 
@@ -23,8 +24,8 @@ from collections.abc import Iterable
 from enum import IntEnum
 from typing import NamedTuple
 
-from kgroup import _native
-from kgroup._native import BatchHeader, Record, RecordBatch
+from kgroup._native.protocol import records as _native
+from kgroup._native.protocol.records import BatchHeader, Record, RecordBatch
 
 __all__ = [
     "COMPRESSION_TYPES",

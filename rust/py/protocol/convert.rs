@@ -15,7 +15,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
 
 use super::views::{ArrayView, StructView};
-use crate::error::Error;
+use crate::errors::Error;
 use crate::protocol::messages::{APIS, REQUEST_HEADER, RESPONSE_HEADER};
 use crate::protocol::schema::{Field, Message, Type};
 use crate::protocol::value::{default_value, AddressMap, Fields, Struct, Value};
@@ -274,8 +274,8 @@ pub(super) fn finish(c: Conv, msg: &Message, version: i16) -> Error {
     }
     let text = format!("{place}: {}", c.err);
     match c.err {
-        Error::Decode(_) | Error::InvalidArgument(_) => Error::InvalidArgument(text),
         Error::InvalidType(_) => Error::InvalidType(text),
+        _ => Error::InvalidArgument(text),
     }
 }
 

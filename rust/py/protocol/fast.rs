@@ -21,7 +21,7 @@ use super::convert::{
     at, names_of, py_err, tagged_from_py, unknown_key, Conv, ConvResult, FromPy, Keep, Keys,
     UNKNOWN_TAGGED,
 };
-use crate::error::Error;
+use crate::errors::Error;
 use crate::protocol::codec::{encode_field_value, encode_scalar_value, encode_struct_value};
 use crate::protocol::primitives::{put_vec, Buf, Writer};
 use crate::protocol::schema::{Field, Type};

@@ -7,52 +7,56 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod convert;
 mod fast;
+mod frame;
+mod records;
 mod views;
 
-use self::convert::{bytes_from_py, finish, keys, optional_tagged, tagged_from_py, FromPy, Keep};
+use self::convert::{bytes_from_py, finish, keys, tagged_from_py, FromPy, Keep};
 use self::fast::{Direct, Rope};
 use self::views::{body_view, ArrayView, Decoded, Owner, StructView};
 use super::errors::{to_pyerr, IntoPyResult};
-use crate::error::Error;
+use crate::errors::Error;
 use crate::protocol::codec::{decode_message_in, encode_message, message_size};
-use crate::protocol::frame::{self, Prepared, RequestHeader};
-use crate::protocol::messages::{api, APIS, REQUEST_HEADER, RESPONSE_HEADER};
+use crate::protocol::frame as core_frame;
+use crate::protocol::messages::{APIS, REQUEST_HEADER, RESPONSE_HEADER};
 use crate::protocol::primitives::{SliceBuf, Writer};
-use crate::protocol::schema::{DefaultValue, Field, Kind, Message, Versions};
+use crate::protocol::schema::{Api, DefaultValue, Field, Kind, Message};
 use crate::protocol::value::Struct;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StructView>()?;
     m.add_class::<ArrayView>()?;
-    m.add_function(wrap_pyfunction!(protocol_decode_request, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_decode_request_header, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_encode_request, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_decode_response, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_encode_response, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_decode_body, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_encode_body, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_encode_body_tree, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_body_size, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_frame_size, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_apis, m)?)?;
-    m.add_function(wrap_pyfunction!(protocol_schema, m)?)?;
+    self::frame::register(m)?;
+    m.add_function(wrap_pyfunction!(decode_body, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_body, m)?)?;
+    m.add_function(wrap_pyfunction!(body_size, m)?)?;
+    m.add_function(wrap_pyfunction!(is_supported, m)?)?;
+    m.add_function(wrap_pyfunction!(request_header_version, m)?)?;
+    m.add_function(wrap_pyfunction!(response_header_version, m)?)?;
+    m.add_function(wrap_pyfunction!(definitions, m)?)?;
+    api_tables(m)?;
+    super::submodule(m, "records", records::register)?;
     Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-fn message_of(py: Python<'_>, api_key: i16, request: bool) -> PyResult<&'static Message> {
-    let a = api(api_key).ok_or_else(|| {
-        to_pyerr(
-            py,
-            Error::InvalidArgument(format!("unknown api key {api_key}")),
-        )
-    })?;
+/// message_of is the request or response definition of `api_key` at `version`; a key or version
+/// kgroup does not speak is the caller's error here (decoding reports it as
+/// UnsupportedApiVersion instead).
+fn message_of(
+    py: Python<'_>,
+    api_key: i16,
+    version: i16,
+    request: bool,
+) -> PyResult<&'static Message> {
+    let a = core_frame::lookup(api_key, version)
+        .map_err(|e| to_pyerr(py, e.into_argument()))?;
     Ok(if request { a.request } else { a.response })
 }
 
@@ -80,6 +84,8 @@ impl<'k> Body<'k> {
     }
 }
 
+/// body_from_py reads a body (plain values or a view of the same message) into a value tree
+/// that borrows its bytes and strings; `msg` is checked to hold `version`.
 fn body_from_py<'py, 'k>(
     py: Python<'py>,
     keep: &'k Keep<'py>,
@@ -87,19 +93,8 @@ fn body_from_py<'py, 'k>(
     version: i16,
     body: &Bound<'py, PyAny>,
 ) -> PyResult<Body<'k>> {
-    if !msg.valid.contains(version) {
-        return Err(to_pyerr(
-            py,
-            Error::InvalidArgument(format!(
-                "{} version {version} is not supported (versions {})",
-                msg.name, msg.valid
-            )),
-        ));
-    }
-    if let Ok(view) = body.cast::<StructView>() {
-        if std::ptr::eq(view.get().fields(), msg.fields) {
-            return Ok(Body::View(keep.view(view)));
-        }
+    if let Some(tree) = same_view(keep, msg, body) {
+        return Ok(Body::View(tree));
     }
     FromPy {
         py,
@@ -109,20 +104,6 @@ fn body_from_py<'py, 'k>(
     .structure(body, msg.fields)
     .map(Body::Tree)
     .map_err(|c| to_pyerr(py, finish(c, msg, version)))
-}
-
-fn check_version(py: Python<'_>, msg: &Message, version: i16) -> PyResult<()> {
-    if msg.valid.contains(version) {
-        Ok(())
-    } else {
-        Err(to_pyerr(
-            py,
-            Error::InvalidArgument(format!(
-                "{} version {version} is not supported (versions {})",
-                msg.name, msg.valid
-            )),
-        ))
-    }
 }
 
 /// same_view is the tree of `body` when it is a view of this very message.
@@ -155,19 +136,6 @@ fn direct<'py, 'k>(
         .map_err(|c| to_pyerr(py, finish(c, msg, version)))
 }
 
-/// finish_frame writes the size prefix over the placeholder at the start and makes the bytes.
-fn finish_frame<'py>(py: Python<'py>, mut w: Writer<Rope<'_>>) -> PyResult<Bound<'py, PyBytes>> {
-    let size = w.buf.len() - 4;
-    if size > i32::MAX as usize {
-        return Err(to_pyerr(
-            py,
-            Error::InvalidArgument(format!("message of {size} bytes is too large for a frame")),
-        ));
-    }
-    w.buf.patch(0, &(size as i32).to_be_bytes());
-    w.buf.into_bytes(py)
-}
-
 fn header_tagged(tagged: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(u32, Cow<'static, [u8]>)>> {
     match tagged {
         None => Ok(Vec::new()),
@@ -183,225 +151,49 @@ fn header_tagged(tagged: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(u32, Cow<'s
     }
 }
 
-/// write_frame writes a prepared frame straight into a new `bytes` of its exact length.
-fn write_frame<'py>(py: Python<'py>, prepared: &Prepared<'_>) -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, prepared.len(), |buf| {
-        let mut w = Writer::over(SliceBuf::new(buf));
-        prepared.write(&mut w).py_err(py)?;
-        if w.buf.overflowed() || w.buf.written() != prepared.len() {
-            return Err(to_pyerr(
-                py,
-                Error::InvalidArgument("encoded frame does not match its computed size".into()),
-            ));
-        }
-        Ok(())
-    })
-}
-
 // ---------------------------------------------------------------------------------------------
-// requests and responses
+// bodies
 
-/// protocol_decode_request(frame) -> (api_key, api_version, correlation_id, client_id,
-/// header_tagged_fields | None, body view): decode one request frame (after its size prefix).
+/// Decode a request or response body alone (no header, no size prefix); every byte must be
+/// used. The body is decoded with the GIL released.
 #[pyfunction]
-fn protocol_decode_request<'py>(
-    py: Python<'py>,
-    frame: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let (header, root) = Decoded::decode(py, owner_of(frame)?, |data, arena| {
-        let req = frame::decode_request_in(arena, data)?;
-        let version = req.header.api_version;
-        Ok((req.header.into_owned(), req.api.request, version, req.body))
-    })?;
-    let body = body_view(py, root)?;
-    let h = header;
-    (
-        h.api_key,
-        h.api_version,
-        h.correlation_id,
-        h.client_id.as_deref(),
-        optional_tagged(py, &h.unknown_tagged)?,
-        body,
-    )
-        .into_pyobject(py)
-}
-
-/// protocol_decode_request_header(frame) -> (api_key, api_version, correlation_id, client_id,
-/// header_tagged_fields | None, header_length): read only the header, whatever the api.
-#[pyfunction]
-fn protocol_decode_request_header<'py>(
-    py: Python<'py>,
-    frame: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let data = match frame.cast::<PyBytes>() {
-        Ok(b) => Cow::Borrowed(b.as_bytes()),
-        Err(_) => Cow::Owned(
-            bytes_from_py(frame)
-                .map_err(|c| to_pyerr(py, Error::InvalidType(format!("frame: {}", c.err))))?,
-        ),
-    };
-    let (h, n) = frame::decode_request_header(&data).py_err(py)?;
-    (
-        h.api_key,
-        h.api_version,
-        h.correlation_id,
-        h.client_id.as_deref(),
-        optional_tagged(py, &h.unknown_tagged)?,
-        n,
-    )
-        .into_pyobject(py)
-}
-
-/// protocol_encode_request(api_key, api_version, correlation_id, client_id, body,
-/// header_tagged_fields=None) -> bytes: a whole request frame, size prefix included.
-#[pyfunction]
-#[pyo3(signature = (api_key, api_version, correlation_id, client_id, body, header_tagged_fields=None))]
-fn protocol_encode_request<'py>(
+#[pyo3(signature = (api_key, version, data, *, request))]
+fn decode_body<'py>(
     py: Python<'py>,
     api_key: i16,
-    api_version: i16,
-    correlation_id: i32,
-    client_id: Option<&str>,
-    body: &Bound<'py, PyAny>,
-    header_tagged_fields: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let msg = message_of(py, api_key, true)?;
-    check_version(py, msg, api_version)?;
-    let keep = Keep::new();
-    let header = RequestHeader {
-        api_key,
-        api_version,
-        correlation_id,
-        client_id: client_id.map(Cow::Borrowed),
-        unknown_tagged: header_tagged(header_tagged_fields)?,
-    };
-    if let Some(tree) = same_view(&keep, msg, body) {
-        let prepared = frame::prepare_request(&header, tree).py_err(py)?;
-        return write_frame(py, &prepared);
-    }
-    let mut w = Writer::over(Rope::new());
-    w.i32(0);
-    frame::write_request_header(&mut w, &header).py_err(py)?;
-    direct(py, &keep, &mut w, msg, api_version, body)?;
-    finish_frame(py, w)
-}
-
-/// protocol_decode_response(api_key, api_version, frame) -> (correlation_id,
-/// header_tagged_fields | None, version_read, body view).
-#[pyfunction]
-fn protocol_decode_response<'py>(
-    py: Python<'py>,
-    api_key: i16,
-    api_version: i16,
-    frame: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let msg = message_of(py, api_key, false)
-        .map_err(|_| to_pyerr(py, Error::Decode(format!("unknown api key {api_key}"))))?;
-    let ((correlation_id, tagged), root) = Decoded::decode(py, owner_of(frame)?, |data, arena| {
-        let resp = frame::decode_response_in(arena, api_key, api_version, data)?;
-        let tagged: Vec<(u32, Cow<'static, [u8]>)> = resp
-            .unknown_tagged
-            .into_iter()
-            .map(|(t, b)| (t, Cow::Owned(b.into_owned())))
-            .collect();
-        Ok(((resp.correlation_id, tagged), msg, resp.version, resp.body))
-    })?;
-    let version = root.version;
-    let body = body_view(py, root)?;
-    (correlation_id, optional_tagged(py, &tagged)?, version, body).into_pyobject(py)
-}
-
-/// protocol_encode_response(api_key, api_version, correlation_id, body,
-/// header_tagged_fields=None) -> bytes: a whole response frame, size prefix included.
-#[pyfunction]
-#[pyo3(signature = (api_key, api_version, correlation_id, body, header_tagged_fields=None))]
-fn protocol_encode_response<'py>(
-    py: Python<'py>,
-    api_key: i16,
-    api_version: i16,
-    correlation_id: i32,
-    body: &Bound<'py, PyAny>,
-    header_tagged_fields: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let msg = message_of(py, api_key, false)?;
-    let keep = Keep::new();
-    let body = body_from_py(py, &keep, msg, api_version, body)?;
-    let tagged = header_tagged(header_tagged_fields)?;
-    let prepared =
-        frame::prepare_response(api_key, api_version, correlation_id, &tagged, body.get())
-            .py_err(py)?;
-    write_frame(py, &prepared)
-}
-
-/// protocol_decode_body(api_key, api_version, request, data) -> body view: a body without
-/// header; every byte must be used.
-#[pyfunction]
-fn protocol_decode_body<'py>(
-    py: Python<'py>,
-    api_key: i16,
-    api_version: i16,
-    request: bool,
+    version: i16,
     data: &Bound<'py, PyAny>,
+    request: bool,
 ) -> PyResult<Bound<'py, StructView>> {
-    let msg = message_of(py, api_key, request)?;
+    let a = core_frame::lookup(api_key, version).py_err(py)?;
+    let msg = if request { a.request } else { a.response };
     let ((), root) = Decoded::decode(py, owner_of(data)?, |bytes, arena| {
-        Ok((
-            (),
-            msg,
-            api_version,
-            decode_message_in(arena, msg, api_version, bytes)?,
-        ))
+        Ok(((), msg, version, decode_message_in(arena, msg, version, bytes)?))
     })?;
     body_view(py, root)
 }
 
-/// protocol_encode_body(api_key, api_version, request, body) -> bytes: a body without header.
+/// Encode a request or response body alone, without header or size prefix.
 #[pyfunction]
-fn protocol_encode_body<'py>(
+#[pyo3(signature = (api_key, version, body, *, request))]
+fn encode_body<'py>(
     py: Python<'py>,
     api_key: i16,
-    api_version: i16,
-    request: bool,
+    version: i16,
     body: &Bound<'py, PyAny>,
+    request: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let msg = message_of(py, api_key, request)?;
-    check_version(py, msg, api_version)?;
+    let msg = message_of(py, api_key, version, request)?;
     let keep = Keep::new();
-    if same_view(&keep, msg, body).is_none() {
+    let Some(tree) = same_view(&keep, msg, body) else {
         let mut w = Writer::over(Rope::new());
-        direct(py, &keep, &mut w, msg, api_version, body)?;
+        direct(py, &keep, &mut w, msg, version, body)?;
         return w.buf.into_bytes(py);
-    }
-    tree_body(py, &keep, msg, api_version, body)
-}
-
-/// protocol_encode_body_tree(api_key, api_version, request, body) -> bytes: as
-/// protocol_encode_body, always through a value tree (for tests comparing the two encoders).
-#[pyfunction]
-fn protocol_encode_body_tree<'py>(
-    py: Python<'py>,
-    api_key: i16,
-    api_version: i16,
-    request: bool,
-    body: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let msg = message_of(py, api_key, request)?;
-    let keep = Keep::new();
-    tree_body(py, &keep, msg, api_version, body)
-}
-
-fn tree_body<'py>(
-    py: Python<'py>,
-    keep: &Keep<'py>,
-    msg: &'static Message,
-    api_version: i16,
-    body: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let body = body_from_py(py, keep, msg, api_version, body)?;
-    let size = message_size(msg, api_version, body.get()).py_err(py)?;
+    };
+    let size = message_size(msg, version, tree).py_err(py)?;
     PyBytes::new_with(py, size, |buf| {
         let mut w = Writer::over(SliceBuf::new(buf));
-        encode_message(&mut w, msg, api_version, body.get()).py_err(py)?;
+        encode_message(&mut w, msg, version, tree).py_err(py)?;
         if w.buf.overflowed() || w.buf.written() != size {
             return Err(to_pyerr(
                 py,
@@ -412,60 +204,84 @@ fn tree_body<'py>(
     })
 }
 
-/// protocol_body_size(api_key, api_version, request, body) -> int: the encoded size of a body,
-/// computed without encoding it.
+/// The encoded size of a body, computed without encoding it.
 #[pyfunction]
-fn protocol_body_size(
+#[pyo3(signature = (api_key, version, body, *, request))]
+fn body_size(
     py: Python<'_>,
     api_key: i16,
-    api_version: i16,
-    request: bool,
+    version: i16,
     body: &Bound<'_, PyAny>,
+    request: bool,
 ) -> PyResult<usize> {
-    let msg = message_of(py, api_key, request)?;
+    let msg = message_of(py, api_key, version, request)?;
     let keep = Keep::new();
-    let body = body_from_py(py, &keep, msg, api_version, body)?;
-    message_size(msg, api_version, body.get()).py_err(py)
+    let body = body_from_py(py, &keep, msg, version, body)?;
+    message_size(msg, version, body.get()).py_err(py)
 }
 
-/// protocol_frame_size(prefix, max_size) -> int: the size a 4-byte frame prefix announces.
+/// Whether kgroup speaks this api key at this version.
 #[pyfunction]
-fn protocol_frame_size(
-    py: Python<'_>,
-    prefix: &Bound<'_, PyAny>,
-    max_size: usize,
-) -> PyResult<usize> {
-    let data = bytes_from_py(prefix)
-        .map_err(|c| to_pyerr(py, Error::InvalidType(format!("prefix: {}", c.err))))?;
-    let b: [u8; 4] = data.as_slice().try_into().map_err(|_| {
-        to_pyerr(
-            py,
-            Error::Decode(format!(
-                "a frame size prefix is 4 bytes, got {}",
-                data.len()
-            )),
-        )
-    })?;
-    frame::frame_size(b, max_size).py_err(py)
+fn is_supported(api_key: i16, api_version: i16) -> bool {
+    core_frame::lookup(api_key, api_version).is_ok()
 }
 
-/// protocol_apis() -> list of (api_key, name, min_version, max_version, first_flexible_request
-/// | None, first_flexible_response | None).
+/// The request header version of a request: 2 when its version is flexible, else 1.
 #[pyfunction]
-fn protocol_apis(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let list = PyList::empty(py);
-    let first = |v: Versions| if v.is_empty() { None } else { Some(v.lo) };
-    for a in APIS {
-        list.append((
-            a.key,
-            a.name,
-            a.versions().lo,
-            a.versions().hi,
-            first(a.request.flexible),
-            first(a.response.flexible),
-        ))?;
+fn request_header_version(py: Python<'_>, api_key: i16, api_version: i16) -> PyResult<i16> {
+    let a = message_api(py, api_key, api_version)?;
+    Ok(a.request_header_version(api_version))
+}
+
+/// The response header version: 1 when flexible, else 0; always 0 for ApiVersions.
+#[pyfunction]
+fn response_header_version(py: Python<'_>, api_key: i16, api_version: i16) -> PyResult<i16> {
+    let a = message_api(py, api_key, api_version)?;
+    Ok(a.response_header_version(api_version))
+}
+
+fn message_api(py: Python<'_>, api_key: i16, version: i16) -> PyResult<&'static Api> {
+    core_frame::lookup(api_key, version).map_err(|e| to_pyerr(py, e.into_argument()))
+}
+
+/// screaming turns Kafka's api name (`JoinGroup`) into its `ApiKeys` name (`JOIN_GROUP`).
+fn screaming(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
     }
-    Ok(list)
+    out
+}
+
+/// api_tables adds what the api table says to the module: `API_VERSIONS` (key -> (min, max)),
+/// `API_NAMES` (key -> name) and the `ApiKey` enum, named as in Kafka's `ApiKeys`.
+fn api_tables(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let versions = PyDict::new(py);
+    let names = PyDict::new(py);
+    let members = PyList::empty(py);
+    for a in APIS {
+        versions.set_item(a.key, (a.versions().lo, a.versions().hi))?;
+        names.set_item(a.key, a.name)?;
+        members.append((screaming(a.name), a.key))?;
+    }
+    m.add("API_VERSIONS", versions)?;
+    m.add("API_NAMES", names)?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("module", "kgroup.protocol")?;
+    let enum_ = py
+        .import("enum")?
+        .getattr("IntEnum")?
+        .call(("ApiKey", members), Some(&kwargs))?;
+    enum_.setattr(
+        "__doc__",
+        "The api keys kgroup speaks, named as in Kafka's ApiKeys enum.",
+    )?;
+    m.add("ApiKey", enum_)?;
+    Ok(())
 }
 
 fn fields_to_py<'py>(py: Python<'py>, fields: &'static [Field]) -> PyResult<Bound<'py, PyList>> {
@@ -511,10 +327,11 @@ fn message_to_py<'py>(py: Python<'py>, m: &'static Message) -> PyResult<Bound<'p
     Ok(d)
 }
 
-/// protocol_schema() -> list of dicts: every definition (requests, responses, the two
-/// headers) with its fields, versions in Kafka's syntax; for tests and the spec check.
+/// Every message definition (requests, responses and the two headers) as plain data: name,
+/// api key, type, valid and flexible versions, and fields with their versions, nullable
+/// versions, tags, defaults and nested fields, in Kafka's version syntax (`"3+"`).
 #[pyfunction]
-fn protocol_schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+fn definitions(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let list = PyList::empty(py);
     for a in APIS {
         list.append(message_to_py(py, a.request)?)?;

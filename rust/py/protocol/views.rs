@@ -18,7 +18,7 @@ use super::convert::{
     int_list, keys, list_of, names_of, scalar_to_py, tagged_to_py, GcPause, Materialize,
     UNKNOWN_TAGGED,
 };
-use crate::error::Result;
+use crate::errors::Result;
 use crate::protocol::schema::{Field, Message, Type};
 use crate::protocol::value::{Arena, Struct, Value};
 

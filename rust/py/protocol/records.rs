@@ -12,9 +12,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 
-use super::errors::{to_pyerr, IntoPyResult};
-use super::partition::key_bytes;
-use crate::error::Error;
+use crate::py::errors::{to_pyerr, IntoPyResult};
+use crate::py::partitioners::keys::key_bytes;
+use crate::errors::Error;
 use crate::protocol::primitives::Writer;
 use crate::protocol::records::{
     self as rec, BatchHeader, Compression, ControlRecordKey, DecodeOptions, DecodedBatch,
@@ -575,7 +575,7 @@ fn read_buf<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<BufView<'a>> {
 fn with_writable<T>(
     buf: &Bound<'_, PyAny>,
     position: usize,
-    f: impl FnOnce(&mut [u8]) -> crate::error::Result<T>,
+    f: impl FnOnce(&mut [u8]) -> crate::errors::Result<T>,
 ) -> PyResult<T> {
     let py = buf.py();
     let b = PyBuffer::<u8>::get(buf).map_err(|_| {
@@ -953,7 +953,7 @@ fn read_batch_headers<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let view = read_buf(data)?;
     let s = view.slice();
-    let run = || -> crate::error::Result<Vec<PyBatchHeader>> {
+    let run = || -> crate::errors::Result<Vec<PyBatchHeader>> {
         let opts = DecodeOptions {
             max_decompressed_size,
             verify_crc,

@@ -20,21 +20,28 @@ Members are given in the order the coordinator listed them in the JoinGroup resp
 leader fills its ``HashMap`` in that order, which decides ties the way Java does). The result
 maps every member id to an :class:`Assignment`, in the order of ``subscriptions``. Assignments
 run with the GIL released.
+
+Every assignor is an :class:`Assignor`, the interface a group member uses whichever assignor it
+runs: :meth:`Assignor.subscription` builds what the member sends in JoinGroup, and
+:meth:`Assignor.assign` is what the leader runs before SyncGroup. The payloads themselves are
+encoded by :mod:`kgroup.assignors.consumer_protocol`.
 """
 
 from __future__ import annotations
 
+import abc
 import enum
 import time
-from collections.abc import Iterable, Mapping
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import ClassVar, NamedTuple
 
-from kgroup import _native
-from kgroup._native import Assignment, Subscription
+from kgroup._native import assignors as _native
+from kgroup._native.assignors import Assignment, Subscription
 
 __all__ = [
     "ASSIGNORS",
     "Assignment",
+    "Assignor",
     "CooperativeStickyAssignor",
     "RangeAssignor",
     "RebalanceProtocol",
@@ -62,6 +69,7 @@ class RebalanceProtocol(enum.IntEnum):
 
 
 PartitionRacks = Mapping[tuple[str, int], Iterable[str]]
+Owned = Iterable[tuple[str, int]] | Assignment
 
 
 def _args(
@@ -77,7 +85,82 @@ def _args(
     return ppt, subs, racks
 
 
-class RangeAssignor:
+class Assignor(abc.ABC):
+    """Assignor is a consumer group assignor, Java's ``ConsumerPartitionAssignor``: the one
+    interface a group member (leader or follower) needs, whichever assignor it runs.
+
+    ``name`` is what the member advertises in JoinGroup (``range``, ``cooperative-sticky``) and
+    ``supported_protocols`` the rebalance protocols it can run, preferred first. Assignors are
+    deterministic: the same input gives the same output, in the same list order, as Java's.
+    Instances are not thread-safe (the sticky ones remember the highest generation seen).
+    """
+
+    name: ClassVar[str]
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
+
+    @abc.abstractmethod
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        *,
+        partition_racks: PartitionRacks | None = None,
+    ) -> dict[str, Assignment]:
+        """The leader's step: assign the partitions of the subscribed topics to the members
+        (``subscriptions`` in JoinGroup order). Topics missing from ``partitions_per_topic`` (or
+        with 0 partitions) are skipped, as Java skips topics without metadata;
+        ``partition_racks`` maps a partition to the racks of its replicas, for rack-aware
+        assignors."""
+
+    @classmethod
+    def subscription(
+        cls,
+        topics: Iterable[str],
+        owned: Owned | None = None,
+        generation: int = -1,
+        *,
+        rack_id: str | None = None,
+        group_instance_id: str | None = None,
+    ) -> Subscription:
+        """The member's step: the Subscription a Java member of this assignor sends in JoinGroup,
+        with the partitions it ``owned`` and the ``generation`` it owned them in (ConsumerProtocol
+        v1 and v2 carry both). ``owned`` may be an :class:`Assignment`, taken over without
+        building tuples. This assignor sends no user data."""
+        return Subscription(
+            list(topics),
+            user_data=None,
+            owned_partitions=_owned(owned),
+            generation_id=generation,
+            rack_id=rack_id,
+            group_instance_id=group_instance_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _owned(owned: Owned | None) -> Assignment | list[tuple[str, int]]:
+    return owned if isinstance(owned, Assignment) else list(owned or ())
+
+
+class _Stateless(Assignor):
+    """An assignor that is one native function of the group: no state, no user data."""
+
+    _native_assign: ClassVar[Callable[..., dict[str, Assignment]]]
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        *,
+        partition_racks: PartitionRacks | None = None,
+    ) -> dict[str, Assignment]:
+        return type(self)._native_assign(
+            *_args(partitions_per_topic, subscriptions, partition_racks)
+        )
+
+
+class RangeAssignor(_Stateless):
     """Kafka's ``RangeAssignor``: per topic, subscribers in member order take consecutive ranges.
 
     Members with a ``group_instance_id`` come first, by instance id, then the others by member
@@ -88,49 +171,20 @@ class RangeAssignor:
     """
 
     name = "range"
-    supported_protocols = (RebalanceProtocol.EAGER,)
-
-    def assign(
-        self,
-        partitions_per_topic: Mapping[str, int],
-        subscriptions: Mapping[str, Subscription],
-        *,
-        partition_racks: PartitionRacks | None = None,
-    ) -> dict[str, Assignment]:
-        """Assign the partitions of the subscribed topics; topics missing from
-        ``partitions_per_topic`` (or with 0 partitions) are skipped, as Java skips topics
-        without metadata."""
-        return _native.assign_range(*_args(partitions_per_topic, subscriptions, partition_racks))
-
-    def __repr__(self) -> str:
-        return "RangeAssignor()"
+    _native_assign = staticmethod(_native.assign_range)
 
 
-class RoundRobinAssignor:
+class RoundRobinAssignor(_Stateless):
     """Kafka's ``RoundRobinAssignor``: partitions of all topics (sorted by topic, then partition)
     dealt in turn to the members in member order, skipping members not subscribed to the topic.
     ``partition_racks`` is accepted and ignored, as Java's round-robin assignor is not rack-aware.
     """
 
     name = "roundrobin"
-    supported_protocols = (RebalanceProtocol.EAGER,)
-
-    def assign(
-        self,
-        partitions_per_topic: Mapping[str, int],
-        subscriptions: Mapping[str, Subscription],
-        *,
-        partition_racks: PartitionRacks | None = None,
-    ) -> dict[str, Assignment]:
-        """Assign the partitions of the subscribed topics round-robin."""
-        ppt, subs, _ = _args(partitions_per_topic, subscriptions, None)
-        return _native.assign_round_robin(ppt, subs)
-
-    def __repr__(self) -> str:
-        return "RoundRobinAssignor()"
+    _native_assign = staticmethod(_native.assign_round_robin)
 
 
-class StickyAssignor:
+class StickyAssignor(Assignor):
     """Kafka's ``StickyAssignor`` (KIP-54), eager: a balanced assignment that keeps as many
     partitions as possible where they were.
 
@@ -145,7 +199,6 @@ class StickyAssignor:
     """
 
     name = "sticky"
-    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
     _cooperative = False
 
     def __init__(self) -> None:
@@ -181,10 +234,11 @@ class StickyAssignor:
         self.last_constrained = constrained
         return out
 
-    @staticmethod
+    @classmethod
     def subscription(
+        cls,
         topics: Iterable[str],
-        owned: Iterable[tuple[str, int]] | None = None,
+        owned: Owned | None = None,
         generation: int = -1,
         *,
         rack_id: str | None = None,
@@ -193,7 +247,7 @@ class StickyAssignor:
         """The Subscription a Java StickyAssignor member sends: its previous partitions and
         generation in V1 user data (null user data before its first assignment). ``owned`` may
         be an :class:`Assignment` (taken over without building tuples)."""
-        from kgroup.consumer_protocol import encode_sticky_user_data
+        from kgroup.assignors.consumer_protocol import encode_sticky_user_data
 
         if owned is not None and not isinstance(owned, Assignment):
             owned = list(owned)
@@ -246,10 +300,11 @@ class CooperativeStickyAssignor(StickyAssignor):
         """Partitions held back for departed members: ``{member_id: (partitions, deadline_ms)}``."""
         return self._engine.held_back
 
-    @staticmethod
+    @classmethod
     def subscription(
+        cls,
         topics: Iterable[str],
-        owned: Iterable[tuple[str, int]] | None = None,
+        owned: Owned | None = None,
         generation: int = -1,
         *,
         rack_id: str | None = None,
@@ -261,7 +316,7 @@ class CooperativeStickyAssignor(StickyAssignor):
         return Subscription(
             list(topics),
             user_data=int(generation).to_bytes(4, "big", signed=True),
-            owned_partitions=owned if isinstance(owned, Assignment) else list(owned or ()),
+            owned_partitions=_owned(owned),
             generation_id=generation,
             rack_id=rack_id,
             group_instance_id=group_instance_id,
@@ -278,13 +333,14 @@ def remaining_delay_ms(assignment: Assignment) -> int | None:
     return int.from_bytes(data[2:6], "big", signed=True)
 
 
-ASSIGNORS = {
+#: ASSIGNORS maps Kafka's assignor names to kgroup's classes.
+ASSIGNORS: dict[str, type[Assignor]] = {
     cls.name: cls
     for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor)
 }
 
 
-def assignor(name: str) -> RangeAssignor | RoundRobinAssignor | StickyAssignor:
+def assignor(name: str) -> Assignor:
     """A new assignor by Kafka name (``range``, ``roundrobin``, ``sticky``,
     ``cooperative-sticky``)."""
     try:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kgroup import _native
+from kgroup._native.assignors import consumer_protocol as _native
 from kgroup.assignors import Assignment, Subscription, TopicPartition
 
 __all__ = [
@@ -31,7 +31,8 @@ __all__ = [
     "encode_subscription",
 ]
 
-HIGHEST_VERSION = 3
+#: HIGHEST_VERSION is the newest ConsumerProtocol version (3, Kafka 3.5+).
+HIGHEST_VERSION: int = _native.HIGHEST_VERSION
 
 
 def encode_subscription(sub: Subscription, version: int = HIGHEST_VERSION) -> bytes:
@@ -80,7 +81,7 @@ def encode_cooperative_user_data(generation: int) -> bytes:
 def decode_cooperative_user_data(data: bytes) -> int:
     """Read CooperativeStickyAssignor user data (an int32 generation)."""
     if len(data) < 4:
-        from kgroup.errors import DecodeError
+        from kgroup.errors import MalformedMessage
 
-        raise DecodeError(f"cooperative-sticky user data needs 4 bytes, got {len(data)}")
+        raise MalformedMessage(f"cooperative-sticky user data needs 4 bytes, got {len(data)}")
     return int.from_bytes(data[:4], "big", signed=True)

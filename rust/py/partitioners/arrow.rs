@@ -10,8 +10,8 @@ use std::ptr;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyTuple};
 
-use crate::error::Error;
-use crate::keys::{Bitmap, KeyColumn};
+use crate::errors::Error;
+use crate::partitioners::keys::{Bitmap, KeyColumn};
 
 #[repr(C)]
 pub struct FfiSchema {
@@ -50,7 +50,7 @@ struct FfiStream {
 }
 
 fn decode(msg: impl Into<String>) -> Error {
-    Error::Decode(msg.into())
+    Error::malformed(msg.into())
 }
 
 /// Keys is one Arrow array of keys viewed as a [`KeyColumn`]: plain, or dictionary-encoded

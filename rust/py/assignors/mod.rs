@@ -1,5 +1,5 @@
-//! Bindings for the assignors and the ConsumerProtocol payloads (`kgroup.assignors` and
-//! `kgroup.consumer_protocol` wrap these). `Subscription` and `Assignment` keep their data in
+//! Bindings for the assignors (`kgroup.assignors` wraps these; the ConsumerProtocol payloads
+//! are in `consumer_protocol.rs`, behind `kgroup.assignors.consumer_protocol`). `Subscription` and `Assignment` keep their data in
 //! Rust, so an assignment runs with the GIL released and without touching Python objects; the
 //! `TopicPartition` tuples of a result are only built when `.partitions` is first read.
 
@@ -10,12 +10,14 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
-use super::errors::{to_pyerr, IntoPyResult};
-use crate::assignor::sticky::StickyAssignor;
-use crate::assignor::{
-    self, consumer_protocol as cp, GroupAssignment, GroupInput, Member, TopicPartition,
+use super::errors::{detached, to_pyerr};
+
+mod consumer_protocol;
+use crate::assignors::sticky::StickyAssignor;
+use crate::assignors::{
+    self, GroupAssignment, GroupInput, Member, TopicPartition,
 };
-use crate::error::Error;
+use crate::errors::Error;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySubscription>()?;
@@ -23,12 +25,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStickyEngine>()?;
     m.add_function(wrap_pyfunction!(assign_range, m)?)?;
     m.add_function(wrap_pyfunction!(assign_round_robin, m)?)?;
-    m.add_function(wrap_pyfunction!(encode_subscription, m)?)?;
-    m.add_function(wrap_pyfunction!(decode_subscription, m)?)?;
-    m.add_function(wrap_pyfunction!(encode_assignment, m)?)?;
-    m.add_function(wrap_pyfunction!(decode_assignment, m)?)?;
-    m.add_function(wrap_pyfunction!(encode_sticky_user_data, m)?)?;
-    m.add_function(wrap_pyfunction!(decode_sticky_user_data, m)?)?;
+    super::submodule(m, "consumer_protocol", consumer_protocol::register)?;
     Ok(())
 }
 
@@ -38,7 +35,7 @@ fn topic_partition_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     TOPIC_PARTITION.import(py, "kgroup.assignors", "TopicPartition")
 }
 
-fn invalid_type(py: Python<'_>, msg: String) -> PyErr {
+pub(crate) fn invalid_type(py: Python<'_>, msg: String) -> PyErr {
     to_pyerr(py, Error::InvalidType(msg))
 }
 
@@ -46,7 +43,7 @@ fn invalid_arg(py: Python<'_>, msg: String) -> PyErr {
     to_pyerr(py, Error::InvalidArgument(msg))
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())
@@ -74,7 +71,7 @@ fn int32_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i32> {
         .map_err(|_| invalid_arg(obj.py(), format!("{what} {v} is out of the int32 range")))
 }
 
-fn bytes_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Vec<u8>>> {
+pub(crate) fn bytes_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Vec<u8>>> {
     if obj.is_none() {
         return Ok(None);
     }
@@ -107,7 +104,7 @@ fn topics_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Arc<str>>> {
 
 /// partitions_of reads an iterable of (topic, partition) pairs; a topic equal to the previous
 /// one shares its string.
-fn partitions_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<TopicPartition>> {
+pub(crate) fn partitions_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<TopicPartition>> {
     let py = obj.py();
     // An Assignment hands over its partitions without building Python objects.
     if let Ok(a) = obj.cast::<PyAssignment>() {
@@ -150,7 +147,7 @@ fn partitions_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<TopicPartit
     Ok(out)
 }
 
-fn partitions_tuple<'py>(
+pub(crate) fn partitions_tuple<'py>(
     py: Python<'py>,
     parts: &[TopicPartition],
 ) -> PyResult<Bound<'py, PyTuple>> {
@@ -190,12 +187,12 @@ fn opt_bytes<'py>(py: Python<'py>, b: &Option<Vec<u8>>) -> Option<Bound<'py, PyB
 /// Subscription is Java's `ConsumerPartitionAssignor.Subscription`; the data lives in Rust.
 #[pyclass(name = "Subscription", module = "kgroup.assignors", frozen)]
 pub struct PySubscription {
-    pub inner: Arc<assignor::Subscription>,
+    pub inner: Arc<assignors::Subscription>,
     owned_cache: PyOnceLock<Py<PyTuple>>,
 }
 
 impl PySubscription {
-    fn wrap(inner: assignor::Subscription) -> Self {
+    pub(crate) fn wrap(inner: assignors::Subscription) -> Self {
         PySubscription {
             inner: Arc::new(inner),
             owned_cache: PyOnceLock::new(),
@@ -228,7 +225,7 @@ impl PySubscription {
             }
         };
         let _ = py;
-        Ok(PySubscription::wrap(assignor::Subscription {
+        Ok(PySubscription::wrap(assignors::Subscription {
             topics: topics_of(topics)?,
             user_data,
             owned_partitions: owned,
@@ -335,12 +332,12 @@ impl PySubscription {
 /// `TopicPartition` tuples are built on first access.
 #[pyclass(name = "Assignment", module = "kgroup.assignors", frozen)]
 pub struct PyAssignment {
-    pub inner: assignor::Assignment,
+    pub inner: assignors::Assignment,
     cache: PyOnceLock<Py<PyTuple>>,
 }
 
 impl PyAssignment {
-    pub fn wrap(inner: assignor::Assignment) -> Self {
+    pub(crate) fn wrap(inner: assignors::Assignment) -> Self {
         PyAssignment {
             inner,
             cache: PyOnceLock::new(),
@@ -354,7 +351,7 @@ impl PyAssignment {
     #[pyo3(signature = (partitions, user_data=UserData(Some(Vec::new()))))]
     fn new(partitions: &Bound<'_, PyAny>, user_data: UserData) -> PyResult<Self> {
         let user_data = user_data.0;
-        Ok(PyAssignment::wrap(assignor::Assignment {
+        Ok(PyAssignment::wrap(assignors::Assignment {
             partitions: partitions_of(partitions, "partitions")?,
             user_data,
         }))
@@ -522,7 +519,7 @@ fn assign_range<'py>(
     partition_racks: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let input = read_input(py, partitions_per_topic, subscriptions, partition_racks)?;
-    let out = py.detach(|| assignor::range::assign(&input)).py_err(py)?;
+    let out = detached(py, || assignors::range::assign(&input))?;
     result_dict(py, &input, out)
 }
 
@@ -537,101 +534,13 @@ fn assign_round_robin<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let _ = partition_racks;
     let input = read_input(py, partitions_per_topic, subscriptions, None)?;
-    let out = py
-        .detach(|| assignor::round_robin::assign(&input))
-        .py_err(py)?;
+    let out = detached(py, || assignors::round_robin::assign(&input))?;
     result_dict(py, &input, out)
-}
-
-fn data_of<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, [u8]>> {
-    if let Ok(b) = data.cast::<PyBytes>() {
-        return Ok(std::borrow::Cow::Borrowed(b.as_bytes()));
-    }
-    match bytes_of(data, "data")? {
-        Some(v) => Ok(std::borrow::Cow::Owned(v)),
-        None => Err(invalid_type(
-            data.py(),
-            "data must be bytes, got None".into(),
-        )),
-    }
-}
-
-#[pyfunction]
-#[pyo3(signature = (subscription, version=3))]
-fn encode_subscription<'py>(
-    py: Python<'py>,
-    subscription: &Bound<'py, PyAny>,
-    version: i16,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let s = subscription.cast::<PySubscription>().map_err(|_| {
-        invalid_type(
-            py,
-            format!(
-                "expected a kgroup Subscription, got {}",
-                type_name(subscription)
-            ),
-        )
-    })?;
-    let b = cp::encode_subscription(&s.get().inner, version).py_err(py)?;
-    Ok(PyBytes::new(py, &b))
-}
-
-#[pyfunction]
-fn decode_subscription(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<(PySubscription, i16)> {
-    let (s, v) = cp::decode_subscription(&data_of(data)?).py_err(py)?;
-    Ok((PySubscription::wrap(s), v))
-}
-
-#[pyfunction]
-#[pyo3(signature = (assignment, version=3))]
-fn encode_assignment<'py>(
-    py: Python<'py>,
-    assignment: &Bound<'py, PyAny>,
-    version: i16,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let a = assignment.cast::<PyAssignment>().map_err(|_| {
-        invalid_type(
-            py,
-            format!(
-                "expected a kgroup Assignment, got {}",
-                type_name(assignment)
-            ),
-        )
-    })?;
-    let b = cp::encode_assignment(&a.get().inner, version).py_err(py)?;
-    Ok(PyBytes::new(py, &b))
-}
-
-#[pyfunction]
-fn decode_assignment(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<(PyAssignment, i16)> {
-    let (a, v) = cp::decode_assignment(&data_of(data)?).py_err(py)?;
-    Ok((PyAssignment::wrap(a), v))
-}
-
-#[pyfunction]
-#[pyo3(signature = (partitions, generation=None))]
-fn encode_sticky_user_data<'py>(
-    py: Python<'py>,
-    partitions: &Bound<'py, PyAny>,
-    generation: Option<i32>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let parts = partitions_of(partitions, "partitions")?;
-    let b = cp::encode_sticky_user_data(&parts, generation).py_err(py)?;
-    Ok(PyBytes::new(py, &b))
-}
-
-#[pyfunction]
-fn decode_sticky_user_data<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-) -> PyResult<(Bound<'py, PyTuple>, Option<i32>)> {
-    let (parts, generation) = cp::decode_sticky_user_data(&data_of(data)?).py_err(py)?;
-    Ok((partitions_tuple(py, &parts)?, generation))
 }
 
 /// StickyEngine is one sticky or cooperative-sticky assignor. Like a Java leader's assignor
 /// object it remembers the highest generation it has seen (Java's `maxGeneration`).
-#[pyclass(name = "StickyEngine", module = "kgroup._native")]
+#[pyclass(name = "StickyEngine", module = "kgroup._native.assignors")]
 pub struct PyStickyEngine {
     inner: std::sync::Mutex<StickyAssignor>,
 }
@@ -684,12 +593,10 @@ impl PyStickyEngine {
         now_ms: i64,
     ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, bool)> {
         let input = read_input(py, partitions_per_topic, subscriptions, partition_racks)?;
-        let out = py
-            .detach(|| {
-                let mut engine = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-                engine.assign_at(&input, now_ms)
-            })
-            .py_err(py)?;
+        let out = detached(py, || {
+            let mut engine = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            engine.assign_at(&input, now_ms)
+        })?;
         let moving = PyList::empty(py);
         let cls = topic_partition_type(py)?;
         for (tp, m) in &out.transferring {

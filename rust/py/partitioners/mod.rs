@@ -1,18 +1,23 @@
-//! Bindings for the null-key partitioners; the classes are exported as `kgroup.<Name>`.
+//! Bindings for the partitioners (`kgroup.partitioners` wraps these): the null-key
+//! partitioners' classes here, key hashing and batch partitioning in `keys.rs`.
 
 use std::collections::HashMap;
 
 use pyo3::prelude::*;
 
+mod arrow;
+pub(crate) mod keys;
+
 use super::errors::IntoPyResult;
-use super::partition::key_bytes;
-use crate::hash::KeyHash;
-use crate::partitioner::{
+use self::keys::key_bytes;
+use crate::partitioners::hash::KeyHash;
+use crate::partitioners::{
     BuiltInPartitioner, BuiltInPartitionerConfig, RoundRobinPartitioner, StickyPartitionCache,
     TopicInfo,
 };
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    keys::register(m)?;
     m.add_class::<PyRoundRobinPartitioner>()?;
     m.add_class::<PyStickyPartitionCache>()?;
     m.add_class::<PyBuiltInPartitioner>()?;
@@ -23,17 +28,24 @@ fn topic(py: Python<'_>, num_partitions: i64, available: Option<Vec<i32>>) -> Py
     TopicInfo::new(num_partitions, available).py_err(py)
 }
 
-/// keyed returns murmur2's partition when `key` is given and not None.
-fn keyed(key: Option<&Bound<'_, PyAny>>, info: &TopicInfo) -> PyResult<Option<i32>> {
-    match key {
-        None => Ok(None),
-        Some(k) => {
-            Ok(key_bytes(k)?.map(|b| KeyHash::Murmur2.partition(&b, info.num_partitions as u32)))
-        }
+/// keyed_or is a producer's choice for one record: murmur2's partition for a key (every Java
+/// era hashes keys alike), else what `null_key` picks for the topic.
+fn keyed_or(
+    py: Python<'_>,
+    topic_name: &str,
+    num_partitions: i64,
+    key: Option<&Bound<'_, PyAny>>,
+    available: Option<Vec<i32>>,
+    null_key: impl FnOnce(&str, &TopicInfo) -> i32,
+) -> PyResult<i32> {
+    let info = topic(py, num_partitions, available)?;
+    match key.map(key_bytes).transpose()?.flatten() {
+        Some(b) => Ok(KeyHash::Murmur2.partition(&b, info.num_partitions as u32)),
+        None => Ok(null_key(topic_name, &info)),
     }
 }
 
-#[pyclass(name = "RoundRobinPartitioner", module = "kgroup")]
+#[pyclass(name = "RoundRobinPartitioner", module = "kgroup.partitioners")]
 pub struct PyRoundRobinPartitioner {
     inner: RoundRobinPartitioner,
 }
@@ -57,15 +69,13 @@ impl PyRoundRobinPartitioner {
         key: Option<&Bound<'_, PyAny>>,
         available: Option<Vec<i32>>,
     ) -> PyResult<i32> {
-        let info = self::topic(py, num_partitions, available)?;
-        Ok(match keyed(key, &info)? {
-            Some(p) => p,
-            None => self.inner.partition(topic, &info),
+        keyed_or(py, topic, num_partitions, key, available, |t, info| {
+            self.inner.partition(t, info)
         })
     }
 }
 
-#[pyclass(name = "StickyPartitionCache", module = "kgroup")]
+#[pyclass(name = "StickyPartitionCache", module = "kgroup.partitioners")]
 pub struct PyStickyPartitionCache {
     inner: StickyPartitionCache,
 }
@@ -89,10 +99,8 @@ impl PyStickyPartitionCache {
         key: Option<&Bound<'_, PyAny>>,
         available: Option<Vec<i32>>,
     ) -> PyResult<i32> {
-        let info = self::topic(py, num_partitions, available)?;
-        Ok(match keyed(key, &info)? {
-            Some(p) => p,
-            None => self.inner.partition(topic, &info),
+        keyed_or(py, topic, num_partitions, key, available, |t, info| {
+            self.inner.partition(t, info)
         })
     }
 
@@ -110,7 +118,7 @@ impl PyStickyPartitionCache {
     }
 }
 
-#[pyclass(name = "BuiltInPartitioner", module = "kgroup")]
+#[pyclass(name = "BuiltInPartitioner", module = "kgroup.partitioners")]
 pub struct PyBuiltInPartitioner {
     inner: BuiltInPartitioner,
 }

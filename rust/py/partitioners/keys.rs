@@ -1,4 +1,4 @@
-//! Bindings for key hashing and batch partitioning (`kgroup.partitioner` wraps these).
+//! Bindings for key hashing and batch partitioning (`kgroup.partitioners` wraps these).
 
 use std::borrow::Cow;
 
@@ -8,10 +8,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
 
 use super::arrow::{self, Keys};
-use super::errors::{to_pyerr, IntoPyResult};
-use crate::error::Error;
-use crate::hash::{check_partitions, crc32, fnv1a, murmur2, FastMod, KeyHash};
-use crate::keys::{java_utf8_from_utf16, partition_column, KeyColumn, NULL_PARTITION};
+use crate::py::errors::{detached, to_pyerr, IntoPyResult};
+use crate::errors::Error;
+use crate::partitioners::hash::{check_partitions, crc32, fnv1a, murmur2, FastMod, KeyHash};
+use crate::partitioners::keys::{java_utf8_from_utf16, partition_column, KeyColumn, NULL_PARTITION};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_murmur2, m)?)?;
@@ -22,8 +22,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partition_arrow_into, m)?)?;
     m.add_function(wrap_pyfunction!(partition_fixed_into, m)?)?;
     m.add_function(wrap_pyfunction!(partition_ucs4_into, m)?)?;
+    #[cfg(feature = "bench")]
     m.add_function(wrap_pyfunction!(_bench_raw_murmur2, m)?)?;
-    m.add("HASH_NAMES", crate::hash::HASH_NAMES.to_vec())?;
+    m.add("HASH_NAMES", crate::partitioners::hash::HASH_NAMES.to_vec())?;
     Ok(())
 }
 
@@ -51,7 +52,7 @@ fn type_error(py: Python<'_>, what: String) -> PyErr {
 }
 
 /// key_bytes reads one key: bytes and bytearray as they are, str as UTF-8; None is a null key.
-pub(super) fn key_bytes<'a>(item: &'a Bound<'_, PyAny>) -> PyResult<Option<Cow<'a, [u8]>>> {
+pub(crate) fn key_bytes<'a>(item: &'a Bound<'_, PyAny>) -> PyResult<Option<Cow<'a, [u8]>>> {
     if let Ok(b) = item.cast::<PyBytes>() {
         return Ok(Some(Cow::Borrowed(b.as_bytes())));
     }
@@ -274,7 +275,7 @@ fn fill_keys(keys: &Keys<'_>, h: KeyHash, n: u32, out: &mut [i32]) -> Result<(),
                         .ok()
                         .and_then(|ix| parts.get(ix))
                         .ok_or_else(|| {
-                            Error::Decode(format!("dictionary index {ix} out of range"))
+                            Error::malformed(format!("dictionary index {ix} out of range"))
                         })?,
                 };
             }
@@ -310,12 +311,12 @@ fn partition_arrow_into(
         let dest = out.get_mut(pos..pos + len).ok_or_else(|| {
             to_pyerr(
                 py,
-                Error::Decode(format!(
+                Error::malformed(format!(
                     "Arrow data holds more than the {total} keys len() reported"
                 )),
             )
         })?;
-        py.detach(|| fill_keys(&keys, h, n, dest)).py_err(py)?;
+        detached(py, || fill_keys(&keys, h, n, dest))?;
         pos += len;
         Ok(())
     };
@@ -329,7 +330,7 @@ fn partition_arrow_into(
     if pos != total {
         return Err(to_pyerr(
             py,
-            Error::Decode(format!("Arrow data held {pos} keys, len() said {total}")),
+            Error::malformed(format!("Arrow data held {pos} keys, len() said {total}")),
         ));
     }
     Ok(())
@@ -364,7 +365,7 @@ fn fixed_width_into<T: pyo3::buffer::Element + Sync>(
         unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const T, buf.item_count()) }
     };
     let col = column(items, width);
-    py.detach(|| partition_column(&col, h, n, out)).py_err(py)
+    detached(py, || partition_column(&col, h, n, out))
 }
 
 /// partition_fixed_into(data, width, num_partitions, hash, out): numpy `S<width>` keys viewed as
@@ -400,7 +401,9 @@ fn partition_ucs4_into(
 }
 
 /// _bench_raw_murmur2(offsets, data, num_partitions, out): the benchmarks' one-core baseline,
-/// `keys::raw_murmur2_loop` over int32 offsets and bytes (both buffers), GIL released. Private.
+/// `keys::raw_murmur2_loop` over int32 offsets and bytes (both buffers), GIL released. Private;
+/// only in a build with the `bench` feature (`make bench`).
+#[cfg(feature = "bench")]
 #[pyfunction]
 fn _bench_raw_murmur2(
     py: Python<'_>,
@@ -429,6 +432,6 @@ fn _bench_raw_murmur2(
             Error::InvalidArgument("bad benchmark offsets".into()),
         ));
     }
-    py.detach(|| crate::keys::raw_murmur2_loop(&offs, d, num_partitions, out));
+    py.detach(|| crate::partitioners::keys::raw_murmur2_loop(&offs, d, num_partitions, out));
     Ok(())
 }

@@ -1,0 +1,10 @@
+# Typed stubs of the native module kgroup._native (rust/py/), one submodule per area as in the
+# public package; `make lint` checks them against the built module (mypy.stubtest). Users
+# import `kgroup`.
+
+from . import assignors as assignors
+from . import errors as errors
+from . import partitioners as partitioners
+from . import protocol as protocol
+
+__version__: str
