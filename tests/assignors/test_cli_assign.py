@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from kgroup.cli_assign import add_assign_parser, run_assign
+from kgroup.cli.assign import add_parser as add_assign_parser
+from kgroup.cli.assign import run as run_assign
 from kgroup.errors import InvalidArgument
 
 
