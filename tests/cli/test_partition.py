@@ -77,9 +77,3 @@ def test_console_script_runs() -> None:
         check=True,
     ).stdout
     assert out == "abc\t107\n"
-
-
-def test_assign_subcommand_is_wired(capsys) -> None:
-    assert main(["assign", "--strategy", "range", "--topics", "t:3", "--members", "2"]) == 0
-    out = capsys.readouterr().out
-    assert "t-0" in out and "t-2" in out
