@@ -77,3 +77,17 @@ def test_console_script_runs() -> None:
         check=True,
     ).stdout
     assert out == "abc\t107\n"
+
+
+def test_closed_pipe_is_not_an_error() -> None:
+    # As in `kgroup partition ... | head -1`: the reader leaves long before the last key.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgroup.cli", "partition", "-p", "12", "--sample", "1000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"user-00000000\t")
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == 0
+    assert proc.stderr.read() == b""

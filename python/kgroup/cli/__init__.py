@@ -12,12 +12,14 @@ Each subcommand is one module of this package with the same two functions:
 
 A new subcommand is a new module and one more entry in ``SUBCOMMANDS``. Errors are handled here
 once for all of them: a :class:`~kgroup.errors.KGroupError` or an ``OSError`` is printed as
-``kgroup: error: ...`` with exit status 2, not as a traceback.
+``kgroup: error: ...`` with exit status 2, not as a traceback; a closed pipe on standard output
+ends the command quietly with status 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
@@ -57,8 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:
+        # The reader went away (`kgroup partition ... | head`): not an error. This clause comes
+        # before OSError's, its base class. Python flushes stdout once more on exit, which would
+        # fail the same way, so stdout goes to devnull.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (KGroupError, OSError) as e:
         print(f"kgroup: error: {e}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # pragma: no cover - `kgroup partition ... | head`
-        return 0
