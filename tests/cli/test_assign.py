@@ -1,4 +1,4 @@
-"""``kgroup assign`` through its functions (the lead wires them into ``kgroup``)."""
+"""``kgroup assign`` through its functions, and through ``kgroup``'s ``main``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from kgroup.cli_assign import add_assign_parser, run_assign
+from kgroup.cli import main
+from kgroup.cli.assign import add_parser as add_assign_parser
+from kgroup.cli.assign import run as run_assign
 from kgroup.errors import InvalidArgument
 
 
@@ -123,3 +125,9 @@ def test_run_assign_defaults_to_stdout(capsys):
     )
     assert run_assign(args) == 0
     assert capsys.readouterr().out == "member-0     2  t-0 t-1\n"
+
+
+def test_assign_subcommand_is_wired(capsys) -> None:
+    assert main(["assign", "--strategy", "range", "--topics", "t:3", "--members", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "t-0" in out and "t-2" in out

@@ -1,4 +1,4 @@
-"""The ``kgroup`` command.
+"""``kgroup partition``: the partition each key goes to, as a Kafka producer would choose it.
 
 kgroup partition --partitions 12 KEY...            where each key goes
 kgroup partition --partitions 12 --file keys.txt   one key per line
@@ -11,20 +11,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
-from kgroup.cli_assign import add_assign_parser
+from kgroup import HASH_NAMES, partition_keys
 from kgroup.errors import KGroupError
-from kgroup.partitioner import HASH_NAMES, partition_keys
 
-__all__ = ["main"]
-
-# Subcommands register here: (add_parser(subparsers), run(args) -> exit code).
-_COMMANDS: list[Callable[[Any], None]] = []
+__all__ = ["add_parser", "run"]
 
 
 def _read_keys(path: str, column: str | None, fmt: str) -> Any:
@@ -106,7 +101,8 @@ def _summary(parts: np.ndarray, num_partitions: int, elapsed: float, out: Any) -
         )
 
 
-def _run_partition(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run the ``partition`` subcommand; returns the exit status."""
     sources = sum(x is not None and x != [] for x in (args.keys or None, args.file, args.sample))
     if sources != 1:
         raise KGroupError("give keys as arguments, or --file PATH, or --sample N (one of them)")
@@ -121,7 +117,7 @@ def _run_partition(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     parts = partition_keys(keys, args.partitions, hash=args.hash)
     elapsed = time.perf_counter() - start
-    out = sys.stdout
+    out = out or sys.stdout
     if args.summary:
         _summary(parts, args.partitions, elapsed, out)
         return 0
@@ -132,8 +128,9 @@ def _run_partition(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_partition(sub: Any) -> None:
-    p = sub.add_parser(
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``partition`` subcommand to an ``argparse`` subparsers object."""
+    p = subparsers.add_parser(
         "partition",
         help="show the partition each key goes to, as a Kafka producer would choose it",
         description="Print KEY<TAB>PARTITION for each key, or per-partition counts with --summary.",
@@ -154,31 +151,5 @@ def _add_partition(sub: Any) -> None:
     p.add_argument("--format", choices=("auto", "lines", "csv", "parquet"), default="auto")
     p.add_argument("--sample", type=int, metavar="N", help="partition N generated sample keys")
     p.add_argument("--summary", "-s", action="store_true", help="per-partition counts and skew")
-    p.set_defaults(func=_run_partition)
-
-
-_COMMANDS.append(_add_partition)
-_COMMANDS.append(add_assign_parser)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kgroup", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    for add in _COMMANDS:
-        add(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except (KGroupError, OSError) as e:
-        print(f"kgroup: error: {e}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # pragma: no cover - `kgroup partition ... | head`
-        return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    p.set_defaults(func=run)
+    return p

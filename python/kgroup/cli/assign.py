@@ -9,8 +9,7 @@
 of ``--members`` members (``member-0``, ``member-1``, ...) subscribes to every topic.
 ``--previous FILE`` is the group's current assignment (``{"member": ["t1-0", "t1-3"]}``, or the
 ``--json`` output of an earlier run); members keep what the assignor lets them keep, and the
-partitions that moved are listed. The lead wires this into ``kgroup`` as the ``assign``
-subcommand (``add_assign_parser`` / ``run_assign``).
+partitions that moved are listed.
 """
 
 from __future__ import annotations
@@ -29,10 +28,10 @@ from kgroup.assignors import (
 )
 from kgroup.errors import InvalidArgument
 
-__all__ = ["add_assign_parser", "run_assign"]
+__all__ = ["add_parser", "run"]
 
 
-def add_assign_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``assign`` subcommand to an ``argparse`` subparsers object."""
     p = subparsers.add_parser(
         "assign",
@@ -48,7 +47,7 @@ def add_assign_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--previous", type=Path, help="JSON file: the current assignment")
     p.add_argument("--generation", type=int, default=1, help="generation of --previous (default 1)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.set_defaults(func=run_assign)
+    p.set_defaults(func=run)
     return p
 
 
@@ -126,7 +125,7 @@ def _name(tp: tuple[str, int]) -> str:
 
 
 def plan(args: argparse.Namespace) -> dict[str, Any]:
-    """Compute what ``run_assign`` prints: the assignment, withheld and moved partitions."""
+    """Compute what ``run`` prints: the assignment, withheld and moved partitions."""
     topics = parse_topics(args.topics)
     previous = load_previous(args.previous) if args.previous else {}
     if args.subscriptions:
@@ -170,7 +169,7 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def run_assign(args: argparse.Namespace, out: TextIO | None = None) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run the ``assign`` subcommand; returns the exit status."""
     out = out or sys.stdout
     result = plan(args)

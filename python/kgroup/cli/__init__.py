@@ -1,0 +1,70 @@
+"""The ``kgroup`` command.
+
+kgroup partition --partitions 12 KEY...                   where each key goes
+kgroup assign --strategy range --topics t:12 --members 4  which member reads which partition
+
+Each subcommand is one module of this package with the same two functions:
+
+- ``add_parser(subparsers) -> argparse.ArgumentParser`` adds the subcommand and its options,
+  and sets ``func=run`` as the parser's default;
+- ``run(args, out=None) -> int`` does the work, prints to ``out`` (standard output if None) and
+  returns the exit status.
+
+A new subcommand is a new module and one more entry in ``SUBCOMMANDS``. Errors are handled here
+once for all of them: a :class:`~kgroup.errors.KGroupError` or an ``OSError`` is printed as
+``kgroup: error: ...`` with exit status 2, not as a traceback; a closed pipe on standard output
+ends the command quietly with status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, Protocol, TextIO
+
+from kgroup.cli import assign, partition
+from kgroup.errors import KGroupError
+
+__all__ = ["SUBCOMMANDS", "Subcommand", "build_parser", "main"]
+
+
+class Subcommand(Protocol):
+    """What ``main`` needs of a subcommand module."""
+
+    def add_parser(self, subparsers: Any) -> argparse.ArgumentParser: ...
+
+    def run(self, args: argparse.Namespace, out: TextIO | None = None) -> int: ...
+
+
+# In the order ``kgroup --help`` lists them.
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    partition,
+    assign,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``kgroup`` parser, with one subparser per module of ``SUBCOMMANDS``."""
+    parser = argparse.ArgumentParser(prog="kgroup", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in SUBCOMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``kgroup`` with ``argv`` (``sys.argv[1:]`` if None); returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:
+        # The reader went away (`kgroup partition ... | head`): not an error. This clause comes
+        # before OSError's, its base class. Python flushes stdout once more on exit, which would
+        # fail the same way, so stdout goes to devnull.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (KGroupError, OSError) as e:
+        print(f"kgroup: error: {e}", file=sys.stderr)
+        return 2
