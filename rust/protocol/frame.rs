@@ -534,6 +534,100 @@ mod tests {
         assert!(decode_request(&[]).is_err());
     }
 
+    /// A broker answers from the error's kind, never from its text: UNSUPPORTED_VERSION for an
+    /// unknown version, CORRUPT_MESSAGE for a produced batch that fails its CRC, and a closed
+    /// connection for a body cut short.
+    #[test]
+    fn a_broker_tells_bad_requests_apart_by_kind() {
+        use crate::errors::{Corruption, ErrorCode};
+        use crate::protocol::records::{read_headers, DecodeOptions, Record, RecordBatch};
+        use crate::protocol::schema::Field;
+        use crate::protocol::value::Seq;
+
+        // An unknown version: the header still reads, for the answer's correlation id.
+        let mut w = Writer::new();
+        w.i16(11);
+        w.i16(10);
+        w.i32(5);
+        w.nullable_string(Some("c"));
+        let unsupported = decode_request(&w.buf).unwrap_err();
+        assert!(matches!(&unsupported,
+            Error::UnsupportedVersion(u) if (u.api_key, u.version) == (11, 10)));
+        assert_eq!(decode_request_header(&w.buf).unwrap().0.correlation_id, 5);
+
+        // A produce request whose batch fails its CRC: the frame decodes, its records do not.
+        let mut batch = RecordBatch {
+            records: vec![Record {
+                timestamp: 1,
+                value: Some(b"v".to_vec()),
+                ..Record::default()
+            }],
+            ..RecordBatch::default()
+        };
+        batch.derive_from_records().unwrap();
+        let mut bytes = batch.encode(None).unwrap();
+        *bytes.last_mut().unwrap() ^= 0xff;
+        let produce = api(0).unwrap();
+        let msg = produce.request;
+        let sub = |fields: &'static [Field], name: &str| {
+            fields.iter().find(|f| f.name == name).unwrap().fields
+        };
+        let (tf, pf) = (sub(msg.fields, "topic_data"), {
+            sub(sub(msg.fields, "topic_data"), "partition_data")
+        });
+        let mut part = Struct::defaults(pf);
+        part.set(pf, "records", Value::Bytes(bytes.into()));
+        let mut topic = Struct::defaults(tf);
+        topic.set(tf, "name", Value::String("t".into()));
+        topic.set(
+            tf,
+            "partition_data",
+            Value::Array(Seq::from(vec![Value::Struct(part)])),
+        );
+        let mut body = Struct::defaults(msg.fields);
+        body.set(msg.fields, "acks", Value::Int16(-1));
+        body.set(
+            msg.fields,
+            "topic_data",
+            Value::Array(Seq::from(vec![Value::Struct(topic)])),
+        );
+        let frame = encode_request(&header(produce, 9, 6), &body).unwrap();
+        let req = decode_request(&frame[4..]).unwrap();
+        let Some(Value::Array(topics)) = req.body.get(msg.fields, "topic_data") else {
+            panic!("no topic_data")
+        };
+        let Value::Struct(topic) = &topics[0] else {
+            panic!()
+        };
+        let Some(Value::Array(parts)) = topic.get(tf, "partition_data") else {
+            panic!()
+        };
+        let Value::Struct(part) = &parts[0] else {
+            panic!()
+        };
+        let Some(Value::Bytes(records)) = part.get(pf, "records") else {
+            panic!()
+        };
+        let corrupt = read_headers(records, &DecodeOptions::default(), true).unwrap_err();
+        assert!(matches!(&corrupt, Error::CorruptRecord(c) if c.kind == Corruption::Crc));
+
+        // The same frame cut inside its records.
+        let truncated = decode_request(&frame[4..frame.len() - 10]).unwrap_err();
+        assert!(matches!(&truncated, Error::Malformed(m)
+            if m.context == "ProduceRequest v9"
+            && m.path == "topic_data[0].partition_data[0].records"));
+
+        // What a broker does with each: three different answers.
+        assert_eq!(
+            [&unsupported, &corrupt, &truncated].map(|e| e.error_code()),
+            [
+                Some(ErrorCode::UnsupportedVersion),
+                Some(ErrorCode::CorruptMessage),
+                None
+            ]
+        );
+    }
+
     #[test]
     fn hostile_counts_and_varints_are_errors() {
         // MetadataResponse v0 claiming 2^31-1 brokers in a 20-byte frame.

@@ -105,3 +105,54 @@ def test_frames_of_other_buffer_types() -> None:
     assert protocol.decode_request(memoryview(frame)) == expected
     with pytest.raises(InvalidType):
         protocol.decode_request("not bytes")  # type: ignore[arg-type]
+
+
+def test_a_broker_tells_bad_requests_apart_by_kind() -> None:
+    """What a broker answers, chosen from the exception's class and fields, never its text:
+    UNSUPPORTED_VERSION for an unknown version, CORRUPT_MESSAGE for a batch failing its CRC,
+    INVALID_RECORD for a wrong record count, a closed connection for a frame too large or cut
+    short."""
+    from kgroup.errors import CorruptRecord, FrameTooLarge, MalformedMessage, UnsupportedApiVersion
+    from kgroup.protocol import records
+
+    joingroup_v10 = b"\x00\x0b\x00\x0a\x00\x00\x00\x05\x00\x01c"
+    with pytest.raises(UnsupportedApiVersion) as unsupported:
+        protocol.decode_request(joingroup_v10)
+    assert (unsupported.value.api_key, unsupported.value.api_version) == (11, 10)
+    assert unsupported.value.error_code == 35
+    assert protocol.decode_request_header(joingroup_v10).correlation_id == 5
+
+    with pytest.raises(FrameTooLarge) as huge:
+        protocol.frame_size(b"\x7f\xff\xff\xff", 1 << 20)
+    assert (huge.value.size, huge.value.max_size, huge.value.error_code) == (
+        2**31 - 1,
+        1 << 20,
+        None,
+    )
+
+    batch = records.encode_batch([(0, 1, None, b"v"), (1, 1, None, b"w")])
+    body = {
+        "acks": -1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
+    }
+    frame = protocol.encode_request(0, 9, 6, "c", body)
+    bad_crc = bytearray(batch)
+    bad_crc[-1] ^= 0xFF
+    bad_count = bytearray(batch)
+    bad_count[57:61] = (3).to_bytes(4, "big")
+    for data, kind, code in [(bad_crc, "crc", 2), (bad_count, "record_count", 87)]:
+        body["topic_data"][0]["partition_data"][0]["records"] = bytes(data)
+        request = protocol.decode_request(protocol.encode_request(0, 9, 6, "c", body)[4:])
+        produced = request.body.topic_data[0].partition_data[0].records
+        with pytest.raises(CorruptRecord) as corrupt:
+            records.read_batch_headers(produced, verify_crc=kind == "crc", verify_records=True)
+        assert (corrupt.value.kind, corrupt.value.error_code) == (kind, code)
+
+    with pytest.raises(MalformedMessage) as cut:
+        protocol.decode_request(frame[4:-10])
+    assert cut.value.context == "ProduceRequest v9"
+    assert cut.value.path == "topic_data[0].partition_data[0].records"
+    assert cut.value.error_code is None
+    for e in (unsupported, huge, corrupt, cut):
+        assert isinstance(e.value, DecodeError) and isinstance(e.value, ValueError)

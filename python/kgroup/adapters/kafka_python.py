@@ -21,12 +21,12 @@ from kgroup.partitioners import HashName, StickyPartitionCache, partition_for_ke
 try:  # kafka-python >= 2.1 has an abstract base class; older releases call a plain callable.
     from kafka.partitioner.abc import Partitioner as _Base
 except ImportError:  # pragma: no cover - depends on the installed kafka-python
-    _Base = object  # type: ignore[assignment,misc]
+    _Base = object
 
 __all__ = ["JavaPartitioner"]
 
 
-class JavaPartitioner(_Base):  # type: ignore[misc,valid-type]
+class JavaPartitioner(_Base):
     """A kafka-python partitioner that places keys exactly as Java's producer does.
 
     Works with both of kafka-python's partitioner interfaces: the ``Partitioner`` class

@@ -61,10 +61,11 @@ def decode_assignment(data: bytes) -> Assignment:
 
 
 def encode_sticky_user_data(
-    partitions: Iterable[tuple[str, int]], generation: int | None = None
+    partitions: Iterable[tuple[str, int]] | Assignment, generation: int | None = None
 ) -> bytes:
     """The StickyAssignor's user data: V1 (with ``generation``) as Java writes it, or V0
-    without. Topics come in Java ``HashMap`` order, as Java's writer groups them."""
+    without. Topics come in Java ``HashMap`` order, as Java's writer groups them.
+    ``partitions`` may be an :class:`Assignment`, read without building tuples."""
     return _native.encode_sticky_user_data(partitions, generation)
 
 

@@ -192,3 +192,32 @@ pub fn decode_batch_views<'a>(
     }
     Ok(out)
 }
+
+/// HeaderAt is the header of a v2 batch and where the batch starts in its buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderAt {
+    pub position: usize,
+    pub header: BatchHeader,
+}
+
+/// read_headers reads the header of every complete v2 batch of `buf` (a truncated last batch is
+/// left out), checking each CRC when `opts.verify_crc`. With `verify_records` it also reads every
+/// batch's records (decompressing within `opts.max_decompressed_size`) and keeps none of them:
+/// what a broker checks of a produced record set before it appends it as received. A legacy
+/// (magic 0 or 1) entry is a [`Corruption::Framing`] error.
+pub fn read_headers(buf: &[u8], opts: &DecodeOptions, verify_records: bool) -> Result<Vec<HeaderAt>> {
+    let mut budget = Budget::new(opts.max_decompressed_size);
+    let mut out = Vec::new();
+    for b in batches(buf) {
+        let b = b?;
+        let header = BatchHeader::parse_with(b.bytes, opts.verify_crc)?;
+        if verify_records {
+            b.decode(opts, &mut budget)?;
+        }
+        out.push(HeaderAt {
+            position: b.position,
+            header,
+        });
+    }
+    Ok(out)
+}

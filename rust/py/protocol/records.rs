@@ -953,26 +953,11 @@ fn read_batch_headers<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let view = read_buf(data)?;
     let s = view.slice();
-    let run = || -> crate::errors::Result<Vec<PyBatchHeader>> {
-        let opts = DecodeOptions {
-            max_decompressed_size,
-            verify_crc,
-        };
-        let mut budget = rec::Budget::new(max_decompressed_size);
-        let mut out = Vec::new();
-        for b in rec::batches(s) {
-            let b = b?;
-            let inner = BatchHeader::parse_with(b.bytes, verify_crc)?;
-            if verify_records {
-                b.decode(&opts, &mut budget)?;
-            }
-            out.push(PyBatchHeader {
-                inner,
-                position: b.position,
-            });
-        }
-        Ok(out)
+    let opts = DecodeOptions {
+        max_decompressed_size,
+        verify_crc,
     };
+    let run = || rec::read_headers(s, &opts, verify_records);
     let headers = if s.len() >= DETACH_AT {
         py.detach(run)
     } else {
@@ -981,7 +966,15 @@ fn read_batch_headers<'py>(
     .py_err(py)?;
     let items = headers
         .into_iter()
-        .map(|h| Bound::new(py, h))
+        .map(|h| {
+            Bound::new(
+                py,
+                PyBatchHeader {
+                    inner: h.header,
+                    position: h.position,
+                },
+            )
+        })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }

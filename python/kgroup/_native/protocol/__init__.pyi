@@ -5,6 +5,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from enum import IntEnum
 from typing import Any, final
 
+from typing_extensions import disjoint_base
+
 from . import records as records
 
 API_VERSIONS: dict[int, tuple[int, int]]
@@ -50,7 +52,7 @@ class StructView(Mapping[str, Any]):
     def __contains__(self, key: object, /) -> bool: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[str]: ...
-    def get(self, key: str, default: Any = None) -> Any: ...  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any: ...
     def keys(self) -> list[str]: ...  # type: ignore[override]
     def values(self) -> list[Any]: ...  # type: ignore[override]
     def items(self) -> list[tuple[str, Any]]: ...  # type: ignore[override]
@@ -65,6 +67,7 @@ class ArrayView(Sequence[StructView]):
     def __iter__(self) -> Iterator[StructView]: ...
     def to_list(self) -> list[dict[str, Any]]: ...
 
+@disjoint_base
 class RequestHeader:
     """The header of a request; `size` is its length in the frame."""
 
@@ -97,7 +100,7 @@ class RequestHeader:
 class Request(RequestHeader):
     """A decoded request: its header and its body."""
 
-    def __new__(  # type: ignore[misc]
+    def __new__(
         cls,
         api_key: int,
         api_version: int,
@@ -110,7 +113,7 @@ class Request(RequestHeader):
     @property
     def body(self) -> StructView: ...
     @property
-    def api_name(self) -> str: ...  # type: ignore[override]
+    def api_name(self) -> str: ...
 
 @final
 class Response:

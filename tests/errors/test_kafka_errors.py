@@ -7,6 +7,7 @@ import pytest
 
 import kgroup
 from kgroup import errors
+from kgroup._native import errors as _native_errors
 from kgroup.errors import KafkaError, KGroupError, error_for_code, raise_for_code
 
 
@@ -56,3 +57,40 @@ def test_none_and_unknown_codes() -> None:
     with pytest.raises(errors.NotCoordinator, match="moved"):
         raise_for_code(16, "moved")
     assert kgroup.KafkaError is KafkaError
+
+
+def test_the_classes_are_the_rust_table() -> None:
+    # kgroup.errors takes each class's name, retriability and message from the Rust core's
+    # table, and declares one class per code: the two cover exactly the same codes.
+    table = {row[0]: row for row in _native_errors.ERROR_CODES if row[0] != 0}
+    classes = {c.code: c for c in KafkaError.__subclasses__() if c.__module__ == errors.__name__}
+    assert sorted(classes) == sorted(table)
+    for code, (_, name, class_name, retriable, message) in table.items():
+        cls = classes[code]
+        assert (cls.__name__, cls.name, cls.retriable, cls.message) == (
+            class_name,
+            name,
+            retriable,
+            message,
+        )
+        assert message in (cls.__doc__ or "")
+    # Kafka's own text, from Errors.java.
+    assert errors.NotCoordinator.message == "This is not the correct coordinator."
+
+
+def test_a_class_for_a_code_kafka_lacks_is_refused() -> None:
+    with pytest.raises(TypeError):
+
+        class Unused(KafkaError, code=99):  # Kafka leaves 99 unused
+            pass
+
+    with pytest.raises(TypeError):
+
+        class NotTheName(KafkaError, code=27):
+            pass
+
+    # A subclass of a code's class keeps the code.
+    class MyRebalance(errors.RebalanceInProgress):
+        pass
+
+    assert MyRebalance.code == 27 and error_for_code(27) is errors.RebalanceInProgress
