@@ -44,10 +44,6 @@ import pytest
 
 import kgroup
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-
 ROWS = int(os.environ.get("KGROUP_BENCH_SPARK_ROWS", 10_000_000))  # smaller for a smoke run
 PARTITIONS = 12
 GROUP = f"spark: kafka partition of {ROWS:,} 16-char keys, local[2]"

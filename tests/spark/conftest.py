@@ -8,11 +8,6 @@ from collections.abc import Iterator
 
 import pytest
 
-# spark_udfs lives at the repository's top level, beside python/ (see the README's set-up).
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
