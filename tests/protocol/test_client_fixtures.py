@@ -1,8 +1,8 @@
 """Byte fixtures from the real clients are the protocol's truth.
 
 - The committed fixtures (``fixtures/<client>/<Api>-v<N>-<i>.bin``, request frames captured
-  by ``capture.py``) decode, and encode back to the very same bytes.
-- The clients, run live against ``protocol_fake_broker.FakeBroker`` (which answers with
+  by ``tests/support/capture.py``) decode, and encode back to the very same bytes.
+- The clients, run live against ``support.fake_broker.FakeBroker`` (which answers with
   ``kgroup.protocol``), complete their flows in every era, and every frame they send
   round-trips; so kgroup also wrote responses each client could read.
 - tansu, a Kafka-compatible broker, answers the same requests, and kgroup decodes its answers.
@@ -14,8 +14,8 @@ import socket
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import protocol_capture as capture
 import pytest
+from support import capture
 
 from kgroup import protocol
 from kgroup.errors import DecodeError

@@ -1,14 +1,15 @@
 """Drive the real clients (confluent-kafka, kafka-python, aiokafka) through their produce,
-consume-in-a-group, admin and SASL flows against :class:`protocol_fake_broker.FakeBroker`, and
-collect the request frames they send.
+consume-in-a-group, admin and SASL flows against :class:`fake_broker.FakeBroker`, and collect
+the request frames they send.
 
 Each client runs under three advertised version tables (eras): Kafka 3.9's full ranges, the
 highest non-flexible versions, and old brokers' low versions, so that the fixtures hold old,
 non-flexible and flexible versions of each API.
 
-Run as a script to rewrite the committed fixtures::
+The committed fixtures are ``tests/protocol/fixtures/<client>/<Api>-v<N>-<i>.bin``; to rewrite
+them, run this module from the repository's root::
 
-    .venv/bin/python tests/protocol/protocol_capture.py --write
+    .venv/bin/python -m tests.support.capture --write
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from protocol_fake_broker import Captured, FakeBroker
-
 from kgroup import protocol
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from .fake_broker import Captured, FakeBroker
+
+FIXTURES = Path(__file__).parents[1] / "protocol" / "fixtures"
 TOPIC = "kgroup-fixture"
 GROUP = "kgroup-fixture-group"
 
@@ -357,5 +358,5 @@ def write_fixtures() -> None:
 
 if __name__ == "__main__":
     if "--write" not in sys.argv:
-        raise SystemExit("usage: protocol_capture.py --write")
+        raise SystemExit("usage: python -m tests.support.capture --write")
     write_fixtures()
