@@ -332,6 +332,11 @@ def distinct(frames: list[Captured], per_version: int = 3) -> list[Captured]:
     return out
 
 
+def fixture_files() -> list[Path]:
+    """The committed fixtures, sorted by client and name."""
+    return sorted(FIXTURES.glob("*/*.bin"))
+
+
 def fixture_name(f: Captured, index: int) -> str:
     return f"{protocol.API_NAMES[f.api_key]}-v{f.api_version}-{index}.bin"
 
