@@ -569,20 +569,12 @@ def produce_records(port: int, topic: str, records: bytes) -> int:
     return base_offset
 
 
-def create_topic(bootstrap: str, name: str) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, 1, 1)])[name].result(15)
-
-
 @pytest.mark.network
 @pytest.mark.parametrize("codec", COMPRESSION_TYPES)
 def test_librdkafka_batches_through_tansu(tansu, codec):
     from confluent_kafka import Producer
 
-    topic = f"records-{codec}-{uuid.uuid4().hex[:8]}"
-    create_topic(tansu.bootstrap, topic)
+    topic = tansu.create_topic(name=f"records-{codec}-{uuid.uuid4().hex[:8]}")
     sent = [
         (b"k%d" % i, (b"payload %d " % i) * (i % 50), [("n", b"%d" % i), ("none", None)])
         for i in range(200)
@@ -611,8 +603,7 @@ def test_librdkafka_batches_through_tansu(tansu, codec):
 def test_kgroup_batches_consumed_by_librdkafka(tansu, codec):
     from confluent_kafka import Consumer
 
-    topic = f"records-in-{codec}-{uuid.uuid4().hex[:8]}"
-    create_topic(tansu.bootstrap, topic)
+    topic = tansu.create_topic(name=f"records-in-{codec}-{uuid.uuid4().hex[:8]}")
     recs = sample_records(40, seed=9)
     assert produce_records(tansu.port, topic, encode_batch(recs, compression=codec)) == 0
     c = Consumer(

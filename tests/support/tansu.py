@@ -11,6 +11,7 @@ import contextlib
 import os
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -31,6 +32,17 @@ class Tansu:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def create_topic(self, partitions: int = 1, *, name: str | None = None) -> str:
+        """Create a topic (replication factor 1) through confluent-kafka's admin client and
+        return its name: ``name``, or a new ``kg-`` name."""
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        name = name or f"kg-{uuid.uuid4().hex[:12]}"
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for f in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+            f.result(15)
+        return name
 
 
 @contextlib.contextmanager
