@@ -8,10 +8,9 @@ import random
 
 import pytest
 
+from bench.kafka_python_peer import cluster, members, partitions
 from kgroup.assignors import RangeAssignor, RebalanceProtocol, RoundRobinAssignor, Subscription
 from kgroup.errors import InvalidArgument, InvalidType
-
-from .kafka_python_peer import cluster, members, partitions
 
 
 def lists(out):
