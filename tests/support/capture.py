@@ -27,6 +27,21 @@ from .fake_broker import Captured, FakeBroker
 FIXTURES = Path(__file__).parents[1] / "protocol" / "fixtures"
 TOPIC = "kgroup-fixture"
 GROUP = "kgroup-fixture-group"
+# Settings under the same names in kafka-python and aiokafka: the group consumer's, and SASL
+# PLAIN's (the fake broker accepts any credentials).
+GROUP_CONSUMER = {
+    "group_id": GROUP,
+    "auto_offset_reset": "earliest",
+    "enable_auto_commit": False,
+    "heartbeat_interval_ms": 100,
+    "session_timeout_ms": 6000,
+}
+SASL_PLAIN = {
+    "security_protocol": "SASL_PLAINTEXT",
+    "sasl_mechanism": "PLAIN",
+    "sasl_plain_username": "user",
+    "sasl_plain_password": "secret",
+}
 
 # The eras: version caps per api key on top of kgroup's own ranges.
 NON_FLEXIBLE = {
@@ -194,15 +209,7 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
     p.send(TOPIC, key=b"k", value=b"v").get(15)
     p.close()
 
-    c = KafkaConsumer(
-        TOPIC,
-        bootstrap_servers=bootstrap,
-        group_id=GROUP,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        heartbeat_interval_ms=100,
-        session_timeout_ms=6000,
-    )
+    c = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, **GROUP_CONSUMER)
     if not wait_until(lambda: bool(c.assignment()), 20, lambda: c.poll(100)):
         raise AssertionError("kafka-python consumer got no assignment")
     for _ in range(3):
@@ -223,13 +230,7 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
         a.delete_groups([GROUP])
     a.close()
 
-    s = KafkaProducer(
-        bootstrap_servers=bootstrap,
-        security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="PLAIN",
-        sasl_plain_username="user",
-        sasl_plain_password="secret",
-    )
+    s = KafkaProducer(bootstrap_servers=bootstrap, **SASL_PLAIN)
     s.partitions_for(TOPIC)
     s.close()
 
@@ -251,15 +252,7 @@ async def _aiokafka(bootstrap: str, era: str) -> None:
     finally:
         await p.stop()
 
-    c = AIOKafkaConsumer(
-        TOPIC,
-        bootstrap_servers=bootstrap,
-        group_id=GROUP,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        heartbeat_interval_ms=100,
-        session_timeout_ms=6000,
-    )
+    c = AIOKafkaConsumer(TOPIC, bootstrap_servers=bootstrap, **GROUP_CONSUMER)
     await c.start()
     try:
         deadline = time.monotonic() + 20
@@ -287,13 +280,7 @@ async def _aiokafka(bootstrap: str, era: str) -> None:
     finally:
         await a.close()
 
-    s = AIOKafkaProducer(
-        bootstrap_servers=bootstrap,
-        security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="PLAIN",
-        sasl_plain_username="user",
-        sasl_plain_password="secret",
-    )
+    s = AIOKafkaProducer(bootstrap_servers=bootstrap, **SASL_PLAIN)
     await s.start()
     try:
         await s.partitions_for(TOPIC)

@@ -360,19 +360,7 @@ class FakeBroker:
         }
 
     def _offset_commit(self, body: dict, v: int) -> dict:
-        return {
-            "throttle_time_ms": 0,
-            "topics": [
-                {
-                    "name": t["name"],
-                    "partitions": [
-                        {"partition_index": p["partition_index"], "error_code": 0}
-                        for p in t["partitions"]
-                    ],
-                }
-                for t in body["topics"]
-            ],
-        }
+        return {"throttle_time_ms": 0, "topics": _no_errors(body["topics"])}
 
     def _offsets(self, topics: list[dict] | None, key: str) -> list[dict]:
         return [
@@ -445,20 +433,7 @@ class FakeBroker:
         }
 
     def _offset_delete(self, body: dict, v: int) -> dict:
-        return {
-            "error_code": 0,
-            "throttle_time_ms": 0,
-            "topics": [
-                {
-                    "name": t["name"],
-                    "partitions": [
-                        {"partition_index": p["partition_index"], "error_code": 0}
-                        for p in t["partitions"]
-                    ],
-                }
-                for t in body["topics"]
-            ],
-        }
+        return {"error_code": 0, "throttle_time_ms": 0, "topics": _no_errors(body["topics"])}
 
     def _create_topics(self, body: dict, v: int) -> dict:
         return {
@@ -517,6 +492,19 @@ class FakeBroker:
 
     def _init_producer_id(self, body: dict, v: int) -> dict:
         return {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}
+
+
+def _no_errors(topics: list[dict]) -> list[dict]:
+    """Error code 0 for every partition of the request's topics (OffsetCommit, OffsetDelete)."""
+    return [
+        {
+            "name": t["name"],
+            "partitions": [
+                {"partition_index": p["partition_index"], "error_code": 0} for p in t["partitions"]
+            ],
+        }
+        for t in topics
+    ]
 
 
 def _snake(name: str) -> str:
