@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.kafka_python_peer import cluster, members
 from kgroup.assignors import (
     CooperativeStickyAssignor,
     RangeAssignor,
@@ -123,12 +124,6 @@ KP_MEMBERS = 200
 
 @pytest.fixture(scope="module")
 def kafka_python_group():
-    import os
-    import sys
-
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-    from assignors.kafka_python_peer import cluster, members
-
     subs = {f"c{i:03d}": Subscription(list(KP_TOPICS)) for i in range(KP_MEMBERS)}
     return cluster(KP_TOPICS), members(subs), subs
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 
@@ -44,10 +43,6 @@ import pytest
 
 import kgroup
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-
 ROWS = int(os.environ.get("KGROUP_BENCH_SPARK_ROWS", 10_000_000))  # smaller for a smoke run
 PARTITIONS = 12
 GROUP = f"spark: kafka partition of {ROWS:,} 16-char keys, local[2]"
@@ -58,22 +53,15 @@ _results: dict[str, float] = {}
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[object]:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
+    from spark_udfs.session import get_session
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("kgroup-bench")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.memory", "4g")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
+    session = get_session(
+        "local[2]",
+        app_name="kgroup-bench",
+        progress=False,
+        conf={"spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "2"},
+        log_level="ERROR",
     )
-    session.sparkContext.setLogLevel("ERROR")
     yield session
     session.catalog.clearCache()
     session.stop()

@@ -35,10 +35,12 @@ def get_session(
     app_name: str = "kgroup",
     progress: bool = True,
     conf: dict[str, str] | None = None,
+    log_level: str = "WARN",
 ) -> SparkSession:
     """get_session returns the running SparkSession or starts one on ``master``
     (``local[*]`` unless spark-submit chose one). ``progress`` shows Spark's console progress
-    bar for stages that run longer than half a second."""
+    bar for stages that run longer than half a second; ``conf`` adds Spark settings (read when
+    the session starts); ``log_level`` is the driver's log level (``WARN``, ``ERROR``, ...)."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
@@ -60,5 +62,5 @@ def get_session(
     for k, v in (conf or {}).items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    spark.sparkContext.setLogLevel(log_level)
     return spark

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
-
-sys.path.insert(0, os.path.dirname(__file__))
-
 from support.tansu import Tansu, run_tansu
 
 

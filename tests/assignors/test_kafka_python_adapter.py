@@ -8,12 +8,9 @@ import time
 
 import pytest
 from kafka.coordinator.assignors.abstract import RebalanceProtocol as KafkaRebalanceProtocol
-from kafka.protocol.consumer.group import JoinGroupResponse
-from kafka.protocol.consumer.metadata import (
-    ConsumerProtocolAssignment,
-    ConsumerProtocolSubscription,
-)
+from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
+from bench.kafka_python_peer import cluster, member, partitions
 from kgroup.adapters.kafka_python_assignors import (
     CooperativeStickyAssignor,
     RangePartitionAssignor,
@@ -23,21 +20,11 @@ from kgroup.adapters.kafka_python_assignors import (
 from kgroup.assignors import Assignment
 from kgroup.assignors.consumer_protocol import decode_subscription, encode_assignment
 
-from .kafka_python_peer import cluster
-
 
 def join(assignors: dict[str, object], topics: list[str]) -> list:
     """JoinGroup members as the coordinator returns them: each member's metadata bytes, then
     decoded by kafka-python the way its leader does."""
-    members = []
-    for member_id, a in assignors.items():
-        raw = bytes(a.metadata(set(topics)).encode())
-        m = JoinGroupResponse.JoinGroupResponseMember(
-            member_id=member_id, group_instance_id=None, metadata=raw
-        )
-        m.metadata = ConsumerProtocolSubscription.decode(raw)
-        members.append(m)
-    return members
+    return [member(m, bytes(a.metadata(set(topics)).encode())) for m, a in assignors.items()]
 
 
 def test_names_and_protocols_match_kafka():
@@ -75,7 +62,7 @@ def test_leader_assigns_like_kgroup_and_writes_javas_bytes(kind):
     seen = []
     for assignment in out.values():
         assert isinstance(assignment, ConsumerProtocolAssignment)
-        parts = [(t, p) for t, ps in assignment.assigned_partitions for p in ps]
+        parts = partitions(assignment)
         seen += parts
         # The bytes kafka-python sends equal kgroup's encoder, which equals Java's.
         assert bytes(assignment.encode()) == encode_assignment(Assignment(parts, user_data=None))

@@ -7,15 +7,11 @@ from __future__ import annotations
 import random
 
 import pytest
+from support.assignments import lists
 
+from bench.kafka_python_peer import cluster, members, partitions
 from kgroup.assignors import RangeAssignor, RebalanceProtocol, RoundRobinAssignor, Subscription
 from kgroup.errors import InvalidArgument, InvalidType
-
-from .kafka_python_peer import cluster, members, partitions
-
-
-def lists(out):
-    return {m: [f"{tp.topic}-{tp.partition}" for tp in a.partitions] for m, a in out.items()}
 
 
 def test_names_and_protocols():

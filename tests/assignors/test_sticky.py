@@ -4,6 +4,7 @@ trunk's assignors, reference java-golden-vectors.txt), protocol details, and bad
 from __future__ import annotations
 
 import pytest
+from support.assignments import lists, moving
 
 from kgroup.assignors import (
     CooperativeStickyAssignor,
@@ -16,14 +17,6 @@ from kgroup.assignors import (
 from kgroup.errors import InvalidArgument
 
 C = CooperativeStickyAssignor
-
-
-def lists(out):
-    return {m: [f"{tp.topic}-{tp.partition}" for tp in a.partitions] for m, a in out.items()}
-
-
-def moving(a):
-    return {f"{tp.topic}-{tp.partition}": m for tp, m in a.last_transferring.items()}
 
 
 def test_names_and_protocols():

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 from kafka import KafkaProducer
 
 import kgroup
@@ -16,17 +16,9 @@ from kgroup.adapters.kafka_python import JavaPartitioner
 pytestmark = pytest.mark.network
 
 
-def new_topic(bootstrap: str, partitions: int) -> str:
-    name = f"kg-{uuid.uuid4().hex[:12]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(name, partitions, 1)]).values():
-        f.result(15)
-    return name
-
-
 @pytest.mark.parametrize("hash", ["murmur2", "crc32"])
 def test_kafka_python_producer_places_keys_like_java(tansu, hash: str) -> None:
-    topic = new_topic(tansu.bootstrap, 12)
+    topic = tansu.create_topic(12)
     rng = random.Random(7)
     keys = [rng.randbytes(rng.randint(0, 40)) for _ in range(500)]
     producer = KafkaProducer(bootstrap_servers=tansu.bootstrap, partitioner=JavaPartitioner(hash))
@@ -40,7 +32,7 @@ def test_kafka_python_producer_places_keys_like_java(tansu, hash: str) -> None:
 
 
 def test_kafka_python_null_keys_stick_until_the_batch_closes(tansu) -> None:
-    topic = new_topic(tansu.bootstrap, 6)
+    topic = tansu.create_topic(6)
     part = JavaPartitioner(seed=3)
     # Small batches: kafka-python calls on_new_batch when a record would open a new batch.
     producer = KafkaProducer(
@@ -59,7 +51,7 @@ def test_kafka_python_null_keys_stick_until_the_batch_closes(tansu) -> None:
 
 
 def test_confluent_partition_argument_matches_java(tansu) -> None:
-    topic = new_topic(tansu.bootstrap, 7)
+    topic = tansu.create_topic(7)
     producer = Producer({"bootstrap.servers": tansu.bootstrap})
     partition_for = ck_adapter.JavaPartitioner(producer)
     rng = random.Random(9)

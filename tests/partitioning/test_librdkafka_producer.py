@@ -4,11 +4,9 @@ every delivery report's partition must equal kgroup's for the matching hash."""
 
 import functools
 import random
-import uuid
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 import kgroup
 
@@ -18,20 +16,12 @@ N_KEYS = 10_000
 PARTITIONS = 12
 
 
-def create_topic(bootstrap: str, partitions: int) -> str:
-    name = f"kg-{uuid.uuid4().hex[:12]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(name, partitions, 1)]).values():
-        f.result(15)
-    return name
-
-
 @pytest.mark.parametrize(
     ("partitioner", "hash"),
     [("murmur2_random", "murmur2"), ("consistent_random", "crc32"), ("fnv1a_random", "fnv1a")],
 )
 def test_delivery_reports_match(tansu, partitioner: str, hash: str) -> None:
-    topic = create_topic(tansu.bootstrap, PARTITIONS)
+    topic = tansu.create_topic(PARTITIONS)
     rng = random.Random(hash)
     # Non-empty keys: librdkafka's consistent_random sends an *empty* key to a random sticky
     # partition (it treats it like a null key), so only non-empty keys have a fixed place there.

@@ -1,8 +1,8 @@
 """Byte fixtures from the real clients are the protocol's truth.
 
 - The committed fixtures (``fixtures/<client>/<Api>-v<N>-<i>.bin``, request frames captured
-  by ``capture.py``) decode, and encode back to the very same bytes.
-- The clients, run live against ``protocol_fake_broker.FakeBroker`` (which answers with
+  by ``tests/support/capture.py``) decode, and encode back to the very same bytes.
+- The clients, run live against ``support.fake_broker.FakeBroker`` (which answers with
   ``kgroup.protocol``), complete their flows in every era, and every frame they send
   round-trips; so kgroup also wrote responses each client could read.
 - tansu, a Kafka-compatible broker, answers the same requests, and kgroup decodes its answers.
@@ -14,13 +14,14 @@ import socket
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import protocol_capture as capture
 import pytest
+from support import capture
+from support.wire import read_frame, reencode
 
 from kgroup import protocol
 from kgroup.errors import DecodeError
 
-FIXTURES = sorted(capture.FIXTURES.glob("*/*.bin"))
+FIXTURES = capture.fixture_files()
 
 
 def parse_name(path: Path) -> tuple[int, int]:
@@ -31,14 +32,7 @@ def parse_name(path: Path) -> tuple[int, int]:
 
 def round_trip(frame: bytes) -> protocol.Request:
     request = protocol.decode_request(frame)
-    again = protocol.encode_request(
-        request.api_key,
-        request.api_version,
-        request.correlation_id,
-        request.client_id,
-        request.body,
-        tagged_fields=request.tagged_fields,
-    )
+    again = reencode(request)
     assert again[4:] == frame, f"{request.api_name} v{request.api_version} re-encodes differently"
     assert int.from_bytes(again[:4], "big") == len(frame)
     return request
@@ -86,16 +80,6 @@ def test_live_client_flow_round_trips(client: str, era: str) -> None:
 # -- tansu --------------------------------------------------------------------------------------
 
 
-def _recv(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise EOFError("connection closed")
-        buf += chunk
-    return bytes(buf)
-
-
 def _ask(port: int, frame: bytes) -> bytes | None:
     """Send one request frame on a fresh connection; the response frame, or None when tansu
     closes the connection instead of answering."""
@@ -103,7 +87,7 @@ def _ask(port: int, frame: bytes) -> bytes | None:
         s.settimeout(30)
         s.sendall(len(frame).to_bytes(4, "big") + frame)
         try:
-            return _recv(s, protocol.frame_size(_recv(s, 4)))
+            return read_frame(s)
         except EOFError:
             return None
 

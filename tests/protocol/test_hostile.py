@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
+from support.capture import fixture_files
+from support.wire import reencode
 
 from kgroup import protocol
 from kgroup.errors import DecodeError, InvalidType
 
-FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*/*.bin"))
+FIXTURES = fixture_files()
 
 
 def test_every_truncated_fixture_is_a_decode_error() -> None:
@@ -37,14 +38,7 @@ def test_mutated_fixtures_decode_or_raise_decode_error() -> None:
         except DecodeError:
             continue
         decoded += 1
-        again = protocol.encode_request(
-            request.api_key,
-            request.api_version,
-            request.correlation_id,
-            request.client_id,
-            request.body,
-            tagged_fields=request.tagged_fields,
-        )
+        again = reencode(request)
         assert protocol.decode_request(again[4:]) == request
     assert decoded > 1000
 

@@ -22,6 +22,7 @@ import kafka.record.legacy_records as kp_legacy
 import kafka.record.memory_records as kp_memory
 import pytest
 from kafka.record import _crc32c as kp_crc32c
+from support.wire import read_exactly
 
 from kgroup.errors import DecodeError, InvalidArgument, InvalidType
 from kgroup.protocol.records import (
@@ -523,24 +524,14 @@ def test_random_corruption_only_ever_raises_decode_error():
 # --- end to end through a real broker ----------------------------------------------------
 
 
-def _recv(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("broker closed the connection")
-        buf += chunk
-    return bytes(buf)
-
-
 def _call(sock: socket.socket, api_key: int, version: int, body: bytes) -> bytes:
     """One non-flexible request (header v1) and its response body."""
     corr = random.randrange(1 << 30)
     client = b"kgroup-test"
     frame = struct.pack(">hhih", api_key, version, corr, len(client)) + client + body
     sock.sendall(struct.pack(">i", len(frame)) + frame)
-    (size,) = struct.unpack(">i", _recv(sock, 4))
-    resp = _recv(sock, size)
+    (size,) = struct.unpack(">i", read_exactly(sock, 4))
+    resp = read_exactly(sock, size)
     assert struct.unpack(">i", resp[:4])[0] == corr
     return resp[4:]
 
@@ -578,20 +569,12 @@ def produce_records(port: int, topic: str, records: bytes) -> int:
     return base_offset
 
 
-def create_topic(bootstrap: str, name: str) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, 1, 1)])[name].result(15)
-
-
 @pytest.mark.network
 @pytest.mark.parametrize("codec", COMPRESSION_TYPES)
 def test_librdkafka_batches_through_tansu(tansu, codec):
     from confluent_kafka import Producer
 
-    topic = f"records-{codec}-{uuid.uuid4().hex[:8]}"
-    create_topic(tansu.bootstrap, topic)
+    topic = tansu.create_topic(name=f"records-{codec}-{uuid.uuid4().hex[:8]}")
     sent = [
         (b"k%d" % i, (b"payload %d " % i) * (i % 50), [("n", b"%d" % i), ("none", None)])
         for i in range(200)
@@ -620,8 +603,7 @@ def test_librdkafka_batches_through_tansu(tansu, codec):
 def test_kgroup_batches_consumed_by_librdkafka(tansu, codec):
     from confluent_kafka import Consumer
 
-    topic = f"records-in-{codec}-{uuid.uuid4().hex[:8]}"
-    create_topic(tansu.bootstrap, topic)
+    topic = tansu.create_topic(name=f"records-in-{codec}-{uuid.uuid4().hex[:8]}")
     recs = sample_records(40, seed=9)
     assert produce_records(tansu.port, topic, encode_batch(recs, compression=codec)) == 0
     c = Consumer(

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.wire import in_versions
 
 from kgroup import protocol
 from kgroup.errors import InvalidArgument, InvalidType
@@ -25,15 +26,6 @@ INTS = {
     "uint16": (0, 2**16 - 1),
 }
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
-
-
-def contains(versions: str, v: int) -> bool:
-    if versions == "none":
-        return False
-    if versions.endswith("+"):
-        return v >= int(versions[:-1])
-    lo, _, hi = versions.partition("-")
-    return int(lo) <= v <= int(hi or lo)
 
 
 def scalar(kind: str) -> st.SearchStrategy[Any]:
@@ -53,7 +45,7 @@ def scalar(kind: str) -> st.SearchStrategy[Any]:
 def struct(fields: list[dict], v: int, flexible: bool) -> st.SearchStrategy[dict]:
     parts: dict[str, st.SearchStrategy[Any]] = {}
     for f in fields:
-        if not contains(f["versions"], v):
+        if not in_versions(f["versions"], v):
             continue
         kind = f["type"]
         if kind == "struct":
@@ -64,13 +56,13 @@ def struct(fields: list[dict], v: int, flexible: bool) -> st.SearchStrategy[dict
             s = st.lists(scalar(kind[2:]), max_size=4)
         else:
             s = scalar(kind)
-        if contains(f["nullable_versions"], v):
+        if in_versions(f["nullable_versions"], v):
             s = st.none() | s
         parts[f["name"]] = s
     base = st.fixed_dictionaries(parts)
     if not flexible:
         return base
-    known = {f["tag"] for f in fields if f["tag"] is not None and contains(f["versions"], v)}
+    known = {f["tag"] for f in fields if f["tag"] is not None and in_versions(f["versions"], v)}
     unknown = st.dictionaries(
         st.integers(0, 300).filter(lambda t: t not in known), st.binary(max_size=8), max_size=2
     )
@@ -94,7 +86,7 @@ CASES = [
 
 
 def flexible(name: str, v: int) -> bool:
-    return contains(DEFS[name]["flexible_versions"], v)
+    return in_versions(DEFS[name]["flexible_versions"], v)
 
 
 @cache

@@ -9,31 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import tempfile
-import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port: int, timeout: float = 20.0, proc: subprocess.Popen | None = None) -> None:
-    """Wait until something accepts connections on 127.0.0.1:port."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server exited early with code {proc.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
+from .ports import free_port, wait_for_port
 
 
 def tansu_binary() -> str:
@@ -50,6 +32,17 @@ class Tansu:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def create_topic(self, partitions: int = 1, *, name: str | None = None) -> str:
+        """Create a topic (replication factor 1) through confluent-kafka's admin client and
+        return its name: ``name``, or a new ``kg-`` name."""
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        name = name or f"kg-{uuid.uuid4().hex[:12]}"
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for f in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+            f.result(15)
+        return name
 
 
 @contextlib.contextmanager

@@ -1,14 +1,15 @@
 """Drive the real clients (confluent-kafka, kafka-python, aiokafka) through their produce,
-consume-in-a-group, admin and SASL flows against :class:`protocol_fake_broker.FakeBroker`, and
-collect the request frames they send.
+consume-in-a-group, admin and SASL flows against :class:`fake_broker.FakeBroker`, and collect
+the request frames they send.
 
 Each client runs under three advertised version tables (eras): Kafka 3.9's full ranges, the
 highest non-flexible versions, and old brokers' low versions, so that the fixtures hold old,
 non-flexible and flexible versions of each API.
 
-Run as a script to rewrite the committed fixtures::
+The committed fixtures are ``tests/protocol/fixtures/<client>/<Api>-v<N>-<i>.bin``; to rewrite
+them, run this module from the repository's root::
 
-    .venv/bin/python tests/protocol/protocol_capture.py --write
+    .venv/bin/python -m tests.support.capture --write
 """
 
 from __future__ import annotations
@@ -19,13 +20,28 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from protocol_fake_broker import Captured, FakeBroker
-
 from kgroup import protocol
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from .fake_broker import Captured, FakeBroker
+
+FIXTURES = Path(__file__).parents[1] / "protocol" / "fixtures"
 TOPIC = "kgroup-fixture"
 GROUP = "kgroup-fixture-group"
+# Settings under the same names in kafka-python and aiokafka: the group consumer's, and SASL
+# PLAIN's (the fake broker accepts any credentials).
+GROUP_CONSUMER = {
+    "group_id": GROUP,
+    "auto_offset_reset": "earliest",
+    "enable_auto_commit": False,
+    "heartbeat_interval_ms": 100,
+    "session_timeout_ms": 6000,
+}
+SASL_PLAIN = {
+    "security_protocol": "SASL_PLAINTEXT",
+    "sasl_mechanism": "PLAIN",
+    "sasl_plain_username": "user",
+    "sasl_plain_password": "secret",
+}
 
 # The eras: version caps per api key on top of kgroup's own ranges.
 NON_FLEXIBLE = {
@@ -193,15 +209,7 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
     p.send(TOPIC, key=b"k", value=b"v").get(15)
     p.close()
 
-    c = KafkaConsumer(
-        TOPIC,
-        bootstrap_servers=bootstrap,
-        group_id=GROUP,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        heartbeat_interval_ms=100,
-        session_timeout_ms=6000,
-    )
+    c = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, **GROUP_CONSUMER)
     if not wait_until(lambda: bool(c.assignment()), 20, lambda: c.poll(100)):
         raise AssertionError("kafka-python consumer got no assignment")
     for _ in range(3):
@@ -222,13 +230,7 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
         a.delete_groups([GROUP])
     a.close()
 
-    s = KafkaProducer(
-        bootstrap_servers=bootstrap,
-        security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="PLAIN",
-        sasl_plain_username="user",
-        sasl_plain_password="secret",
-    )
+    s = KafkaProducer(bootstrap_servers=bootstrap, **SASL_PLAIN)
     s.partitions_for(TOPIC)
     s.close()
 
@@ -250,15 +252,7 @@ async def _aiokafka(bootstrap: str, era: str) -> None:
     finally:
         await p.stop()
 
-    c = AIOKafkaConsumer(
-        TOPIC,
-        bootstrap_servers=bootstrap,
-        group_id=GROUP,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        heartbeat_interval_ms=100,
-        session_timeout_ms=6000,
-    )
+    c = AIOKafkaConsumer(TOPIC, bootstrap_servers=bootstrap, **GROUP_CONSUMER)
     await c.start()
     try:
         deadline = time.monotonic() + 20
@@ -286,13 +280,7 @@ async def _aiokafka(bootstrap: str, era: str) -> None:
     finally:
         await a.close()
 
-    s = AIOKafkaProducer(
-        bootstrap_servers=bootstrap,
-        security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="PLAIN",
-        sasl_plain_username="user",
-        sasl_plain_password="secret",
-    )
+    s = AIOKafkaProducer(bootstrap_servers=bootstrap, **SASL_PLAIN)
     await s.start()
     try:
         await s.partitions_for(TOPIC)
@@ -331,6 +319,11 @@ def distinct(frames: list[Captured], per_version: int = 3) -> list[Captured]:
     return out
 
 
+def fixture_files() -> list[Path]:
+    """The committed fixtures, sorted by client and name."""
+    return sorted(FIXTURES.glob("*/*.bin"))
+
+
 def fixture_name(f: Captured, index: int) -> str:
     return f"{protocol.API_NAMES[f.api_key]}-v{f.api_version}-{index}.bin"
 
@@ -357,5 +350,5 @@ def write_fixtures() -> None:
 
 if __name__ == "__main__":
     if "--write" not in sys.argv:
-        raise SystemExit("usage: protocol_capture.py --write")
+        raise SystemExit("usage: python -m tests.support.capture --write")
     write_fixtures()

@@ -26,6 +26,8 @@ from kgroup import protocol
 from kgroup.errors import DecodeError
 from kgroup.protocol import ApiKey
 
+from .wire import in_versions, read_frame
+
 _DEFS = {d["name"]: d for d in protocol.definitions()}
 
 
@@ -35,7 +37,7 @@ def prune(fields: list[dict[str, Any]], version: int, value: Any) -> Any:
         return value
     out = {}
     for f in fields:
-        if f["name"] not in value or not _in(f["versions"], version):
+        if f["name"] not in value or not in_versions(f["versions"], version):
             continue
         v = value[f["name"]]
         if f["fields"]:
@@ -45,15 +47,6 @@ def prune(fields: list[dict[str, Any]], version: int, value: Any) -> Any:
                 v = prune(f["fields"], version, v)
         out[f["name"]] = v
     return out
-
-
-def _in(versions: str, v: int) -> bool:
-    if versions == "none":
-        return False
-    if versions.endswith("+"):
-        return v >= int(versions[:-1])
-    lo, _, hi = versions.partition("-")
-    return int(lo) <= v <= int(hi or lo)
 
 
 def topic_id(name: str) -> uuid.UUID:
@@ -116,12 +109,7 @@ class FakeBroker:
         raw_sasl_next = False
         try:
             while True:
-                prefix = _read(sock, 4)
-                if prefix is None:
-                    return
-                frame = _read(sock, protocol.frame_size(prefix))
-                if frame is None:
-                    return
+                frame = read_frame(sock)
                 if raw_sasl_next:
                     # After SaslHandshake v0 the client sends its SASL token unframed by Kafka's
                     # header; the answer is an empty token.
@@ -138,7 +126,7 @@ class FakeBroker:
                     sock.sendall(out)
                 if header.api_key == ApiKey.SASL_HANDSHAKE and header.api_version == 0:
                     raw_sasl_next = True
-        except (OSError, TimeoutError):
+        except (OSError, TimeoutError, EOFError):
             return
         except Exception as e:  # recorded for the test to report, then the connection closes
             with self._lock:
@@ -372,19 +360,7 @@ class FakeBroker:
         }
 
     def _offset_commit(self, body: dict, v: int) -> dict:
-        return {
-            "throttle_time_ms": 0,
-            "topics": [
-                {
-                    "name": t["name"],
-                    "partitions": [
-                        {"partition_index": p["partition_index"], "error_code": 0}
-                        for p in t["partitions"]
-                    ],
-                }
-                for t in body["topics"]
-            ],
-        }
+        return {"throttle_time_ms": 0, "topics": _no_errors(body["topics"])}
 
     def _offsets(self, topics: list[dict] | None, key: str) -> list[dict]:
         return [
@@ -457,20 +433,7 @@ class FakeBroker:
         }
 
     def _offset_delete(self, body: dict, v: int) -> dict:
-        return {
-            "error_code": 0,
-            "throttle_time_ms": 0,
-            "topics": [
-                {
-                    "name": t["name"],
-                    "partitions": [
-                        {"partition_index": p["partition_index"], "error_code": 0}
-                        for p in t["partitions"]
-                    ],
-                }
-                for t in body["topics"]
-            ],
-        }
+        return {"error_code": 0, "throttle_time_ms": 0, "topics": _no_errors(body["topics"])}
 
     def _create_topics(self, body: dict, v: int) -> dict:
         return {
@@ -531,15 +494,18 @@ class FakeBroker:
         return {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}
 
 
+def _no_errors(topics: list[dict]) -> list[dict]:
+    """Error code 0 for every partition of the request's topics (OffsetCommit, OffsetDelete)."""
+    return [
+        {
+            "name": t["name"],
+            "partitions": [
+                {"partition_index": p["partition_index"], "error_code": 0} for p in t["partitions"]
+            ],
+        }
+        for t in topics
+    ]
+
+
 def _snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
-
-
-def _read(sock: socket.socket, n: int) -> bytes | None:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)

@@ -1,5 +1,10 @@
 """Real kafka-python objects for comparisons: a ClusterMetadata filled from an encoded
-MetadataResponse, and JoinGroup members whose metadata kafka-python decoded itself."""
+MetadataResponse, and JoinGroup members whose metadata kafka-python decoded itself.
+
+bench_assignors.py times kafka-python's assignors on them and the assignor tests compare with
+them; it lives here because bench does not import from tests. (It reads like the inverse of
+kgroup.adapters.kafka_python_assignors, and would sit well there.)
+"""
 
 from __future__ import annotations
 
@@ -40,19 +45,22 @@ def cluster(partitions_per_topic: dict[str, int]) -> ClusterMetadata:
     return c
 
 
+def member(member_id: str, metadata: bytes, group_instance_id: str | None = None):
+    """A JoinGroup response member as kafka-python's leader holds it before calling an
+    assignor: the subscription bytes the member sent, decoded by kafka-python."""
+    m = JoinGroupResponse.JoinGroupResponseMember(
+        member_id=member_id, group_instance_id=group_instance_id, metadata=metadata
+    )
+    m.metadata = ConsumerProtocolSubscription.decode(metadata)
+    return m
+
+
 def members(subscriptions: dict[str, Subscription]) -> list:
-    """JoinGroup response members carrying kgroup-encoded subscriptions, decoded by kafka-python
-    the way its coordinator does before calling an assignor."""
-    out = []
-    for member_id, sub in subscriptions.items():
-        m = JoinGroupResponse.JoinGroupResponseMember(
-            member_id=member_id,
-            group_instance_id=sub.group_instance_id,
-            metadata=encode_subscription(sub),
-        )
-        m.metadata = ConsumerProtocolSubscription.decode(m.metadata)
-        out.append(m)
-    return out
+    """JoinGroup response members carrying kgroup-encoded subscriptions."""
+    return [
+        member(member_id, encode_subscription(sub), sub.group_instance_id)
+        for member_id, sub in subscriptions.items()
+    ]
 
 
 def partitions(assignment) -> list[tuple[str, int]]:
