@@ -13,7 +13,10 @@ export PATH := $(VENV)/bin:$(PATH)
 export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
-.PHONY: run test test-rust test-python bench lint fmt build venv clean fuzz
+# What `make lint` and `make fmt` check and format: every Python tree of the repository.
+PY_PATHS := python tests bench spark_udfs scripts
+
+.PHONY: run test test-rust test-python bench lint fmt build build-bench venv clean fuzz
 
 run: build
 	$(PY) -m kgroup.cli partition --sample 1000000 --partitions 12 --summary
@@ -27,22 +30,24 @@ test-rust:
 test-python: build
 	$(PY) -m pytest -q tests
 
-bench: build
-	cargo bench --bench hash_loop
+# Benchmarks need the `bench` feature's hooks (never in the shipped module): a build of its own.
+bench: build-bench
+	cargo bench --features bench --bench hash_loop
 	$(PY) -m pytest -q bench -o python_files='bench_*.py' -p no:cacheprovider --benchmark-only --benchmark-columns=min,median,mean,ops,rounds \
 		--benchmark-sort=name
 
 lint: build
 	cargo fmt --check
-	cargo clippy --all-targets --features python --quiet -- -D warnings
-	$(VENV)/bin/ruff check python tests bench spark_udfs scripts
-	$(VENV)/bin/ruff format --check python tests bench spark_udfs scripts
+	cargo clippy --all-targets --all-features --quiet -- -D warnings
+	$(VENV)/bin/ruff check $(PY_PATHS)
+	$(VENV)/bin/ruff format --check $(PY_PATHS)
 	$(PY) -m mypy.stubtest kgroup._native --allowlist stubtest-allowlist.txt
+	$(PY) -m mypy
 
 fmt: venv
 	cargo fmt
-	$(VENV)/bin/ruff format python tests bench
-	$(VENV)/bin/ruff check --fix python tests bench
+	$(VENV)/bin/ruff format $(PY_PATHS)
+	$(VENV)/bin/ruff check --fix $(PY_PATHS)
 
 venv: $(STAMPS)/venv
 
@@ -55,8 +60,18 @@ $(STAMPS)/venv: requirements/dev.txt
 
 build: $(STAMPS)/build
 
+# One extension is installed at a time: the shipped one (build) or the one with the benchmark
+# hooks (build-bench). Each stamp removes the other's, so switching rebuilds.
 $(STAMPS)/build: $(STAMPS)/venv $(RUST_SRC)
 	$(VENV)/bin/maturin develop --release --quiet
+	@rm -f $(STAMPS)/build-bench
+	@touch $@
+
+build-bench: $(STAMPS)/build-bench
+
+$(STAMPS)/build-bench: $(STAMPS)/venv $(RUST_SRC)
+	$(VENV)/bin/maturin develop --release --quiet --features bench
+	@rm -f $(STAMPS)/build
 	@touch $@
 
 # Fuzzing (cargo-fuzz, nightly; not part of CI): FUZZ_SECONDS per target.

@@ -68,8 +68,9 @@ fn get_string(r: &mut Reader<'_>, field: &str) -> Result<Arc<str>> {
 }
 
 fn get_array_len(r: &mut Reader<'_>, field: &str, min_elem: usize) -> Result<usize> {
-    r.array_len(min_elem)?
-        .ok_or_else(|| Error::malformed(format!("non-nullable field {field} was serialized as null")))
+    r.array_len(min_elem)?.ok_or_else(|| {
+        Error::malformed(format!("non-nullable field {field} was serialized as null"))
+    })
 }
 
 /// group_by_topic groups partitions by topic in order of first appearance (the order Java's

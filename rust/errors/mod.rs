@@ -244,7 +244,10 @@ mod tests {
             Error::unsupported_version(99, 0, None).to_string(),
             "unknown api key 99"
         );
-        assert_eq!(unsupported.error_code(), Some(ErrorCode::UnsupportedVersion));
+        assert_eq!(
+            unsupported.error_code(),
+            Some(ErrorCode::UnsupportedVersion)
+        );
         for (kind, code) in [
             (Corruption::Crc, ErrorCode::CorruptMessage),
             (Corruption::Compression, ErrorCode::CorruptMessage),
@@ -254,7 +257,10 @@ mod tests {
         ] {
             assert_eq!(Error::corrupt(kind, "x").error_code(), Some(code));
         }
-        let frame = Error::FrameTooLarge { size: 1 << 30, max: 100 };
+        let frame = Error::FrameTooLarge {
+            size: 1 << 30,
+            max: 100,
+        };
         assert_eq!(frame.error_code(), None);
         assert_eq!(Error::malformed("x").error_code(), None);
         assert_eq!(Error::InvalidArgument("x".into()).error_code(), None);

@@ -114,7 +114,9 @@ pub fn partition_column(
     };
     if let Some(v) = validity {
         if v.bits.len() * 8 < v.offset + out.len() {
-            return Err(Error::malformed("key column: validity bitmap is shorter than the column"));
+            return Err(Error::malformed(
+                "key column: validity bitmap is shorter than the column",
+            ));
         }
     }
     // One monomorphised loop per hash keeps the per-key dispatch out of the hot path.
@@ -205,7 +207,8 @@ fn run<F: Fn(&[u8]) -> i32>(col: &KeyColumn<'_>, out: &mut [i32], f: F) -> Resul
 pub fn raw_murmur2_loop(offsets: &[i32], data: &[u8], num_partitions: i32, out: &mut [i32]) {
     for (i, slot) in out.iter_mut().enumerate() {
         let key = &data[offsets[i] as usize..offsets[i + 1] as usize];
-        *slot = crate::partitioners::hash::to_positive(crate::partitioners::hash::murmur2(key)) % num_partitions;
+        *slot = crate::partitioners::hash::to_positive(crate::partitioners::hash::murmur2(key))
+            % num_partitions;
     }
 }
 
@@ -413,7 +416,10 @@ mod tests {
         let mut out = vec![0; 2];
         partition_column(&col, KeyHash::Murmur2, i32::MAX as u32, &mut out).unwrap();
         assert_eq!(out[0], 479470107); // murmur2("abc"), positive
-        assert_eq!(out[1], crate::partitioners::hash::to_positive(murmur2(long)));
+        assert_eq!(
+            out[1],
+            crate::partitioners::hash::to_positive(murmur2(long))
+        );
     }
 
     #[test]

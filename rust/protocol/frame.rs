@@ -169,11 +169,10 @@ fn request_from<'a>(mem: Mem<'a>, frame: &'a [u8]) -> Result<Request<'a>> {
     let header_size = r.position();
     let body = decode_body_in(mem, &mut r, api.request, version)?;
     if r.remaining() != 0 {
-        return Err(Error::malformed(format!(
-            "{} bytes left over after the body",
-            r.remaining()
-        ))
-        .in_context(|| format!("{} v{version}", api.request.name)));
+        return Err(
+            Error::malformed(format!("{} bytes left over after the body", r.remaining()))
+                .in_context(|| format!("{} v{version}", api.request.name)),
+        );
     }
     Ok(Request {
         header,

@@ -264,7 +264,9 @@ impl<'a> Reader<'a> {
         for _ in 0..n {
             let tag = self.unsigned_varint()?;
             if last.is_some_and(|l| tag <= l) {
-                return Err(Error::malformed(format!("tagged field {tag} is out of order")));
+                return Err(Error::malformed(format!(
+                    "tagged field {tag} is out of order"
+                )));
             }
             last = Some(tag);
             let size = self.unsigned_varint()? as usize;

@@ -1,5 +1,6 @@
-# Typed stubs of kgroup._native.partitioners (rust/py/partitioners/),
-# checked against the built module by `make lint` (mypy.stubtest). Users import kgroup.partitioners.
+# Typed stubs of kgroup._native.partitioners, built from rust/py/partitioners/;
+# `make lint` checks them against the built module (mypy.stubtest).
+# Users import kgroup.partitioners.
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Self, final

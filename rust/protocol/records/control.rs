@@ -88,9 +88,7 @@ impl ControlRecordKey {
         }
         let version = i16::from_be_bytes([key[0], key[1]]);
         if version < 0 {
-            return Err(invalid(format!(
-                "invalid control record version {version}"
-            )));
+            return Err(invalid(format!("invalid control record version {version}")));
         }
         Ok(ControlRecordKey {
             version,

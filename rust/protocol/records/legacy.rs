@@ -46,9 +46,7 @@ fn be_i32(b: &[u8], at: usize) -> i32 {
 
 fn sized<'a>(msg: &'a [u8], at: usize, what: &str) -> Result<(Option<&'a [u8]>, usize)> {
     if msg.len() < at + 4 {
-        return Err(framing(format!(
-            "truncated legacy message {what} length"
-        )));
+        return Err(framing(format!("truncated legacy message {what} length")));
     }
     let n = be_i32(msg, at);
     if n < 0 {
@@ -87,9 +85,10 @@ fn parse_message(offset: i64, msg: &[u8], verify_crc: bool) -> Result<Message<'_
         let stored = u32::from_be_bytes([msg[0], msg[1], msg[2], msg[3]]);
         let computed = crc32fast::hash(&msg[4..]);
         if stored != computed {
-            return Err(Error::corrupt(Corruption::Crc, format!(
-                "record is corrupt (stored crc = {stored}, computed crc = {computed})"
-            )));
+            return Err(Error::corrupt(
+                Corruption::Crc,
+                format!("record is corrupt (stored crc = {stored}, computed crc = {computed})"),
+            ));
         }
     }
     let timestamp = if magic == 1 {

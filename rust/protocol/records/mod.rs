@@ -205,7 +205,11 @@ pub struct HeaderAt {
 /// batch's records (decompressing within `opts.max_decompressed_size`) and keeps none of them:
 /// what a broker checks of a produced record set before it appends it as received. A legacy
 /// (magic 0 or 1) entry is a [`Corruption::Framing`] error.
-pub fn read_headers(buf: &[u8], opts: &DecodeOptions, verify_records: bool) -> Result<Vec<HeaderAt>> {
+pub fn read_headers(
+    buf: &[u8],
+    opts: &DecodeOptions,
+    verify_records: bool,
+) -> Result<Vec<HeaderAt>> {
     let mut budget = Budget::new(opts.max_decompressed_size);
     let mut out = Vec::new();
     for b in batches(buf) {

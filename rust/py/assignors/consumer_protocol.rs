@@ -109,4 +109,3 @@ fn decode_sticky_user_data<'py>(
     let (parts, generation) = cp::decode_sticky_user_data(&data_of(data)?).py_err(py)?;
     Ok((partitions_tuple(py, &parts)?, generation))
 }
-

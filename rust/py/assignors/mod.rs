@@ -14,9 +14,7 @@ use super::errors::{detached, to_pyerr};
 
 mod consumer_protocol;
 use crate::assignors::sticky::StickyAssignor;
-use crate::assignors::{
-    self, GroupAssignment, GroupInput, Member, TopicPartition,
-};
+use crate::assignors::{self, GroupAssignment, GroupInput, Member, TopicPartition};
 use crate::errors::Error;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

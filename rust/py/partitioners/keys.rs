@@ -8,10 +8,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
 
 use super::arrow::{self, Keys};
-use crate::py::errors::{detached, to_pyerr, IntoPyResult};
 use crate::errors::Error;
 use crate::partitioners::hash::{check_partitions, crc32, fnv1a, murmur2, FastMod, KeyHash};
-use crate::partitioners::keys::{java_utf8_from_utf16, partition_column, KeyColumn, NULL_PARTITION};
+use crate::partitioners::keys::{
+    java_utf8_from_utf16, partition_column, KeyColumn, NULL_PARTITION,
+};
+use crate::py::errors::{detached, to_pyerr, IntoPyResult};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_murmur2, m)?)?;

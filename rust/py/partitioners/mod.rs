@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 mod arrow;
 pub(crate) mod keys;
 
-use super::errors::IntoPyResult;
 use self::keys::key_bytes;
+use super::errors::IntoPyResult;
 use crate::partitioners::hash::KeyHash;
 use crate::partitioners::{
     BuiltInPartitioner, BuiltInPartitionerConfig, RoundRobinPartitioner, StickyPartitionCache,

@@ -62,8 +62,12 @@ pub struct PyRequestHeader {
 
 impl PyRequestHeader {
     fn same(&self, py: Python<'_>, o: &PyRequestHeader) -> PyResult<bool> {
-        Ok((self.api_key, self.api_version, self.correlation_id, &self.client_id)
-            == (o.api_key, o.api_version, o.correlation_id, &o.client_id)
+        Ok((
+            self.api_key,
+            self.api_version,
+            self.correlation_id,
+            &self.client_id,
+        ) == (o.api_key, o.api_version, o.correlation_id, &o.client_id)
             && self.size == o.size
             && self.tagged_fields.bind(py).eq(o.tagged_fields.bind(py))?)
     }
@@ -235,12 +239,10 @@ impl PyResponse {
             return Ok(false);
         };
         let o = o.get();
-        Ok(
-            (self.api_key, self.api_version, self.correlation_id)
-                == (o.api_key, o.api_version, o.correlation_id)
-                && self.body.bind(py).eq(o.body.bind(py))?
-                && self.tagged_fields.bind(py).eq(o.tagged_fields.bind(py))?,
-        )
+        Ok((self.api_key, self.api_version, self.correlation_id)
+            == (o.api_key, o.api_version, o.correlation_id)
+            && self.body.bind(py).eq(o.body.bind(py))?
+            && self.tagged_fields.bind(py).eq(o.tagged_fields.bind(py))?)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -259,10 +261,7 @@ fn frame_bytes<'a>(frame: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     match frame.cast::<PyBytes>() {
         Ok(b) => Ok(Cow::Borrowed(b.as_bytes())),
         Err(_) => Ok(Cow::Owned(bytes_from_py(frame).map_err(|c| {
-            to_pyerr(
-                frame.py(),
-                Error::InvalidType(format!("frame: {}", c.err)),
-            )
+            to_pyerr(frame.py(), Error::InvalidType(format!("frame: {}", c.err)))
         })?)),
     }
 }
@@ -415,9 +414,8 @@ fn encode_response<'py>(
     let keep = Keep::new();
     let body = body_from_py(py, &keep, msg, version, body)?;
     let tagged = header_tagged(tagged_fields)?;
-    let prepared =
-        frame::prepare_response(api_key, version, correlation_id, &tagged, body.get())
-            .py_err(py)?;
+    let prepared = frame::prepare_response(api_key, version, correlation_id, &tagged, body.get())
+        .py_err(py)?;
     write_frame(py, &prepared)
 }
 

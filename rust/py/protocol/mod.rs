@@ -55,8 +55,7 @@ fn message_of(
     version: i16,
     request: bool,
 ) -> PyResult<&'static Message> {
-    let a = core_frame::lookup(api_key, version)
-        .map_err(|e| to_pyerr(py, e.into_argument()))?;
+    let a = core_frame::lookup(api_key, version).map_err(|e| to_pyerr(py, e.into_argument()))?;
     Ok(if request { a.request } else { a.response })
 }
 
@@ -168,7 +167,12 @@ fn decode_body<'py>(
     let a = core_frame::lookup(api_key, version).py_err(py)?;
     let msg = if request { a.request } else { a.response };
     let ((), root) = Decoded::decode(py, owner_of(data)?, |bytes, arena| {
-        Ok(((), msg, version, decode_message_in(arena, msg, version, bytes)?))
+        Ok((
+            (),
+            msg,
+            version,
+            decode_message_in(arena, msg, version, bytes)?,
+        ))
     })?;
     body_view(py, root)
 }

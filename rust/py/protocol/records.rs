@@ -12,14 +12,14 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 
-use crate::py::errors::{to_pyerr, IntoPyResult};
-use crate::py::partitioners::keys::key_bytes;
 use crate::errors::Error;
 use crate::protocol::primitives::Writer;
 use crate::protocol::records::{
     self as rec, BatchHeader, Compression, ControlRecordKey, DecodeOptions, DecodedBatch,
     EndTransactionMarker, Record, RecordBatch, RecordRef, RecordSpan, TimestampType,
 };
+use crate::py::errors::{to_pyerr, IntoPyResult};
+use crate::py::partitioners::keys::key_bytes;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRecord>()?;

@@ -1,5 +1,6 @@
-# Typed stubs of kgroup._native.assignors (rust/py/assignors/),
-# checked against the built module by `make lint` (mypy.stubtest). Users import kgroup.assignors.
+# Typed stubs of kgroup._native.assignors, built from rust/py/assignors/;
+# `make lint` checks them against the built module (mypy.stubtest).
+# Users import kgroup.assignors.
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Self, final

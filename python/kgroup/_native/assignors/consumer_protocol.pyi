@@ -1,5 +1,7 @@
-# Typed stubs of kgroup._native.assignors.consumer_protocol (rust/py/assignors/consumer_protocol.rs),
-# checked against the built module by `make lint` (mypy.stubtest). Users import kgroup.assignors.consumer_protocol.
+# Typed stubs of kgroup._native.assignors.consumer_protocol,
+# built from rust/py/assignors/consumer_protocol.rs;
+# `make lint` checks them against the built module (mypy.stubtest).
+# Users import kgroup.assignors.consumer_protocol.
 
 from typing import Any
 

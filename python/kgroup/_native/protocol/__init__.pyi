@@ -1,5 +1,6 @@
-# Typed stubs of kgroup._native.protocol (rust/py/protocol/), checked against the built module
-# by `make lint` (mypy.stubtest). Users import kgroup.protocol.
+# Typed stubs of kgroup._native.protocol, built from rust/py/protocol/;
+# `make lint` checks them against the built module (mypy.stubtest).
+# Users import kgroup.protocol.
 
 from collections.abc import Iterator, Mapping, Sequence
 from enum import IntEnum
@@ -164,9 +165,7 @@ def frame_size(prefix: bytes | bytearray | memoryview, max_size: int = ...) -> i
 def decode_body(
     api_key: int, version: int, data: bytes | bytearray | memoryview, *, request: bool
 ) -> StructView: ...
-def encode_body(
-    api_key: int, version: int, body: Mapping[str, Any], *, request: bool
-) -> bytes: ...
+def encode_body(api_key: int, version: int, body: Mapping[str, Any], *, request: bool) -> bytes: ...
 def body_size(api_key: int, version: int, body: Mapping[str, Any], *, request: bool) -> int: ...
 def is_supported(api_key: int, api_version: int) -> bool: ...
 def request_header_version(api_key: int, api_version: int) -> int: ...

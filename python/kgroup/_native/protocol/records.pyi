@@ -1,5 +1,6 @@
-# Typed stubs of kgroup._native.protocol.records (rust/py/protocol/records.rs),
-# checked against the built module by `make lint` (mypy.stubtest). Users import kgroup.protocol.records.
+# Typed stubs of kgroup._native.protocol.records, built from rust/py/protocol/records.rs;
+# `make lint` checks them against the built module (mypy.stubtest).
+# Users import kgroup.protocol.records.
 
 from collections.abc import Iterable, Iterator
 from typing import Any, final
