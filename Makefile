@@ -70,7 +70,7 @@ $(STAMPS)/build: $(STAMPS)/venv $(RUST_SRC)
 build-bench: $(STAMPS)/build-bench
 
 $(STAMPS)/build-bench: $(STAMPS)/venv $(RUST_SRC)
-	$(VENV)/bin/maturin develop --release --quiet --features bench
+	$(VENV)/bin/maturin develop --release --quiet --features python,bench
 	@rm -f $(STAMPS)/build
 	@touch $@
 
