@@ -67,14 +67,17 @@ pub struct Record {
     pub headers: Vec<Header>,
 }
 
-/// RecordBatch is a decoded batch: its header fields and its records.
+/// BatchFields are what a batch says of itself besides its records, in logical form (the
+/// attribute bits as named values): the one list of a batch's header fields, which
+/// [`RecordBatch`], the Python `RecordBatch` and [`BatchHeader::from_fields`] /
+/// [`BatchHeader::fields`] share.
 ///
 /// Magic 2 batches map field for field. A magic 0/1 entry (one message, or one compressed
 /// wrapper message and its inner messages) maps as Kafka's `AbstractLegacyRecordBatch` reads it:
 /// base offset and last offset delta from the records' absolute offsets, both timestamps from
 /// the wrapper (none for magic 0), producer fields -1, partition leader epoch -1.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordBatch {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchFields {
     pub base_offset: i64,
     pub partition_leader_epoch: i32,
     pub magic: i8,
@@ -90,12 +93,11 @@ pub struct RecordBatch {
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub base_sequence: i32,
-    pub records: Vec<Record>,
 }
 
-impl Default for RecordBatch {
+impl Default for BatchFields {
     fn default() -> Self {
-        RecordBatch {
+        BatchFields {
             base_offset: 0,
             partition_leader_epoch: -1,
             magic: 2,
@@ -110,8 +112,68 @@ impl Default for RecordBatch {
             producer_id: -1,
             producer_epoch: -1,
             base_sequence: -1,
-            records: Vec::new(),
         }
+    }
+}
+
+impl BatchFields {
+    /// last_offset is base_offset + last_offset_delta.
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset.wrapping_add(self.last_offset_delta as i64)
+    }
+
+    /// next_offset is the offset after this batch.
+    pub fn next_offset(&self) -> i64 {
+        self.last_offset().wrapping_add(1)
+    }
+
+    /// last_sequence is Kafka's `lastSequence`: base_sequence + last_offset_delta, wrapping
+    /// past i32::MAX to 0; -1 when the batch has no sequence.
+    pub fn last_sequence(&self) -> i32 {
+        if self.base_sequence == -1 {
+            return -1;
+        }
+        header::increment_sequence(self.base_sequence, self.last_offset_delta)
+    }
+
+    /// attributes is the v2 attributes word of these fields.
+    pub fn attributes(&self) -> i16 {
+        let mut a = self.compression.id() as i16;
+        if self.timestamp_type == TimestampType::LogAppendTime {
+            a |= header::TIMESTAMP_TYPE_MASK;
+        }
+        if self.is_transactional {
+            a |= header::TRANSACTIONAL_MASK;
+        }
+        if self.is_control {
+            a |= header::CONTROL_MASK;
+        }
+        if self.has_delete_horizon {
+            a |= header::DELETE_HORIZON_MASK;
+        }
+        a
+    }
+}
+
+/// RecordBatch is a batch of any magic: its [`BatchFields`] and its records. It derefs to its
+/// fields (`batch.base_offset`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecordBatch {
+    pub fields: BatchFields,
+    pub records: Vec<Record>,
+}
+
+impl std::ops::Deref for RecordBatch {
+    type Target = BatchFields;
+
+    fn deref(&self) -> &BatchFields {
+        &self.fields
+    }
+}
+
+impl std::ops::DerefMut for RecordBatch {
+    fn deref_mut(&mut self) -> &mut BatchFields {
+        &mut self.fields
     }
 }
 
@@ -163,29 +225,6 @@ impl RecordFields for Record {
 }
 
 impl RecordBatch {
-    /// last_offset is base_offset + last_offset_delta.
-    pub fn last_offset(&self) -> i64 {
-        self.base_offset.wrapping_add(self.last_offset_delta as i64)
-    }
-
-    /// attributes is the v2 attributes word of this batch.
-    pub fn attributes(&self) -> i16 {
-        let mut a = self.compression.id() as i16;
-        if self.timestamp_type == TimestampType::LogAppendTime {
-            a |= header::TIMESTAMP_TYPE_MASK;
-        }
-        if self.is_transactional {
-            a |= header::TRANSACTIONAL_MASK;
-        }
-        if self.is_control {
-            a |= header::CONTROL_MASK;
-        }
-        if self.has_delete_horizon {
-            a |= header::DELETE_HORIZON_MASK;
-        }
-        a
-    }
-
     /// derive_from_records sets what Kafka's `MemoryRecordsBuilder` derives from the records: the
     /// last offset delta, the base timestamp (the first record's, unless a delete horizon is set)
     /// and, for CreateTime, the max timestamp. An empty batch keeps its fields. Offsets must
@@ -298,31 +337,10 @@ impl RecordBatch {
             })
             .collect();
         RecordBatch {
+            fields: self.fields,
             records: owned,
-            ..self.clone_header()
         }
         .encode_into(out, level)
-    }
-
-    /// clone_header copies the header fields, without the records.
-    fn clone_header(&self) -> RecordBatch {
-        RecordBatch {
-            base_offset: self.base_offset,
-            partition_leader_epoch: self.partition_leader_epoch,
-            magic: self.magic,
-            compression: self.compression,
-            timestamp_type: self.timestamp_type,
-            is_transactional: self.is_transactional,
-            is_control: self.is_control,
-            has_delete_horizon: self.has_delete_horizon,
-            last_offset_delta: self.last_offset_delta,
-            base_timestamp: self.base_timestamp,
-            max_timestamp: self.max_timestamp,
-            producer_id: self.producer_id,
-            producer_epoch: self.producer_epoch,
-            base_sequence: self.base_sequence,
-            records: Vec::new(),
-        }
     }
 
     fn encode_v2<R: RecordFields>(
@@ -360,22 +378,7 @@ impl RecordBatch {
             compression::compress(self.compression, level, 2, &w.buf, out)?;
         }
         let length = len_i32(out.len() - start - header::LOG_OVERHEAD, "batch")?;
-        let h = BatchHeader {
-            base_offset: self.base_offset,
-            length,
-            partition_leader_epoch: self.partition_leader_epoch,
-            magic: 2,
-            crc: 0,
-            attributes: self.attributes(),
-            last_offset_delta: self.last_offset_delta,
-            base_timestamp: self.base_timestamp,
-            max_timestamp: self.max_timestamp,
-            producer_id: self.producer_id,
-            producer_epoch: self.producer_epoch,
-            base_sequence: self.base_sequence,
-            records_count: count,
-        };
-        h.write(&mut out[start..]);
+        BatchHeader::from_fields(&self.fields, length, count).write(&mut out[start..]);
         Ok(())
     }
 
@@ -414,8 +417,9 @@ impl RecordBatch {
         budget: &mut Budget,
     ) -> Result<DecodedBatch<'a>> {
         let h = BatchHeader::parse_with(batch, opts.verify_crc)?;
+        let fields = h.fields()?;
         let body = &batch[BATCH_OVERHEAD..h.size()];
-        let compression = h.compression()?;
+        let compression = fields.compression;
         let data: Cow<'a, [u8]> = match compression {
             Compression::None => Cow::Borrowed(body),
             c => Cow::Owned(compression::decompress(c, 2, body, budget)?),
@@ -451,20 +455,7 @@ impl RecordBatch {
             ));
         }
         let batch = RecordBatch {
-            base_offset: h.base_offset,
-            partition_leader_epoch: h.partition_leader_epoch,
-            magic: 2,
-            compression,
-            timestamp_type: h.timestamp_type(),
-            is_transactional: h.is_transactional(),
-            is_control: h.is_control(),
-            has_delete_horizon: h.has_delete_horizon(),
-            last_offset_delta: h.last_offset_delta,
-            base_timestamp: h.base_timestamp,
-            max_timestamp: h.max_timestamp,
-            producer_id: h.producer_id,
-            producer_epoch: h.producer_epoch,
-            base_sequence: h.base_sequence,
+            fields,
             records: Vec::new(),
         };
         Ok(DecodedBatch { batch, data, spans })

@@ -2,7 +2,7 @@
 //! `ControlRecordType`). Transaction markers (types 0 abort, 1 commit) carry the value
 //! `version int16, coordinator_epoch int32` (Kafka's `EndTransactionMarker`).
 
-use super::batch::{Record, RecordBatch, TimestampType};
+use super::batch::{BatchFields, Record, RecordBatch, TimestampType};
 use crate::errors::{Corruption, Error, Result};
 
 /// ControlRecordType is the type of a control record, with Kafka's ids.
@@ -180,19 +180,21 @@ impl EndTransactionMarker {
         producer_epoch: i16,
     ) -> RecordBatch {
         RecordBatch {
-            base_offset,
-            partition_leader_epoch,
-            timestamp_type: TimestampType::CreateTime,
-            is_transactional: true,
-            is_control: true,
-            last_offset_delta: 0,
-            base_timestamp: timestamp,
-            max_timestamp: timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence: -1,
+            fields: BatchFields {
+                base_offset,
+                partition_leader_epoch,
+                timestamp_type: TimestampType::CreateTime,
+                is_transactional: true,
+                is_control: true,
+                last_offset_delta: 0,
+                base_timestamp: timestamp,
+                max_timestamp: timestamp,
+                producer_id,
+                producer_epoch,
+                base_sequence: -1,
+                ..BatchFields::default()
+            },
             records: vec![self.record(base_offset, timestamp)],
-            ..RecordBatch::default()
         }
     }
 }

@@ -8,7 +8,7 @@
 //! from the attributes to the end of the batch, so the base offset and the partition leader
 //! epoch can be rewritten without recomputing it; the max timestamp cannot.
 
-use super::batch::TimestampType;
+use super::batch::{BatchFields, TimestampType};
 use super::compression::Compression;
 use crate::errors::{Corruption, Error, Result};
 
@@ -151,6 +151,47 @@ impl BatchHeader {
             }
         }
         Ok(h)
+    }
+
+    /// from_fields is the header of a v2 batch with these fields, `length` (the batch's size
+    /// minus [`LOG_OVERHEAD`]) and `records_count` records; its CRC is computed by
+    /// [`write`](Self::write).
+    pub fn from_fields(f: &BatchFields, length: i32, records_count: i32) -> BatchHeader {
+        BatchHeader {
+            base_offset: f.base_offset,
+            length,
+            partition_leader_epoch: f.partition_leader_epoch,
+            magic: 2,
+            crc: 0,
+            attributes: f.attributes(),
+            last_offset_delta: f.last_offset_delta,
+            base_timestamp: f.base_timestamp,
+            max_timestamp: f.max_timestamp,
+            producer_id: f.producer_id,
+            producer_epoch: f.producer_epoch,
+            base_sequence: f.base_sequence,
+            records_count,
+        }
+    }
+
+    /// fields reads the header's fields in logical form; an unknown codec id is an error.
+    pub fn fields(&self) -> Result<BatchFields> {
+        Ok(BatchFields {
+            base_offset: self.base_offset,
+            partition_leader_epoch: self.partition_leader_epoch,
+            magic: self.magic,
+            compression: self.compression()?,
+            timestamp_type: self.timestamp_type(),
+            is_transactional: self.is_transactional(),
+            is_control: self.is_control(),
+            has_delete_horizon: self.has_delete_horizon(),
+            last_offset_delta: self.last_offset_delta,
+            base_timestamp: self.base_timestamp,
+            max_timestamp: self.max_timestamp,
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            base_sequence: self.base_sequence,
+        })
     }
 
     /// write puts this header into the first 61 bytes of `batch` and the CRC-32C of the whole

@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 
-use super::batch::{RecordBatch, TimestampType, NO_TIMESTAMP};
+use super::batch::{BatchFields, RecordBatch, TimestampType, NO_TIMESTAMP};
 use super::compression::{self, Budget, Compression};
 use super::header::LOG_OVERHEAD;
 use super::view::{DecodedBatch, RecordSpan};
@@ -143,13 +143,16 @@ pub(super) fn decode<'a>(
         _ => TimestampType::CreateTime,
     };
     let mut batch = RecordBatch {
-        base_offset: offset,
-        magic: outer.magic,
-        compression,
-        timestamp_type,
-        base_timestamp: outer.timestamp,
-        max_timestamp: outer.timestamp,
-        ..RecordBatch::default()
+        fields: BatchFields {
+            base_offset: offset,
+            magic: outer.magic,
+            compression,
+            timestamp_type,
+            base_timestamp: outer.timestamp,
+            max_timestamp: outer.timestamp,
+            ..BatchFields::default()
+        },
+        records: Vec::new(),
     };
     if compression == Compression::None {
         let spans = vec![span(entry, &outer, offset, outer.timestamp)];

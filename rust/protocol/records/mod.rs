@@ -31,7 +31,8 @@ mod view;
 mod tests;
 
 pub use batch::{
-    record_body_size, Header, Record, RecordBatch, RecordFields, TimestampType, NO_TIMESTAMP,
+    record_body_size, BatchFields, Header, Record, RecordBatch, RecordFields, TimestampType,
+    NO_TIMESTAMP,
 };
 pub use compression::{Budget, Compression, COMPRESSION_NAMES, DEFAULT_MAX_DECOMPRESSED_SIZE};
 pub use control::{ControlRecordKey, ControlRecordType, EndTransactionMarker};

@@ -59,34 +59,36 @@ fn random_batch(rng: &mut Rng, compression: Compression) -> RecordBatch {
         .collect();
     let transactional = rng.next_u64() % 3 == 0;
     let mut b = RecordBatch {
-        base_offset,
-        partition_leader_epoch: (rng.next_u64() % 100) as i32 - 1,
-        compression,
-        is_transactional: transactional,
-        producer_id: if transactional {
-            (rng.next_u64() % 1000) as i64
-        } else {
-            -1
-        },
-        producer_epoch: if transactional {
-            (rng.next_u64() % 10) as i16
-        } else {
-            -1
-        },
-        base_sequence: if transactional {
-            (rng.next_u64() % 1000) as i32
-        } else {
-            -1
+        fields: BatchFields {
+            base_offset,
+            partition_leader_epoch: (rng.next_u64() % 100) as i32 - 1,
+            compression,
+            is_transactional: transactional,
+            producer_id: if transactional {
+                (rng.next_u64() % 1000) as i64
+            } else {
+                -1
+            },
+            producer_epoch: if transactional {
+                (rng.next_u64() % 10) as i16
+            } else {
+                -1
+            },
+            base_sequence: if transactional {
+                (rng.next_u64() % 1000) as i32
+            } else {
+                -1
+            },
+            ..BatchFields::default()
         },
         records,
-        ..RecordBatch::default()
     };
     b.derive_from_records().unwrap();
     if rng.next_u64() % 4 == 0 {
         b.timestamp_type = TimestampType::LogAppendTime;
         b.max_timestamp = base_ts + 99;
         for r in &mut b.records {
-            r.timestamp = b.max_timestamp;
+            r.timestamp = b.fields.max_timestamp;
         }
     }
     b
@@ -368,8 +370,11 @@ fn concatenated_batches_and_a_truncated_tail() {
 #[test]
 fn decompression_budget_spans_the_call() {
     let mut b = RecordBatch {
-        compression: Compression::Zstd,
-        ..RecordBatch::default()
+        fields: BatchFields {
+            compression: Compression::Zstd,
+            ..BatchFields::default()
+        },
+        records: Vec::new(),
     };
     b.records.push(Record {
         value: Some(vec![7; 600_000]),

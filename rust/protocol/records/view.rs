@@ -149,8 +149,8 @@ impl DecodedBatch<'_> {
     pub fn into_record_batch(self) -> RecordBatch {
         let records = self.records().map(|r| r.to_record()).collect();
         RecordBatch {
+            fields: self.batch.fields,
             records,
-            ..self.batch
         }
     }
 

@@ -15,8 +15,8 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 use crate::errors::Error;
 use crate::protocol::primitives::Writer;
 use crate::protocol::records::{
-    self as rec, BatchHeader, Compression, ControlRecordKey, DecodeOptions, DecodedBatch,
-    EndTransactionMarker, Record, RecordBatch, RecordRef, RecordSpan, TimestampType,
+    self as rec, BatchFields, BatchHeader, Compression, ControlRecordKey, DecodeOptions,
+    DecodedBatch, EndTransactionMarker, Record, RecordBatch, RecordRef, RecordSpan, TimestampType,
 };
 use crate::py::errors::{to_pyerr, IntoPyResult};
 use crate::py::partitioners::keys::key_bytes;
@@ -327,35 +327,11 @@ impl PyRecord {
     }
 }
 
-/// RecordBatch: a decoded batch, its header fields and its records (a tuple of Record).
+/// RecordBatch: a decoded batch, its header fields (the core's `BatchFields`) and its records (a
+/// tuple of Record).
 #[pyclass(name = "RecordBatch", module = "kgroup.protocol.records", frozen)]
 pub struct PyRecordBatch {
-    #[pyo3(get)]
-    base_offset: i64,
-    #[pyo3(get)]
-    partition_leader_epoch: i32,
-    #[pyo3(get)]
-    magic: i8,
-    compression: Compression,
-    timestamp_type: TimestampType,
-    #[pyo3(get)]
-    is_transactional: bool,
-    #[pyo3(get)]
-    is_control_batch: bool,
-    #[pyo3(get)]
-    has_delete_horizon: bool,
-    #[pyo3(get)]
-    last_offset_delta: i32,
-    #[pyo3(get)]
-    base_timestamp: i64,
-    #[pyo3(get)]
-    max_timestamp: i64,
-    #[pyo3(get)]
-    producer_id: i64,
-    #[pyo3(get)]
-    producer_epoch: i16,
-    #[pyo3(get)]
-    base_sequence: i32,
+    fields: BatchFields,
     #[pyo3(get)]
     records: Py<PyTuple>,
 }
@@ -377,96 +353,99 @@ impl PyRecordBatch {
                 )
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let b = &d.batch;
         Ok(PyRecordBatch {
-            base_offset: b.base_offset,
-            partition_leader_epoch: b.partition_leader_epoch,
-            magic: b.magic,
-            compression: b.compression,
-            timestamp_type: b.timestamp_type,
-            is_transactional: b.is_transactional,
-            is_control_batch: b.is_control,
-            has_delete_horizon: b.has_delete_horizon,
-            last_offset_delta: b.last_offset_delta,
-            base_timestamp: b.base_timestamp,
-            max_timestamp: b.max_timestamp,
-            producer_id: b.producer_id,
-            producer_epoch: b.producer_epoch,
-            base_sequence: b.base_sequence,
+            fields: d.batch.fields,
             records: PyTuple::new(py, records)?.unbind(),
         })
-    }
-
-    /// header is the batch's header fields as a core batch without records.
-    fn header(&self) -> RecordBatch {
-        RecordBatch {
-            base_offset: self.base_offset,
-            partition_leader_epoch: self.partition_leader_epoch,
-            magic: self.magic,
-            compression: self.compression,
-            timestamp_type: self.timestamp_type,
-            is_transactional: self.is_transactional,
-            is_control: self.is_control_batch,
-            has_delete_horizon: self.has_delete_horizon,
-            last_offset_delta: self.last_offset_delta,
-            base_timestamp: self.base_timestamp,
-            max_timestamp: self.max_timestamp,
-            producer_id: self.producer_id,
-            producer_epoch: self.producer_epoch,
-            base_sequence: self.base_sequence,
-            records: Vec::new(),
-        }
-    }
-
-    fn header_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (
-            self.base_offset,
-            self.partition_leader_epoch,
-            self.magic,
-            self.compression.id(),
-            self.timestamp_type.id(),
-            self.is_transactional,
-            self.is_control_batch,
-            self.has_delete_horizon,
-            self.last_offset_delta,
-            self.base_timestamp,
-            self.max_timestamp,
-            (self.producer_id, self.producer_epoch, self.base_sequence),
-        )
-            .into_pyobject(py)
     }
 }
 
 #[pymethods]
 impl PyRecordBatch {
+    #[getter]
+    fn base_offset(&self) -> i64 {
+        self.fields.base_offset
+    }
+
+    #[getter]
+    fn partition_leader_epoch(&self) -> i32 {
+        self.fields.partition_leader_epoch
+    }
+
+    #[getter]
+    fn magic(&self) -> i8 {
+        self.fields.magic
+    }
+
     /// compression is the codec's `compression.type` name.
     #[getter]
     fn compression(&self) -> &'static str {
-        self.compression.name()
+        self.fields.compression.name()
     }
 
     #[getter]
     fn timestamp_type(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        timestamp_type_obj(py, self.timestamp_type)
+        timestamp_type_obj(py, self.fields.timestamp_type)
+    }
+
+    #[getter]
+    fn is_transactional(&self) -> bool {
+        self.fields.is_transactional
+    }
+
+    #[getter]
+    fn is_control_batch(&self) -> bool {
+        self.fields.is_control
+    }
+
+    #[getter]
+    fn has_delete_horizon(&self) -> bool {
+        self.fields.has_delete_horizon
+    }
+
+    #[getter]
+    fn last_offset_delta(&self) -> i32 {
+        self.fields.last_offset_delta
+    }
+
+    #[getter]
+    fn base_timestamp(&self) -> i64 {
+        self.fields.base_timestamp
+    }
+
+    #[getter]
+    fn max_timestamp(&self) -> i64 {
+        self.fields.max_timestamp
+    }
+
+    #[getter]
+    fn producer_id(&self) -> i64 {
+        self.fields.producer_id
+    }
+
+    #[getter]
+    fn producer_epoch(&self) -> i16 {
+        self.fields.producer_epoch
+    }
+
+    #[getter]
+    fn base_sequence(&self) -> i32 {
+        self.fields.base_sequence
     }
 
     #[getter]
     fn last_offset(&self) -> i64 {
-        self.base_offset.wrapping_add(self.last_offset_delta as i64)
+        self.fields.last_offset()
     }
 
     #[getter]
     fn next_offset(&self) -> i64 {
-        self.last_offset().wrapping_add(1)
+        self.fields.next_offset()
     }
 
     #[getter]
     fn last_sequence(&self) -> i32 {
-        if self.base_sequence == -1 {
-            -1
-        } else {
-            rec::increment_sequence(self.base_sequence, self.last_offset_delta)
-        }
+        self.fields.last_sequence()
     }
 
     /// encode(compression_level=None) -> bytes: this batch written back with its fields as they
@@ -484,7 +463,11 @@ impl PyRecordBatch {
             .map(|r| r.cast_into::<PyRecord>().map_err(PyErr::from))
             .collect::<PyResult<Vec<_>>>()?;
         let refs: Vec<RecordRef<'_>> = records.iter().map(|r| r.get().get()).collect();
-        let out = encode_refs(py, &self.header(), &refs, compression_level)?;
+        let header = RecordBatch {
+            fields: self.fields,
+            records: Vec::new(),
+        };
+        let out = encode_refs(py, &header, &refs, compression_level)?;
         Ok(PyBytes::new(py, &out))
     }
 
@@ -505,25 +488,25 @@ impl PyRecordBatch {
             return Ok(false);
         };
         let o = o.get();
-        Ok(self.header_fields(py)?.eq(o.header_fields(py)?)?
-            && self.records.bind(py).eq(o.records.bind(py))?)
+        Ok(self.fields == o.fields && self.records.bind(py).eq(o.records.bind(py))?)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
+        let f = &self.fields;
         format!(
             "RecordBatch(magic={}, offsets=[{}, {}], records={}, compression={}, timestamp_type={}, \
              transactional={}, control={}, producer_id={}, producer_epoch={}, base_sequence={})",
-            self.magic,
-            self.base_offset,
-            self.last_offset(),
+            f.magic,
+            f.base_offset,
+            f.last_offset(),
             self.records.bind(py).len(),
-            self.compression.name(),
-            ts_name(self.timestamp_type),
-            py_bool(self.is_transactional),
-            py_bool(self.is_control_batch),
-            self.producer_id,
-            self.producer_epoch,
-            self.base_sequence
+            f.compression.name(),
+            ts_name(f.timestamp_type),
+            py_bool(f.is_transactional),
+            py_bool(f.is_control),
+            f.producer_id,
+            f.producer_epoch,
+            f.base_sequence
         )
     }
 }
@@ -873,25 +856,27 @@ fn encode_batch<'py>(
         ));
     }
     let mut b = RecordBatch {
-        base_offset,
-        partition_leader_epoch,
-        magic,
-        compression,
-        timestamp_type: if magic == 0 {
-            TimestampType::NoTimestampType
-        } else {
-            timestamp_type
+        fields: BatchFields {
+            base_offset,
+            partition_leader_epoch,
+            magic,
+            compression,
+            timestamp_type: if magic == 0 {
+                TimestampType::NoTimestampType
+            } else {
+                timestamp_type
+            },
+            is_transactional: transactional,
+            is_control: control,
+            has_delete_horizon: delete_horizon.is_some(),
+            base_timestamp: delete_horizon.unwrap_or(rec::NO_TIMESTAMP),
+            max_timestamp: max_timestamp.unwrap_or(rec::NO_TIMESTAMP),
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            ..BatchFields::default()
         },
-        is_transactional: transactional,
-        is_control: control,
-        has_delete_horizon: delete_horizon.is_some(),
-        base_timestamp: delete_horizon.unwrap_or(rec::NO_TIMESTAMP),
-        max_timestamp: max_timestamp.unwrap_or(rec::NO_TIMESTAMP),
-        producer_id,
-        producer_epoch,
-        base_sequence,
         records: Vec::new(),
-        ..RecordBatch::default()
     };
     let mut scratch = Vec::new();
     let held = records_from_py(py, records, &mut scratch)?;
