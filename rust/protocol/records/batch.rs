@@ -119,7 +119,7 @@ impl Default for BatchFields {
 impl BatchFields {
     /// last_offset is base_offset + last_offset_delta.
     pub fn last_offset(&self) -> i64 {
-        self.base_offset.wrapping_add(self.last_offset_delta as i64)
+        header::last_offset(self.base_offset, self.last_offset_delta)
     }
 
     /// next_offset is the offset after this batch.
@@ -127,13 +127,9 @@ impl BatchFields {
         self.last_offset().wrapping_add(1)
     }
 
-    /// last_sequence is Kafka's `lastSequence`: base_sequence + last_offset_delta, wrapping
-    /// past i32::MAX to 0; -1 when the batch has no sequence.
+    /// last_sequence is Kafka's `lastSequence` (see [`BatchHeader::last_sequence`]).
     pub fn last_sequence(&self) -> i32 {
-        if self.base_sequence == -1 {
-            return -1;
-        }
-        header::increment_sequence(self.base_sequence, self.last_offset_delta)
+        header::last_sequence(self.base_sequence, self.last_offset_delta)
     }
 
     /// attributes is the v2 attributes word of these fields.

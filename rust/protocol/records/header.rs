@@ -250,7 +250,7 @@ impl BatchHeader {
 
     /// last_offset is base_offset + last_offset_delta.
     pub fn last_offset(&self) -> i64 {
-        self.base_offset.wrapping_add(self.last_offset_delta as i64)
+        last_offset(self.base_offset, self.last_offset_delta)
     }
 
     /// next_offset is the offset after this batch.
@@ -261,10 +261,21 @@ impl BatchHeader {
     /// last_sequence is Kafka's `lastSequence`: base_sequence + last_offset_delta, wrapping
     /// past i32::MAX to 0; -1 when the batch has no sequence.
     pub fn last_sequence(&self) -> i32 {
-        if self.base_sequence == -1 {
-            return -1;
-        }
-        increment_sequence(self.base_sequence, self.last_offset_delta)
+        last_sequence(self.base_sequence, self.last_offset_delta)
+    }
+}
+
+/// last_offset is a batch's last offset: its base offset plus its last offset delta.
+pub(super) fn last_offset(base_offset: i64, last_offset_delta: i32) -> i64 {
+    base_offset.wrapping_add(last_offset_delta as i64)
+}
+
+/// last_sequence is Kafka's `DefaultRecordBatch.lastSequence`: -1 for a batch without sequence.
+pub(super) fn last_sequence(base_sequence: i32, last_offset_delta: i32) -> i32 {
+    if base_sequence == -1 {
+        -1
+    } else {
+        increment_sequence(base_sequence, last_offset_delta)
     }
 }
 
