@@ -1,6 +1,6 @@
 //! Fuzz target: record batch decoding (all magics, all codecs), the in-place header rewrites
 //! and the codecs on their own. The first input byte picks options; the rest is the buffer.
-//! Properties: no panic; every error is `Error::Decode`; a decoded v2 batch that encodes again
+//! Properties: no panic; every error is `Error::CorruptRecord`; a decoded v2 batch that encodes again
 //! decodes back to itself.
 #![no_main]
 
@@ -14,9 +14,12 @@ use libfuzzer_sys::fuzz_target;
 
 const LIMIT: usize = 1 << 20;
 
-fn decode_error_only<T: std::fmt::Debug>(r: &Result<T, Error>) {
+fn corrupt_record_only<T: std::fmt::Debug>(r: &Result<T, Error>) {
     if let Err(e) = r {
-        assert!(matches!(e, Error::Decode(_)), "not a decode error: {e:?}");
+        assert!(
+            matches!(e, Error::CorruptRecord(_)),
+            "not a corrupt record: {e:?}"
+        );
     }
 }
 
@@ -30,7 +33,7 @@ fuzz_target!(|input: &[u8]| {
     };
 
     let views = decode_batch_views(data, &opts);
-    decode_error_only(&views);
+    corrupt_record_only(&views);
     if let Ok(views) = views {
         let unbounded = DecodeOptions {
             max_decompressed_size: usize::MAX,
@@ -73,18 +76,18 @@ fuzz_target!(|input: &[u8]| {
     }
 
     for raw in batches(data) {
-        decode_error_only(&raw);
+        corrupt_record_only(&raw);
         let Ok(raw) = raw else { break };
         if raw.magic == 2 {
-            decode_error_only(&BatchHeader::parse(raw.bytes));
+            corrupt_record_only(&BatchHeader::parse(raw.bytes));
         }
     }
 
     let mut copy = data.to_vec();
-    decode_error_only(&set_base_offset(&mut copy, 12345));
-    decode_error_only(&set_partition_leader_epoch(&mut copy, 7));
+    corrupt_record_only(&set_base_offset(&mut copy, 12345));
+    corrupt_record_only(&set_partition_leader_epoch(&mut copy, 7));
     let r = set_max_timestamp(&mut copy, TimestampType::LogAppendTime, 99);
-    decode_error_only(&r);
+    corrupt_record_only(&r);
     if r.is_ok() && BatchHeader::parse_with(data, true).is_ok() {
         // A valid batch stays valid after the rewrites.
         let h = BatchHeader::parse(&copy).expect("rewritten batch keeps a valid CRC");
@@ -98,7 +101,7 @@ fuzz_target!(|input: &[u8]| {
         let magic = ((mode >> 4) % 3) as i8;
         let mut budget = Budget::new(LIMIT);
         let out = decompress(codec, magic, data, &mut budget);
-        decode_error_only(&out);
+        corrupt_record_only(&out);
         if let Ok(out) = out {
             assert!(out.len() <= LIMIT);
         }
