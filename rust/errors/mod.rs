@@ -29,6 +29,13 @@ pub enum Error {
     /// CorruptRecord: a record batch that fails Kafka's checks. Python:
     /// `kgroup.errors.CorruptRecord`.
     CorruptRecord(Box<CorruptRecord>),
+    /// Kafka: a condition that Kafka answers with one of its error codes (a sequence out of
+    /// order, a record too large, a fenced producer epoch...). Python: the code's
+    /// `kgroup.errors.KafkaError` subclass.
+    Kafka(Box<KafkaCondition>),
+    /// Io: the storage failed (a full disk, a file that vanished). A broker answers
+    /// KAFKA_STORAGE_ERROR. Python: `kgroup.errors.KafkaStorageError`.
+    Io(Box<IoFailure>),
     /// InvalidArgument: an argument out of its range. Python: `kgroup.errors.InvalidArgument`,
     /// a ValueError.
     InvalidArgument(String),
@@ -57,6 +64,20 @@ pub struct Malformed {
     pub path: String,
     /// reason is what was wrong (`truncated string: needs 5 bytes, 2 left`).
     pub reason: String,
+}
+
+/// KafkaCondition is a Kafka error code and what happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KafkaCondition {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+/// IoFailure is a failed file operation: its kind and what was being done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoFailure {
+    pub kind: std::io::ErrorKind,
+    pub message: String,
 }
 
 /// Corruption is what is wrong with a record batch.
@@ -128,6 +149,24 @@ impl Error {
         }))
     }
 
+    /// kafka is an [`Error::Kafka`] with `code`.
+    #[cold]
+    pub fn kafka(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error::Kafka(Box::new(KafkaCondition {
+            code,
+            message: message.into(),
+        }))
+    }
+
+    /// io is an [`Error::Io`]: `what` says what was being done (`appending to 00000.log`).
+    #[cold]
+    pub fn io(err: &std::io::Error, what: impl std::fmt::Display) -> Error {
+        Error::Io(Box::new(IoFailure {
+            kind: err.kind(),
+            message: format!("{what}: {err}"),
+        }))
+    }
+
     /// unsupported_version is a [`Error::UnsupportedVersion`]; `known` is the api's name and the
     /// versions kgroup speaks for it, when it speaks the key at all.
     #[cold]
@@ -155,6 +194,8 @@ impl Error {
         match self {
             Error::UnsupportedVersion(_) => Some(ErrorCode::UnsupportedVersion),
             Error::CorruptRecord(c) => Some(c.kind.error_code()),
+            Error::Kafka(k) => Some(k.code),
+            Error::Io(_) => Some(ErrorCode::KafkaStorageError),
             _ => None,
         }
     }
@@ -220,6 +261,8 @@ impl fmt::Display for Error {
             }
             Error::Malformed(m) => m.fmt(f),
             Error::CorruptRecord(c) => f.write_str(&c.reason),
+            Error::Kafka(k) => f.write_str(&k.message),
+            Error::Io(io) => f.write_str(&io.message),
             Error::InvalidArgument(m) | Error::InvalidType(m) => f.write_str(m),
         }
     }

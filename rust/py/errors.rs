@@ -29,6 +29,7 @@ static UNSUPPORTED_API_VERSION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static FRAME_TOO_LARGE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static MALFORMED_MESSAGE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CORRUPT_RECORD: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static ERROR_FOR_CODE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn class<'py>(
     py: Python<'py>,
@@ -71,6 +72,13 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
             kwargs.set_item("kind", c.kind.name())?;
             kwargs.set_item("error_code", c.kind.error_code().code())?;
             class(py, &CORRUPT_RECORD, "CorruptRecord")?
+        }
+        Error::Kafka(_) | Error::Io(_) => {
+            // The code's own KafkaError subclass (KafkaStorageError for Io).
+            let code = err.error_code().map_or(-1, |c| c.code());
+            let for_code = ERROR_FOR_CODE.import(py, "kgroup.errors", "error_for_code")?;
+            let value = for_code.call1((code,))?.call1((text,))?;
+            return Ok(PyErr::from_value(value));
         }
     };
     let value = cls.call((text,), Some(&kwargs))?;
