@@ -1,5 +1,6 @@
 """The ``kgroup`` command.
 
+kgroup broker                                             a Kafka broker on 127.0.0.1:9092
 kgroup partition --partitions 12 KEY...                   where each key goes
 kgroup assign --strategy range --topics t:12 --members 4  which member reads which partition
 
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
-from kgroup.cli import assign, partition
+from kgroup.cli import assign, broker, partition
 from kgroup.errors import KGroupError
 
 __all__ = ["SUBCOMMANDS", "Subcommand", "build_parser", "main"]
@@ -40,6 +41,7 @@ class Subcommand(Protocol):
 
 # In the order ``kgroup --help`` lists them.
 SUBCOMMANDS: tuple[Subcommand, ...] = (
+    broker,
     partition,
     assign,
 )

@@ -1,0 +1,297 @@
+"""kgroup.broker: a Kafka-compatible single-node broker with a durable log on disk.
+
+Real clients (confluent-kafka, kafka-python, aiokafka, Java's) use it unchanged: it speaks
+Kafka's wire protocol, answers every version Kafka 3.9 serves for the apis it has, and stores
+record batches as they were produced, in segments with offset and time indexes, recovered
+after a crash. Start it from the command line (``kgroup broker``) or embed it::
+
+    from kgroup.broker import Broker
+
+    with Broker(data_dir="/tmp/data", port=0) as broker:   # a background thread
+        print(broker.bootstrap_servers)                       # 127.0.0.1:<a free port>
+
+    async with Broker(data_dir="/tmp/data", port=0) as broker:   # tasks of the running loop
+        ...
+
+The network side is Python asyncio (``server``), one handler module per api (``handlers``);
+appends, reads, recovery, retention and compaction are the Rust log engine's (``kgroup.log``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from kgroup.broker.config import BrokerConfig
+from kgroup.broker.server import Connection
+from kgroup.broker.state import BrokerState
+from kgroup.broker.topics import now_ms
+
+__all__ = ["Broker", "BrokerConfig", "BrokerState"]
+
+log = logging.getLogger("kgroup.broker")
+
+
+def _listener(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` or ``PLAINTEXT://HOST:PORT`` as (host, port)."""
+    if "://" in value:
+        value = value.split("://", 1)[1]
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+class Broker:
+    """Broker is one kgroup broker: a TCP listener, its topics on disk and the tasks that
+    keep them (retention, compaction).
+
+    ``data_dir`` overrides ``log.dirs``; ``host`` and ``port`` are where it listens (``port=0``
+    picks a free port); ``advertised_listener`` (``HOST:PORT``) is the address clients are told
+    to use, by default the listener's; ``config`` holds ``server.properties`` keys, on top of
+    ``config_file`` when given.
+
+    Use it as a context manager: ``with Broker(...)`` runs it in a thread of its own, ``async
+    with Broker(...)`` as tasks of the running event loop. Either way ``bootstrap_servers`` is
+    then its address. Leaving the block finishes the requests in flight, flushes every log and
+    closes it cleanly, so that the next start needs no recovery.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | Path | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 9092,
+        advertised_listener: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        config_file: str | Path | None = None,
+    ) -> None:
+        values = dict(config or {})
+        if data_dir is not None:
+            values["log.dirs"] = str(data_dir)
+        self.config = (
+            BrokerConfig.from_file(config_file, values) if config_file else BrokerConfig(values)
+        )
+        self.host = host
+        self.port = port
+        self._advertised = advertised_listener
+        if advertised_listener is None and self.config.get("advertised.listeners"):
+            self._advertised = self.config.get("advertised.listeners")[0]
+        self.state: BrokerState | None = None
+        self._server: asyncio.Server | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped: asyncio.Event | None = None
+
+    # -- address -------------------------------------------------------------------------
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """The address clients connect to: ``host:port``."""
+        if self.state is None:
+            raise RuntimeError("the broker is not running")
+        return f"{self.state.host}:{self.state.port}"
+
+    # -- async life cycle ------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the data folder (recovering logs after an unclean stop), then listen."""
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        # Bind first (port 0 picks one), load the topics, then accept: no client ever reaches
+        # a broker that is still recovering its logs.
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+        except OSError:
+            sock.close()
+            raise
+        port = sock.getsockname()[1]
+        adv_host, adv_port = (self.host, port)
+        if self._advertised:
+            adv_host, adv_port = _listener(self._advertised)
+            if adv_port == 0:
+                adv_port = port
+        state = BrokerState(self.config, adv_host, adv_port)
+        try:
+            await loop.run_in_executor(None, state.topics.load)
+            self._server = await loop.create_server(
+                lambda: Connection(state), sock=sock, backlog=512
+            )
+        except BaseException:
+            sock.close()
+            state.close()
+            raise
+        self.state = state
+        self._stopped = asyncio.Event()
+        self._tasks = [
+            loop.create_task(self._every("log.retention.check.interval.ms", self._maintain)),
+            loop.create_task(self._every("log.cleaner.backoff.ms", self._compact)),
+        ]
+        log.info(
+            "[KafkaServer id=%d] started (kgroup %s) on %s:%d, advertised as %s:%d, data in %s, "
+            "%d topic(s), in %.1f s",
+            state.node_id,
+            _version(),
+            self.host,
+            port,
+            adv_host,
+            adv_port,
+            self.config.data_dir,
+            len(state.topics.by_name),
+            time.monotonic() - started,
+        )
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop listening, finish the requests in flight (within ``grace`` seconds), flush
+        and close every log."""
+        if self._server is None:
+            return
+        self._server.close()
+        state = self.state
+        for t in self._tasks:
+            t.cancel()
+        if state is not None:
+            deadline = time.monotonic() + grace
+            while any(c.in_flight for c in state.connections) and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            for c in list(state.connections):
+                c.close()
+            await asyncio.get_running_loop().run_in_executor(None, state.close)
+            log.info("[KafkaServer id=%d] shut down completed", state.node_id)
+        await self._server.wait_closed()
+        self._server = None
+        if self._stopped is not None:
+            self._stopped.set()
+
+    async def __aenter__(self) -> Broker:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    async def serve_forever(self) -> None:
+        """Run until SIGINT or SIGTERM, then stop cleanly (``kgroup broker``)."""
+        loop = asyncio.get_running_loop()
+        await self.start()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await stop.wait()
+            log.info("Shutting down on signal")
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            await self.stop()
+
+    # -- background work -------------------------------------------------------------------
+
+    async def _every(self, key: str, work: Any) -> None:
+        period = int(self.config.get(key)) / 1000
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await work()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("Error in background task %s", work.__name__)
+
+    async def _maintain(self) -> None:
+        """Retention by time and size, rolling by time, producer expiry: each log in turn."""
+        state = self.state
+        assert state is not None
+        loop = asyncio.get_running_loop()
+        for p in list(state.topics.partitions()):
+            report = await loop.run_in_executor(
+                state.background_executor, p.log.maintenance, now_ms()
+            )
+            if report and report.get("deleted_segments"):
+                log.info(
+                    "Deleted %d segment(s) of %s: %s", report["deleted_segments"], p.name, report
+                )
+
+    async def _compact(self) -> None:
+        """Clean the compacted logs that need it."""
+        state = self.state
+        assert state is not None
+        if not self.config.get("log.cleaner.enable"):
+            return
+        loop = asyncio.get_running_loop()
+        for p in list(state.topics.partitions()):
+            if "compact" not in state.topics.log_config(p.topic.configs)["cleanup.policy"]:
+                continue
+            report = await loop.run_in_executor(state.background_executor, p.log.compact, now_ms())
+            if report:
+                log.info("Cleaned %s: %s", p.name, report)
+
+    # -- running in a thread -----------------------------------------------------------------
+
+    def __enter__(self) -> Broker:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as e:
+                failure.append(e)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                assert self._stopped is not None
+                loop.run_until_complete(self._stopped.wait())
+            finally:
+                with contextlib.suppress(Exception):
+                    loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="kgroup-broker", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        asyncio.run_coroutine_threadsafe(self.stop(), loop).result()
+        thread.join()
+        self._thread = None
+
+
+def _version() -> str:
+    from kgroup import __version__
+
+    return __version__

@@ -1,0 +1,710 @@
+"""The broker's configuration, in Kafka's own names: ``server.properties`` keys for the broker and
+topic config keys for each topic, with Kafka's types, defaults, validation and broker synonyms.
+
+A topic config that a topic does not override takes its value from the broker's synonym
+(``retention.ms`` from ``log.retention.ms``, then ``log.retention.minutes``, then
+``log.retention.hours``, as Kafka reads them), else from its default; DescribeConfigs reports
+which, with the synonyms behind it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from kgroup.errors import InvalidArgument
+
+__all__ = [
+    "BROKER_CONFIGS",
+    "TOPIC_CONFIGS",
+    "BrokerConfig",
+    "ConfigError",
+    "ConfigSource",
+    "ConfigSpec",
+    "ConfigType",
+    "parse_properties",
+]
+
+log = logging.getLogger("kgroup.broker")
+
+LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+
+
+class ConfigType(IntEnum):
+    """A config's type, with the ids DescribeConfigs v3+ uses (Kafka's ``ConfigDef.Type``)."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+class ConfigSource(IntEnum):
+    """Where a config's value comes from, with DescribeConfigs' ids (Kafka's ``ConfigSource``)."""
+
+    UNKNOWN = 0
+    TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+
+
+class ConfigError(InvalidArgument):
+    """A config name kgroup does not know, or a value it cannot take (Kafka's INVALID_CONFIG)."""
+
+
+Validator = Callable[[Any], str | None]
+
+
+def at_least(low: float) -> Validator:
+    return lambda v: None if v >= low else f"Value must be at least {low}"
+
+
+def between(low: float, high: float) -> Validator:
+    return lambda v: None if low <= v <= high else f"Value must be between {low} and {high}"
+
+
+def one_of(*allowed: str) -> Validator:
+    def check(v: Any) -> str | None:
+        values = v if isinstance(v, list) else [v]
+        bad = [x for x in values if x not in allowed]
+        return f"Value must be one of {', '.join(allowed)}" if bad else None
+
+    return check
+
+
+def level(default: int, low: int, high: int) -> Validator:
+    # Kafka's codec level validators: gzip also takes -1, zlib's default.
+    return lambda v: (
+        None if low <= v <= high or v == default else f"Value must be in [{low}, {high}]"
+    )
+
+
+@dataclass(frozen=True)
+class ConfigSpec:
+    """ConfigSpec is one config: its name, type, default, validation, broker synonyms (for a
+    topic config, in the order Kafka reads them, each with the factor that turns its value into
+    the topic config's unit) and what it does."""
+
+    name: str
+    type: ConfigType
+    default: Any
+    doc: str
+    validator: Validator | None = None
+    synonyms: tuple[tuple[str, int], ...] = ()
+    read_only: bool = False
+
+    def parse(self, raw: Any) -> Any:
+        """The value of ``raw`` (a string from a properties file or a request, or a Python
+        value) in this config's type; ConfigError when it does not parse or validate."""
+        try:
+            value = _parse(self.type, raw)
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"Invalid value {raw!r} for configuration {self.name}: {e}") from None
+        if value is not None and self.validator is not None:
+            problem = self.validator(value)
+            if problem:
+                raise ConfigError(f"Invalid value {raw} for configuration {self.name}: {problem}")
+        return value
+
+
+def _parse(t: ConfigType, raw: Any) -> Any:
+    if raw is None:
+        return None
+    if t is ConfigType.BOOLEAN:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text not in ("true", "false"):
+            raise ValueError("Expected value to be either true or false")
+        return text == "true"
+    if t in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
+        if isinstance(raw, bool):
+            raise ValueError("Expected a number")
+        value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        limit = {ConfigType.INT: 2**31, ConfigType.SHORT: 2**15, ConfigType.LONG: 2**63}[t]
+        if not -limit <= value < limit:
+            raise ValueError(f"Not a number of type {t.name}")
+        return value
+    if t is ConfigType.DOUBLE:
+        value = float(raw)
+        if math.isnan(value):
+            raise ValueError("Not a number")
+        return value
+    if t is ConfigType.LIST:
+        if isinstance(raw, list | tuple):
+            return [str(x).strip() for x in raw]
+        text = str(raw).strip()
+        return [x.strip() for x in text.split(",")] if text else []
+    return str(raw).strip() if isinstance(raw, str) else str(raw)
+
+
+def format_value(spec: ConfigSpec, value: Any) -> str | None:
+    """A value as Kafka writes it in DescribeConfigs: ``true``, ``compact,delete``, ``0.5``."""
+    if value is None:
+        return None
+    if spec.type is ConfigType.BOOLEAN:
+        return "true" if value else "false"
+    if spec.type is ConfigType.LIST:
+        return ",".join(value)
+    return str(value)
+
+
+HOURS = 3_600_000
+MINUTES = 60_000
+MS = 1
+
+
+def _topic(
+    name: str,
+    t: ConfigType,
+    default: Any,
+    doc: str,
+    validator: Validator | None = None,
+    *synonyms: tuple[str, int],
+) -> ConfigSpec:
+    return ConfigSpec(name, t, default, doc, validator, tuple(synonyms))
+
+
+T = ConfigType
+
+#: TOPIC_CONFIGS are Kafka 3.9's topic configs (``TopicConfig``), each with its broker synonyms.
+TOPIC_CONFIGS: dict[str, ConfigSpec] = {
+    s.name: s
+    for s in (
+        _topic(
+            "cleanup.policy",
+            T.LIST,
+            ["delete"],
+            "What happens to old segments: delete them (by retention time and size), compact "
+            "them (keep the latest record per key), or both.",
+            one_of("compact", "delete"),
+            ("log.cleanup.policy", MS),
+        ),
+        _topic(
+            "compression.type",
+            T.STRING,
+            "producer",
+            "The codec batches are stored with: producer keeps each batch as the producer "
+            "compressed it; a codec name recompresses batches that use another one.",
+            one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+            ("compression.type", MS),
+        ),
+        _topic(
+            "compression.gzip.level",
+            T.INT,
+            -1,
+            "The gzip level used when the broker recompresses with gzip (-1: zlib's default).",
+            level(-1, 1, 9),
+            ("compression.gzip.level", MS),
+        ),
+        _topic(
+            "compression.lz4.level",
+            T.INT,
+            9,
+            "The lz4 level used when the broker recompresses with lz4.",
+            between(1, 17),
+            ("compression.lz4.level", MS),
+        ),
+        _topic(
+            "compression.zstd.level",
+            T.INT,
+            3,
+            "The zstd level used when the broker recompresses with zstd.",
+            between(-131072, 22),
+            ("compression.zstd.level", MS),
+        ),
+        _topic(
+            "delete.retention.ms",
+            T.LONG,
+            86_400_000,
+            "How long a tombstone (a record with a null value) stays in a compacted topic after "
+            "the cleaner first reaches it, so that consumers can see the delete.",
+            at_least(0),
+            ("log.cleaner.delete.retention.ms", MS),
+        ),
+        _topic(
+            "file.delete.delay.ms",
+            T.LONG,
+            60_000,
+            "How long a deleted segment's files are kept before they are removed.",
+            at_least(0),
+            ("log.segment.delete.delay.ms", MS),
+        ),
+        _topic(
+            "flush.messages",
+            T.LONG,
+            LONG_MAX,
+            "Force an fsync after this many messages (acks=all is synced before its answer "
+            "whatever this says).",
+            at_least(1),
+            ("log.flush.interval.messages", MS),
+        ),
+        _topic(
+            "flush.ms",
+            T.LONG,
+            LONG_MAX,
+            "Force an fsync of data older than this many milliseconds.",
+            at_least(0),
+            ("log.flush.interval.ms", MS),
+            ("log.flush.scheduler.interval.ms", MS),
+        ),
+        _topic(
+            "follower.replication.throttled.replicas",
+            T.LIST,
+            [],
+            "Replicas whose replication is throttled on the follower side (no effect on a "
+            "single broker).",
+        ),
+        _topic(
+            "index.interval.bytes",
+            T.INT,
+            4096,
+            "How many bytes of batches lie between two entries of the offset index.",
+            at_least(0),
+            ("log.index.interval.bytes", MS),
+        ),
+        _topic(
+            "leader.replication.throttled.replicas",
+            T.LIST,
+            [],
+            "Replicas whose replication is throttled on the leader side (no effect on a single "
+            "broker).",
+        ),
+        _topic(
+            "local.retention.bytes",
+            T.LONG,
+            -2,
+            "Local retention in bytes when tiered storage is on (not supported; kept for "
+            "compatibility).",
+            at_least(-2),
+            ("log.local.retention.bytes", MS),
+        ),
+        _topic(
+            "local.retention.ms",
+            T.LONG,
+            -2,
+            "Local retention in milliseconds when tiered storage is on (not supported; kept "
+            "for compatibility).",
+            at_least(-2),
+            ("log.local.retention.ms", MS),
+        ),
+        _topic(
+            "max.compaction.lag.ms",
+            T.LONG,
+            LONG_MAX,
+            "The longest a record may stay uncompacted in a compacted topic.",
+            at_least(1),
+            ("log.cleaner.max.compaction.lag.ms", MS),
+        ),
+        _topic(
+            "max.message.bytes",
+            T.INT,
+            1_048_588,
+            "The largest record batch the topic takes, after compression.",
+            at_least(0),
+            ("message.max.bytes", MS),
+        ),
+        _topic(
+            "message.downconversion.enable",
+            T.BOOLEAN,
+            True,
+            "Whether fetches by old clients may convert batches down to their format.",
+            None,
+            ("log.message.downconversion.enable", MS),
+        ),
+        _topic(
+            "message.format.version",
+            T.STRING,
+            "3.0-IV1",
+            "Deprecated: the message format is always v2.",
+            None,
+            ("log.message.format.version", MS),
+        ),
+        _topic(
+            "message.timestamp.after.max.ms",
+            T.LONG,
+            LONG_MAX,
+            "How far in the future (after the broker's clock) a CreateTime timestamp may be.",
+            at_least(0),
+            ("log.message.timestamp.after.max.ms", MS),
+        ),
+        _topic(
+            "message.timestamp.before.max.ms",
+            T.LONG,
+            LONG_MAX,
+            "How far in the past (before the broker's clock) a CreateTime timestamp may be.",
+            at_least(0),
+            ("log.message.timestamp.before.max.ms", MS),
+        ),
+        _topic(
+            "message.timestamp.difference.max.ms",
+            T.LONG,
+            LONG_MAX,
+            "Deprecated: the largest difference between a CreateTime timestamp and the "
+            "broker's clock.",
+            at_least(0),
+            ("log.message.timestamp.difference.max.ms", MS),
+        ),
+        _topic(
+            "message.timestamp.type",
+            T.STRING,
+            "CreateTime",
+            "CreateTime keeps the producer's timestamps; LogAppendTime stamps each batch with "
+            "the time the broker appended it.",
+            one_of("CreateTime", "LogAppendTime"),
+            ("log.message.timestamp.type", MS),
+        ),
+        _topic(
+            "min.cleanable.dirty.ratio",
+            T.DOUBLE,
+            0.5,
+            "How much of a compacted log must be uncompacted before the cleaner runs on it.",
+            between(0, 1),
+            ("log.cleaner.min.cleanable.ratio", MS),
+        ),
+        _topic(
+            "min.compaction.lag.ms",
+            T.LONG,
+            0,
+            "The least time a record stays uncompacted in a compacted topic.",
+            at_least(0),
+            ("log.cleaner.min.compaction.lag.ms", MS),
+        ),
+        _topic(
+            "min.insync.replicas",
+            T.INT,
+            1,
+            "The in-sync replicas an acks=all produce needs (one broker: 1).",
+            at_least(1),
+            ("min.insync.replicas", MS),
+        ),
+        _topic(
+            "preallocate",
+            T.BOOLEAN,
+            False,
+            "Whether a new segment's file is preallocated (kgroup does not preallocate).",
+            None,
+            ("log.preallocate", MS),
+        ),
+        _topic(
+            "remote.log.copy.disable",
+            T.BOOLEAN,
+            False,
+            "Tiered storage: stop copying to remote storage (not supported).",
+        ),
+        _topic(
+            "remote.log.delete.on.disable",
+            T.BOOLEAN,
+            False,
+            "Tiered storage: delete remote data when it is disabled (not supported).",
+        ),
+        _topic(
+            "remote.storage.enable",
+            T.BOOLEAN,
+            False,
+            "Tiered storage for the topic (not supported: must stay false).",
+            lambda v: None if v is False else "Tiered storage is not supported",
+        ),
+        _topic(
+            "retention.bytes",
+            T.LONG,
+            -1,
+            "The most a partition keeps before its oldest segments are deleted (-1: no limit).",
+            None,
+            ("log.retention.bytes", MS),
+        ),
+        _topic(
+            "retention.ms",
+            T.LONG,
+            604_800_000,
+            "How long a segment is kept after its newest record before it is deleted (-1: "
+            "forever).",
+            at_least(-1),
+            ("log.retention.ms", MS),
+            ("log.retention.minutes", MINUTES),
+            ("log.retention.hours", HOURS),
+        ),
+        _topic(
+            "segment.bytes",
+            T.INT,
+            1_073_741_824,
+            "The size at which the active segment is closed and a new one started.",
+            at_least(14),
+            ("log.segment.bytes", MS),
+        ),
+        _topic(
+            "segment.index.bytes",
+            T.INT,
+            10_485_760,
+            "The largest offset index of a segment; a full index starts a new segment.",
+            at_least(4),
+            ("log.index.size.max.bytes", MS),
+        ),
+        _topic(
+            "segment.jitter.ms",
+            T.LONG,
+            0,
+            "A random amount taken off segment.ms so that segments do not all roll at once.",
+            at_least(0),
+            ("log.roll.jitter.ms", MS),
+            ("log.roll.jitter.hours", HOURS),
+        ),
+        _topic(
+            "segment.ms",
+            T.LONG,
+            604_800_000,
+            "The age at which the active segment is closed and a new one started.",
+            at_least(1),
+            ("log.roll.ms", MS),
+            ("log.roll.hours", HOURS),
+        ),
+        _topic(
+            "unclean.leader.election.enable",
+            T.BOOLEAN,
+            False,
+            "Whether an out-of-sync replica may become leader (no effect on a single broker).",
+            None,
+            ("unclean.leader.election.enable", MS),
+        ),
+    )
+}
+
+
+def _broker(
+    name: str, t: ConfigType, default: Any, doc: str, validator: Validator | None = None
+) -> ConfigSpec:
+    return ConfigSpec(name, t, default, doc, validator, read_only=True)
+
+
+_SYNONYM_TYPES = {
+    "log.retention.minutes": T.INT,
+    "log.retention.hours": T.INT,
+    "log.roll.hours": T.INT,
+    "log.roll.jitter.hours": T.INT,
+}
+
+#: BROKER_CONFIGS are the ``server.properties`` keys kgroup reads: its own, and every broker
+#: synonym of a topic config.
+BROKER_CONFIGS: dict[str, ConfigSpec] = {
+    s.name: s
+    for s in (
+        _broker("node.id", T.INT, 1, "This broker's id.", at_least(0)),
+        _broker(
+            "listeners",
+            T.LIST,
+            ["PLAINTEXT://127.0.0.1:9092"],
+            "The address the broker listens on (one PLAINTEXT listener).",
+        ),
+        _broker(
+            "advertised.listeners",
+            T.LIST,
+            None,
+            "The address clients are told to connect to, if not the listener's.",
+        ),
+        _broker("log.dirs", T.STRING, None, "The folder holding the broker's data."),
+        _broker("log.dir", T.STRING, "./kgroup-data", "The data folder when log.dirs is unset."),
+        _broker(
+            "num.partitions",
+            T.INT,
+            1,
+            "The partitions of a topic created without a partition count (auto-created "
+            "topics included).",
+            at_least(1),
+        ),
+        _broker(
+            "default.replication.factor",
+            T.INT,
+            1,
+            "The replication factor of topics created without one (one broker: 1).",
+            between(1, 1),
+        ),
+        _broker(
+            "auto.create.topics.enable",
+            T.BOOLEAN,
+            True,
+            "Whether a Metadata request for a missing topic creates it.",
+        ),
+        _broker(
+            "socket.request.max.bytes",
+            T.INT,
+            104_857_600,
+            "The largest request frame the broker reads; a larger one closes the connection.",
+            at_least(1),
+        ),
+        _broker(
+            "log.retention.check.interval.ms",
+            T.LONG,
+            300_000,
+            "How often retention and segment rolling by time are checked.",
+            at_least(1),
+        ),
+        _broker("log.cleaner.enable", T.BOOLEAN, True, "Whether compacted topics are cleaned."),
+        _broker(
+            "log.cleaner.backoff.ms",
+            T.LONG,
+            15_000,
+            "How long the cleaner sleeps when no log needs cleaning.",
+            at_least(0),
+        ),
+        _broker(
+            "producer.id.expiration.ms",
+            T.INT,
+            86_400_000,
+            "How long an idle idempotent producer's state is kept.",
+            at_least(1),
+        ),
+        _broker(
+            "queued.max.requests",
+            T.INT,
+            500,
+            "The requests a connection may have in flight before the broker stops reading it.",
+            at_least(1),
+        ),
+        *(
+            ConfigSpec(
+                syn,
+                _SYNONYM_TYPES.get(syn, spec.type),
+                None,
+                f"The broker's default for the topic config {spec.name}.",
+                read_only=True,
+            )
+            for spec in TOPIC_CONFIGS.values()
+            for syn, _ in spec.synonyms
+        ),
+    )
+}
+# message.max.bytes has Kafka's default even unset: it is also a broker limit.
+BROKER_CONFIGS["message.max.bytes"] = ConfigSpec(
+    "message.max.bytes",
+    T.INT,
+    1_048_588,
+    "The largest record batch the broker takes; the default of max.message.bytes.",
+    at_least(0),
+    read_only=True,
+)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """The key/value pairs of a Java properties file: ``key=value`` or ``key: value`` lines,
+    ``#`` and ``!`` comments, backslash line continuations."""
+    out: dict[str, str] = {}
+    pending = ""
+    for raw in text.splitlines():
+        line = pending + raw.strip() if pending else raw.strip()
+        pending = ""
+        if not line or line[0] in "#!":
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending = line[:-1]
+            continue
+        key, value = line, ""
+        for i, ch in enumerate(line):
+            if ch in "=:" or ch.isspace():
+                key, value = line[:i].strip(), line[i + 1 :].strip()
+                if ch.isspace() and value[:1] in ("=", ":"):
+                    value = value[1:].strip()
+                break
+        out[key] = value
+    return out
+
+
+class BrokerConfig:
+    """BrokerConfig is the broker's static configuration: ``server.properties`` (or a mapping),
+    parsed and validated once. Unknown keys are logged and ignored, as Kafka does."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self.explicit: dict[str, Any] = {}
+        for key, raw in (values or {}).items():
+            spec = BROKER_CONFIGS.get(key)
+            if spec is None:
+                log.warning("The configuration '%s' was supplied but isn't a known config.", key)
+                continue
+            self.explicit[key] = spec.parse(raw)
+
+    @classmethod
+    def from_file(
+        cls, path: str | Path, overrides: Mapping[str, Any] | None = None
+    ) -> BrokerConfig:
+        """Read a ``server.properties`` file; ``overrides`` win over its values."""
+        values: dict[str, Any] = dict(parse_properties(Path(path).read_text()))
+        values.update(overrides or {})
+        return cls(values)
+
+    def get(self, key: str) -> Any:
+        """A broker config's value: set, or its default."""
+        if key in self.explicit:
+            return self.explicit[key]
+        return BROKER_CONFIGS[key].default
+
+    # -- topic config defaults -----------------------------------------------------------
+
+    def topic_default(self, spec: ConfigSpec) -> tuple[Any, ConfigSource, str | None]:
+        """A topic config's broker-level value: the first broker synonym set (scaled to the
+        topic config's unit), else the default. Returns the value, its source and the synonym."""
+        for syn, factor in spec.synonyms:
+            if syn in self.explicit and self.explicit[syn] is not None:
+                value = self.explicit[syn]
+                if factor != 1:
+                    value = value * factor
+                return value, ConfigSource.STATIC_BROKER_CONFIG, syn
+        return spec.default, ConfigSource.DEFAULT_CONFIG, None
+
+    def topic_defaults(self) -> dict[str, Any]:
+        """Every topic config's broker-level value."""
+        return {name: self.topic_default(spec)[0] for name, spec in TOPIC_CONFIGS.items()}
+
+    def synonyms(self, spec: ConfigSpec) -> list[tuple[str, str | None, ConfigSource]]:
+        """The broker-level synonyms behind a topic config, most important first, as
+        DescribeConfigs v1+ lists them: each synonym set in the broker's properties, then the
+        default under the first synonym's name."""
+        out = [
+            (
+                syn,
+                format_value(spec, self.explicit[syn]),
+                ConfigSource.STATIC_BROKER_CONFIG,
+            )
+            for syn, _ in spec.synonyms
+            if self.explicit.get(syn) is not None
+        ]
+        if spec.synonyms:
+            out.append(
+                (spec.synonyms[0][0], format_value(spec, spec.default), ConfigSource.DEFAULT_CONFIG)
+            )
+        return out
+
+    # -- derived settings ------------------------------------------------------------------
+
+    @property
+    def node_id(self) -> int:
+        return int(self.get("node.id"))
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.get("log.dirs") or self.get("log.dir")).expanduser()
+
+    def validate_topic_configs(self, configs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+        """Parse topic config overrides; ConfigError names the first unknown or bad one."""
+        out: dict[str, Any] = {}
+        for name, raw in configs:
+            spec = TOPIC_CONFIGS.get(name)
+            if spec is None:
+                raise ConfigError(f"Unknown topic config name: {name}")
+            if raw is None:
+                raise ConfigError(f"Null value not supported for topic configs: {name}")
+            out[name] = spec.parse(raw)
+        return out

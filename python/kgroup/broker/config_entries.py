@@ -1,0 +1,93 @@
+"""The config entries DescribeConfigs and CreateTopics answer with: every config of a topic or
+of the broker, with its value, where the value comes from, its synonyms, type and what it
+does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from kgroup.broker.config import (
+    BROKER_CONFIGS,
+    TOPIC_CONFIGS,
+    ConfigSource,
+    ConfigSpec,
+    format_value,
+)
+
+if TYPE_CHECKING:
+    from kgroup.broker.state import BrokerState
+
+__all__ = ["broker_entries", "topic_entries"]
+
+
+def _entry(
+    spec: ConfigSpec,
+    value: Any,
+    source: ConfigSource,
+    synonyms: list[dict[str, Any]],
+    include_synonyms: bool,
+    include_documentation: bool,
+) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "value": format_value(spec, value),
+        "read_only": spec.read_only,
+        "is_default": source == ConfigSource.DEFAULT_CONFIG,
+        "config_source": int(source),
+        "is_sensitive": False,
+        "synonyms": synonyms if include_synonyms else [],
+        "config_type": int(spec.type),
+        "documentation": spec.doc if include_documentation else None,
+    }
+
+
+def topic_entries(
+    state: BrokerState,
+    overrides: Mapping[str, Any],
+    names: Iterable[str] | None,
+    include_synonyms: bool,
+    include_documentation: bool,
+) -> list[dict[str, Any]]:
+    """A topic's configs (those in ``names``, or all), with the topic's ``overrides``."""
+    wanted = TOPIC_CONFIGS if names is None else [n for n in names if n in TOPIC_CONFIGS]
+    out = []
+    for name in wanted:
+        spec = TOPIC_CONFIGS[name]
+        synonyms = [
+            {"name": syn, "value": value, "source": int(source)}
+            for syn, value, source in state.config.synonyms(spec)
+        ]
+        if name in overrides:
+            value, source = overrides[name], ConfigSource.TOPIC_CONFIG
+            synonyms.insert(
+                0,
+                {"name": name, "value": format_value(spec, value), "source": int(source)},
+            )
+        else:
+            value, source, _ = state.config.topic_default(spec)
+        out.append(_entry(spec, value, source, synonyms, include_synonyms, include_documentation))
+    return out
+
+
+def broker_entries(
+    state: BrokerState,
+    names: Iterable[str] | None,
+    include_synonyms: bool,
+    include_documentation: bool,
+) -> list[dict[str, Any]]:
+    """The broker's configs (those in ``names``, or all): set in its properties, or defaults.
+    Configs without a value and unset are left out, as Kafka leaves out null defaults."""
+    wanted = BROKER_CONFIGS if names is None else [n for n in names if n in BROKER_CONFIGS]
+    out = []
+    for name in sorted(wanted):
+        spec = BROKER_CONFIGS[name]
+        if name in state.config.explicit:
+            value, source = state.config.explicit[name], ConfigSource.STATIC_BROKER_CONFIG
+        else:
+            value, source = spec.default, ConfigSource.DEFAULT_CONFIG
+        if value is None and names is None:
+            continue
+        synonyms = [{"name": name, "value": format_value(spec, value), "source": int(source)}]
+        out.append(_entry(spec, value, source, synonyms, include_synonyms, include_documentation))
+    return out

@@ -1,0 +1,40 @@
+"""The broker's request handlers: one module per api, named as its definition in
+``rust/protocol/messages/<api>.rs``. Each opens with the versions it serves and what changed
+between them, and declares ``API_KEY``, ``VERSIONS`` (the range ApiVersions advertises) and
+``handle(ctx)``, which returns the response body, an awaitable of it (a Fetch long poll, an
+acks=all Produce waiting for its fsync), or None when no response is sent (acks=0).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from kgroup.broker.handlers import (
+    api_versions,
+    create_topics,
+    delete_topics,
+    describe_configs,
+    fetch,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    produce,
+)
+
+__all__ = ["HANDLERS"]
+
+#: HANDLERS maps each api key the broker serves to its handler module.
+HANDLERS: dict[int, ModuleType] = {
+    int(m.API_KEY): m
+    for m in (
+        api_versions,
+        create_topics,
+        delete_topics,
+        describe_configs,
+        fetch,
+        init_producer_id,
+        list_offsets,
+        metadata,
+        produce,
+    )
+}

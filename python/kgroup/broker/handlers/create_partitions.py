@@ -1,0 +1,56 @@
+"""CreatePartitions: v0-3. Grow topics to a new partition count, or with validate_only only
+check that it could be done. v1 adds nothing but the throttling change of KIP-219; v2 is
+flexible; v3 changes only the semantics of errors for throttling."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgroup import errors
+from kgroup.protocol import ApiKey
+
+if TYPE_CHECKING:
+    from kgroup.broker.server import RequestContext
+
+API_KEY = ApiKey.CREATE_PARTITIONS
+VERSIONS = (0, 3)
+
+
+def handle(ctx: RequestContext) -> dict[str, Any]:
+    state, body = ctx.state, ctx.request.body
+    names = [t.name for t in body.topics]
+    results = []
+    for t in body.topics:
+        out: dict[str, Any] = {"name": t.name, "error_code": 0, "error_message": None}
+        try:
+            if names.count(t.name) > 1:
+                raise errors.InvalidRequest("Duplicate topic in request.")
+            topic = state.topics.by_name.get(t.name)
+            if topic is None:
+                raise errors.UnknownTopicOrPartition(f"The topic '{t.name}' does not exist.")
+            current = len(topic.partitions)
+            if t.count < current:
+                raise errors.InvalidPartitions(
+                    f"Topic currently has {current} partitions, which is higher than the "
+                    f"requested {t.count}."
+                )
+            if t.count == current:
+                raise errors.InvalidPartitions(f"Topic already has {current} partitions.")
+            if t.assignments is not None:
+                if len(t.assignments) != t.count - current:
+                    raise errors.InvalidReplicaAssignment(
+                        f"Increasing the number of partitions by {t.count - current} but "
+                        f"{len(t.assignments)} assignments provided."
+                    )
+                for a in t.assignments:
+                    if list(a.broker_ids) != [state.node_id]:
+                        raise errors.InvalidReplicaAssignment(
+                            f"The assignment {list(a.broker_ids)} names brokers other than this "
+                            f"cluster's only broker {state.node_id}, or more than one replica."
+                        )
+            if not body.validate_only:
+                state.topics.add_partitions(topic, t.count)
+        except errors.KafkaError as e:
+            out["error_code"], out["error_message"] = e.code, str(e)
+        results.append(out)
+    return {"throttle_time_ms": 0, "results": results}

@@ -1,0 +1,150 @@
+"""CreateTopics: v0-7. Create topics, or with validate_only (v1+) only check that they could
+be. v1 adds error messages; v4 lets num_partitions and replication_factor be -1 (the broker's
+defaults); v5 is flexible and answers with the topic's partitions, replication factor and
+configs; v7 adds the topic id.
+
+One broker: a replication factor or an assignment naming more than this node is refused as
+Kafka refuses one larger than its live brokers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgroup import errors
+from kgroup.broker import config_entries
+from kgroup.broker.config import ConfigError
+from kgroup.broker.topics import Topic, validate_topic_name
+from kgroup.protocol import ApiKey
+
+if TYPE_CHECKING:
+    from kgroup.broker.server import RequestContext
+    from kgroup.broker.state import BrokerState
+
+API_KEY = ApiKey.CREATE_TOPICS
+VERSIONS = (0, 7)
+
+
+def check(
+    state: BrokerState,
+    name: str,
+    num_partitions: int,
+    replication_factor: int,
+    assignments: list[tuple[int, list[int]]],
+    configs: list[tuple[str, Any]],
+) -> tuple[int, dict[str, Any]]:
+    """Check a topic to create as Kafka does; returns its partition count and parsed config
+    overrides, or raises the KafkaError to answer with."""
+    problem = validate_topic_name(name)
+    if problem:
+        raise errors.InvalidTopicException(problem)
+    if name in state.topics.by_name:
+        raise errors.TopicAlreadyExists(f"Topic '{name}' already exists.")
+    other = state.topics.collision(name)
+    if other is not None:
+        raise errors.InvalidTopicException(f"Topic '{name}' collides with existing topic: {other}")
+    if assignments:
+        if num_partitions != -1 or replication_factor != -1:
+            raise errors.InvalidRequest(
+                "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                "Both cannot be used at the same time."
+            )
+        indexes = sorted(p for p, _ in assignments)
+        if indexes != list(range(len(indexes))):
+            raise errors.InvalidReplicaAssignment(
+                "Partitions should be numbered consecutively from 0."
+            )
+        for p, brokers in assignments:
+            if not brokers:
+                raise errors.InvalidReplicaAssignment(f"Partition {p} has no replicas.")
+            if any(b != state.node_id for b in brokers):
+                raise errors.InvalidReplicaAssignment(
+                    f"Partition {p} names brokers {brokers}; this cluster has only broker "
+                    f"{state.node_id}."
+                )
+            if len(brokers) > 1:
+                raise errors.InvalidReplicationFactor(
+                    f"Partition {p} has {len(brokers)} replicas on a cluster of one broker."
+                )
+        num_partitions = len(assignments)
+    else:
+        if num_partitions == -1:
+            num_partitions = int(state.config.get("num.partitions"))
+        if num_partitions <= 0:
+            raise errors.InvalidPartitions(
+                "Number of partitions was set to an invalid non-positive value."
+            )
+        if replication_factor == -1:
+            replication_factor = int(state.config.get("default.replication.factor"))
+        if replication_factor <= 0:
+            raise errors.InvalidReplicationFactor(
+                "Replication factor must be larger than 0, or -1 to use the default value."
+            )
+        if replication_factor > 1:
+            raise errors.InvalidReplicationFactor(
+                f"Unable to replicate the partition {replication_factor} time(s): The target "
+                f"replication factor of {replication_factor} cannot be reached because only 1 "
+                "broker(s) are registered."
+            )
+    try:
+        parsed = state.config.validate_topic_configs(configs)
+    except ConfigError as e:
+        raise errors.InvalidConfig(str(e)) from None
+    return num_partitions, parsed
+
+
+def create(state: BrokerState, name: str, num_partitions: int, configs: dict[str, Any]) -> Topic:
+    """Create a topic already checked with ``check``."""
+    return state.topics.create(name, num_partitions, configs)
+
+
+def handle(ctx: RequestContext) -> dict[str, Any]:
+    state, request = ctx.state, ctx.request
+    body = request.body
+    version = request.api_version
+    validate_only = version >= 1 and body.validate_only
+    names = [t.name for t in body.topics]
+    out = []
+    for t in body.topics:
+        result: dict[str, Any] = {"name": t.name}
+        try:
+            if names.count(t.name) > 1:
+                raise errors.InvalidRequest("Duplicate topic name.")
+            num_partitions, configs = check(
+                state,
+                t.name,
+                t.num_partitions,
+                t.replication_factor,
+                [(a.partition_index, list(a.broker_ids)) for a in t.assignments],
+                [(c.name, c.value) for c in t.configs],
+            )
+            if validate_only:
+                topic_id = None
+            else:
+                topic_id = create(state, t.name, num_partitions, configs).id
+        except errors.KafkaError as e:
+            result["error_code"] = e.code
+            if version >= 1:
+                result["error_message"] = str(e)
+            if version >= 5:
+                result["configs"] = None
+            out.append(result)
+            continue
+        result["error_code"] = 0
+        if version >= 5:
+            result["num_partitions"] = num_partitions
+            result["replication_factor"] = 1
+            result["configs"] = [
+                {
+                    "name": e["name"],
+                    "value": e["value"],
+                    "read_only": e["read_only"],
+                    "config_source": e["config_source"],
+                    "is_sensitive": False,
+                }
+                for e in config_entries.topic_entries(state, configs, None, False, False)
+            ]
+        if version >= 7 and topic_id is not None:
+            result["topic_id"] = topic_id
+        out.append(result)
+    return {"throttle_time_ms": 0, "topics": out}

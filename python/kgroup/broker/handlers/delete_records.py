@@ -1,0 +1,44 @@
+"""DeleteRecords: v0-2. Move partitions' log start offsets forward, deleting the records below
+them (whole segments on disk; the rest become unreadable). v1 changes throttling; v2 is
+flexible. An offset of -1 means the high watermark."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgroup import errors
+from kgroup.protocol import ApiKey
+
+if TYPE_CHECKING:
+    from kgroup.broker.server import RequestContext
+
+API_KEY = ApiKey.DELETE_RECORDS
+VERSIONS = (0, 2)
+
+
+def handle(ctx: RequestContext) -> dict[str, Any]:
+    state, body = ctx.state, ctx.request.body
+    topics = []
+    for t in body.topics:
+        topic = state.topics.by_name.get(t.name)
+        partitions = []
+        for p in t.partitions:
+            out: dict[str, Any] = {"partition_index": p.partition_index, "low_watermark": -1}
+            try:
+                if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                    raise errors.UnknownTopicOrPartition()
+                partition = topic.partitions[p.partition_index]
+                hw = partition.high_watermark
+                offset = hw if p.offset == -1 else p.offset
+                if offset < 0 or offset > hw:
+                    raise errors.OffsetOutOfRange(
+                        f"Cannot delete records of partition {partition.name} before offset "
+                        f"{p.offset}: it is above the high watermark {hw}"
+                    )
+                out["low_watermark"] = partition.log.delete_records(offset, hw)
+                out["error_code"] = 0
+            except errors.KafkaError as e:
+                out["error_code"] = e.code
+            partitions.append(out)
+        topics.append({"name": t.name, "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}

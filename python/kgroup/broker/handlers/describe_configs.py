@@ -1,0 +1,73 @@
+"""DescribeConfigs: v0-4. The configs of topics and of the broker. v1 adds each config's
+source and synonyms (replacing v0's is_default); v3 adds its type and documentation; v4 is
+flexible.
+
+Resource types: TOPIC (2) and BROKER (4: this node's id, or "" for the cluster-wide defaults,
+which are the broker's own here). Others are answered with INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgroup import errors
+from kgroup.broker import config_entries
+from kgroup.protocol import ApiKey
+
+if TYPE_CHECKING:
+    from kgroup.broker.server import RequestContext
+
+API_KEY = ApiKey.DESCRIBE_CONFIGS
+VERSIONS = (0, 4)
+
+TOPIC = 2
+BROKER = 4
+
+
+def handle(ctx: RequestContext) -> dict[str, Any]:
+    state, request = ctx.state, ctx.request
+    version = request.api_version
+    body = request.body
+    synonyms = version >= 1 and body.include_synonyms
+    documentation = version >= 3 and body.include_documentation
+    results = []
+    for r in body.resources:
+        result: dict[str, Any] = {
+            "resource_type": r.resource_type,
+            "resource_name": r.resource_name,
+            "error_code": 0,
+            "error_message": None,
+            "configs": [],
+        }
+        keys = r.configuration_keys
+        try:
+            if r.resource_type == TOPIC:
+                topic = state.topics.by_name.get(r.resource_name)
+                if topic is None:
+                    raise errors.UnknownTopicOrPartition(
+                        f"The topic '{r.resource_name}' does not exist."
+                    )
+                entries = config_entries.topic_entries(
+                    state, topic.configs, keys, synonyms, documentation
+                )
+            elif r.resource_type == BROKER:
+                if r.resource_name not in ("", str(state.node_id)):
+                    raise errors.InvalidRequest(
+                        f"Unexpected broker id, expected {state.node_id} or empty string, "
+                        f"but received {r.resource_name}"
+                    )
+                entries = config_entries.broker_entries(state, keys, synonyms, documentation)
+            else:
+                raise errors.InvalidRequest(f"Unsupported resource type {r.resource_type}")
+        except errors.KafkaError as e:
+            result["error_code"], result["error_message"] = e.code, str(e)
+            results.append(result)
+            continue
+        for e in entries:
+            if version >= 1:
+                del e["is_default"]
+            else:
+                del e["config_source"], e["synonyms"]
+        result["configs"] = entries
+        results.append(result)
+    return {"throttle_time_ms": 0, "results": results}

@@ -1,0 +1,202 @@
+"""Fetch: v0-17. Read record batches from partitions, waiting up to max_wait_ms for min_bytes.
+v1 adds throttle_time_ms; v3 a response size limit (max_bytes; before it, partition limits
+were hard); v4 the isolation level, last stable offsets and aborted transactions; v5 log start
+offsets; v7 fetch sessions (KIP-227); v9 the current leader epoch (KIP-320); v11 a rack and a
+preferred read replica; v12 is flexible, with the last fetched epoch and diverging epochs;
+v13 names topics by id; v15 the replica state; v17 a replica directory id.
+
+Batches are sent as they are stored: never decoded or re-encoded. The first partition with
+data gets at least one batch even past the limits (KIP-74). Without transactions the last
+stable offset is the high watermark, which on one node is the log end offset.
+
+Fetch sessions are declined as Kafka declines them when its session cache is full: a request
+for a new session is answered as a full fetch with session id 0, so the client keeps sending
+full fetches; an incremental fetch naming a session gets FETCH_SESSION_ID_NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from kgroup import errors
+from kgroup.broker.topics import LEADER_EPOCH, Partition
+from kgroup.protocol import ApiKey
+
+if TYPE_CHECKING:
+    from kgroup.broker.server import RequestContext
+    from kgroup.broker.state import BrokerState
+
+API_KEY = ApiKey.FETCH
+VERSIONS = (0, 17)
+
+READ_COMMITTED = 1
+
+
+def check_leader_epoch(current: int) -> None:
+    """Kafka's fencing of a request carrying the leader epoch its client knows (KIP-320)."""
+    if current == -1 or current == LEADER_EPOCH:
+        return
+    if current > LEADER_EPOCH:
+        raise errors.UnknownLeaderEpoch()
+    raise errors.FencedLeaderEpoch()
+
+
+class _Wanted:
+    """_Wanted is one partition a fetch asks for, resolved once."""
+
+    __slots__ = ("error", "fetch_offset", "index", "leader_epoch", "max_bytes", "partition")
+
+    def __init__(self, index: int, fetch_offset: int, leader_epoch: int, max_bytes: int):
+        self.index = index
+        self.fetch_offset = fetch_offset
+        self.leader_epoch = leader_epoch
+        self.max_bytes = max_bytes
+        self.partition: Partition | None = None
+        self.error: errors.KafkaError | None = None
+
+
+def _resolve(state: BrokerState, version: int, body: Any) -> list[tuple[dict, list[_Wanted]]]:
+    out = []
+    for t in body.topics:
+        if version >= 13:
+            topic = state.topics.by_id.get(t.topic_id)
+            key: dict[str, Any] = {"topic_id": t.topic_id, "topic": topic.name if topic else ""}
+            missing: errors.KafkaError = errors.UnknownTopicId()
+        else:
+            topic = state.topics.by_name.get(t.topic)
+            key = {"topic": t.topic, "topic_id": topic.id if topic else uuid.UUID(int=0)}
+            missing = errors.UnknownTopicOrPartition()
+        wanted = []
+        for p in t.partitions:
+            w = _Wanted(
+                p.partition,
+                p.fetch_offset,
+                p.current_leader_epoch if version >= 9 else -1,
+                p.partition_max_bytes,
+            )
+            if topic is None or not 0 <= p.partition < len(topic.partitions):
+                w.error = missing
+            else:
+                w.partition = topic.partitions[p.partition]
+            wanted.append(w)
+        out.append((key, wanted))
+    return out
+
+
+def _read(
+    resolved: list[tuple[dict, list[_Wanted]]],
+    version: int,
+    max_bytes: int,
+    read_committed: bool,
+) -> tuple[list[dict], int, bool]:
+    """One pass over the partitions: the response's topics, the bytes read, and whether a
+    partition answered with an error (which ends the wait at once, as in Kafka)."""
+    # Before v3 each partition's limit was hard; from v3 the first batch comes anyway (KIP-74).
+    min_one = version >= 3
+    left = max_bytes
+    total = 0
+    had_error = False
+    topics = []
+    for key, wanted in resolved:
+        partitions = []
+        for w in wanted:
+            out: dict[str, Any] = {
+                "partition_index": w.index,
+                "error_code": 0,
+                "high_watermark": -1,
+                "last_stable_offset": -1,
+                "log_start_offset": -1,
+                "aborted_transactions": None,
+                "preferred_read_replica": -1,
+                "records": b"",
+            }
+            partitions.append(out)
+            try:
+                if w.error is not None:
+                    raise w.error
+                p = w.partition
+                assert p is not None
+                check_leader_epoch(w.leader_epoch)
+                lg = p.log
+                hw = lg.log_end_offset
+                data = lg.read(w.fetch_offset, min(w.max_bytes, left), hw, min_one)
+            except errors.KafkaError as e:
+                out["error_code"] = e.code
+                had_error = True
+                continue
+            out["high_watermark"] = hw
+            out["last_stable_offset"] = hw
+            out["log_start_offset"] = lg.log_start_offset
+            if read_committed and version >= 4:
+                out["aborted_transactions"] = []
+            out["records"] = data
+            if data:
+                min_one = False
+                total += len(data)
+                left = max(0, left - len(data))
+        topics.append({**key, "partitions": partitions})
+    return topics, total, had_error
+
+
+def handle(ctx: RequestContext) -> Any:
+    state, request = ctx.state, ctx.request
+    version = request.api_version
+    body = request.body
+    response: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0}
+    if version >= 7:
+        if body.session_id != 0:
+            response["error_code"] = errors.FetchSessionIdNotFound.code
+            response["responses"] = []
+            return response
+        if body.session_epoch > 0:
+            response["error_code"] = errors.InvalidFetchSessionEpoch.code
+            response["responses"] = []
+            return response
+    max_bytes = body.max_bytes if version >= 3 else 2**31 - 1
+    read_committed = version >= 4 and body.isolation_level == READ_COMMITTED
+    resolved = _resolve(state, version, body)
+    topics, total, had_error = _read(resolved, version, max_bytes, read_committed)
+    if had_error or total >= body.min_bytes or body.max_wait_ms <= 0 or not resolved:
+        response["responses"] = topics
+        return response
+    return _wait(resolved, response, version, body, max_bytes, read_committed)
+
+
+async def _wait(
+    resolved: list[tuple[dict, list[_Wanted]]],
+    response: dict,
+    version: int,
+    body: Any,
+    max_bytes: int,
+    read_committed: bool,
+) -> dict:
+    loop = asyncio.get_running_loop()
+    deadline = time.monotonic() + body.max_wait_ms / 1000
+    partitions = [w.partition for _, ws in resolved for w in ws if w.partition is not None]
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        fut: asyncio.Future[None] = loop.create_future()
+        for p in partitions:
+            p.waiters.append(fut)
+        try:
+            await asyncio.wait_for(fut, left)
+        except TimeoutError:
+            break
+        finally:
+            for p in partitions:
+                try:
+                    p.waiters.remove(fut)
+                except ValueError:
+                    pass
+        topics, total, had_error = _read(resolved, version, max_bytes, read_committed)
+        if had_error or total >= body.min_bytes:
+            response["responses"] = topics
+            return response
+    topics, _, _ = _read(resolved, version, max_bytes, read_committed)
+    response["responses"] = topics
+    return response

@@ -1,0 +1,108 @@
+"""IncrementalAlterConfigs: v0-1. Change some configs of topics (SET, DELETE, APPEND to and
+SUBTRACT from a list), or with validate_only only check the change. v1 is flexible.
+
+Topic configs take effect at once on the topic's logs. The broker's own configs are static
+(its ``server.properties``): changing one is refused as Kafka refuses a read-only config.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgroup import errors
+from kgroup.broker.config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType
+from kgroup.protocol import ApiKey
+
+if TYPE_CHECKING:
+    from kgroup.broker.server import RequestContext
+    from kgroup.broker.state import BrokerState
+
+API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
+VERSIONS = (0, 1)
+
+TOPIC = 2
+BROKER = 4
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+def broker_resource(state: BrokerState, name: str, keys: list[str]) -> None:
+    """Refuse a change to the broker's static configs as Kafka does."""
+    if name not in ("", str(state.node_id)):
+        raise errors.InvalidRequest(
+            f"Unexpected broker id, expected {state.node_id} or empty string, but received {name}"
+        )
+    unknown = [k for k in keys if k not in BROKER_CONFIGS]
+    if unknown:
+        raise errors.InvalidConfig(f"Unknown broker configs: {', '.join(unknown)}")
+    raise errors.InvalidRequest(
+        f"Cannot update these configs dynamically: {', '.join(sorted(keys))}"
+    )
+
+
+def apply(current: dict[str, Any], changes: list[tuple[str, int, str | None]]) -> dict[str, Any]:
+    """A topic's config overrides after ``changes`` (name, operation, value), checked."""
+    out = dict(current)
+    for name, op, value in changes:
+        spec = TOPIC_CONFIGS.get(name)
+        if spec is None:
+            raise ConfigError(f"Unknown topic config name: {name}")
+        if op == SET:
+            out[name] = spec.parse(value)
+        elif op == DELETE:
+            out.pop(name, None)
+        elif op in (APPEND, SUBTRACT):
+            if spec.type is not ConfigType.LIST:
+                raise ConfigError(
+                    f"Config value append is not allowed for config key: {name}"
+                    if op == APPEND
+                    else f"Config value subtract is not allowed for config key: {name}"
+                )
+            items = list(out.get(name, spec.default) or [])
+            for v in spec.parse(value) or []:
+                if op == APPEND and v not in items:
+                    items.append(v)
+                elif op == SUBTRACT and v in items:
+                    items.remove(v)
+            out[name] = spec.parse(items)
+        else:
+            raise errors.InvalidRequest(f"Unknown config operation {op}")
+    return out
+
+
+def handle(ctx: RequestContext) -> dict[str, Any]:
+    state, body = ctx.state, ctx.request.body
+    keys = [(r.resource_type, r.resource_name) for r in body.resources]
+    responses = []
+    for r in body.resources:
+        out: dict[str, Any] = {
+            "resource_type": r.resource_type,
+            "resource_name": r.resource_name,
+            "error_code": 0,
+            "error_message": None,
+        }
+        try:
+            if keys.count((r.resource_type, r.resource_name)) > 1:
+                raise errors.InvalidRequest("Duplicate resource in request")
+            changes = [(c.name, c.config_operation, c.value) for c in r.configs]
+            if len({c[0] for c in changes}) != len(changes):
+                raise errors.InvalidRequest("A config is changed twice in one request")
+            if r.resource_type == TOPIC:
+                topic = state.topics.by_name.get(r.resource_name)
+                if topic is None:
+                    raise errors.UnknownTopicOrPartition(
+                        f"The topic '{r.resource_name}' does not exist."
+                    )
+                try:
+                    configs = apply(topic.configs, changes)
+                except ConfigError as e:
+                    raise errors.InvalidConfig(str(e)) from None
+                if not body.validate_only:
+                    state.topics.alter_configs(topic, configs)
+            elif r.resource_type == BROKER:
+                broker_resource(state, r.resource_name, [c[0] for c in changes])
+            else:
+                raise errors.InvalidRequest(f"Unsupported resource type {r.resource_type}")
+        except errors.KafkaError as e:
+            out["error_code"], out["error_message"] = e.code, str(e)
+        responses.append(out)
+    return {"throttle_time_ms": 0, "responses": responses}

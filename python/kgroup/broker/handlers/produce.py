@@ -1,0 +1,144 @@
+"""Produce: v0-11. Append record batches to partitions. v1 adds throttle_time_ms; v2 the log
+append time; v3 the transactional id and record batches v2 (exactly one batch per partition);
+v5 the log start offset; v7 zstd; v8 per-record errors and an error message; v9 is flexible;
+v10 the current leader on NOT_LEADER_OR_FOLLOWER (never here: one node leads everything).
+
+acks=1 answers once the batch is written; acks=-1 (all) once it is on disk: the produces of
+every connection waiting meanwhile share one fsync per log (``Flusher``), within
+``timeout_ms`` (else REQUEST_TIMED_OUT); acks=0 is never answered, and a connection whose
+acks=0 produce failed is closed, as Kafka closes it, so that the client refreshes metadata.
+The batches are checked, given offsets and written by the Rust log (``kgroup.log``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from kgroup import errors
+from kgroup.broker.topics import LEADER_EPOCH, Partition, now_ms
+from kgroup.protocol import ApiKey
+from kgroup.protocol.records import read_batch_headers
+
+if TYPE_CHECKING:
+    from kgroup.broker.server import RequestContext
+
+API_KEY = ApiKey.PRODUCE
+VERSIONS = (0, 11)
+
+ZSTD = "zstd"
+# Where a batch (or legacy message set entry) says its magic.
+MAGIC_OFFSET = 16
+
+
+def _check_records(version: int, records: bytes | None) -> None:
+    """Kafka's ProduceRequest.validateRecords: from v3, exactly one batch, of magic 2, and no
+    zstd before v7."""
+    if version < 3:
+        return
+    data = records or b""
+    if len(data) > MAGIC_OFFSET and data[MAGIC_OFFSET] != 2:
+        raise errors.InvalidRecord(
+            f"Produce requests with version {version} are only allowed to contain record "
+            "batches with magic version 2"
+        )
+    try:
+        headers = read_batch_headers(data, verify_crc=False)
+    except errors.CorruptRecord as e:
+        raise errors.CorruptMessage(str(e)) from None
+    if not headers:
+        raise errors.InvalidRecord(
+            f"Produce requests with version {version} must have at least one record batch per "
+            "partition"
+        )
+    if version < 7 and headers[0].compression == ZSTD:
+        raise errors.UnsupportedCompressionType(
+            f"Produce requests with version {version} are not allowed to use ZStandard compression"
+        )
+    if len(headers) > 1 or headers[0].size != len(data):
+        raise errors.InvalidRecord(
+            f"Produce requests with version {version} are only allowed to contain exactly one "
+            "record batch per partition"
+        )
+
+
+def handle(ctx: RequestContext) -> Any:
+    state, request = ctx.state, ctx.request
+    body = request.body
+    version = request.api_version
+    acks = body.acks
+    now = now_ms()
+    failed = False
+    appended: list[Partition] = []
+    responses = []
+    for t in body.topic_data:
+        topic = state.topics.by_name.get(t.name)
+        results = []
+        for pd in t.partition_data:
+            result: dict[str, Any] = {
+                "index": pd.index,
+                "error_code": 0,
+                "base_offset": -1,
+                "log_append_time_ms": -1,
+                "log_start_offset": -1,
+            }
+            results.append(result)
+            try:
+                if acks not in (-1, 0, 1):
+                    raise errors.InvalidRequiredAcks()
+                if topic is None or not 0 <= pd.index < len(topic.partitions):
+                    raise errors.UnknownTopicOrPartition()
+                if version >= 3 and body.transactional_id is not None:
+                    raise errors.TransactionalIdAuthorizationFailed(
+                        "Transactions are not supported by this broker"
+                    )
+                _check_records(version, pd.records)
+                partition = topic.partitions[pd.index]
+                info = partition.log.append(pd.records, now, LEADER_EPOCH)
+            except errors.KafkaError as e:
+                failed = True
+                result["error_code"] = e.code
+                result["error_message"] = str(e)
+                continue
+            result["base_offset"] = info.base_offset
+            result["log_append_time_ms"] = info.log_append_time
+            result["log_start_offset"] = info.log_start_offset
+            if not info.duplicate:
+                appended.append(partition)
+                partition.wake()
+        responses.append({"name": t.name, "partition_responses": results})
+    response = {"responses": responses, "throttle_time_ms": 0}
+    if version < 8:
+        for r in responses:
+            for p in r["partition_responses"]:
+                p.pop("error_message", None)
+    if acks == 0:
+        if failed:
+            ctx.connection.close_for(
+                errors.KafkaError("an acks=0 produce failed: the client must refresh metadata")
+            )
+        return None
+    if acks == -1 and appended:
+        return _durable(ctx, appended, response, body.timeout_ms)
+    return response
+
+
+async def _durable(
+    ctx: RequestContext, partitions: list[Partition], response: dict, timeout_ms: int
+) -> dict:
+    code = 0
+    try:
+        # timeout_ms 0 asks for no wait beyond the work itself: wait for the flush.
+        timeout = timeout_ms / 1000 if timeout_ms > 0 else None
+        await asyncio.wait_for(asyncio.shield(ctx.state.flusher.sync(partitions)), timeout)
+    except TimeoutError:
+        code = errors.RequestTimedOut.code
+    except errors.KafkaError as e:
+        code = e.code
+    if code:
+        names = {(p.topic.name, p.index) for p in partitions}
+        for r in response["responses"]:
+            for p in r["partition_responses"]:
+                if (r["name"], p["index"]) in names and p["error_code"] == 0:
+                    p["error_code"] = code
+    return response

@@ -1,0 +1,219 @@
+"""The network side: one asyncio protocol per client connection.
+
+A connection reads frames (an INT32 size, then the request), decodes each in Rust and hands it
+to the handler module of its api (``kgroup.broker.handlers``). Handlers may finish at once or
+later (a Fetch long poll, an acks=all Produce waiting for its fsync); responses always go back
+in request order, as Kafka's clients require. What Kafka's broker does with a bad request is
+done here, from the error's kind: an ApiVersions request of a version the broker does not speak
+is answered with a v0 UNSUPPORTED_VERSION body, and any other unknown api key or version, a
+frame above ``socket.request.max.bytes`` or a request that does not decode closes that
+connection only (Kafka's ``InvalidRequestException``), with a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any
+
+from kgroup import errors, protocol
+from kgroup.broker.handlers import HANDLERS, api_versions
+
+if TYPE_CHECKING:
+    from kgroup.broker import BrokerState
+
+__all__ = ["Connection", "RequestContext"]
+
+log = logging.getLogger("kgroup.broker")
+
+_API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
+
+
+class RequestContext:
+    """RequestContext is what a handler knows of a request: the broker's state, the decoded
+    request and the connection it came on."""
+
+    __slots__ = ("connection", "request", "state")
+
+    def __init__(self, state: BrokerState, request: protocol.Request, connection: Connection):
+        self.state = state
+        self.request = request
+        self.connection = connection
+
+
+class _Slot:
+    """_Slot holds a response until every response before it was written."""
+
+    __slots__ = ("frame", "ready")
+
+    def __init__(self) -> None:
+        self.frame: bytes | None = None
+        self.ready = False
+
+
+class Connection(asyncio.Protocol):
+    """Connection serves one client. Not thread-safe: it lives on the broker's event loop."""
+
+    def __init__(self, state: BrokerState) -> None:
+        self.state = state
+        self.transport: asyncio.Transport | None = None
+        self.peer = "?"
+        self._buf = bytearray()
+        self._need: int | None = None
+        self._slots: collections.deque[_Slot] = collections.deque()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._max_frame = int(state.config.get("socket.request.max.bytes"))
+        self._max_in_flight = int(state.config.get("queued.max.requests"))
+        self._paused = False
+        self._closed = False
+
+    # -- asyncio.Protocol ----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.state.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self.state.connections.discard(self)
+        for t in self._tasks:
+            t.cancel()
+
+    def data_received(self, data: bytes) -> None:
+        buf = self._buf
+        buf += data
+        while not self._closed:
+            if self._need is None:
+                if len(buf) < 4:
+                    return
+                try:
+                    self._need = protocol.frame_size(bytes(buf[:4]), self._max_frame)
+                except errors.DecodeError as e:
+                    self.close_for(e)
+                    return
+                del buf[:4]
+            if len(buf) < self._need:
+                return
+            frame = bytes(buf[: self._need])
+            del buf[: self._need]
+            self._need = None
+            self._request(frame)
+
+    # -- requests -------------------------------------------------------------------------
+
+    def _request(self, frame: bytes) -> None:
+        try:
+            request = protocol.decode_request(frame)
+        except errors.UnsupportedApiVersion as e:
+            if e.api_key == _API_VERSIONS:
+                # Kafka answers any ApiVersions version: v0, UNSUPPORTED_VERSION, its ranges.
+                header = protocol.decode_request_header(frame)
+                self._respond_now(
+                    protocol.encode_response(header, api_versions.unsupported_body(), version=0)
+                )
+                return
+            self.close_for(e)
+            return
+        except errors.DecodeError as e:
+            self.close_for(e)
+            return
+        module = HANDLERS.get(request.api_key)
+        lo_hi = None if module is None else module.VERSIONS
+        if lo_hi is None or not lo_hi[0] <= request.api_version <= lo_hi[1]:
+            self.close_for(
+                errors.UnsupportedApiVersion(
+                    f"Received request api key {request.api_key} with version "
+                    f"{request.api_version} which is not enabled",
+                    api_key=request.api_key,
+                    api_version=request.api_version,
+                )
+            )
+            return
+        ctx = RequestContext(self.state, request, self)
+        try:
+            result = module.handle(ctx)
+        except Exception as e:  # a handler's bug must not take the broker down
+            self._failed(request, e)
+            return
+        if result is None:
+            return  # no response (Produce with acks=0)
+        slot = _Slot()
+        self._slots.append(slot)
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(result)
+            self._tasks.add(task)
+            task.add_done_callback(lambda t, s=slot, r=request: self._finished(t, s, r))
+            if len(self._tasks) >= self._max_in_flight and not self._paused:
+                self._paused = True
+                assert self.transport is not None
+                self.transport.pause_reading()
+        else:
+            self._fill(slot, request, result)
+
+    def _finished(self, task: asyncio.Task[Any], slot: _Slot, request: protocol.Request) -> None:
+        self._tasks.discard(task)
+        if self._paused and len(self._tasks) < self._max_in_flight // 2 and not self._closed:
+            self._paused = False
+            assert self.transport is not None
+            self.transport.resume_reading()
+        if task.cancelled() or self._closed:
+            return
+        e = task.exception()
+        if e is not None:
+            self._failed(request, e)
+            return
+        self._fill(slot, request, task.result())
+
+    def _fill(self, slot: _Slot, request: protocol.Request, body: Any) -> None:
+        try:
+            slot.frame = None if body is None else protocol.encode_response(request, body)
+        except errors.KGroupError as e:
+            self._failed(request, e)
+            return
+        slot.ready = True
+        self._flush()
+
+    def _flush(self) -> None:
+        slots = self._slots
+        while slots and slots[0].ready:
+            frame = slots.popleft().frame
+            if frame is not None and self.transport is not None and not self._closed:
+                self.transport.write(frame)
+
+    def _respond_now(self, frame: bytes) -> None:
+        slot = _Slot()
+        slot.frame, slot.ready = frame, True
+        self._slots.append(slot)
+        self._flush()
+
+    def _failed(self, request: protocol.Request, e: BaseException) -> None:
+        log.error(
+            "Error handling %s v%d from %s (correlation id %d); closing the connection",
+            request.api_name,
+            request.api_version,
+            self.peer,
+            request.correlation_id,
+            exc_info=e,
+        )
+        self.close()
+
+    def close_for(self, e: Exception) -> None:
+        """Close this connection because of a bad request, as Kafka's broker does, with a log
+        line naming the client and the reason."""
+        log.info("Closing socket for %s because of error: %s", self.peer, e)
+        self.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            if self.transport is not None:
+                self.transport.close()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._slots)

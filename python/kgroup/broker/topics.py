@@ -1,0 +1,293 @@
+"""Topics and partitions on disk: what Kafka's LogManager and metadata cache hold for one node.
+
+The data folder holds ``meta.properties`` (cluster id and node id, as Kafka writes it),
+``topics.json`` (every topic's id, partition count and config overrides, rewritten atomically
+on each change) and one log folder per partition, ``<topic>-<partition>``, whose files the Rust
+log engine owns (``kgroup.log``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import os
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgroup import errors
+from kgroup.broker.config import BrokerConfig
+from kgroup.log import Log
+
+__all__ = ["Partition", "Topic", "Topics", "validate_topic_name"]
+
+log = logging.getLogger("kgroup.broker")
+
+LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
+MAX_NAME_LENGTH = 249
+#: The one leader epoch of every partition: a single node is always the leader, and epochs
+#: reported in Metadata, stamped on batches and answered by OffsetForLeaderEpoch agree.
+LEADER_EPOCH = 0
+
+
+def validate_topic_name(name: str) -> str | None:
+    """Why Kafka refuses ``name`` as a topic name, or None (Kafka's ``Topic.validate``)."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return 'Topic name cannot be "." or ".."'
+    if len(name) > MAX_NAME_LENGTH:
+        return (
+            f"Topic name is illegal, the length of '{name}' is longer than the max allowed "
+            f"length {MAX_NAME_LENGTH}"
+        )
+    if not LEGAL.match(name):
+        return (
+            f"Topic name '{name}' is illegal, it contains a character other than ASCII "
+            "alphanumerics, '.', '_' and '-'"
+        )
+    return None
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(eq=False)
+class Partition:
+    """Partition is one topic-partition: its log and the fetches waiting for new data."""
+
+    topic: Topic
+    index: int
+    log: Log
+    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic.name}-{self.index}"
+
+    @property
+    def high_watermark(self) -> int:
+        # One replica: everything appended is committed.
+        return self.log.log_end_offset
+
+    def wake(self) -> None:
+        """Wake the fetches waiting on this partition (called after each append)."""
+        waiters, self.waiters = self.waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+
+
+@dataclass(eq=False)
+class Topic:
+    """Topic is one topic: its id, its partitions and its config overrides."""
+
+    name: str
+    id: uuid.UUID
+    configs: dict[str, Any]
+    partitions: list[Partition] = field(default_factory=list)
+    internal: bool = False
+
+
+class Topics:
+    """Topics holds every topic of the broker, loads them at start and persists each change.
+
+    Not thread-safe: the broker's event loop owns it; only log I/O (flush, compaction) runs in
+    other threads, through the logs' own locking.
+    """
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.dir = config.data_dir
+        self.by_name: dict[str, Topic] = {}
+        self.by_id: dict[uuid.UUID, Topic] = {}
+        self.cluster_id = ""
+
+    # -- start and stop ------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Open the data folder: meta.properties, topics.json, and every partition's log
+        (recovering it after an unclean stop)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.cluster_id = self._meta()
+        state = self._read_state()
+        for name, t in state.items():
+            topic = Topic(name, uuid.UUID(t["id"]), dict(t.get("configs", {})))
+            for p in range(int(t["partitions"])):
+                topic.partitions.append(self._open_partition(topic, p))
+            self._add(topic)
+        known = {f"{t}-{p.index}" for t in self.by_name for p in self.by_name[t].partitions}
+        for child in self.dir.iterdir():
+            if child.is_dir() and child.name not in known and re.match(r".+-\d+$", child.name):
+                log.warning("Ignoring folder %s: no topic of this broker owns it", child)
+
+    def close(self) -> None:
+        """Flush and close every log cleanly (so that the next start skips recovery)."""
+        for topic in self.by_name.values():
+            for p in topic.partitions:
+                try:
+                    p.log.close()
+                except errors.KGroupError as e:
+                    log.error("Error closing log %s: %s", p.name, e)
+
+    def _meta(self) -> str:
+        path = self.dir / "meta.properties"
+        if path.exists():
+            values = dict(
+                line.split("=", 1)
+                for line in path.read_text().splitlines()
+                if "=" in line and not line.startswith("#")
+            )
+            node = values.get("node.id")
+            if node is not None and int(node) != self.config.node_id:
+                raise errors.InvalidArgument(
+                    f"{path} is for node.id {node}, this broker is node.id {self.config.node_id}"
+                )
+            return values["cluster.id"]
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        _write_atomically(
+            path,
+            f"#\n#{time.ctime()}\nnode.id={self.config.node_id}\nversion=1\n"
+            f"cluster.id={cluster_id}\n",
+        )
+        return cluster_id
+
+    def _read_state(self) -> dict[str, Any]:
+        path = self.dir / "topics.json"
+        if not path.exists():
+            return {}
+        return json.loads(path.read_text())
+
+    def _save(self) -> None:
+        state = {
+            t.name: {
+                "id": str(t.id),
+                "partitions": len(t.partitions),
+                "configs": t.configs,
+            }
+            for t in self.by_name.values()
+        }
+        _write_atomically(self.dir / "topics.json", json.dumps(state, indent=1, sort_keys=True))
+
+    # -- configs ---------------------------------------------------------------------------
+
+    def log_config(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """Every topic config's value for a topic with these overrides."""
+        values = self.config.topic_defaults()
+        values.update(overrides)
+        values["producer.id.expiration.ms"] = self.config.get("producer.id.expiration.ms")
+        return values
+
+    def _open_partition(self, topic: Topic, index: int) -> Partition:
+        folder = self.dir / f"{topic.name}-{index}"
+        started = time.monotonic()
+        lg = Log(str(folder), self.log_config(topic.configs), now_ms())
+        report = lg.recovery
+        if report and report.get("truncated_bytes"):
+            log.warning(
+                "Recovery of %s cut %d bytes from its tail (%s)",
+                folder.name,
+                report["truncated_bytes"],
+                report,
+            )
+        elapsed = time.monotonic() - started
+        if elapsed > 1:
+            log.info("Loaded log %s in %.1f s", folder.name, elapsed)
+        return Partition(topic, index, lg)
+
+    # -- changes -----------------------------------------------------------------------
+
+    def _add(self, topic: Topic) -> None:
+        self.by_name[topic.name] = topic
+        self.by_id[topic.id] = topic
+
+    def collision(self, name: str) -> str | None:
+        """The existing topic whose name differs from ``name`` only by '.' against '_'."""
+        unified = name.replace(".", "_")
+        for other in self.by_name:
+            if other != name and other.replace(".", "_") == unified:
+                return other
+        return None
+
+    def create(
+        self,
+        name: str,
+        partitions: int,
+        configs: Mapping[str, Any] | None = None,
+        *,
+        internal: bool = False,
+    ) -> Topic:
+        """Create a topic whose name and configs were checked by the caller."""
+        topic = Topic(name, uuid.uuid4(), dict(configs or {}), internal=internal)
+        for p in range(partitions):
+            topic.partitions.append(self._open_partition(topic, p))
+        self._add(topic)
+        self._save()
+        log.info(
+            "Created topic %s with topic id %s, %d partition(s) and configs %s",
+            name,
+            _b64(topic.id),
+            partitions,
+            topic.configs,
+        )
+        return topic
+
+    def add_partitions(self, topic: Topic, count: int) -> None:
+        """Grow ``topic`` to ``count`` partitions."""
+        for p in range(len(topic.partitions), count):
+            topic.partitions.append(self._open_partition(topic, p))
+        self._save()
+        log.info("Topic %s now has %d partitions", topic.name, count)
+
+    def delete(self, topic: Topic) -> None:
+        """Delete a topic and its data."""
+        del self.by_name[topic.name]
+        del self.by_id[topic.id]
+        self._save()
+        for p in topic.partitions:
+            p.wake()
+            try:
+                p.log.delete()
+            except errors.KGroupError as e:
+                log.error("Error deleting %s: %s", p.name, e)
+                shutil.rmtree(self.dir / p.name, ignore_errors=True)
+        log.info("Deleted topic %s", topic.name)
+
+    def alter_configs(self, topic: Topic, configs: dict[str, Any]) -> None:
+        """Replace a topic's config overrides and apply them to its logs."""
+        topic.configs = configs
+        self._save()
+        values = self.log_config(configs)
+        for p in topic.partitions:
+            p.log.update_config(values)
+        log.info("Topic %s configs are now %s", topic.name, configs)
+
+    def partitions(self) -> Iterable[Partition]:
+        for topic in list(self.by_name.values()):
+            yield from topic.partitions
+
+
+def _b64(u: uuid.UUID) -> str:
+    return base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dirfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dirfd)
+    finally:
+        os.close(dirfd)

@@ -1,0 +1,288 @@
+"""Real clients, unchanged, against kgroup's broker in assign mode (no groups): confluent-kafka
+(librdkafka), kafka-python and aiokafka produce with every compression type, keys, headers,
+null values and idempotence, and read every record back with the offset the producer was told,
+and the same key, value, headers and timestamp."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from dataclasses import dataclass
+
+import pytest
+
+from kgroup.broker import Broker
+
+CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka"]
+
+
+@dataclass(frozen=True)
+class Rec:
+    partition: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+    timestamp: int
+
+
+def records(n: int, partitions: int, seed: int, big: bool = False) -> list[Rec]:
+    rng = random.Random(seed)
+    out = []
+    base = 1_700_000_000_000
+    for i in range(n):
+        key = None if i % 7 == 3 else f"key-{rng.randrange(1000)}".encode()
+        value = None if i % 11 == 5 else rng.randbytes(rng.randrange(0, 2000))
+        if big and i == 1:
+            value = b"x" * 1_000_000  # 1 MB: what max.message.bytes allows by default
+        headers = tuple((f"h{j}", rng.randbytes(3)) for j in range(i % 3))
+        out.append(Rec(i % partitions, key, value, headers, base + i))
+    return out
+
+
+# -- confluent-kafka -----------------------------------------------------------------------
+
+
+def ck_produce(bootstrap: str, topic: str, recs: list[Rec], codec: str) -> list[int]:
+    from confluent_kafka import Producer
+
+    p = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": codec,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            "message.max.bytes": 2_000_000,
+        }
+    )
+    offsets: list[int] = [-1] * len(recs)
+    failures: list[str] = []
+
+    def done(i: int):
+        def cb(err, msg):
+            if err is not None:
+                failures.append(str(err))
+            else:
+                offsets[i] = msg.offset()
+
+        return cb
+
+    for i, r in enumerate(recs):
+        p.produce(
+            topic,
+            value=r.value,
+            key=r.key,
+            partition=r.partition,
+            timestamp=r.timestamp,
+            headers=list(r.headers) or None,
+            on_delivery=done(i),
+        )
+        p.poll(0)
+    assert p.flush(60) == 0
+    assert not failures, failures
+    return offsets
+
+
+def ck_consume(bootstrap: str, topic: str, partitions: int, n: int) -> list[tuple]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"unused-{uuid.uuid4()}",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 50_000_000,
+            "max.partition.fetch.bytes": 2_000_000,
+        }
+    )
+    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    out: list[tuple] = []
+    try:
+        for _ in range(600):
+            for m in c.consume(1000, 0.2):
+                assert m.error() is None, m.error()
+                hs = tuple(m.headers() or ())
+                out.append((m.partition(), m.offset(), m.key(), m.value(), hs, m.timestamp()[1]))
+            if len(out) >= n:
+                break
+    finally:
+        c.close()
+    return out
+
+
+# -- kafka-python ---------------------------------------------------------------------------
+
+
+def kp_produce(bootstrap: str, topic: str, recs: list[Rec], codec: str) -> list[int]:
+    from kafka import KafkaProducer
+
+    p = KafkaProducer(
+        bootstrap_servers=bootstrap,
+        compression_type=None if codec == "none" else codec,
+        enable_idempotence=True,
+        acks="all",
+        max_request_size=2_000_000,
+    )
+    try:
+        futures = [
+            p.send(
+                topic,
+                value=r.value,
+                key=r.key,
+                partition=r.partition,
+                timestamp_ms=r.timestamp,
+                headers=list(r.headers),
+            )
+            for r in recs
+        ]
+        p.flush(60)
+        return [f.get(30).offset for f in futures]
+    finally:
+        p.close(10)
+
+
+def kp_consume(bootstrap: str, topic: str, partitions: int, n: int) -> list[tuple]:
+    from kafka import KafkaConsumer, TopicPartition
+
+    c = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=2_000_000,
+        fetch_max_bytes=50_000_000,
+    )
+    c.assign([TopicPartition(topic, p) for p in range(partitions)])
+    c.seek_to_beginning()
+    out: list[tuple] = []
+    try:
+        for _ in range(600):
+            for msgs in c.poll(200).values():
+                for m in msgs:
+                    hs = tuple(m.headers or ())
+                    out.append((m.partition, m.offset, m.key, m.value, hs, m.timestamp))
+            if len(out) >= n:
+                break
+    finally:
+        c.close()
+    return out
+
+
+# -- aiokafka -------------------------------------------------------------------------------
+
+
+def ak_produce(bootstrap: str, topic: str, recs: list[Rec], codec: str) -> list[int]:
+    from aiokafka import AIOKafkaProducer
+
+    async def run() -> list[int]:
+        p = AIOKafkaProducer(
+            bootstrap_servers=bootstrap,
+            compression_type=None if codec == "none" else codec,
+            enable_idempotence=True,
+            acks="all",
+            max_request_size=2_000_000,
+        )
+        await p.start()
+        try:
+            futs = [
+                await p.send(
+                    topic,
+                    value=r.value,
+                    key=r.key,
+                    partition=r.partition,
+                    timestamp_ms=r.timestamp,
+                    headers=list(r.headers),
+                )
+                for r in recs
+            ]
+            return [(await f).offset for f in futs]
+        finally:
+            await p.stop()
+
+    return asyncio.run(run())
+
+
+def ak_consume(bootstrap: str, topic: str, partitions: int, n: int) -> list[tuple]:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    async def run() -> list[tuple]:
+        c = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap,
+            enable_auto_commit=False,
+            max_partition_fetch_bytes=2_000_000,
+            fetch_max_bytes=50_000_000,
+        )
+        await c.start()
+        try:
+            c.assign([TopicPartition(topic, p) for p in range(partitions)])
+            await c.seek_to_beginning()
+            out: list[tuple] = []
+            for _ in range(600):
+                batches = await c.getmany(timeout_ms=200)
+                for msgs in batches.values():
+                    for m in msgs:
+                        hs = tuple(m.headers or ())
+                        out.append((m.partition, m.offset, m.key, m.value, hs, m.timestamp))
+                if len(out) >= n:
+                    break
+            return out
+        finally:
+            await c.stop()
+
+    return asyncio.run(run())
+
+
+PRODUCE = {"confluent-kafka": ck_produce, "kafka-python": kp_produce, "aiokafka": ak_produce}
+CONSUME = {"confluent-kafka": ck_consume, "kafka-python": kp_consume, "aiokafka": ak_consume}
+
+
+def create_topic(bootstrap: str, partitions: int) -> str:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    name = f"clients-{uuid.uuid4().hex[:10]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+    return name
+
+
+def check_round_trip(
+    bootstrap: str, producer: str, consumer: str, codec: str, partitions: int, n: int, big: bool
+) -> None:
+    topic = create_topic(bootstrap, partitions)
+    recs = records(n, partitions, seed=hash((producer, codec)) & 0xFFFF, big=big)
+    offsets = PRODUCE[producer](bootstrap, topic, recs, codec)
+    got = CONSUME[consumer](bootstrap, topic, partitions, n)
+    expected = {
+        (r.partition, off): (r.key, r.value, r.headers, r.timestamp)
+        for r, off in zip(recs, offsets, strict=True)
+    }
+    seen = {(p, o): (k, v, h, ts) for p, o, k, v, h, ts in got}
+    assert len(got) == len(seen) == n, "a record came back twice or not at all"
+    assert seen == expected
+    # Offsets are continuous from 0 in every partition.
+    for p in range(partitions):
+        offs = sorted(o for q, o in seen if q == p)
+        assert offs == list(range(len(offs)))
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("client", CLIENTS)
+def test_each_client_round_trips_each_codec(broker: Broker, client: str, codec: str) -> None:
+    check_round_trip(broker.bootstrap_servers, client, client, codec, 4, 300, big=False)
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("producer", "consumer"),
+    [
+        ("confluent-kafka", "kafka-python"),
+        ("kafka-python", "aiokafka"),
+        ("aiokafka", "confluent-kafka"),
+    ],
+)
+def test_100_partitions_1mb_messages_across_clients(
+    broker: Broker, producer: str, consumer: str
+) -> None:
+    check_round_trip(broker.bootstrap_servers, producer, consumer, "lz4", 100, 500, big=True)

@@ -1,0 +1,177 @@
+"""The broker's answers on the wire, request by request, with a raw client: versions, errors,
+bad input. What real clients do is in test_clients.py."""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+import pytest
+from support.kgroup_broker import Wire
+
+from kgroup import errors, protocol
+from kgroup.broker import Broker
+from kgroup.broker.handlers import HANDLERS
+from kgroup.protocol import ApiKey
+from kgroup.protocol.records import decode_batches, encode_batch
+
+
+def test_api_versions_lists_every_handler_at_every_version(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        for version in range(0, 5):
+            body = {"client_software_name": "kgroup-test", "client_software_version": "1.0"}
+            r = w.request(ApiKey.API_VERSIONS, version, body if version >= 3 else {})
+            assert r.body.error_code == 0
+            ranges = {k.api_key: (k.min_version, k.max_version) for k in r.body.api_keys}
+            assert ranges == {k: m.VERSIONS for k, m in HANDLERS.items()}
+            # Every advertised version is one the codec speaks (Kafka 3.9's range).
+            for key, (lo, hi) in ranges.items():
+                assert protocol.API_VERSIONS[key][0] <= lo <= hi <= protocol.API_VERSIONS[key][1]
+
+
+def test_an_unknown_api_versions_version_gets_a_v0_answer(broker: Broker) -> None:
+    # As Kafka: UNSUPPORTED_VERSION in a v0 body, with the ranges, so the client can retry.
+    with Wire(broker.bootstrap_servers) as w:
+        frame = struct.pack(">hhi", 18, 9, 77) + struct.pack(">h", 1) + b"c" + b"\x00"
+        w.send(struct.pack(">i", len(frame)) + frame)
+        from support.wire import read_frame
+
+        r = protocol.decode_response(18, 0, read_frame(w.sock))
+        assert (r.correlation_id, r.body.error_code) == (77, errors.UnsupportedVersion.code)
+        assert {k.api_key for k in r.body.api_keys} == set(HANDLERS)
+        # The connection stays open.
+        assert w.request(ApiKey.API_VERSIONS, 0, {}).body.error_code == 0
+
+
+def test_kip511_names_are_checked(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        body = {"client_software_name": "-bad name", "client_software_version": "1"}
+        r = w.request(ApiKey.API_VERSIONS, 3, body)
+        assert r.body.error_code == errors.InvalidRequest.code
+
+
+@pytest.mark.parametrize(
+    ("frame", "why"),
+    [
+        (struct.pack(">hhi", 1234, 0, 1) + struct.pack(">h", -1), "unknown api key"),
+        (struct.pack(">hhi", 3, 99, 1) + struct.pack(">h", -1), "unsupported version"),
+        (struct.pack(">hhi", 3, 1, 1) + struct.pack(">h", -1) + b"\xff\xff\xff", "garbage body"),
+        (b"\x00", "short header"),
+    ],
+)
+def test_bad_requests_close_only_their_connection(broker: Broker, frame: bytes, why: str) -> None:
+    # Kafka closes the connection (InvalidRequestException); the broker serves everyone else.
+    with Wire(broker.bootstrap_servers) as bad, Wire(broker.bootstrap_servers) as good:
+        bad.send(struct.pack(">i", len(frame)) + frame)
+        assert bad.closed_by_peer(), why
+        assert good.request(ApiKey.METADATA, 1, {"topics": []}).body.brokers
+
+
+def test_frames_above_the_limit_and_negative_sizes_close(broker: Broker) -> None:
+    for prefix in (struct.pack(">i", 200 * 1024 * 1024), struct.pack(">i", -5)):
+        with Wire(broker.bootstrap_servers) as w:
+            w.send(prefix)
+            assert w.closed_by_peer()
+
+
+def test_metadata_creates_topics_and_names_them_by_id(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        name = f"wire-{uuid.uuid4().hex[:8]}"
+        r = w.request(ApiKey.METADATA, 12, {"topics": [{"name": name}]})
+        (t,) = r.body.topics
+        assert (t.error_code, t.name, len(t.partitions)) == (0, name, 1)
+        assert t.partitions[0].leader_epoch == 0 and t.partitions[0].isr_nodes == [1]
+        by_id = w.request(ApiKey.METADATA, 12, {"topics": [{"topic_id": t.topic_id, "name": None}]})
+        assert by_id.body.topics[0].name == name
+        unknown = w.request(
+            ApiKey.METADATA, 12, {"topics": [{"topic_id": uuid.uuid4(), "name": None}]}
+        )
+        assert unknown.body.topics[0].error_code == errors.UnknownTopicId.code
+        no_auto = w.request(
+            ApiKey.METADATA,
+            4,
+            {"topics": [{"name": name + "-x"}], "allow_auto_topic_creation": False},
+        )
+        assert no_auto.body.topics[0].error_code == errors.UnknownTopicOrPartition.code
+        bad = w.request(ApiKey.METADATA, 4, {"topics": [{"name": "bad name!"}]})
+        assert bad.body.topics[0].error_code == errors.InvalidTopicException.code
+
+
+def test_produce_fetch_and_list_offsets_on_the_wire(broker: Broker) -> None:
+    name = f"wire-{uuid.uuid4().hex[:8]}"
+    with Wire(broker.bootstrap_servers) as w:
+        w.request(ApiKey.METADATA, 12, {"topics": [{"name": name}]})
+        batch = encode_batch([(0, 1000, b"k", b"v0"), (1, 1001, None, b"v1")])
+        produce = {
+            "acks": -1,
+            "timeout_ms": 5000,
+            "topic_data": [{"name": name, "partition_data": [{"index": 0, "records": batch}]}],
+        }
+        for expected in (0, 2):
+            r = w.request(ApiKey.PRODUCE, 9, produce)
+            p = r.body.responses[0].partition_responses[0]
+            assert (p.error_code, p.base_offset) == (0, expected)
+        fetch = {
+            "max_wait_ms": 0,
+            "min_bytes": 1,
+            "topics": [
+                {
+                    "topic": name,
+                    "partitions": [
+                        {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}
+                    ],
+                }
+            ],
+        }
+        f = w.request(ApiKey.FETCH, 11, fetch).body.responses[0].partitions[0]
+        assert (f.error_code, f.high_watermark, f.last_stable_offset) == (0, 4, 4)
+        batches = decode_batches(f.records)
+        assert [r.offset for b in batches for r in b.records] == [0, 1, 2, 3]
+        assert [b.partition_leader_epoch for b in batches] == [0, 0]
+        lo = {
+            "replica_id": -1,
+            "topics": [{"name": name, "partitions": [{"partition_index": 0, "timestamp": -1}]}],
+        }
+        assert w.request(ApiKey.LIST_OFFSETS, 7, lo).body.topics[0].partitions[0].offset == 4
+        lo["topics"][0]["partitions"][0]["timestamp"] = -2
+        assert w.request(ApiKey.LIST_OFFSETS, 7, lo).body.topics[0].partitions[0].offset == 0
+        lo["topics"][0]["partitions"][0]["timestamp"] = 1001
+        assert w.request(ApiKey.LIST_OFFSETS, 7, lo).body.topics[0].partitions[0].offset == 1
+        fetch["topics"][0]["partitions"][0]["fetch_offset"] = 99
+        f = w.request(ApiKey.FETCH, 11, fetch).body.responses[0].partitions[0]
+        assert f.error_code == errors.OffsetOutOfRange.code
+
+
+def test_produce_errors_are_per_partition(broker: Broker) -> None:
+    name = f"wire-{uuid.uuid4().hex[:8]}"
+    with Wire(broker.bootstrap_servers) as w:
+        w.request(ApiKey.METADATA, 12, {"topics": [{"name": name}]})
+        good = encode_batch([(0, 1000, b"k", b"v")])
+        bad_crc = bytearray(good)
+        bad_crc[-1] ^= 0xFF
+        two = good + good
+        produce = {
+            "acks": 1,
+            "timeout_ms": 5000,
+            "topic_data": [
+                {
+                    "name": name,
+                    "partition_data": [
+                        {"index": 0, "records": bytes(bad_crc)},
+                        {"index": 5, "records": good},
+                    ],
+                },
+                {"name": "no-such-topic", "partition_data": [{"index": 0, "records": good}]},
+            ],
+        }
+        r = w.request(ApiKey.PRODUCE, 9, produce).body.responses
+        assert r[0].partition_responses[0].error_code == errors.CorruptMessage.code
+        assert r[0].partition_responses[1].error_code == errors.UnknownTopicOrPartition.code
+        assert r[1].partition_responses[0].error_code == errors.UnknownTopicOrPartition.code
+        produce["topic_data"] = [{"name": name, "partition_data": [{"index": 0, "records": two}]}]
+        r = w.request(ApiKey.PRODUCE, 9, produce).body.responses
+        assert r[0].partition_responses[0].error_code == errors.InvalidRecord.code
+        produce["acks"] = 2
+        produce["topic_data"] = [{"name": name, "partition_data": [{"index": 0, "records": good}]}]
+        r = w.request(ApiKey.PRODUCE, 9, produce).body.responses
+        assert r[0].partition_responses[0].error_code == errors.InvalidRequiredAcks.code
