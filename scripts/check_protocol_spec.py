@@ -8,7 +8,8 @@ reports every difference from ``kgroup.protocol.definitions()``: messages (api k
 flexible versions) and, field by field, names (Kafka's in snake_case), types, versions,
 nullable versions, tags and tagged versions, flexible-version overrides, defaults and
 ignorability. With ``--errors`` it also checks ``kgroup.errors`` against ``Errors.java``: codes,
-names and whether each code's exception is retriable. Exit status 1 when anything differs.
+names, default messages and whether each code's exception is retriable. Exit status 1 when
+anything differs.
 """
 
 from __future__ import annotations
@@ -178,6 +179,26 @@ def _superclasses(kafka: Path) -> dict[str, str]:
     return parents
 
 
+# Java's one-letter escapes that are not the letter itself (\s is a space).
+_JAVA_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "s": " "}
+
+
+def java_string(expression: str) -> str | None:
+    """The value of a constant Java string expression: ``null``, or literals joined by ``+``."""
+    if expression.strip() == "null":
+        return None
+    literal = r'"((?:[^"\\]|\\.)*)"'
+    if re.sub(literal + r"|\+|\s", "", expression):
+        raise ValueError(f"not a constant string: {expression!r}")
+
+    def unescape(m: re.Match[str]) -> str:
+        e = m.group(1)
+        return chr(int(e.lstrip("u"), 16)) if len(e) > 1 else _JAVA_ESCAPES.get(e, e)
+
+    escape = re.compile(r"\\(u+[0-9a-fA-F]{4}|.)")
+    return "".join(escape.sub(unescape, s) for s in re.findall(literal, expression))
+
+
 def check_errors(kafka: Path) -> list[str]:
     from kgroup import errors
 
@@ -197,9 +218,13 @@ def check_errors(kafka: Path) -> list[str]:
     entries = re.findall(r"^\s{4}([A-Z][A-Z_0-9]+)\((-?\d+),(.*?)\)[,;]\s*$", text, re.M | re.S)
     theirs = {}
     for name, code, rest in entries:
+        # rest is "<message expression>, <exception constructor>": the message is everything
+        # before the last top-level comma (a message holds no comma outside its literals).
         m = re.search(r"(\w+)::new", rest)
-        theirs[int(code)] = (name, retriable(m.group(1) if m else None))
-    for code, (name, is_retriable) in sorted(theirs.items()):
+        message_expression = re.match(r'((?:"(?:[^"\\]|\\.)*"|[^",])*),', rest)
+        message = java_string(message_expression.group(1)) if message_expression else None
+        theirs[int(code)] = (name, retriable(m.group(1) if m else None), message)
+    for code, (name, is_retriable, message) in sorted(theirs.items()):
         if code == 0:
             continue
         cls = errors.error_for_code(code)
@@ -212,6 +237,8 @@ def check_errors(kafka: Path) -> list[str]:
             out.append(
                 f"error {code} {name}: retriable is {cls.retriable}, Kafka's is {is_retriable}"
             )
+        if cls.message != message:
+            out.append(f"error {code} {name}: message is {cls.message!r}, Kafka's is {message!r}")
     ours = {c.code for c in errors.KafkaError.__subclasses__() if c.__module__ == errors.__name__}
     for code in sorted(ours - set(theirs)):
         out.append(f"error {code}: not in Kafka's Errors.java")

@@ -124,3 +124,55 @@ def test_snake_case_matches_kafka_names() -> None:
     assert check.snake("RebalanceTimeoutMs") == "rebalance_timeout_ms"
     assert check.snake("TopicId") == "topic_id"
     assert check.snake("ZkMigrationReady") == "zk_migration_ready"
+
+
+def write_errors(root: Path, rows: list[tuple[int, str, str, bool, str]]) -> Path:
+    """An ``Errors.java`` and exception classes in Kafka's layout, from the error-code rows:
+    messages split over concatenated literals, as Kafka writes its long ones."""
+    entries = []
+    for code, name, class_name, _, message in rows:
+        if code == 0:
+            entries.append("    NONE(0, null, message -> null)")
+            continue
+        half = len(message) // 2
+        text = f'"{message[:half]}" +\n            "{message[half:]}"'
+        entries.append(f"    {name}({code}, {text},\n            {class_name}Exception::new)")
+    java = root / check.ERRORS_JAVA
+    java.parent.mkdir(parents=True)
+    java.write_text("public enum Errors {\n" + ",\n".join(entries) + ";\n\n    private int x;\n}\n")
+    exceptions = root / check.EXCEPTIONS
+    exceptions.mkdir(parents=True)
+    for _, _, class_name, retriable, _ in rows:
+        parent = "RetriableException" if retriable else "ApiException"
+        (exceptions / f"{class_name}Exception.java").write_text(
+            f"public class {class_name}Exception extends {parent} {{}}\n"
+        )
+    return root
+
+
+def test_error_codes_are_checked_by_name_retriability_and_message(tmp_path: Path) -> None:
+    from kgroup._native.errors import ERROR_CODES
+
+    assert check.check_errors(write_errors(tmp_path / "same", ERROR_CODES)) == []
+    altered = []
+    for code, name, class_name, retriable, message in ERROR_CODES:
+        if code == 15:
+            message = message.replace("not available", "elsewhere")
+        elif code == 16:
+            retriable = not retriable
+        elif code == 17:
+            name = "INVALID_TOPIC"
+        altered.append((code, name, class_name, retriable, message))
+    assert check.check_errors(write_errors(tmp_path / "altered", altered)) == [
+        "error 15 COORDINATOR_NOT_AVAILABLE: message is 'The coordinator is not available.', "
+        "Kafka's is 'The coordinator is elsewhere.'",
+        "error 16 NOT_COORDINATOR: retriable is True, Kafka's is False",
+        "error 17: name is INVALID_TOPIC_EXCEPTION, Kafka's is INVALID_TOPIC",
+    ]
+
+
+def test_java_string_reads_constant_expressions() -> None:
+    assert check.java_string(' "a \\"b\\" " +\n "c\\u0041\\n"') == 'a "b" cA\n'
+    assert check.java_string(" null") is None
+    with pytest.raises(ValueError, match="not a constant string"):
+        check.java_string(' "a" + name()')

@@ -62,10 +62,15 @@ NON_FLEXIBLE = {
     18: 2,
     19: 4,
     20: 3,
+    21: 1,
     22: 1,
+    23: 3,
     32: 3,
+    33: 1,
     36: 1,
+    37: 1,
     42: 1,
+    44: 0,
     47: 0,
 }
 # Roughly Kafka 0.11 to 1.0: message format v2 exists, nothing is flexible.
@@ -87,9 +92,13 @@ OLD = {
     18: 1,
     19: 2,
     20: 1,
+    21: 0,
     22: 0,
+    23: 0,
     32: 0,
+    33: 0,
     36: 0,
+    37: 0,
     42: 0,
     47: 0,
 }
@@ -129,6 +138,11 @@ def era_versions(caps: dict[int, int] | None) -> dict[int, tuple[int, int]]:
     return {k: (lo, min(hi, caps[k])) for k, (lo, hi) in full.items() if k in caps}
 
 
+def speaks(era: str, key: int) -> bool:
+    """Whether the fake broker advertises the api in this era (the admin flows skip it if not)."""
+    return key in era_versions(ERAS[era])
+
+
 def wait_until(cond: Callable[[], bool], timeout: float, step: Callable[[], None]) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -143,7 +157,14 @@ def wait_until(cond: Callable[[], bool], timeout: float, step: Callable[[], None
 
 def run_confluent(bootstrap: str, era: str) -> None:
     from confluent_kafka import Consumer, Producer, TopicPartition
-    from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        NewPartitions,
+        NewTopic,
+    )
 
     common = {"bootstrap.servers": bootstrap, "broker.address.family": "v4"}
     modern = era != "ancient"
@@ -167,6 +188,12 @@ def run_confluent(bootstrap: str, era: str) -> None:
         raise AssertionError("confluent-kafka consumer got no assignment")
     for _ in range(5):
         c.poll(0.1)
+    if speaks(era, 23):
+        # A position with a leader epoch is validated with OffsetForLeaderEpoch (KIP-320)
+        # before fetching resumes.
+        c.seek(TopicPartition(TOPIC, 0, 1, leader_epoch=0))
+        for _ in range(5):
+            c.poll(0.1)
     c.commit(offsets=[TopicPartition(TOPIC, 0, 1)], asynchronous=False)
     c.close()
 
@@ -183,6 +210,24 @@ def run_confluent(bootstrap: str, era: str) -> None:
             f.result(15)
         for f in a.delete_consumer_groups([GROUP]).values():
             f.result(15)
+    if speaks(era, 37):
+        for f in a.create_partitions([NewPartitions(TOPIC, 4)]).values():
+            f.result(15)
+    if speaks(era, 21):
+        for f in a.delete_records([TopicPartition(TOPIC, 0, 1)]).values():
+            f.result(15)
+    if speaks(era, 33):
+        # Deprecated in librdkafka in favour of incremental_alter_configs, but still sent.
+        resource = ConfigResource("topic", TOPIC, {"retention.ms": "1000"})
+        for f in a.alter_configs([resource]).values():
+            f.result(15)
+    if speaks(era, 44):
+        entry = ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)
+        resource = ConfigResource("topic", TOPIC, incremental_configs=[entry])
+        for f in a.incremental_alter_configs([resource]).values():
+            f.result(15)
+    if speaks(era, 60):
+        a.describe_cluster().result(15)
 
     s = Producer(
         {
@@ -228,6 +273,18 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
         a.describe_configs([ConfigResource(ConfigResourceType.TOPIC, TOPIC)])
         a.delete_group_offsets(GROUP, [TopicPartition(TOPIC, 0)])
         a.delete_groups([GROUP])
+    if speaks(era, 37):
+        a.create_partitions({TOPIC: 4})
+    if speaks(era, 21):
+        a.delete_records({TopicPartition(TOPIC, 0): 1})
+    for key, incremental in [(33, False), (44, True)]:
+        if speaks(era, key):
+            resource = ConfigResource(ConfigResourceType.TOPIC, TOPIC, {"retention.ms": "1000"})
+            a.alter_configs([resource], raise_on_unknown=False, incremental=incremental)
+    if speaks(era, 60):
+        a.describe_cluster()
+    if speaks(era, 61):
+        a.describe_producers([TopicPartition(TOPIC, 0)])
     a.close()
 
     s = KafkaProducer(bootstrap_servers=bootstrap, **SASL_PLAIN)
@@ -240,7 +297,7 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
 
 async def _aiokafka(bootstrap: str, era: str) -> None:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic, RecordsToDelete
     from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
     from aiokafka.structs import OffsetAndMetadata
 
@@ -277,6 +334,13 @@ async def _aiokafka(bootstrap: str, era: str) -> None:
         await a.describe_consumer_groups([GROUP])
         parts = None if modern else [TopicPartition(TOPIC, 0)]
         await a.list_consumer_group_offsets(GROUP, partitions=parts)
+        if speaks(era, 37):
+            await a.create_partitions({TOPIC: NewPartitions(4)})
+        if speaks(era, 21):
+            await a.delete_records({TopicPartition(TOPIC, 0): RecordsToDelete(1)})
+        if speaks(era, 33):
+            resource = ConfigResource(ConfigResourceType.TOPIC, TOPIC, {"retention.ms": "1000"})
+            await a.alter_configs([resource])
     finally:
         await a.close()
 

@@ -493,6 +493,113 @@ class FakeBroker:
     def _init_producer_id(self, body: dict, v: int) -> dict:
         return {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}
 
+    def _alter_configs(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "responses": [
+                {
+                    "error_code": 0,
+                    "error_message": None,
+                    "resource_type": r["resource_type"],
+                    "resource_name": r["resource_name"],
+                }
+                for r in body["resources"]
+            ],
+        }
+
+    _incremental_alter_configs = _alter_configs
+
+    def _create_partitions(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "results": [
+                {"name": t["name"], "error_code": 0, "error_message": None} for t in body["topics"]
+            ],
+        }
+
+    def _delete_records(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {
+                            "partition_index": p["partition_index"],
+                            "low_watermark": max(p["offset"], 0),
+                            "error_code": 0,
+                        }
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in body["topics"]
+            ],
+        }
+
+    def _offset_for_leader_epoch(self, body: dict, v: int) -> dict:
+        # Every epoch ends at the log end: no truncation for the consumer to detect.
+        with self._lock:
+            end = self._next_offset
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "topic": t["topic"],
+                    "partitions": [
+                        {
+                            "error_code": 0,
+                            "partition": p["partition"],
+                            "leader_epoch": p["leader_epoch"],
+                            "end_offset": end,
+                        }
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in body["topics"]
+            ],
+        }
+
+    def _describe_cluster(self, body: dict, v: int) -> dict:
+        node = self._broker()
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "error_message": None,
+            "endpoint_type": body.get("endpoint_type", 1),
+            "cluster_id": "kgroup-fake-cluster",
+            "controller_id": 0,
+            "brokers": [{"broker_id": 0, "host": node["host"], "port": node["port"], "rack": None}],
+            "cluster_authorized_operations": -2147483648,
+        }
+
+    def _describe_producers(self, body: dict, v: int) -> dict:
+        producer = {
+            "producer_id": 1000,
+            "producer_epoch": 0,
+            "last_sequence": 0,
+            "last_timestamp": -1,
+            "coordinator_epoch": -1,
+            "current_txn_start_offset": -1,
+        }
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {
+                            "partition_index": p,
+                            "error_code": 0,
+                            "error_message": None,
+                            "active_producers": [producer],
+                        }
+                        for p in t["partition_indexes"]
+                    ],
+                }
+                for t in body["topics"]
+            ],
+        }
+
 
 def _no_errors(topics: list[dict]) -> list[dict]:
     """Error code 0 for every partition of the request's topics (OffsetCommit, OffsetDelete)."""
