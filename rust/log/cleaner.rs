@@ -82,7 +82,11 @@ impl Log {
                 }
             }
             let first_base = st.segments[0].base_offset;
-            let first_dirty = st.cleaner_ckpt.value().unwrap_or(first_base).max(first_base);
+            let first_dirty = st
+                .cleaner_ckpt
+                .value()
+                .unwrap_or(first_base)
+                .max(first_base);
             let plan = Plan {
                 cleanable: st.segments[..end_idx].to_vec(),
                 first_dirty,
@@ -231,10 +235,7 @@ impl Log {
     /// segments is gone (then the cleaned file is deleted). Returns whether it swapped.
     fn swap_in(&self, group: &[Arc<Segment>], cleaned: Arc<Segment>) -> Result<bool> {
         let mut st = self.write_state();
-        let at = st
-            .segments
-            .iter()
-            .position(|s| Arc::ptr_eq(s, &group[0]));
+        let at = st.segments.iter().position(|s| Arc::ptr_eq(s, &group[0]));
         let intact = at.is_some_and(|i| {
             st.segments.len() > i + group.len()
                 && group
@@ -297,9 +298,14 @@ fn for_each_batch(
     seg: &Segment,
     mut f: impl FnMut(u64, &[u8], &BatchHeader) -> Result<()>,
 ) -> Result<()> {
-    scan(seg.file(), &seg.path(), 0, seg.size(), i64::MIN, |p, b, h| {
-        f(p, b, h)
-    })?;
+    scan(
+        seg.file(),
+        &seg.path(),
+        0,
+        seg.size(),
+        i64::MIN,
+        |p, b, h| f(p, b, h),
+    )?;
     Ok(())
 }
 
@@ -322,8 +328,8 @@ impl Filter<'_> {
         report: &mut CompactionReport,
         next_horizon: &mut Option<i64>,
     ) -> Result<Option<&'b [u8]>> {
-        let retain_empty = h.producer_id >= 0
-            && self.producer_last.get(&h.producer_id) == Some(&h.last_offset());
+        let retain_empty =
+            h.producer_id >= 0 && self.producer_last.get(&h.producer_id) == Some(&h.last_offset());
         if h.is_control() {
             // kgroup's clients cannot write control batches; keep any as they are.
             return Ok(Some(bytes));
@@ -370,8 +376,9 @@ impl Filter<'_> {
             b.has_delete_horizon = true;
             b.base_timestamp = self.horizon;
         }
-        b.derive_from(&kept)
-            .map_err(|e| crate::errors::Error::corrupt(crate::errors::Corruption::Record, e.to_string()))?;
+        b.derive_from(&kept).map_err(|e| {
+            crate::errors::Error::corrupt(crate::errors::Corruption::Record, e.to_string())
+        })?;
         // Kafka keeps the original last offset, so the producer's last sequence stays.
         b.last_offset_delta = h.last_offset_delta;
         if b.timestamp_type == TimestampType::LogAppendTime || kept.is_empty() {

@@ -149,7 +149,10 @@ impl LogConfig {
 
     /// update applies (Kafka name, value) pairs to a copy and keeps it only if every value is
     /// valid, so a failed IncrementalAlterConfigs changes nothing.
-    pub fn update<'a>(&mut self, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<()> {
+    pub fn update<'a>(
+        &mut self,
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<()> {
         let mut c = self.clone();
         let mut difference = None;
         let mut before_after_set = false;
@@ -314,7 +317,10 @@ mod tests {
             ("message.timestamp.type", "Now"),
         ] {
             let e = c.update([("segment.ms", "5"), (k, v)]).unwrap_err();
-            assert!(matches!(&e, Error::InvalidArgument(m) if m.contains(k)), "{e}");
+            assert!(
+                matches!(&e, Error::InvalidArgument(m) if m.contains(k)),
+                "{e}"
+            );
             assert_eq!(c, LogConfig::default());
         }
     }

@@ -137,7 +137,10 @@ impl<E: Entry> Index<E> {
     pub fn pending(&self) -> (u64, Vec<u8>, usize) {
         let from = self.persisted.min(self.entries.len());
         let mut out = vec![0u8; (self.entries.len() - from) * E::SIZE];
-        for (e, chunk) in self.entries[from..].iter().zip(out.chunks_exact_mut(E::SIZE)) {
+        for (e, chunk) in self.entries[from..]
+            .iter()
+            .zip(out.chunks_exact_mut(E::SIZE))
+        {
             e.encode(self.base, chunk);
         }
         ((from * E::SIZE) as u64, out, self.entries.len())
@@ -222,7 +225,9 @@ impl Index<OffsetEntry> {
     /// is_valid is Kafka's sanity check, tightened: offsets and positions strictly increasing,
     /// offsets from the base and positions inside a segment of `size` bytes.
     pub fn is_valid(base: i64, size: u64, entries: &[OffsetEntry]) -> bool {
-        entries.iter().all(|e| e.offset >= base && (e.position as u64) < size)
+        entries
+            .iter()
+            .all(|e| e.offset >= base && (e.position as u64) < size)
             && entries
                 .windows(2)
                 .all(|w| w[0].offset < w[1].offset && w[0].position < w[1].position)
@@ -249,7 +254,9 @@ impl Index<TimeEntry> {
 
     /// is_valid: offsets from the base and before `next_offset`, both fields non-decreasing.
     pub fn is_valid(base: i64, next_offset: i64, entries: &[TimeEntry]) -> bool {
-        entries.iter().all(|e| e.offset >= base && e.offset < next_offset)
+        entries
+            .iter()
+            .all(|e| e.offset >= base && e.offset < next_offset)
             && entries
                 .windows(2)
                 .all(|w| w[0].timestamp < w[1].timestamp && w[0].offset <= w[1].offset)
@@ -279,9 +286,9 @@ mod tests {
         assert_eq!(i.lookup(129).position, 8200);
         assert_eq!(i.lookup(i64::MAX).position, 12300);
         assert_eq!(i.lookup_position(8199).offset, 105);
-        assert!(Index::is_valid(100, 20000, &i.entries));
-        assert!(!Index::is_valid(100, 12300, &i.entries));
-        assert!(!Index::is_valid(
+        assert!(Index::<OffsetEntry>::is_valid(100, 20000, &i.entries));
+        assert!(!Index::<OffsetEntry>::is_valid(100, 12300, &i.entries));
+        assert!(!Index::<OffsetEntry>::is_valid(
             100,
             20000,
             &index(&[(110, 5), (105, 9)]).entries

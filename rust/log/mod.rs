@@ -174,7 +174,9 @@ struct State {
 
 impl State {
     fn active(&self) -> &Arc<Segment> {
-        self.segments.last().expect("a log always has an active segment")
+        self.segments
+            .last()
+            .expect("a log always has an active segment")
     }
 
     fn check_open(&self) -> Result<()> {
@@ -240,7 +242,10 @@ impl Log {
     }
 
     /// update_config applies changed topic configs (IncrementalAlterConfigs); all or nothing.
-    pub fn update_config<'a>(&self, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<()> {
+    pub fn update_config<'a>(
+        &self,
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<()> {
         let mut c = (*self.config()).clone();
         c.update(pairs)?;
         *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(c);
@@ -558,8 +563,14 @@ impl Log {
                 if m.max_timestamp < timestamp {
                     continue;
                 }
-                let o = m.times.lookup(timestamp).map_or(seg.base_offset, |e| e.offset);
-                (m.max_timestamp, m.offsets.lookup(o.max(start)).position as u64)
+                let o = m
+                    .times
+                    .lookup(timestamp)
+                    .map_or(seg.base_offset, |e| e.offset);
+                (
+                    m.max_timestamp,
+                    m.offsets.lookup(o.max(start)).position as u64,
+                )
             };
             let _ = max;
             let size = seg.size();
@@ -696,9 +707,7 @@ impl Log {
         let removed = {
             let mut st = self.write_state();
             st.check_open()?;
-            report.producers_expired = st
-                .producers
-                .expire(now_ms, cfg.producer_id_expiration_ms);
+            report.producers_expired = st.producers.expire(now_ms, cfg.producer_id_expiration_ms);
             let active = st.active().clone();
             if active.size() > 0 {
                 let waited = {
@@ -716,7 +725,9 @@ impl Log {
             let mut n_delete = 0;
             if cfg.cleanup_policy.delete {
                 if cfg.retention_ms >= 0 {
-                    let expired = |s: &Segment| now_ms.saturating_sub(s.largest_timestamp()) > cfg.retention_ms;
+                    let expired = |s: &Segment| {
+                        now_ms.saturating_sub(s.largest_timestamp()) > cfg.retention_ms
+                    };
                     let n = st.segments.iter().take_while(|s| expired(s)).count();
                     if n == st.segments.len() && st.active().size() > 0 {
                         self.roll(&mut st, now_ms)?;

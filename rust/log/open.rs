@@ -216,7 +216,8 @@ fn load_producers(
             continue;
         }
         let pos = if start > seg.base_offset {
-            seg.find(start, seg.size())?.map_or(seg.size(), |h| h.position)
+            seg.find(start, seg.size())?
+                .map_or(seg.size(), |h| h.position)
         } else {
             0
         };

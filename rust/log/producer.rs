@@ -352,7 +352,7 @@ mod tests {
             assert!(ProducerState::decode(&b).is_err(), "flip at {i}");
         }
         // last timestamps are 1005, 1105, 1205.
-        assert_eq!(s.expire(1205 + 100, 150), 1);
+        assert_eq!(s.expire(1205 + 100, 250), 1);
         assert_eq!(s.producers.len(), 2);
     }
 }

@@ -143,7 +143,11 @@ pub fn scan(
             return Ok(stop(pos, format!("magic {magic} at {pos}"), batches));
         }
         if length < (BATCH_OVERHEAD - LOG_OVERHEAD) as i32 {
-            return Ok(stop(pos, format!("batch length {length} at {pos}"), batches));
+            return Ok(stop(
+                pos,
+                format!("batch length {length} at {pos}"),
+                batches,
+            ));
         }
         let size = LOG_OVERHEAD as u64 + length as u64;
         if pos + size > end {
@@ -188,7 +192,10 @@ impl Segment {
     fn new(base_offset: i64, file: File, log: PathBuf, size: u64, created_ms: i64) -> Segment {
         let dir = log.parent().unwrap_or(Path::new(".")).to_path_buf();
         let meta = Meta {
-            offsets: Index::new(dir.join(files::name(base_offset, INDEX_SUFFIX)), base_offset),
+            offsets: Index::new(
+                dir.join(files::name(base_offset, INDEX_SUFFIX)),
+                base_offset,
+            ),
             times: Index::new(
                 dir.join(files::name(base_offset, TIME_INDEX_SUFFIX)),
                 base_offset,
@@ -223,7 +230,10 @@ impl Segment {
             .open(&path)
             .ctx("creating", &path)?;
         let mut s = Segment::new(base_offset, file, path, 0, now_ms);
-        s.meta.get_mut().unwrap_or_else(|e| e.into_inner()).synced_size = 0;
+        s.meta
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .synced_size = 0;
         Ok(s)
     }
 
@@ -255,7 +265,11 @@ impl Segment {
 
     /// path is the segment file's current path.
     pub fn path(&self) -> PathBuf {
-        self.paths.lock().unwrap_or_else(|e| e.into_inner()).log.clone()
+        self.paths
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .log
+            .clone()
     }
 
     /// file is the open segment file (for sendfile: valid while the segment is held).
@@ -341,7 +355,11 @@ impl Segment {
     /// the scan and the bytes cut.
     pub fn recover(&self, min_offset: i64, index_interval: u64) -> Result<(Scan, u64)> {
         let path = self.path();
-        let size = self.file.metadata().ctx("reading metadata of", &path)?.len();
+        let size = self
+            .file
+            .metadata()
+            .ctx("reading metadata of", &path)?
+            .len();
         let mut m = self.meta();
         m.offsets.reset();
         m.times.reset();
@@ -369,9 +387,7 @@ impl Segment {
         )?;
         let cut = size - scan.valid_end;
         if cut > 0 {
-            self.file
-                .set_len(scan.valid_end)
-                .ctx("truncating", &path)?;
+            self.file.set_len(scan.valid_end).ctx("truncating", &path)?;
             self.file.sync_data().ctx("syncing", &path)?;
         }
         m.synced_size = scan.valid_end;
@@ -390,7 +406,9 @@ impl Segment {
             let m = self.meta();
             (m.offsets.path.clone(), m.times.path.clone())
         };
-        let offsets = Index::<OffsetEntry>::load(opath, base, |e| Index::<OffsetEntry>::is_valid(base, size, e));
+        let offsets = Index::<OffsetEntry>::load(opath, base, |e| {
+            Index::<OffsetEntry>::is_valid(base, size, e)
+        });
         let from = offsets
             .as_ref()
             .and_then(|o| o.last().copied())
@@ -412,17 +430,10 @@ impl Segment {
             return Ok((true, scan, cut));
         };
         let mut tail = Vec::new();
-        let scan = scan(
-            &self.file,
-            &self.path(),
-            from,
-            size,
-            base,
-            |pos, _, h| {
-                tail.push((pos, *h));
-                Ok(())
-            },
-        )?;
+        let scan = scan(&self.file, &self.path(), from, size, base, |pos, _, h| {
+            tail.push((pos, *h));
+            Ok(())
+        })?;
         let mut times = None;
         if let Some((_, last)) = tail.last() {
             let next = last.next_offset();

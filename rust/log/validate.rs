@@ -45,7 +45,12 @@ pub fn as_kafka(e: Error) -> Error {
 
 /// prepare validates `records` (the record set of one partition of a Produce request) for a
 /// topic with `cfg`, at `now_ms`, to be appended by a leader of `leader_epoch`.
-pub fn prepare(records: &[u8], cfg: &LogConfig, now_ms: i64, leader_epoch: i32) -> Result<Prepared> {
+pub fn prepare(
+    records: &[u8],
+    cfg: &LogConfig,
+    now_ms: i64,
+    leader_epoch: i32,
+) -> Result<Prepared> {
     prepare_inner(records, cfg, now_ms, leader_epoch).map_err(as_kafka)
 }
 
@@ -121,9 +126,7 @@ fn check_batch(h: &BatchHeader) -> Result<()> {
         )));
     }
     if h.is_control() {
-        return Err(invalid(
-            "clients are not allowed to write control records",
-        ));
+        return Err(invalid("clients are not allowed to write control records"));
     }
     if h.producer_id >= 0 && h.base_sequence < 0 {
         return Err(invalid(format!(
@@ -144,9 +147,9 @@ fn check_record(
     errors: &mut RecordErrors,
 ) {
     if cfg.cleanup_policy.compact && r.key.is_none() {
-        errors.invalid.get_or_insert_with(|| {
-            "Compacted topic cannot accept message without key".to_string()
-        });
+        errors
+            .invalid
+            .get_or_insert_with(|| "Compacted topic cannot accept message without key".to_string());
         return;
     }
     if cfg.timestamp_type == TimestampType::CreateTime && r.timestamp != NO_TIMESTAMP {
@@ -196,12 +199,7 @@ fn target(cfg: &LogConfig, source: Compression) -> Compression {
     }
 }
 
-fn prepare_v2(
-    bytes: &[u8],
-    cfg: &LogConfig,
-    now_ms: i64,
-    leader_epoch: i32,
-) -> Result<Prepared> {
+fn prepare_v2(bytes: &[u8], cfg: &LogConfig, now_ms: i64, leader_epoch: i32) -> Result<Prepared> {
     let h = BatchHeader::parse(bytes)?;
     check_batch(&h)?;
     let source = h.compression()?;
@@ -287,7 +285,8 @@ fn rebuild(
         },
         records: Vec::new(),
     };
-    b.derive_from(&records).map_err(|e| invalid(e.to_string()))?;
+    b.derive_from(&records)
+        .map_err(|e| invalid(e.to_string()))?;
     let mut out = Vec::new();
     b.encode_with(&records, &mut out, cfg.level(to))?;
     if out.len() as u64 > cfg.max_message_bytes {
