@@ -124,6 +124,10 @@ impl<E: Entry> Index<E> {
         self.entries.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     pub fn last(&self) -> Option<&E> {
         self.entries.last()
     }

@@ -111,7 +111,9 @@ fn code(e: Error) -> ErrorCode {
 }
 
 /// all_records reads every record from `from` on, through read, as (offset, key, value).
-fn all_records(log: &Log, from: i64) -> Vec<(i64, Option<Vec<u8>>, Option<Vec<u8>>)> {
+type Row = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn all_records(log: &Log, from: i64) -> Vec<Row> {
     let mut out = Vec::new();
     let mut offset = from;
     let end = log.log_end_offset();
@@ -435,7 +437,7 @@ fn delete_records_moves_the_start_and_survives_reopen() {
         code(log.read(target - 1, 100, 60, true).unwrap_err()),
         ErrorCode::OffsetOutOfRange
     );
-    assert_eq!(log.read(target, 100, 60, true).unwrap().is_empty(), false);
+    assert!(!log.read(target, 100, 60, true).unwrap().is_empty());
     // Never backwards.
     assert_eq!(log.delete_records(3, 60).unwrap(), target);
     drop(log);

@@ -71,9 +71,9 @@ def test_errors_are_kafka_error_classes(folder: pathlib.Path) -> None:
         log.append(bytes(corrupt), NOW)
     with pytest.raises(errors.OffsetOutOfRange):
         log.read(5, 100, 5)
-    with pytest.raises(errors.InvalidArgument, match="segment.bytes"):
+    with pytest.raises(errors.InvalidArgument, match=r"segment\.bytes"):
         log.update_config({"segment.bytes": "lots"})
-    with pytest.raises(errors.InvalidArgument, match="compression.type"):
+    with pytest.raises(errors.InvalidArgument, match=r"compression\.type"):
         Log(folder.parent / "x-0", {"compression.type": "none"})
 
 
