@@ -13,8 +13,8 @@
 //!
 //! Each group is written to `<base>.log.cleaned` and synced with no lock held, renamed to
 //! `.log.swap` (now complete: recovery would finish the swap), then swapped in under the log's
-//! lock: the old segments are deleted, the folder synced, the swap file renamed `.log`.
-//! Appends and fetches wait only for that swap.
+//! lock (a list splice); then the old segments are deleted, the folder synced and the swap file
+//! renamed `.log`. Appends and fetches wait only for the splice.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -166,8 +166,11 @@ impl Log {
             }
         }
         let mut st = self.write_state();
-        let created = st.cleaner_ckpt.write(plan.end, true)?;
-        st.dir_dirty |= created;
+        // A group left out stays dirty: the checkpoint moves only when every group was cleaned.
+        if report.groups_skipped == 0 {
+            let created = st.cleaner_ckpt.write(plan.end, true)?;
+            st.dir_dirty |= created;
+        }
         st.delete_horizon = next_horizon;
         report.segments_after = st
             .segments
@@ -245,20 +248,23 @@ impl Log {
         });
         let Some(i) = at.filter(|_| intact) else {
             drop(st);
-            cleaned.delete_files()?;
+            cleaned.discard()?;
             return Ok(false);
         };
+        cleaned.set_installing(true);
         st.segments
             .splice(i..i + group.len(), std::iter::once(cleaned.clone()));
+        st.dir_dirty = true;
+        drop(st);
+        // Fetches read the cleaned segment from here on (through its open file). The old
+        // segments must be gone for good before the swap file takes their name, or a crash
+        // could leave both; recovery finishes the swap from any point of this sequence.
         for old in group {
             old.delete_files()?;
         }
-        // The old segments must be gone for good before the swap file takes their name, or a
-        // crash could leave both.
         files::sync_dir(&self.dir)?;
         cleaned.rename_to(super::segment::log_path(&self.dir, cleaned.base_offset))?;
-        st.dir_dirty = true;
-        drop(st);
+        cleaned.set_installing(false);
         cleaned.sync()?;
         Ok(true)
     }

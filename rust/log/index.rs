@@ -81,6 +81,8 @@ pub struct Index<E: Entry> {
     pub entries: Vec<E>,
     /// persisted is how many entries the file holds as they are in memory.
     persisted: usize,
+    /// rewrite says the file must be written whole (after a rebuild or a move).
+    rewrite: bool,
     file: Option<File>,
 }
 
@@ -92,6 +94,7 @@ impl<E: Entry> Index<E> {
             base,
             entries: Vec::new(),
             persisted: 0,
+            rewrite: true,
             file: None,
         }
     }
@@ -116,6 +119,7 @@ impl<E: Entry> Index<E> {
             base,
             entries,
             persisted,
+            rewrite: false,
             file: None,
         })
     }
@@ -134,12 +138,16 @@ impl<E: Entry> Index<E> {
 
     /// needs_persist says whether the file lags behind memory.
     pub fn needs_persist(&self) -> bool {
-        self.persisted != self.entries.len() || self.file.is_none() && !self.path.exists()
+        self.rewrite || self.persisted != self.entries.len()
     }
 
     /// pending is what persist would write: the entries the file lacks, encoded, and where.
     pub fn pending(&self) -> (u64, Vec<u8>, usize) {
-        let from = self.persisted.min(self.entries.len());
+        let from = if self.rewrite {
+            0
+        } else {
+            self.persisted.min(self.entries.len())
+        };
         let mut out = vec![0u8; (self.entries.len() - from) * E::SIZE];
         for (e, chunk) in self.entries[from..]
             .iter()
@@ -168,6 +176,7 @@ impl<E: Entry> Index<E> {
             f.sync_data().ctx("syncing", &self.path)?;
         }
         self.persisted = upto;
+        self.rewrite = false;
         Ok(())
     }
 
@@ -175,6 +184,7 @@ impl<E: Entry> Index<E> {
     pub fn reset(&mut self) {
         self.entries.clear();
         self.persisted = 0;
+        self.rewrite = true;
     }
 
     /// retarget points the index at another file (a swapped-in segment's final name), to be
@@ -183,6 +193,7 @@ impl<E: Entry> Index<E> {
         self.path = path;
         self.file = None;
         self.persisted = 0;
+        self.rewrite = true;
     }
 }
 

@@ -65,11 +65,14 @@ pub struct Meta {
     synced_size: u64,
 }
 
-/// Paths is where the segment's files are; `deleted` once they were deleted.
+/// Paths is where the segment's files are; `deleted` once they were deleted; `installing`
+/// while a cleaned segment is being renamed into place (its index files are not written then,
+/// as their names are still the replaced segment's).
 #[derive(Debug)]
 struct Paths {
     log: PathBuf,
     deleted: bool,
+    installing: bool,
 }
 
 /// Segment is one segment file and its indexes. See the module doc for what is safe to do
@@ -214,6 +217,7 @@ impl Segment {
             paths: Mutex::new(Paths {
                 log,
                 deleted: false,
+                installing: false,
             }),
             size: AtomicU64::new(size),
             meta: Mutex::new(meta),
@@ -476,24 +480,28 @@ impl Segment {
     }
 
     /// sync fsyncs the segment file if it grew since the last sync and writes (and fsyncs) its
-    /// index files. Holds the meta lock only to copy the index entries.
+    /// index files; nothing once the segment was deleted (so a flush racing a deletion never
+    /// brings its index files back). Holds the meta lock only to copy the index entries.
     pub fn sync(&self) -> Result<()> {
+        let paths = self.paths.lock().unwrap_or_else(|e| e.into_inner());
+        if paths.deleted || paths.installing {
+            return Ok(());
+        }
         let size = self.size();
         let synced = self.meta().synced_size;
         if size > synced {
             self.file
                 .sync_data()
-                .map_err(|e| files::io(e, "syncing", &self.path()))?;
+                .map_err(|e| files::io(e, "syncing", &paths.log))?;
         }
         let mut m = self.meta();
         if size > m.synced_size {
             m.synced_size = size;
         }
-        let (o, t) = (m.offsets.needs_persist(), m.times.needs_persist());
-        if o {
+        if m.offsets.needs_persist() {
             m.offsets.persist(true)?;
         }
-        if t {
+        if m.times.needs_persist() {
             m.times.persist(true)?;
         }
         Ok(())
@@ -540,6 +548,22 @@ impl Segment {
         std::fs::rename(&p.log, &log).ctx("renaming", &p.log)?;
         p.log = log;
         Ok(())
+    }
+
+    /// set_installing marks a cleaned segment being swapped in (see [`Paths`]).
+    pub fn set_installing(&self, installing: bool) {
+        self.paths
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .installing = installing;
+    }
+
+    /// discard deletes only the segment file: for a cleaned segment that was not swapped in,
+    /// whose index names are still those of the live segment it would have replaced.
+    pub fn discard(&self) -> Result<()> {
+        let mut p = self.paths.lock().unwrap_or_else(|e| e.into_inner());
+        p.deleted = true;
+        files::remove(&p.log)
     }
 
     /// delete_files deletes the segment's files; readers holding the segment keep reading its

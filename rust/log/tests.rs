@@ -983,13 +983,21 @@ fn compaction_beside_an_appender_and_a_reader() {
             reads
         })
     };
+    let flusher = {
+        let (log, stop) = (log.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                log.flush().unwrap();
+            }
+        })
+    };
     let mut cleanings = 0;
     while !stop.load(std::sync::atomic::Ordering::Relaxed) || cleanings == 0 {
         if log.compact(NOW, false).unwrap().cleaned {
             cleanings += 1;
         }
-        log.flush().unwrap();
     }
+    flusher.join().unwrap();
     let appended = appender.join().unwrap();
     assert!(reader.join().unwrap() > 0);
     assert!(cleanings > 0);
@@ -1002,6 +1010,12 @@ fn compaction_beside_an_appender_and_a_reader() {
         .collect();
     let unique: std::collections::HashSet<_> = keys.iter().collect();
     assert_eq!(unique.len(), keys.len());
+    // Flushes raced the swaps: every index file on disk still matches its segment.
+    let before = all_records(&log, 0);
+    log.close().unwrap();
+    let (log, report) = open(dir.path(), cfg(&[("cleanup.policy", "compact")]));
+    assert_eq!(report.indexes_rebuilt, 0, "{report:?}");
+    assert_eq!(all_records(&log, 0), before);
 }
 
 #[test]
@@ -1232,4 +1246,68 @@ fn a_full_disk_is_a_storage_error_and_leaves_the_log_consistent() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn log_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Log>();
+    check::<FileSlice>();
+}
+
+#[test]
+fn rolls_when_the_index_is_full_and_after_segment_ms() {
+    // Kafka's UnifiedLogTest.testIndexRollOnFullIndex... / testTimeBasedLogRoll.
+    let dir = TempDir::new();
+    let (log, _) = open(
+        dir.path(),
+        cfg(&[("segment.index.bytes", "32"), ("index.interval.bytes", "0")]),
+    );
+    for _ in 0..12 {
+        log.append(&keyed(&[("a", Some("b"))], NOW), NOW, 0)
+            .unwrap();
+    }
+    // 4 offset entries (32 / 8) per segment, the first batch of each unindexed: 5 batches.
+    assert_eq!(log.segment_bases(), [0, 5, 10]);
+    let dir = TempDir::new();
+    let (log, _) = open(dir.path(), cfg(&[("segment.ms", "1000")]));
+    log.append(&keyed(&[("a", Some("b"))], NOW), NOW, 0)
+        .unwrap();
+    log.append(&keyed(&[("a", Some("b"))], NOW + 1000), NOW, 0)
+        .unwrap();
+    assert_eq!(log.segment_count(), 1);
+    log.append(&keyed(&[("a", Some("b"))], NOW + 1001), NOW, 0)
+        .unwrap();
+    assert_eq!(log.segment_bases(), [0, 2]);
+    // maintenance rolls an idle active segment too.
+    assert!(!log.maintenance(NOW + 1500).unwrap().rolled);
+    assert!(log.maintenance(NOW + 2002).unwrap().rolled);
+    assert_eq!(log.segment_bases(), [0, 2, 3]);
+}
+
+#[test]
+fn min_compaction_lag_leaves_recent_segments_dirty() {
+    // Kafka's LogCleanerManagerTest.testCleanableOffsetsForTime shape.
+    let dir = TempDir::new();
+    let (log, _) = open(
+        dir.path(),
+        cfg(&[
+            ("cleanup.policy", "compact"),
+            ("segment.bytes", "300"),
+            ("min.compaction.lag.ms", "1000"),
+        ]),
+    );
+    for i in 0..20 {
+        log.append(&keyed(&[("k", Some("v"))], NOW + i * 100), NOW, 0)
+            .unwrap();
+    }
+    let r = log.compact(NOW + 1500, true).unwrap();
+    // Segments with a record newer than NOW + 500 are not cleaned.
+    let bases = log.segment_bases();
+    let first_young = bases.iter().position(|&b| b >= r.end_offset).unwrap();
+    assert!(r.end_offset <= 7, "{r:?}");
+    assert!(first_young >= 1);
+    let kept: Vec<i64> = all_records(&log, 0).iter().map(|r| r.0).collect();
+    assert_eq!(kept[0], r.end_offset - 1);
+    assert!(kept.contains(&19));
 }

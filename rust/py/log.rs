@@ -418,8 +418,10 @@ impl PyLog {
         Ok(ts_offset(detached(py, || self.inner.max_timestamp())?))
     }
 
-    /// delete_records(offset, high_watermark): DeleteRecords; returns the new log start offset.
+    /// delete_records(offset, high_watermark): DeleteRecords (offset -1: the high watermark, as
+    /// Kafka reads it); returns the new log start offset.
     fn delete_records(&self, py: Python<'_>, offset: i64, high_watermark: i64) -> PyResult<i64> {
+        let offset = if offset == -1 { high_watermark } else { offset };
         detached(py, || self.inner.delete_records(offset, high_watermark))
     }
 
