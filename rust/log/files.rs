@@ -66,13 +66,16 @@ pub fn remove(path: &Path) -> Result<()> {
     }
 }
 
-/// write_atomic writes `data` to `path` through a temporary file, fsynced and renamed, so the
-/// file holds either its old or its new content after a crash. The folder is not synced.
-pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+/// write_atomic writes `data` to `path` through a temporary file renamed into place, fsynced
+/// first if `sync` (then the file holds its old or its new content after a crash; without it, a
+/// crash may leave it cut short, which a reader must detect). The folder is not synced.
+pub fn write_atomic(path: &Path, data: &[u8], sync: bool) -> Result<()> {
     let tmp = path.with_extension("tmp");
     let f = File::create(&tmp).ctx("creating", &tmp)?;
     f.write_all_at(data, 0).ctx("writing", &tmp)?;
-    f.sync_data().ctx("syncing", &tmp)?;
+    if sync {
+        f.sync_data().ctx("syncing", &tmp)?;
+    }
     fs::rename(&tmp, path).ctx("renaming", &tmp)
 }
 

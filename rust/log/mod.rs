@@ -364,7 +364,7 @@ impl Log {
             return Ok(());
         }
         old.on_inactive();
-        self.write_snapshot(st, base)?;
+        self.write_snapshot(st, base, false)?;
         let seg = Segment::create(segment::log_path(&self.dir, base), base, now_ms)?;
         st.segments.push(Arc::new(seg));
         st.dir_dirty = true;
@@ -372,10 +372,12 @@ impl Log {
     }
 
     /// write_snapshot writes the producer state as of `offset` (at the log end offset) and
-    /// deletes all but the two latest snapshots.
-    fn write_snapshot(&self, st: &mut State, offset: i64) -> Result<()> {
+    /// deletes all but the two latest snapshots. A roll does not fsync it (no fsync under the
+    /// lock on the append path): a snapshot cut short by a crash fails its CRC, and opening then
+    /// falls back to an older one, or to the log start, and replays the log from there.
+    fn write_snapshot(&self, st: &mut State, offset: i64, sync: bool) -> Result<()> {
         let path = self.dir.join(files::name(offset, files::SNAPSHOT_SUFFIX));
-        files::write_atomic(&path, &st.producers.encode(offset))?;
+        files::write_atomic(&path, &st.producers.encode(offset), sync)?;
         st.dir_dirty = true;
         let mut snaps = list_suffix(&self.dir, files::SNAPSHOT_SUFFIX)?;
         snaps.sort_unstable();
@@ -782,7 +784,7 @@ impl Log {
         active.on_inactive();
         active.sync()?;
         let end = st.next_offset;
-        self.write_snapshot(&mut st, end)?;
+        self.write_snapshot(&mut st, end, true)?;
         st.recovery_ckpt.write(end, true)?;
         st.recovery_point = end;
         let marker = self.dir.join(files::CLEAN_SHUTDOWN);

@@ -518,7 +518,7 @@ fn idempotent_retries_of_the_last_five_batches_are_duplicates() {
 fn producer_state_survives_restart_with_and_without_a_snapshot() {
     // Kafka's UnifiedLogTest.testProducerIdMapTruncateFullyAndStartAt... / LogLoaderTest
     // .testSkipLoadingIfEmptyProducerStateBeforeTruncation shape: retries after a kill -9.
-    for mode in ["kill", "close", "kill-no-snapshot"] {
+    for mode in ["kill", "close", "kill-no-snapshot", "kill-torn-snapshot"] {
         let dir = TempDir::new();
         let c = cfg(&[("segment.bytes", "600")]);
         let (log, _) = open(dir.path(), c.clone());
@@ -531,6 +531,14 @@ fn producer_state_survives_restart_with_and_without_a_snapshot() {
         match mode {
             "close" => log.close().unwrap(),
             "kill" => drop(log),
+            "kill-torn-snapshot" => {
+                drop(log);
+                let mut snaps = list_suffix(dir.path(), files::SNAPSHOT_SUFFIX).unwrap();
+                snaps.sort();
+                let (_, last) = snaps.pop().unwrap();
+                let data = std::fs::read(&last).unwrap();
+                std::fs::write(&last, &data[..data.len() / 2]).unwrap();
+            }
             _ => {
                 drop(log);
                 for (o, p) in list_suffix(dir.path(), files::SNAPSHOT_SUFFIX).unwrap() {
