@@ -5,6 +5,7 @@
 
 pub mod assignors;
 pub mod errors;
+pub mod log;
 pub mod partitioners;
 pub mod protocol;
 pub mod rng;

@@ -1,0 +1,485 @@
+//! Bindings for the log (`kgroup.log` wraps these): `Log` and the small result classes its
+//! methods return. Opening, flushing, compacting, maintenance and large appends and reads run
+//! with the GIL released; `Log` is safe to share between threads (the broker's asyncio thread
+//! appends and reads while executor threads flush and compact).
+
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
+
+use crate::errors::Error;
+use crate::log::{self, Log, LogConfig};
+use crate::py::errors::{detached, to_pyerr, IntoPyResult};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyLog>()?;
+    m.add_class::<AppendResult>()?;
+    m.add_class::<RecoveryReport>()?;
+    m.add_class::<MaintenanceReport>()?;
+    m.add_class::<CompactionReport>()?;
+    m.add_class::<TimestampOffset>()?;
+    m.add_class::<FileSlice>()?;
+    Ok(())
+}
+
+/// DETACH_AT is the size from which an append or read releases the GIL.
+const DETACH_AT: usize = 16 * 1024;
+
+fn config_value(v: &Bound<'_, PyAny>) -> PyResult<String> {
+    if v.is_instance_of::<PyBool>() {
+        return Ok(if v.extract::<bool>()? {
+            "true"
+        } else {
+            "false"
+        }
+        .into());
+    }
+    if v.is_instance_of::<PyString>()
+        || v.is_instance_of::<PyInt>()
+        || v.is_instance_of::<PyFloat>()
+    {
+        return Ok(v.str()?.to_string());
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let parts: Vec<String> = v.extract()?;
+        return Ok(parts.join(","));
+    }
+    Err(to_pyerr(
+        v.py(),
+        Error::InvalidType(format!(
+            "a config value must be str, int, float, bool or a list of str, not {}",
+            v.get_type().name()?
+        )),
+    ))
+}
+
+/// config_pairs reads a mapping of Kafka config names to values as (name, string) pairs.
+fn config_pairs(config: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
+    let Some(c) = config else {
+        return Ok(Vec::new());
+    };
+    if c.is_none() {
+        return Ok(Vec::new());
+    }
+    let m = c.cast::<PyMapping>().map_err(|_| {
+        to_pyerr(
+            c.py(),
+            Error::InvalidType("config must be a mapping of Kafka config names to values".into()),
+        )
+    })?;
+    let mut out = Vec::new();
+    for item in m.items()?.iter() {
+        let (k, v): (String, Bound<'_, PyAny>) = item.extract()?;
+        out.push((k, config_value(&v)?));
+    }
+    Ok(out)
+}
+
+fn build_config(py: Python<'_>, pairs: &[(String, String)]) -> PyResult<LogConfig> {
+    LogConfig::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).py_err(py)
+}
+
+fn wall_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// AppendResult: what an append answers a producer with.
+#[pyclass(frozen, get_all, name = "AppendResult", module = "kgroup.log")]
+pub struct AppendResult {
+    base_offset: i64,
+    last_offset: i64,
+    log_append_time: i64,
+    log_start_offset: i64,
+    duplicate: bool,
+    records: i64,
+}
+
+#[pymethods]
+impl AppendResult {
+    fn __repr__(&self) -> String {
+        format!(
+            "AppendResult(base_offset={}, last_offset={}, log_append_time={}, log_start_offset={}, duplicate={}, records={})",
+            self.base_offset,
+            self.last_offset,
+            self.log_append_time,
+            self.log_start_offset,
+            if self.duplicate { "True" } else { "False" },
+            self.records
+        )
+    }
+}
+
+/// RecoveryReport: what opening the log found and did.
+#[pyclass(frozen, get_all, name = "RecoveryReport", module = "kgroup.log")]
+pub struct RecoveryReport {
+    clean: bool,
+    segments: usize,
+    batches_checked: u64,
+    bytes_truncated: u64,
+    indexes_rebuilt: usize,
+    segments_deleted: usize,
+    swaps_completed: usize,
+    snapshot_offset: Option<i64>,
+    batches_replayed: u64,
+    log_start_offset: i64,
+    log_end_offset: i64,
+}
+
+/// MaintenanceReport: what a maintenance pass did.
+#[pyclass(frozen, get_all, name = "MaintenanceReport", module = "kgroup.log")]
+pub struct MaintenanceReport {
+    rolled: bool,
+    segments_deleted: usize,
+    bytes_deleted: u64,
+    log_start_offset: i64,
+    producers_expired: usize,
+}
+
+/// CompactionReport: what a compaction found and did.
+#[pyclass(frozen, get_all, name = "CompactionReport", module = "kgroup.log")]
+pub struct CompactionReport {
+    cleaned: bool,
+    first_dirty_offset: i64,
+    end_offset: i64,
+    dirty_ratio: f64,
+    segments_before: usize,
+    segments_after: usize,
+    bytes_before: u64,
+    bytes_after: u64,
+    records_removed: u64,
+    tombstones_removed: u64,
+    groups_skipped: usize,
+}
+
+/// TimestampOffset: a record's timestamp and offset, and its batch's leader epoch.
+#[pyclass(frozen, get_all, name = "TimestampOffset", module = "kgroup.log")]
+pub struct TimestampOffset {
+    timestamp: i64,
+    offset: i64,
+    leader_epoch: i32,
+}
+
+#[pymethods]
+impl TimestampOffset {
+    fn __repr__(&self) -> String {
+        format!(
+            "TimestampOffset(timestamp={}, offset={}, leader_epoch={})",
+            self.timestamp, self.offset, self.leader_epoch
+        )
+    }
+}
+
+fn ts_offset(t: Option<log::TimestampOffset>) -> Option<TimestampOffset> {
+    t.map(|t| TimestampOffset {
+        timestamp: t.timestamp,
+        offset: t.offset,
+        leader_epoch: t.leader_epoch,
+    })
+}
+
+/// FileSlice: whole batches of one segment file, for `os.sendfile`. While it lives, its file
+/// stays open and the bytes at `position` for `length` stay the same, even if the segment is
+/// deleted or compacted meanwhile.
+#[pyclass(frozen, name = "FileSlice", module = "kgroup.log")]
+pub struct FileSlice {
+    inner: log::FileSlice,
+}
+
+#[pymethods]
+impl FileSlice {
+    /// position is where the bytes start in the file.
+    #[getter]
+    fn position(&self) -> u64 {
+        self.inner.position()
+    }
+
+    /// length is how many bytes.
+    #[getter]
+    fn length(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// path is the segment file's path (None when empty).
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.inner.path()
+    }
+
+    /// fileno is the segment file's descriptor (-1 when empty), valid while the slice lives.
+    fn fileno(&self) -> i32 {
+        self.inner.file().map_or(-1, |f| f.as_raw_fd())
+    }
+
+    /// read reads the bytes.
+    fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = if self.inner.len() >= DETACH_AT {
+            detached(py, || self.inner.bytes())?
+        } else {
+            self.inner.bytes().py_err(py)?
+        };
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+/// Log(path, config=None, now_ms=None): the log of one topic-partition in the folder `path`,
+/// opened (created if missing, recovered after an unclean stop) with `config`, a mapping of
+/// Kafka topic config names to values. `recovery` says what opening did.
+#[pyclass(frozen, name = "Log", module = "kgroup.log")]
+pub struct PyLog {
+    inner: Log,
+    #[pyo3(get)]
+    recovery: Py<RecoveryReport>,
+}
+
+#[pymethods]
+impl PyLog {
+    #[new]
+    #[pyo3(signature = (path, config=None, now_ms=None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        config: Option<&Bound<'_, PyAny>>,
+        now_ms: Option<i64>,
+    ) -> PyResult<Self> {
+        let cfg = build_config(py, &config_pairs(config)?)?;
+        let now = now_ms.unwrap_or_else(wall_ms);
+        let (inner, r) = detached(py, || Log::open(&path, cfg, now))?;
+        let recovery = Py::new(
+            py,
+            RecoveryReport {
+                clean: r.clean,
+                segments: r.segments,
+                batches_checked: r.batches_checked,
+                bytes_truncated: r.bytes_truncated,
+                indexes_rebuilt: r.indexes_rebuilt,
+                segments_deleted: r.segments_deleted,
+                swaps_completed: r.swaps_completed,
+                snapshot_offset: r.snapshot_offset,
+                batches_replayed: r.batches_replayed,
+                log_start_offset: r.log_start_offset,
+                log_end_offset: r.log_end_offset,
+            },
+        )?;
+        Ok(PyLog { inner, recovery })
+    }
+
+    /// path is the log's folder.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.inner.dir().to_path_buf()
+    }
+
+    /// append(records, now_ms, leader_epoch=0): append a Produce request's record set.
+    #[pyo3(signature = (records, now_ms, leader_epoch=0))]
+    fn append(
+        &self,
+        py: Python<'_>,
+        records: &Bound<'_, PyBytes>,
+        now_ms: i64,
+        leader_epoch: i32,
+    ) -> PyResult<AppendResult> {
+        let b = records.as_bytes();
+        let a = if b.len() >= DETACH_AT {
+            detached(py, || self.inner.append(b, now_ms, leader_epoch))?
+        } else {
+            self.inner.append(b, now_ms, leader_epoch).py_err(py)?
+        };
+        Ok(AppendResult {
+            base_offset: a.base_offset,
+            last_offset: a.last_offset,
+            log_append_time: a.log_append_time,
+            log_start_offset: a.log_start_offset,
+            duplicate: a.duplicate,
+            records: a.records,
+        })
+    }
+
+    /// read(offset, max_bytes, max_offset, min_one=True): the bytes of whole batches a fetch
+    /// at `offset` returns.
+    #[pyo3(signature = (offset, max_bytes, max_offset, min_one=true))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        offset: i64,
+        max_bytes: usize,
+        max_offset: i64,
+        min_one: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = if max_bytes >= DETACH_AT {
+            detached(py, || {
+                self.inner
+                    .read(offset, max_bytes, max_offset, min_one)?
+                    .bytes()
+            })?
+        } else {
+            self.inner
+                .read(offset, max_bytes, max_offset, min_one)
+                .and_then(|s| s.bytes())
+                .py_err(py)?
+        };
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// read_slice(offset, max_bytes, max_offset, min_one=True): the same range as `read`, as a
+    /// FileSlice to send with `os.sendfile`.
+    #[pyo3(signature = (offset, max_bytes, max_offset, min_one=true))]
+    fn read_slice(
+        &self,
+        py: Python<'_>,
+        offset: i64,
+        max_bytes: usize,
+        max_offset: i64,
+        min_one: bool,
+    ) -> PyResult<FileSlice> {
+        let inner = self
+            .inner
+            .read(offset, max_bytes, max_offset, min_one)
+            .py_err(py)?;
+        Ok(FileSlice { inner })
+    }
+
+    /// flush(): fsync what was appended; returns the offset the log is durable up to.
+    fn flush(&self, py: Python<'_>) -> PyResult<i64> {
+        detached(py, || self.inner.flush())
+    }
+
+    #[getter]
+    fn log_start_offset(&self) -> i64 {
+        self.inner.log_start_offset()
+    }
+
+    #[getter]
+    fn log_end_offset(&self) -> i64 {
+        self.inner.log_end_offset()
+    }
+
+    #[getter]
+    fn recovery_point(&self) -> i64 {
+        self.inner.recovery_point()
+    }
+
+    #[getter]
+    fn unflushed_messages(&self) -> i64 {
+        self.inner.unflushed_messages()
+    }
+
+    #[getter]
+    fn last_flush_ms(&self) -> i64 {
+        self.inner.last_flush_ms()
+    }
+
+    #[getter]
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+
+    #[getter]
+    fn segment_count(&self) -> usize {
+        self.inner.segment_count()
+    }
+
+    #[getter]
+    fn producer_count(&self) -> usize {
+        self.inner.producer_count()
+    }
+
+    /// flush_messages and flush_ms: the topic's flush.messages and flush.ms, for the host.
+    #[getter]
+    fn flush_messages(&self) -> i64 {
+        self.inner.config().flush_messages
+    }
+
+    #[getter]
+    fn flush_ms(&self) -> i64 {
+        self.inner.config().flush_ms
+    }
+
+    /// offset_for_timestamp(timestamp): the first record at or after it (ListOffsets).
+    fn offset_for_timestamp(
+        &self,
+        py: Python<'_>,
+        timestamp: i64,
+    ) -> PyResult<Option<TimestampOffset>> {
+        Ok(ts_offset(detached(py, || {
+            self.inner.offset_for_timestamp(timestamp)
+        })?))
+    }
+
+    /// max_timestamp(): the record with the largest timestamp (ListOffsets -3).
+    fn max_timestamp(&self, py: Python<'_>) -> PyResult<Option<TimestampOffset>> {
+        Ok(ts_offset(detached(py, || self.inner.max_timestamp())?))
+    }
+
+    /// delete_records(offset, high_watermark): DeleteRecords (offset -1: the high watermark, as
+    /// Kafka reads it); returns the new log start offset.
+    fn delete_records(&self, py: Python<'_>, offset: i64, high_watermark: i64) -> PyResult<i64> {
+        let offset = if offset == -1 { high_watermark } else { offset };
+        detached(py, || self.inner.delete_records(offset, high_watermark))
+    }
+
+    /// maintenance(now_ms): roll by time, expire producers, apply retention.
+    fn maintenance(&self, py: Python<'_>, now_ms: i64) -> PyResult<MaintenanceReport> {
+        let r = detached(py, || self.inner.maintenance(now_ms))?;
+        Ok(MaintenanceReport {
+            rolled: r.rolled,
+            segments_deleted: r.segments_deleted,
+            bytes_deleted: r.bytes_deleted,
+            log_start_offset: r.log_start_offset,
+            producers_expired: r.producers_expired,
+        })
+    }
+
+    /// compact(now_ms, force=False): clean the log if it is due (cleanup.policy compact).
+    #[pyo3(signature = (now_ms, force=false))]
+    fn compact(&self, py: Python<'_>, now_ms: i64, force: bool) -> PyResult<CompactionReport> {
+        let r = detached(py, || self.inner.compact(now_ms, force))?;
+        Ok(CompactionReport {
+            cleaned: r.cleaned,
+            first_dirty_offset: r.first_dirty_offset,
+            end_offset: r.end_offset,
+            dirty_ratio: r.dirty_ratio,
+            segments_before: r.segments_before,
+            segments_after: r.segments_after,
+            bytes_before: r.bytes_before,
+            bytes_after: r.bytes_after,
+            records_removed: r.records_removed,
+            tombstones_removed: r.tombstones_removed,
+            groups_skipped: r.groups_skipped,
+        })
+    }
+
+    /// update_config(config): apply changed topic configs, all or nothing.
+    fn update_config(&self, py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<()> {
+        let pairs = config_pairs(Some(config))?;
+        self.inner
+            .update_config(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .py_err(py)
+    }
+
+    /// close(): flush, snapshot the producer state, mark the close clean.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        detached(py, || self.inner.close())
+    }
+
+    /// delete(): close and remove the folder (DeleteTopics).
+    fn delete(&self, py: Python<'_>) -> PyResult<()> {
+        detached(py, || self.inner.delete())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Log({:?}, log_start_offset={}, log_end_offset={})",
+            self.inner.dir(),
+            self.inner.log_start_offset(),
+            self.inner.log_end_offset()
+        )
+    }
+}
