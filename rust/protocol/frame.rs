@@ -146,16 +146,26 @@ pub fn decode_request_header(frame: &[u8]) -> Result<(RequestHeader<'_>, usize)>
 /// decode_request decodes a request frame (the bytes after the size prefix). An unknown api key
 /// or version, a malformed header or body, or bytes left over are all decode errors.
 pub fn decode_request(frame: &[u8]) -> Result<Request<'_>> {
-    request_from(Mem::Heap, frame)
+    request_from(Mem::Heap, frame, true)
 }
 
 /// decode_request_in decodes a request frame as [`decode_request`] does, with the body's
 /// values in `arena`.
 pub fn decode_request_in<'a>(arena: &'a Arena<'a>, frame: &'a [u8]) -> Result<Request<'a>> {
-    request_from(Mem::Arena(arena), frame)
+    request_from(Mem::Arena(arena), frame, true)
 }
 
-fn request_from<'a>(mem: Mem<'a>, frame: &'a [u8]) -> Result<Request<'a>> {
+/// decode_request_lenient decodes a request frame as [`decode_request_in`] does, but ignores
+/// bytes after the body, as Kafka's broker does (its parser never checks for them, and some
+/// clients send them: librdkafka's Metadata v12 for all topics carries three).
+pub fn decode_request_lenient<'a>(
+    arena: &'a Arena<'a>,
+    frame: &'a [u8],
+) -> Result<Request<'a>> {
+    request_from(Mem::Arena(arena), frame, false)
+}
+
+fn request_from<'a>(mem: Mem<'a>, frame: &'a [u8], whole: bool) -> Result<Request<'a>> {
     let mut r = Reader::new(frame);
     let mut peek = r.clone();
     let key = peek.i16()?;
@@ -168,7 +178,7 @@ fn request_from<'a>(mem: Mem<'a>, frame: &'a [u8]) -> Result<Request<'a>> {
     )?)?;
     let header_size = r.position();
     let body = decode_body_in(mem, &mut r, api.request, version)?;
-    if r.remaining() != 0 {
+    if whole && r.remaining() != 0 {
         return Err(
             Error::malformed(format!("{} bytes left over after the body", r.remaining()))
                 .in_context(|| format!("{} v{version}", api.request.name)),

@@ -175,3 +175,18 @@ def test_produce_errors_are_per_partition(broker: Broker) -> None:
         produce["topic_data"] = [{"name": name, "partition_data": [{"index": 0, "records": good}]}]
         r = w.request(ApiKey.PRODUCE, 9, produce).body.responses
         assert r[0].partition_responses[0].error_code == errors.InvalidRequiredAcks.code
+
+
+def test_bytes_after_a_body_are_ignored_as_kafka_ignores_them(broker: Broker) -> None:
+    # librdkafka's Metadata v12 for all topics carries three bytes after its body; Kafka's
+    # parser never looks at them, so neither does the broker.
+    frame = protocol.encode_request(ApiKey.METADATA, 12, 5, "c", {"topics": None})
+    with pytest.raises(errors.MalformedMessage, match="left over"):
+        protocol.decode_request(frame[4:] + b"\x01\x00\x00")
+    assert protocol.decode_request(frame[4:] + b"\x01\x00\x00", strict=False).body.topics is None
+    with Wire(broker.bootstrap_servers) as w:
+        body = frame[4:] + b"\x01\x00\x00"
+        w.send(struct.pack(">i", len(body)) + body)
+        from support.wire import read_frame
+
+        assert protocol.decode_response(3, 12, read_frame(w.sock)).correlation_id == 5

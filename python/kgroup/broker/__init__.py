@@ -165,6 +165,12 @@ class Broker:
         for t in self._tasks:
             t.cancel()
         if state is not None:
+            # No new requests; long polls answer now with what they have.
+            state.stopping = True
+            for c in list(state.connections):
+                c.stop_reading()
+            for part in state.topics.partitions():
+                part.wake()
             deadline = time.monotonic() + grace
             while any(c.in_flight for c in state.connections) and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
@@ -226,9 +232,15 @@ class Broker:
             report = await loop.run_in_executor(
                 state.background_executor, p.log.maintenance, now_ms()
             )
-            if report and report.get("deleted_segments"):
+            if report.rolled:
+                log.info("Rolled a new segment of %s (segment.ms)", p.name)
+            if report.segments_deleted:
                 log.info(
-                    "Deleted %d segment(s) of %s: %s", report["deleted_segments"], p.name, report
+                    "Deleted %d segment(s) (%d bytes) of %s by retention; log start offset %d",
+                    report.segments_deleted,
+                    report.bytes_deleted,
+                    p.name,
+                    report.log_start_offset,
                 )
 
     async def _compact(self) -> None:
@@ -242,8 +254,17 @@ class Broker:
             if "compact" not in state.topics.log_config(p.topic.configs)["cleanup.policy"]:
                 continue
             report = await loop.run_in_executor(state.background_executor, p.log.compact, now_ms())
-            if report:
-                log.info("Cleaned %s: %s", p.name, report)
+            if report.cleaned:
+                log.info(
+                    "Cleaned %s up to offset %d: %d record(s) and %d tombstone(s) removed, "
+                    "%d bytes to %d",
+                    p.name,
+                    report.end_offset,
+                    report.records_removed,
+                    report.tombstones_removed,
+                    report.bytes_before,
+                    report.bytes_after,
+                )
 
     # -- running in a thread -----------------------------------------------------------------
 

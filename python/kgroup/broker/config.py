@@ -141,10 +141,10 @@ def _parse(t: ConfigType, raw: Any) -> Any:
             raise ValueError(f"Not a number of type {t.name}")
         return value
     if t is ConfigType.DOUBLE:
-        value = float(raw)
-        if math.isnan(value):
+        number = float(raw)
+        if math.isnan(number):
             raise ValueError("Not a number")
-        return value
+        return number
     if t is ConfigType.LIST:
         if isinstance(raw, list | tuple):
             return [str(x).strip() for x in raw]

@@ -7,13 +7,15 @@ in request order, as Kafka's clients require. What Kafka's broker does with a ba
 done here, from the error's kind: an ApiVersions request of a version the broker does not speak
 is answered with a v0 UNSUPPORTED_VERSION body, and any other unknown api key or version, a
 frame above ``socket.request.max.bytes`` or a request that does not decode closes that
-connection only (Kafka's ``InvalidRequestException``), with a log line.
+connection only (Kafka's ``InvalidRequestException``), with a log line. Bytes after a request's
+body are ignored, as Kafka's parser ignores them (librdkafka sends some).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import inspect
 import logging
 from typing import TYPE_CHECKING, Any
@@ -108,7 +110,7 @@ class Connection(asyncio.Protocol):
 
     def _request(self, frame: bytes) -> None:
         try:
-            request = protocol.decode_request(frame)
+            request = protocol.decode_request(frame, strict=False)
         except errors.UnsupportedApiVersion as e:
             if e.api_key == _API_VERSIONS:
                 # Kafka answers any ApiVersions version: v0, UNSUPPORTED_VERSION, its ranges.
@@ -123,8 +125,7 @@ class Connection(asyncio.Protocol):
             self.close_for(e)
             return
         module = HANDLERS.get(request.api_key)
-        lo_hi = None if module is None else module.VERSIONS
-        if lo_hi is None or not lo_hi[0] <= request.api_version <= lo_hi[1]:
+        if module is None or not (module.VERSIONS[0] <= request.api_version <= module.VERSIONS[1]):
             self.close_for(
                 errors.UnsupportedApiVersion(
                     f"Received request api key {request.api_key} with version "
@@ -147,7 +148,7 @@ class Connection(asyncio.Protocol):
         if inspect.isawaitable(result):
             task = asyncio.ensure_future(result)
             self._tasks.add(task)
-            task.add_done_callback(lambda t, s=slot, r=request: self._finished(t, s, r))
+            task.add_done_callback(functools.partial(self._finished, slot=slot, request=request))
             if len(self._tasks) >= self._max_in_flight and not self._paused:
                 self._paused = True
                 assert self.transport is not None
@@ -155,9 +156,16 @@ class Connection(asyncio.Protocol):
         else:
             self._fill(slot, request, result)
 
-    def _finished(self, task: asyncio.Task[Any], slot: _Slot, request: protocol.Request) -> None:
+    def _finished(
+        self, task: asyncio.Future[Any], *, slot: _Slot, request: protocol.Request
+    ) -> None:
         self._tasks.discard(task)
-        if self._paused and len(self._tasks) < self._max_in_flight // 2 and not self._closed:
+        if (
+            self._paused
+            and len(self._tasks) < self._max_in_flight // 2
+            and not self._closed
+            and not self.state.stopping
+        ):
             self._paused = False
             assert self.transport is not None
             self.transport.resume_reading()
@@ -201,6 +209,12 @@ class Connection(asyncio.Protocol):
             exc_info=e,
         )
         self.close()
+
+    def stop_reading(self) -> None:
+        """Read no more requests (the broker is stopping); those in flight still get answers."""
+        if self.transport is not None and not self._closed:
+            self._paused = True
+            self.transport.pause_reading()
 
     def close_for(self, e: Exception) -> None:
         """Close this connection because of a bad request, as Kafka's broker does, with a log

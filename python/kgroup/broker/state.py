@@ -121,6 +121,8 @@ class BrokerState:
         self.background_executor = concurrent.futures.ThreadPoolExecutor(1, "kgroup-cleaner")
         self.flusher = Flusher(self.flush_executor)
         self.producer_ids = ProducerIds(config.data_dir / "producer-ids")
+        #: stopping is set when the broker shuts down: long polls answer at once.
+        self.stopping = False
 
     @property
     def cluster_id(self) -> str:

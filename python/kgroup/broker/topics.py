@@ -186,17 +186,28 @@ class Topics:
         values["producer.id.expiration.ms"] = self.config.get("producer.id.expiration.ms")
         return values
 
-    def _open_partition(self, topic: Topic, index: int) -> Partition:
+    def _open_partition(self, topic: Topic, index: int, new: bool = False) -> Partition:
         folder = self.dir / f"{topic.name}-{index}"
         started = time.monotonic()
         lg = Log(str(folder), self.log_config(topic.configs), now_ms())
         report = lg.recovery
-        if report and report.get("truncated_bytes"):
-            log.warning(
-                "Recovery of %s cut %d bytes from its tail (%s)",
+        if not report.clean and not new:
+            log.info(
+                "Recovered %s after an unclean stop: %d batch(es) checked, %d replayed for "
+                "producer state, %d index(es) rebuilt",
                 folder.name,
-                report["truncated_bytes"],
-                report,
+                report.batches_checked,
+                report.batches_replayed,
+                report.indexes_rebuilt,
+            )
+        if report.bytes_truncated or report.segments_deleted:
+            log.warning(
+                "Recovery of %s cut %d bytes from its tail and deleted %d segment(s); the log "
+                "now ends at offset %d",
+                folder.name,
+                report.bytes_truncated,
+                report.segments_deleted,
+                report.log_end_offset,
             )
         elapsed = time.monotonic() - started
         if elapsed > 1:
@@ -228,7 +239,7 @@ class Topics:
         """Create a topic whose name and configs were checked by the caller."""
         topic = Topic(name, uuid.uuid4(), dict(configs or {}), internal=internal)
         for p in range(partitions):
-            topic.partitions.append(self._open_partition(topic, p))
+            topic.partitions.append(self._open_partition(topic, p, new=True))
         self._add(topic)
         self._save()
         log.info(
@@ -243,7 +254,7 @@ class Topics:
     def add_partitions(self, topic: Topic, count: int) -> None:
         """Grow ``topic`` to ``count`` partitions."""
         for p in range(len(topic.partitions), count):
-            topic.partitions.append(self._open_partition(topic, p))
+            topic.partitions.append(self._open_partition(topic, p, new=True))
         self._save()
         log.info("Topic %s now has %d partitions", topic.name, count)
 

@@ -269,15 +269,22 @@ fn frame_bytes<'a>(frame: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
 /// Decode a request frame (the bytes after its size prefix) into a Request.
 ///
 /// An unknown api key or version raises UnsupportedApiVersion; a truncated or malformed frame,
-/// or bytes left over, MalformedMessage. decode_request_header still reads the header of such a
-/// frame. The frame is decoded with the GIL released.
+/// or bytes left over, MalformedMessage. With `strict=False` bytes after the body are ignored,
+/// as Kafka's broker ignores them (some clients send them). decode_request_header still reads
+/// the header of a frame that does not decode. The frame is decoded with the GIL released.
 #[pyfunction]
+#[pyo3(signature = (frame, *, strict=true))]
 fn decode_request<'py>(
     py: Python<'py>,
     frame: &Bound<'py, PyAny>,
+    strict: bool,
 ) -> PyResult<Bound<'py, PyRequest>> {
     let ((header, size), root) = Decoded::decode(py, owner_of(frame)?, |data, arena| {
-        let req = frame::decode_request_in(arena, data)?;
+        let req = if strict {
+            frame::decode_request_in(arena, data)?
+        } else {
+            frame::decode_request_lenient(arena, data)?
+        };
         let version = req.header.api_version;
         Ok((
             (req.header.into_owned(), req.header_size),

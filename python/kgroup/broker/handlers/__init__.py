@@ -10,14 +10,20 @@ from __future__ import annotations
 from types import ModuleType
 
 from kgroup.broker.handlers import (
+    alter_configs,
     api_versions,
+    create_partitions,
     create_topics,
+    delete_records,
     delete_topics,
+    describe_cluster,
     describe_configs,
     fetch,
+    incremental_alter_configs,
     init_producer_id,
     list_offsets,
     metadata,
+    offset_for_leader_epoch,
     produce,
 )
 
@@ -27,14 +33,20 @@ __all__ = ["HANDLERS"]
 HANDLERS: dict[int, ModuleType] = {
     int(m.API_KEY): m
     for m in (
+        alter_configs,
         api_versions,
+        create_partitions,
         create_topics,
+        delete_records,
         delete_topics,
+        describe_cluster,
         describe_configs,
         fetch,
+        incremental_alter_configs,
         init_producer_id,
         list_offsets,
         metadata,
+        offset_for_leader_epoch,
         produce,
     )
 }

@@ -63,11 +63,11 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             result["error_code"], result["error_message"] = e.code, str(e)
             results.append(result)
             continue
-        for e in entries:
+        for entry in entries:
             if version >= 1:
-                del e["is_default"]
+                del entry["is_default"]
             else:
-                del e["config_source"], e["synonyms"]
+                del entry["config_source"], entry["synonyms"]
         result["configs"] = entries
         results.append(result)
     return {"throttle_time_ms": 0, "results": results}

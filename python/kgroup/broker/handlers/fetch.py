@@ -162,10 +162,11 @@ def handle(ctx: RequestContext) -> Any:
     if had_error or total >= body.min_bytes or body.max_wait_ms <= 0 or not resolved:
         response["responses"] = topics
         return response
-    return _wait(resolved, response, version, body, max_bytes, read_committed)
+    return _wait(state, resolved, response, version, body, max_bytes, read_committed)
 
 
 async def _wait(
+    state: BrokerState,
     resolved: list[tuple[dict, list[_Wanted]]],
     response: dict,
     version: int,
@@ -176,7 +177,7 @@ async def _wait(
     loop = asyncio.get_running_loop()
     deadline = time.monotonic() + body.max_wait_ms / 1000
     partitions = [w.partition for _, ws in resolved for w in ws if w.partition is not None]
-    while True:
+    while not state.stopping:
         left = deadline - time.monotonic()
         if left <= 0:
             break

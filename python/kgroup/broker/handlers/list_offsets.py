@@ -46,8 +46,7 @@ def lookup(partition: Any, timestamp: int) -> tuple[int, int]:
         found = lg.offset_for_timestamp(timestamp)
     if found is None:
         return -1, -1
-    offset, ts = found
-    return ts, offset
+    return found.timestamp, found.offset
 
 
 def handle(ctx: RequestContext) -> dict[str, Any]:
