@@ -219,3 +219,46 @@ def test_sigterm_stops_cleanly_and_restarts_without_recovery(tmp_path: Path) -> 
     out = broker.output()
     assert "shut down completed" in out and "started" in out
     assert "Recovered" not in out
+
+
+def test_a_full_disk_answers_kafka_storage_error_and_the_broker_goes_on(tmp_path: Path) -> None:
+    """A write that the disk refuses (here: past RLIMIT_FSIZE, as a full disk refuses it) is
+    answered with KAFKA_STORAGE_ERROR (retriable: clients retry it); the log stays as it was,
+    and the broker keeps serving."""
+    import resource
+    import signal
+
+    from support.kgroup_broker import Wire
+
+    from kgroup.errors import KafkaStorageError
+    from kgroup.protocol import ApiKey
+    from kgroup.protocol.records import encode_batch
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of being killed
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    broker = BrokerProcess(tmp_path / "data")
+    broker.preexec = limit
+    broker.start()
+    try:
+        topic = _create(broker.bootstrap, 1)
+        batch = encode_batch([(0, 1000, None, b"x" * 1000)])
+        produce = {
+            "acks": -1,
+            "timeout_ms": 5000,
+            "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
+        }
+        codes = []
+        with Wire(broker.bootstrap) as w:
+            for _ in range(300):
+                r = w.request(ApiKey.PRODUCE, 9, produce).body.responses[0]
+                codes.append(r.partition_responses[0].error_code)
+            ok = codes.count(0)
+            assert 100 < ok < 300 and set(codes[ok:]) == {KafkaStorageError.code}
+            assert codes[:ok] == [0] * ok  # nothing written after the first refusal
+        got = _consume_all(broker.bootstrap, topic, 1, ok)
+        assert [o for _, o, _, _ in got] == list(range(ok))  # the log is as it was
+        assert broker.proc is not None and broker.proc.poll() is None
+    finally:
+        broker.stop()

@@ -190,3 +190,57 @@ def test_bytes_after_a_body_are_ignored_as_kafka_ignores_them(broker: Broker) ->
         from support.wire import read_frame
 
         assert protocol.decode_response(3, 12, read_frame(w.sock)).correlation_id == 5
+
+
+def test_garbage_on_one_connection_does_not_disturb_a_producer(broker: Broker) -> None:
+    """While one client sends garbage, huge frames and unknown versions, over and over, a
+    second produces without an error and loses nothing."""
+    import threading
+
+    from confluent_kafka import Producer
+
+    name = f"wire-{uuid.uuid4().hex[:8]}"
+    with Wire(broker.bootstrap_servers) as w:
+        w.request(ApiKey.METADATA, 12, {"topics": [{"name": name}]})
+    stop = threading.Event()
+    closed = [0]
+
+    def hammer() -> None:
+        bad = [
+            struct.pack(">i", 200 * 1024 * 1024),
+            struct.pack(">i", 10) + b"\xff" * 10,
+            struct.pack(">i", 10) + struct.pack(">hhi", 3, 99, 1) + b"\xff\xff",
+            struct.pack(">i", 8) + struct.pack(">hhi", 777, 0, 1),
+        ]
+        i = 0
+        while not stop.is_set():
+            with Wire(broker.bootstrap_servers) as g:
+                g.send(bad[i % len(bad)])
+                closed[0] += g.closed_by_peer(2)
+            i += 1
+
+    t = threading.Thread(target=hammer)
+    t.start()
+    errors_seen: list[str] = []
+    p = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "all", "linger.ms": 1})
+    try:
+        for i in range(3000):
+            p.produce(
+                name,
+                str(i).encode(),
+                partition=0,
+                on_delivery=lambda e, m: errors_seen.append(str(e)) if e else None,
+            )
+            if i % 100 == 0:
+                p.flush(10)
+        assert p.flush(30) == 0
+    finally:
+        stop.set()
+        t.join(10)
+    assert not errors_seen and closed[0] >= 4
+    lo = {
+        "replica_id": -1,
+        "topics": [{"name": name, "partitions": [{"partition_index": 0, "timestamp": -1}]}],
+    }
+    with Wire(broker.bootstrap_servers) as w:
+        assert w.request(ApiKey.LIST_OFFSETS, 7, lo).body.topics[0].partitions[0].offset == 3000

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,8 @@ class BrokerProcess:
         self.port = free_port()
         self.config = dict(config or {})
         self.proc: subprocess.Popen[bytes] | None = None
+        #: preexec runs in the child before the broker starts (limits, signal dispositions).
+        self.preexec: Callable[[], None] | None = None
         fd, log = tempfile.mkstemp(prefix="kgroup-broker-", suffix=".log")
         os.close(fd)
         self.log = Path(log)
@@ -74,6 +76,7 @@ class BrokerProcess:
             stdout=subprocess.DEVNULL,
             stderr=self._log_file(),
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
+            preexec_fn=self.preexec,
         )
         self._close_fds()
         wait_for_port(self.port, 60, self.proc)

@@ -31,6 +31,8 @@ __all__ = ["Connection", "RequestContext"]
 log = logging.getLogger("kgroup.broker")
 
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
+#: SCRATCH is the size of a connection's read buffer: frames that fit are read many at a time.
+SCRATCH = 256 * 1024
 
 
 class RequestContext:
@@ -55,15 +57,20 @@ class _Slot:
         self.ready = False
 
 
-class Connection(asyncio.Protocol):
+class Connection(asyncio.BufferedProtocol):
     """Connection serves one client. Not thread-safe: it lives on the broker's event loop."""
 
     def __init__(self, state: BrokerState) -> None:
         self.state = state
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
-        self._buf = bytearray()
-        self._need: int | None = None
+        self._scratch = bytearray(SCRATCH)
+        self._scratch_view = memoryview(self._scratch)
+        self._start = 0
+        self._end = 0
+        self._frame: bytearray | None = None
+        self._frame_view = memoryview(b"")
+        self._got = 0
         self._slots: collections.deque[_Slot] = collections.deque()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._max_frame = int(state.config.get("socket.request.max.bytes"))
@@ -71,7 +78,7 @@ class Connection(asyncio.Protocol):
         self._paused = False
         self._closed = False
 
-    # -- asyncio.Protocol ----------------------------------------------------------------
+    # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -86,29 +93,60 @@ class Connection(asyncio.Protocol):
         for t in self._tasks:
             t.cancel()
 
-    def data_received(self, data: bytes) -> None:
-        buf = self._buf
-        buf += data
+    # Frames are read with as few copies as the kernel allows: small ones into a scratch
+    # buffer (many per read), a large one straight into a buffer of its own size.
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._frame is not None:
+            return self._frame_view[self._got :]
+        if self._end == len(self._scratch):
+            self._compact()
+        return self._scratch_view[self._end :]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._frame is not None:
+            self._got += nbytes
+            if self._got == len(self._frame):
+                frame, self._frame = self._frame, None
+                self._frame_view.release()
+                self._request(frame)
+            return
+        self._end += nbytes
+        scratch = self._scratch
         while not self._closed:
-            if self._need is None:
-                if len(buf) < 4:
-                    return
-                try:
-                    self._need = protocol.frame_size(bytes(buf[:4]), self._max_frame)
-                except errors.DecodeError as e:
-                    self.close_for(e)
-                    return
-                del buf[:4]
-            if len(buf) < self._need:
+            start = self._start
+            avail = self._end - start
+            if avail < 4:
+                break
+            try:
+                size = protocol.frame_size(scratch[start : start + 4], self._max_frame)
+            except errors.DecodeError as e:
+                self.close_for(e)
                 return
-            frame = bytes(buf[: self._need])
-            del buf[: self._need]
-            self._need = None
-            self._request(frame)
+            if avail - 4 >= size:
+                self._start = start + 4 + size
+                self._request(bytes(self._scratch_view[start + 4 : self._start]))
+                continue
+            if size + 4 > len(scratch):
+                # Too large for the scratch buffer: read the rest straight into its own.
+                self._frame = bytearray(size)
+                self._frame_view = memoryview(self._frame)
+                self._got = avail - 4
+                self._frame_view[: self._got] = self._scratch_view[start + 4 : self._end]
+                self._start = self._end = 0
+            break
+        if self._start == self._end:
+            self._start = self._end = 0
+
+    def _compact(self) -> None:
+        """Move what is left unread to the front of the scratch buffer."""
+        n = self._end - self._start
+        self._scratch_view[:n] = self._scratch_view[self._start : self._end]
+        self._start, self._end = 0, n
 
     # -- requests -------------------------------------------------------------------------
 
-    def _request(self, frame: bytes) -> None:
+    def _request(self, frame: bytes | bytearray) -> None:
         try:
             request = protocol.decode_request(frame, strict=False)
         except errors.UnsupportedApiVersion as e:
