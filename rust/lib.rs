@@ -5,6 +5,7 @@
 
 pub mod assignors;
 pub mod errors;
+pub mod group;
 pub mod partitioners;
 pub mod protocol;
 pub mod rng;
