@@ -70,8 +70,8 @@ pub(super) struct StaticRejoin {
 /// (and the same seed) give the same effects. Not thread-safe; a host serialises its calls.
 ///
 /// Calls take the current time (`now`, ms); a time earlier than one seen before counts as the
-/// later one. Each call first fires the timers that are due, then does its work; effects come
-/// back in the order they happened. `next_deadline` says when to call [`Coordinator::tick`]
+/// later one. Each call first fires the timers that are due, then does its work, then fires
+/// what its work made due at once; effects come back in the order they happened. `next_deadline` says when to call [`Coordinator::tick`]
 /// next.
 pub struct Coordinator {
     pub(super) config: Config,
@@ -165,6 +165,8 @@ impl Coordinator {
             GroupRequest::ListGroups(r) => self.list_groups(token, r),
             GroupRequest::DeleteGroups(r) => self.delete_groups(token, r),
         }
+        // Work may have armed a timer due at once (a rebalance timeout of 0).
+        self.run_timers();
         out.append(&mut self.out);
     }
 
@@ -198,6 +200,7 @@ impl Coordinator {
         };
         self.enter(now);
         self.complete_append(token, pending, error);
+        self.run_timers();
         out.append(&mut self.out);
         Ok(())
     }
@@ -273,6 +276,123 @@ impl Coordinator {
         }
     }
 
+    /// group_generation is a group's generation (tests).
+    #[cfg(test)]
+    pub(crate) fn group_generation(&self, group_id: &str) -> Option<i32> {
+        self.slot_of(group_id).map(|s| self.group(s).generation)
+    }
+
+    /// check_invariants panics unless the coordinator's bookkeeping holds together: indexes,
+    /// counters, leaders, where parked requests and timers may be.
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        use super::classic_group::JoinPhase;
+        assert_eq!(self.index.len(), self.groups.len());
+        for (slot, g) in self.groups.iter() {
+            assert_eq!(self.index.get(&*g.id), Some(&slot));
+            assert_ne!(
+                g.state,
+                GroupState::Dead,
+                "{}: a Dead group is dropped",
+                g.id
+            );
+            let members: Vec<(u32, &super::member::Member)> = g.members.iter().collect();
+            assert_eq!(g.leader.is_none(), members.is_empty(), "{}: leader", g.id);
+            if let Some(l) = g.leader {
+                assert!(
+                    g.members.get(l).is_some(),
+                    "{}: the leader is a member",
+                    g.id
+                );
+            }
+            if g.state == GroupState::Empty {
+                assert!(members.is_empty(), "{}: Empty with members", g.id);
+            }
+            let mut awaiting = 0;
+            let mut pending_sync = 0;
+            for (s, m) in &members {
+                assert_eq!(g.slot(&m.id), Some(*s), "{}: by id", g.id);
+                if let Some(i) = &m.instance_id {
+                    assert_eq!(g.static_slot(i), Some(*s), "{}: static {i}", g.id);
+                }
+                assert!(
+                    !g.is_pending(&m.id),
+                    "{}: {} member and pending",
+                    g.id,
+                    m.id
+                );
+                assert!(
+                    m.awaiting_join.is_none() || m.awaiting_sync.is_none(),
+                    "{}: {} parked in join and sync",
+                    g.id,
+                    m.id
+                );
+                if m.awaiting_join.is_some() {
+                    awaiting += 1;
+                    assert!(
+                        matches!(g.state, GroupState::PreparingRebalance | GroupState::Stable),
+                        "{}: a JoinGroup parked in {}",
+                        g.id,
+                        g.state
+                    );
+                }
+                if m.awaiting_sync.is_some() {
+                    assert_eq!(
+                        g.state,
+                        GroupState::CompletingRebalance,
+                        "{}: sync parked",
+                        g.id
+                    );
+                }
+                if m.pending_sync {
+                    pending_sync += 1;
+                    assert!(matches!(
+                        g.state,
+                        GroupState::CompletingRebalance | GroupState::Stable
+                    ));
+                }
+                if m.awaiting_join.is_none() && m.awaiting_sync.is_none() {
+                    assert!(
+                        m.heartbeat.deadline.is_some(),
+                        "{}: {} has no session timer",
+                        g.id,
+                        m.id
+                    );
+                }
+            }
+            assert_eq!(awaiting, g.num_awaiting_join(), "{}: awaiting count", g.id);
+            assert_eq!(
+                pending_sync,
+                g.num_pending_sync(),
+                "{}: pending sync count",
+                g.id
+            );
+            assert_eq!(
+                g.join_timer.deadline.is_some(),
+                g.state == GroupState::PreparingRebalance,
+                "{}: join timer in {}",
+                g.id,
+                g.state
+            );
+            if g.sync_timer.deadline.is_some() {
+                assert!(matches!(
+                    g.state,
+                    GroupState::CompletingRebalance | GroupState::Stable
+                ));
+            }
+            if g.state == GroupState::PreparingRebalance && g.join_phase == JoinPhase::Regular {
+                assert!(
+                    !g.has_all_members_joined(),
+                    "{}: a complete join left open",
+                    g.id
+                );
+            }
+            for d in members.iter().filter_map(|(_, m)| m.heartbeat.deadline) {
+                assert!(d > self.now, "{}: a session deadline in the past", g.id);
+            }
+        }
+    }
+
     // -----------------------------------------------------------------------------------------
     // internals shared by the handlers
 
@@ -293,7 +413,7 @@ impl Coordinator {
         self.run_timers();
     }
 
-    fn run_timers(&mut self) {
+    pub(super) fn run_timers(&mut self) {
         let now = self.now;
         while let Some((key, at)) = self.timers.peek() {
             if at > now {

@@ -146,6 +146,7 @@ impl Coordinator {
         for s in slots {
             self.unload_group(s);
         }
+        self.run_timers();
         std::mem::take(&mut self.out)
     }
 
@@ -217,6 +218,7 @@ impl Coordinator {
             self.cleanup_group(s, gone, &mut tombstones);
         }
         self.write_tombstones(tombstones);
+        self.run_timers();
         std::mem::take(&mut self.out)
     }
 
@@ -353,8 +355,11 @@ impl Coordinator {
             self.respond(r.token, GroupResponse::JoinGroup(response));
             return;
         }
-        let group = self.group_mut(g);
-        group.take_join(slot);
+        self.group_mut(g).take_join(slot);
+        // The answer restarts the session: its timer may have come and gone (satisfied) while
+        // the JoinGroup was parked.
+        self.reschedule_session(g, slot);
+        let group = self.group(g);
         let is_leader = group.is_leader(slot);
         let response = if r.skip_assignment {
             JoinGroupResponse {
