@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::api::{JoinGroupMember, Token};
 use super::member::{Member, Protocol};
+use super::name::Name;
 use super::offsets::Offsets;
 use super::records::OffsetAndMetadata;
 use super::slab::Slab;
@@ -37,28 +38,30 @@ pub(crate) struct PendingMember {
     pub expiry: Timer,
 }
 
-/// Group is one classic group.
+/// Group is one classic group. The fields a heartbeat reads come first, in one cache line
+/// (`repr(C)` keeps them there).
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct Group {
+    pub state: GroupState,
+    pub generation: i32,
+    by_id: FxMap<Name, u32>,
+    pub members: Slab<Member>,
+    statics: FxMap<Name, u32>,
     /// uid is unique among every group the coordinator ever held: parked work names its group
     /// by it, so that a deleted and recreated group is not mistaken for the old one.
     pub uid: u64,
     pub id: Arc<str>,
     pub partition: i32,
-    pub state: GroupState,
     /// state_timestamp is when the state last changed (None for a group loaded from a record
     /// older than GroupMetadataValue v2). It drives offset expiry of Empty groups (KIP-211).
     pub state_timestamp: Option<i64>,
     pub protocol_type: Option<Arc<str>>,
     pub protocol_name: Option<Arc<str>>,
-    pub generation: i32,
     /// leader is the leader's slot in `members`.
     pub leader: Option<u32>,
-    pub members: Slab<Member>,
-    by_id: FxMap<Arc<str>, u32>,
-    statics: FxMap<Arc<str>, u32>,
     pub pending: Slab<PendingMember>,
-    pending_by_id: FxMap<Arc<str>, u32>,
+    pending_by_id: FxMap<Name, u32>,
     awaiting_join: usize,
     pending_sync: usize,
     /// protocol_counts counts the members supporting each protocol.
@@ -186,9 +189,9 @@ impl Group {
         let instance = member.instance_id.clone();
         self.remove_pending(&id);
         let slot = self.members.insert(member);
-        self.by_id.insert(id, slot);
+        self.by_id.insert(Name::from(&*id), slot);
         if let Some(i) = instance {
-            self.statics.insert(i, slot);
+            self.statics.insert(Name::from(&*i), slot);
         }
         if self.leader.is_none() {
             self.leader = Some(slot);
@@ -293,7 +296,7 @@ impl Group {
         let sync = m.awaiting_sync.take();
         let old = std::mem::replace(&mut m.id, new_id.clone());
         self.by_id.remove(&*old);
-        self.by_id.insert(new_id, slot);
+        self.by_id.insert(Name::from(&*new_id), slot);
         (old, join, sync)
     }
 
@@ -315,7 +318,7 @@ impl Group {
             id: id.clone(),
             expiry: Timer::default(),
         });
-        self.pending_by_id.insert(id, slot);
+        self.pending_by_id.insert(Name::from(&*id), slot);
         slot
     }
 

@@ -13,6 +13,7 @@ use super::classic_group::Group;
 use super::config::Config;
 use super::lifecycle::LoadState;
 use super::member::Protocol;
+use super::name::Name;
 use super::records::{partition_for, OffsetAndMetadata};
 use super::slab::Slab;
 use super::state::GroupState;
@@ -76,7 +77,7 @@ pub(super) struct StaticRejoin {
 pub struct Coordinator {
     pub(super) config: Config,
     pub(super) groups: Slab<Group>,
-    pub(super) index: FxMap<Arc<str>, u32>,
+    pub(super) index: FxMap<Name, u32>,
     pub(super) timers: Timers,
     pub(super) retention: Timer,
     pub(super) appends: FxMap<AppendToken, Pending>,
@@ -518,7 +519,7 @@ impl Coordinator {
         let slot = self
             .groups
             .insert(Group::new(uid, id.clone(), partition, Some(self.now)));
-        self.index.insert(id, slot);
+        self.index.insert(Name::from(group_id), slot);
         slot
     }
 

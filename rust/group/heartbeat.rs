@@ -32,17 +32,18 @@ impl Coordinator {
         if group.is(GroupState::Dead) {
             return ErrorCode::CoordinatorNotAvailable;
         }
-        if let Some(e) = self.validate_current_member(g, req.member_id, req.group_instance_id) {
-            return e;
-        }
+        let slot = match self.member_slot(g, req.member_id, req.group_instance_id) {
+            Ok(s) => s,
+            Err(e) => return e,
+        };
         if req.generation_id != group.generation {
             return ErrorCode::IllegalGeneration;
         }
-        let slot = match group.state {
+        match group.state {
             GroupState::Empty => return ErrorCode::UnknownMemberId,
             GroupState::Dead => return ErrorCode::CoordinatorNotAvailable,
-            _ => group.slot(req.member_id).expect("validated"),
-        };
+            _ => {}
+        }
         let state = group.state;
         self.reschedule_session(g, slot);
         match state {

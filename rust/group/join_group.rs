@@ -197,18 +197,26 @@ impl Coordinator {
         member_id: &str,
         instance_id: Option<&str>,
     ) -> Option<ErrorCode> {
+        self.member_slot(g, member_id, instance_id).err()
+    }
+
+    /// member_slot is [`Coordinator::validate_current_member`] giving the member's slot.
+    #[inline]
+    pub(super) fn member_slot(
+        &self,
+        g: u32,
+        member_id: &str,
+        instance_id: Option<&str>,
+    ) -> Result<u32, ErrorCode> {
         let group = self.group(g);
-        if let Some(i) = instance_id {
-            return match group.static_slot(i) {
-                Some(s) if &*group.member(s).id != member_id => Some(ErrorCode::FencedInstanceId),
-                Some(_) => None,
-                None => Some(ErrorCode::UnknownMemberId),
-            };
+        match instance_id {
+            Some(i) => match group.static_slot(i) {
+                Some(s) if &*group.member(s).id != member_id => Err(ErrorCode::FencedInstanceId),
+                Some(s) => Ok(s),
+                None => Err(ErrorCode::UnknownMemberId),
+            },
+            None => group.slot(member_id).ok_or(ErrorCode::UnknownMemberId),
         }
-        group
-            .slot(member_id)
-            .is_none()
-            .then_some(ErrorCode::UnknownMemberId)
     }
 
     /// add_member_and_rebalance adds a member with its JoinGroup parked (Kafka's

@@ -25,19 +25,15 @@ impl Protocol {
     }
 }
 
-/// Member is one member of a group, with the requests it has parked.
+/// Member is one member of a group, with the requests it has parked. The fields a heartbeat
+/// touches come first, in one cache line (`repr(C)` keeps them there).
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub(crate) struct Member {
-    pub id: Arc<str>,
-    pub instance_id: Option<Arc<str>>,
-    pub client_id: Arc<str>,
-    pub client_host: Arc<str>,
-    pub rebalance_timeout_ms: i32,
+    /// heartbeat is the session timer.
+    pub heartbeat: Timer,
     pub session_timeout_ms: i32,
-    pub protocol_type: Arc<str>,
-    /// protocols are the supported protocols, by the member's preference.
-    pub protocols: Vec<Protocol>,
-    pub assignment: Arc<[u8]>,
+    pub rebalance_timeout_ms: i32,
     /// awaiting_join is the member's parked JoinGroup.
     pub awaiting_join: Option<Token>,
     /// awaiting_sync is the member's parked SyncGroup.
@@ -47,8 +43,14 @@ pub(crate) struct Member {
     pub is_new: bool,
     /// pending_sync: got its JoinGroup response and has not sent SyncGroup yet (DelayedSync).
     pub pending_sync: bool,
-    /// heartbeat is the session timer.
-    pub heartbeat: Timer,
+    pub id: Arc<str>,
+    pub instance_id: Option<Arc<str>>,
+    pub client_id: Arc<str>,
+    pub client_host: Arc<str>,
+    pub protocol_type: Arc<str>,
+    /// protocols are the supported protocols, by the member's preference.
+    pub protocols: Vec<Protocol>,
+    pub assignment: Arc<[u8]>,
     /// seq is the order the member joined the group in: the order of member lists.
     pub seq: u64,
 }

@@ -32,6 +32,7 @@ mod leave_group;
 mod lifecycle;
 mod list_groups;
 mod member;
+mod name;
 mod offset_commit;
 mod offset_delete;
 mod offset_fetch;

@@ -7,6 +7,7 @@ use std::collections::BinaryHeap;
 /// Slab holds values under `u32` slots. Iteration is in slot order, which depends only on the
 /// sequence of inserts and removes: deterministic.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub(crate) struct Slab<T> {
     items: Vec<Option<T>>,
     free: BinaryHeap<Reverse<u32>>,

@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use super::errors::{to_pyerr, IntoPyResult};
 use super::protocol::frame::{PyRequest, PyRequestHeader};
 use super::protocol::views::StructView;
+use crate::assignors::fxhash::FxMap;
 use crate::errors::{Error, ErrorCode};
 use crate::group::{wire, Config, Coordinator, Effect, GroupResponse};
 use crate::protocol::frame::{self, Prepared};
@@ -99,7 +100,7 @@ struct Waiting {
 #[pyclass(name = "Coordinator", module = "kgroup.group")]
 pub struct PyCoordinator {
     inner: Coordinator,
-    waiting: HashMap<u64, Waiting>,
+    waiting: FxMap<u64, Waiting>,
     next: u64,
     effects: Vec<Effect>,
 }
@@ -165,6 +166,11 @@ fn response_frame<'py>(
     version: i16,
     correlation_id: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    if let GroupResponse::Heartbeat(r) = response {
+        if let Some((buf, n)) = wire::heartbeat_frame(r.error, version, correlation_id) {
+            return Ok(PyBytes::new(py, &buf[..n]));
+        }
+    }
     let body = wire::response_body(response, version);
     let prepared = frame::prepare_response(response.api_key(), version, correlation_id, &[], &body)
         .py_err(py)?;
@@ -222,7 +228,7 @@ impl PyCoordinator {
                 Some(s) => Coordinator::with_seed(config, s),
                 None => Coordinator::new(config),
             },
-            waiting: HashMap::new(),
+            waiting: FxMap::default(),
             next: 1,
             effects: Vec::new(),
         })

@@ -331,3 +331,19 @@ fn other_apis_and_bodies_are_refused() {
     assert!(wire::request_from(12, 1, Option::None, "", &body).is_err());
     assert!(wire::is_group_api(47) && !wire::is_group_api(0));
 }
+
+// The heartbeat response frame written directly is the generic codec's, byte for byte.
+#[test]
+fn heartbeat_frames_are_the_codecs() {
+    for v in 0..=4 {
+        for error in [None, RebalanceInProgress, UnknownMemberId] {
+            let r = GroupResponse::Heartbeat(HeartbeatResponse { error });
+            let body = wire::response_body(&r, v);
+            let generic = crate::protocol::frame::encode_response(12, v, -5, &body).unwrap();
+            let (buf, n) = wire::heartbeat_frame(error, v, -5).unwrap();
+            assert_eq!(&buf[..n], &generic[..], "v{v}");
+            assert_eq!(wire::encode_response(&r, v, -5).unwrap(), generic);
+        }
+    }
+    assert!(wire::heartbeat_frame(None, 5, 0).is_none());
+}
