@@ -60,16 +60,14 @@ pub enum GroupState {
     ///             follower join-group with new metadata => PreparingRebalance
     ///             group is removed by partition unload => Dead
     Stable,
-    /// Dead: the group has no more members and its metadata is being removed. The coordinator
-    /// drops a Dead group at once; requests that still reach one see it as gone.
+    /// Dead: the group has no more members and its metadata is being removed (deleted, expired,
+    /// or its partition unloaded). The coordinator drops a Dead group at once, so requests
+    /// mostly see it as gone; one that finds it still held gets Kafka's answers.
     ///
-    /// action: respond to join group with UNKNOWN_MEMBER_ID (COORDINATOR_NOT_AVAILABLE while it
-    ///         is still cached, so that the client finds the coordinator again)
-    ///         respond to sync group with UNKNOWN_MEMBER_ID
-    ///         respond to heartbeat with UNKNOWN_MEMBER_ID
-    ///         respond to leave group with UNKNOWN_MEMBER_ID
-    ///         respond to offset commit with UNKNOWN_MEMBER_ID
-    ///         allow offset fetch requests
+    /// action: respond to join group, sync group, heartbeat, leave group and offset commit with
+    ///         COORDINATOR_NOT_AVAILABLE (the client finds its coordinator again)
+    ///         respond to delete groups and offset delete with GROUP_ID_NOT_FOUND
+    ///         describe the group as Dead; fetch no offsets
     /// transition: Dead is a final state before group metadata is cleaned up, so there are no
     ///             transitions
     Dead,
