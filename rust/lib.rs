@@ -5,6 +5,7 @@
 
 pub mod assignors;
 pub mod errors;
+pub mod group;
 pub mod log;
 pub mod partitioners;
 pub mod protocol;

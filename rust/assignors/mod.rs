@@ -10,7 +10,7 @@
 //! such place says so.
 
 pub mod consumer_protocol;
-mod fxhash;
+pub(crate) mod fxhash;
 pub mod java;
 mod model;
 mod racks;

@@ -9,6 +9,7 @@ use pyo3::types::PyDict;
 
 mod assignors;
 pub mod errors;
+mod group;
 mod log;
 mod partitioners;
 mod protocol;
@@ -20,6 +21,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     submodule(m, "partitioners", partitioners::register)?;
     submodule(m, "assignors", assignors::register)?;
     submodule(m, "protocol", protocol::register)?;
+    submodule(m, "group", group::register)?;
     submodule(m, "log", log::register)?;
     Ok(())
 }

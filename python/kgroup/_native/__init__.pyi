@@ -4,6 +4,7 @@
 
 from . import assignors as assignors
 from . import errors as errors
+from . import group as group
 from . import log as log
 from . import partitioners as partitioners
 from . import protocol as protocol

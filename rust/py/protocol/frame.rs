@@ -61,6 +61,16 @@ pub struct PyRequestHeader {
 }
 
 impl PyRequestHeader {
+    /// parts are the api key, version, correlation id and client id, for other bindings.
+    pub(crate) fn parts(&self) -> (i16, i16, i32, Option<&str>) {
+        (
+            self.api_key,
+            self.api_version,
+            self.correlation_id,
+            self.client_id.as_deref(),
+        )
+    }
+
     fn same(&self, py: Python<'_>, o: &PyRequestHeader) -> PyResult<bool> {
         Ok((
             self.api_key,
@@ -142,6 +152,13 @@ impl PyRequestHeader {
 pub struct PyRequest {
     #[pyo3(get)]
     body: Py<PyAny>,
+}
+
+impl PyRequest {
+    /// body_object is the body (a StructView when decoded), for other bindings.
+    pub(crate) fn body_object(&self) -> &Py<PyAny> {
+        &self.body
+    }
 }
 
 #[pymethods]

@@ -11,9 +11,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod convert;
 mod fast;
-mod frame;
+pub(super) mod frame;
 mod records;
-mod views;
+pub(super) mod views;
 
 use self::convert::{bytes_from_py, finish, keys, tagged_from_py, FromPy, Keep};
 use self::fast::{Direct, Rope};

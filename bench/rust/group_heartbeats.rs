@@ -1,0 +1,307 @@
+//! The group coordinator's steady state: 10,000 groups of 10 members brought through join and
+//! sync, then heartbeating, driven from Rust on one thread.
+//!
+//! `cargo bench --bench group_heartbeats`. Two figures per pass over every member, in a shuffled
+//! order (heartbeats of a real broker arrive interleaved across groups):
+//!
+//! - `typed`: `Coordinator::handle_into` with a typed `Heartbeat` (the core alone);
+//! - `wire`: each heartbeat as a request frame (v4, flexible) decoded with
+//!   `protocol::frame::decode_request_in`, read by the wire adapter, handled, and its response
+//!   frame encoded: what a broker's Rust side does per heartbeat, Python excluded.
+//!
+//! Each figure is the best of several passes. The setup (joins, syncs, appends) is timed too.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use kgroup::group::{
+    wire, Config, Coordinator, Effect, GroupRequest, GroupResponse, Heartbeat, JoinGroup, SyncGroup,
+};
+use kgroup::protocol::frame::{decode_request_in, encode_request, RequestHeader};
+use kgroup::protocol::messages::heartbeat;
+use kgroup::protocol::value::{Arena, Struct, Value};
+use kgroup::rng::Rng;
+
+/// GROUPS is 10,000 unless `GROUP_BENCH_GROUPS` says otherwise (a small run for a profiler).
+fn groups() -> usize {
+    std::env::var("GROUP_BENCH_GROUPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
+}
+const MEMBERS: usize = 10;
+const PASSES: usize = 7;
+
+struct Member {
+    group: String,
+    id: String,
+    generation: i32,
+}
+
+fn setup(c: &mut Coordinator) -> Vec<Member> {
+    let mut out = Vec::new();
+    let mut token = 0u64;
+    let protocols: Vec<(&str, &[u8])> = vec![("range", b"subscription")];
+    let names: Vec<String> = (0..groups()).map(|g| format!("group-{g}")).collect();
+    let mut joins = Vec::with_capacity(groups() * MEMBERS);
+    for name in &names {
+        for _ in 0..MEMBERS {
+            token += 1;
+            let effects = c.handle(
+                0,
+                token,
+                &GroupRequest::JoinGroup(JoinGroup {
+                    version: 3,
+                    group_id: name,
+                    session_timeout_ms: 45_000,
+                    rebalance_timeout_ms: 300_000,
+                    member_id: "",
+                    group_instance_id: None,
+                    protocol_type: "consumer",
+                    protocols: protocols.clone(),
+                    client_id: "bench-client",
+                    client_host: "/127.0.0.1",
+                    reason: None,
+                }),
+            );
+            assert!(effects.is_empty(), "joins park during the initial delay");
+            joins.push((token, name));
+        }
+    }
+    // The initial delay, re-armed once by the members that followed the first.
+    let mut effects = c.tick(3_000);
+    effects.extend(c.tick(6_000));
+    let mut joined = std::collections::HashMap::new();
+    for e in effects {
+        if let Effect::Respond {
+            token,
+            response: GroupResponse::JoinGroup(r),
+        } = e
+        {
+            joined.insert(token, r);
+        }
+    }
+    assert_eq!(joined.len(), groups() * MEMBERS);
+    for (token, name) in &joins {
+        let r = &joined[token];
+        out.push(Member {
+            group: name.to_string(),
+            id: r.member_id.to_string(),
+            generation: r.generation_id,
+        });
+    }
+    for (k, chunk) in out.chunks(MEMBERS).enumerate() {
+        let leader = joined[&joins[k * MEMBERS].0].leader.to_string();
+        let assignments: Vec<(&str, &[u8])> = chunk
+            .iter()
+            .map(|m| (m.id.as_str(), &b"assignment"[..]))
+            .collect();
+        for m in chunk {
+            token += 1;
+            let is_leader = m.id == leader;
+            let effects = c.handle(
+                6_000,
+                token,
+                &GroupRequest::SyncGroup(SyncGroup {
+                    version: 3,
+                    group_id: &m.group,
+                    generation_id: m.generation,
+                    member_id: &m.id,
+                    group_instance_id: None,
+                    protocol_type: None,
+                    protocol_name: None,
+                    assignments: if is_leader {
+                        assignments.clone()
+                    } else {
+                        Vec::new()
+                    },
+                }),
+            );
+            for e in effects {
+                if let Effect::Append { token, .. } = e {
+                    c.appended(6_000, token, kgroup::errors::ErrorCode::None)
+                        .unwrap();
+                }
+            }
+        }
+        assert_eq!(
+            c.group_state(&chunk[0].group),
+            Some(kgroup::group::GroupState::Stable)
+        );
+    }
+    out
+}
+
+fn best(mut f: impl FnMut() -> f64) -> f64 {
+    (0..PASSES).map(|_| f()).fold(f64::MAX, f64::min)
+}
+
+/// typed_pass sends one typed heartbeat per request; returns the seconds it took.
+#[inline(never)]
+fn typed_pass(
+    c: &mut Coordinator,
+    r: &Requests,
+    now: i64,
+    token: &mut u64,
+    out: &mut Vec<Effect>,
+) -> f64 {
+    let t = Instant::now();
+    for &(g, i, e, generation) in &r.at {
+        *token += 1;
+        c.handle_into(
+            now,
+            *token,
+            &GroupRequest::Heartbeat(Heartbeat {
+                group_id: &r.text[g..i],
+                generation_id: generation,
+                member_id: &r.text[i..e],
+                group_instance_id: None,
+            }),
+            out,
+        );
+        debug_assert!(matches!(
+            out.last(),
+            Some(Effect::Respond { response: GroupResponse::Heartbeat(r), .. })
+                if r.error == kgroup::errors::ErrorCode::None
+        ));
+        out.clear();
+    }
+    t.elapsed().as_secs_f64()
+}
+
+/// wire_pass decodes each request frame, handles it and encodes its response frame; returns the
+/// seconds it took.
+#[inline(never)]
+fn wire_pass(
+    c: &mut Coordinator,
+    frames: &[u8],
+    spans: &[(usize, usize)],
+    now: i64,
+    token: &mut u64,
+    bytes_out: &mut usize,
+) -> f64 {
+    let mut out = Vec::with_capacity(4);
+    let t = Instant::now();
+    for &(a, b) in spans {
+        let f = &frames[a..b];
+        let arena = Arena::for_bytes(f.len());
+        let req = decode_request_in(&arena, f).unwrap();
+        let input = wire::request(&req, "/127.0.0.1").unwrap();
+        *token += 1;
+        c.handle_into(now, *token, &input, &mut out);
+        for e in out.drain(..) {
+            if let Effect::Respond { response, .. } = e {
+                let frame = wire::encode_response(
+                    &response,
+                    req.header.api_version,
+                    req.header.correlation_id,
+                )
+                .unwrap();
+                *bytes_out += frame.len();
+            }
+        }
+    }
+    t.elapsed().as_secs_f64()
+}
+
+/// Requests holds heartbeats' strings back to back in the order they are sent, as a broker's
+/// receive buffer holds requests: a request's bytes are in cache when it is handled.
+struct Requests {
+    text: String,
+    /// (group id start, member id start, member id end, generation)
+    at: Vec<(usize, usize, usize, i32)>,
+}
+
+impl Requests {
+    fn new(members: &[Member]) -> Requests {
+        let mut text = String::new();
+        let mut at = Vec::with_capacity(members.len());
+        for m in members {
+            let g = text.len();
+            text.push_str(&m.group);
+            let i = text.len();
+            text.push_str(&m.id);
+            at.push((g, i, text.len(), m.generation));
+        }
+        Requests { text, at }
+    }
+}
+
+fn main() {
+    let config = Config::from_pairs([("group.initial.rebalance.delay.ms", 3_000)]).unwrap();
+    let mut c = Coordinator::with_seed(config, 1);
+    let t = Instant::now();
+    let mut members = setup(&mut c);
+    let setup_s = t.elapsed().as_secs_f64();
+    println!(
+        "setup: {} groups x {MEMBERS} members joined and synced in {:.2} s",
+        groups(),
+        setup_s
+    );
+    let n = members.len();
+    let mut now = 6_000i64;
+    let mut out = Vec::with_capacity(4);
+    let mut token = 1_000_000u64;
+    let mut pass = |c: &mut Coordinator, r: &Requests, now: i64, token: &mut u64| {
+        typed_pass(c, r, now, token, &mut out)
+    };
+    let ordered = Requests::new(&members);
+    let in_order = best(|| {
+        now += 1_000;
+        pass(&mut c, &ordered, now, &mut token)
+    });
+    // Interleave the groups, as heartbeats arrive at a broker.
+    let mut rng = Rng::new(Some(3));
+    for i in (1..members.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        members.swap(i, j);
+    }
+    let shuffled = Requests::new(&members);
+    let typed = best(|| {
+        now += 1_000;
+        pass(&mut c, &shuffled, now, &mut token)
+    });
+
+    // Request frames, back to back in one buffer, as a broker reads them off its sockets (each
+    // after its size prefix).
+    let mut frames = Vec::new();
+    let mut spans = Vec::with_capacity(n);
+    for (i, m) in members.iter().enumerate() {
+        let f = heartbeat::REQUEST.fields;
+        let mut body = Struct::defaults(f);
+        body.set(f, "group_id", Value::String(m.group.as_str().into()));
+        body.set(f, "generation_id", Value::Int32(m.generation));
+        body.set(f, "member_id", Value::String(m.id.as_str().into()));
+        let header = RequestHeader {
+            api_key: 12,
+            api_version: 4,
+            correlation_id: i as i32,
+            client_id: Some("bench-client".into()),
+            unknown_tagged: Vec::new(),
+        };
+        let frame = encode_request(&header, &body).unwrap();
+        let start = frames.len();
+        frames.extend_from_slice(&frame[4..]);
+        spans.push((start, frames.len()));
+    }
+    let mut bytes_out = 0usize;
+    let wire_s = best(|| {
+        now += 1_000;
+        wire_pass(&mut c, &frames, &spans, now, &mut token, &mut bytes_out)
+    });
+    black_box(bytes_out);
+
+    println!("{:<22} {:>14} {:>10}", "case", "heartbeats/s", "ns each");
+    for (name, s) in [
+        ("typed, group order", in_order),
+        ("typed, shuffled", typed),
+        ("wire, shuffled", wire_s),
+    ] {
+        println!(
+            "{name:<22} {:>14.0} {:>10.0}",
+            n as f64 / s,
+            s * 1e9 / n as f64
+        );
+    }
+    assert_eq!(c.group_count(), groups());
+}

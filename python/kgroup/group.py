@@ -1,0 +1,84 @@
+"""kgroup.group: Kafka's classic group coordinator, for a broker to host.
+
+The coordinator (Rust, ``rust/group/``) is a pure state machine: it reads no clock and does no
+I/O. The host hands it each group request with the time and a token of its choice, and carries
+out the effects it returns:
+
+- :class:`Respond` -- write ``frame`` (a whole response frame, size prefix included, for the
+  request's version and correlation id) to the connection of the request given ``token``;
+- :class:`Append` -- append ``records`` (one v2 record batch) to partition ``partition`` of
+  ``__consumer_offsets``, then report how it went with :meth:`Coordinator.appended`.
+
+Parked JoinGroup and SyncGroup requests, and commits waiting for their append, are answered
+later through the same effects, from ``handle``, ``appended`` or ``tick``. The host calls
+:meth:`Coordinator.tick` when :attr:`Coordinator.next_deadline` comes::
+
+    coordinator = Coordinator({"group.initial.rebalance.delay.ms": 0})
+    for partition, data in logs:                  # __consumer_offsets, from its start
+        coordinator.load(partition, data)
+    effects = coordinator.handle(now_ms(), token, request, client_host="/127.0.0.1")
+    for effect in effects:
+        match effect:
+            case Respond(token, frame):
+                connection_of(token).write(frame)
+            case Append(token, partition, records):
+                error = append_to_log(partition, records)   # 0 on success
+                effects += coordinator.appended(now_ms(), token, error)
+
+The rest of the host's surface:
+
+- ``Coordinator(config=None, *, seed=None)``: ``config`` maps Kafka's names (:data:`CONFIG_KEYS`)
+  to ints (or int strings); ``seed`` makes member ids' UUIDs reproducible.
+- ``handle(now_ms, token, request, client_host="")``: ``token`` is any object, given back in the
+  request's :class:`Respond`; ``client_host`` is the peer as Kafka prints it (``/127.0.0.1``),
+  shown by DescribeGroups.
+- ``appended(now_ms, token, error_code=0)``: the outcome of an :class:`Append` (a Kafka error
+  code, 0 for none); storage errors are mapped to what each api answers, as Kafka maps them.
+- ``tick(now_ms)`` and ``next_deadline`` (ms, or None): timers (sessions, the initial and
+  regular join delays, the sync timeout, pending member ids, the offset retention check). After
+  a load, ``next_deadline`` is in the past until the next call starts the loaded members'
+  sessions.
+- ``load(partition, batches, last=True)``: replay a partition of ``__consumer_offsets`` (record
+  batches as the log holds them); in chunks with ``last=False`` until the final one, while the
+  partition's groups answer COORDINATOR_LOAD_IN_PROGRESS. Returns counts.
+- ``unload(now_ms, partition)``: give a partition up; its parked requests are answered
+  NOT_COORDINATOR (call it for every partition on shutdown).
+- ``set_topics({topic: partitions} | None)``: commits to unknown topics or partitions are then
+  answered UNKNOWN_TOPIC_OR_PARTITION; ``topics_deleted(now_ms, topics)`` removes their offsets.
+- ``partition_for(group_id)``, ``group_state(group_id)``, ``group_count``, ``pending_appends``,
+  ``waiting`` (requests not answered yet).
+
+Requests are the :class:`kgroup.protocol.Request` objects that
+:func:`kgroup.protocol.decode_request` returns, of the apis in :data:`GROUP_API_KEYS`
+(JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, OffsetDelete,
+DescribeGroups, ListGroups, DeleteGroups), at every version Kafka 3.9 speaks. FindCoordinator is
+the broker's own: the coordinator of every group is the broker itself. Config keys are Kafka's
+(:data:`CONFIG_KEYS`). The same calls with the same times (and the same ``seed``) give the same
+effects.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+from kgroup._native.group import (
+    CONFIG_KEYS,
+    GROUP_API_KEYS,
+    Append,
+    Coordinator,
+    Respond,
+    partition_for,
+)
+
+__all__ = [
+    "CONFIG_KEYS",
+    "GROUP_API_KEYS",
+    "Append",
+    "Coordinator",
+    "Effect",
+    "Respond",
+    "partition_for",
+]
+
+#: Effect is what the coordinator asks the host to do.
+Effect: TypeAlias = Respond | Append

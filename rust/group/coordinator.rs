@@ -1,0 +1,619 @@
+//! Coordinator: the classic group coordinator of every group of one broker, as a pure state
+//! machine. The host hands it requests, append outcomes and the time; it answers with effects.
+//!
+//! The handlers live one module per api beside this one (`join_group.rs`, `sync_group.rs`, ...,
+//! as franz-go's kfake lays them out); the rebalance mechanics they share are in `rebalance.rs`,
+//! loading, unloading and offset expiry in `lifecycle.rs`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::api::{AppendToken, Effect, GroupRequest, GroupResponse, Token};
+use super::classic_group::Group;
+use super::config::Config;
+use super::lifecycle::LoadState;
+use super::member::Protocol;
+use super::name::Name;
+use super::records::{partition_for, OffsetAndMetadata};
+use super::slab::Slab;
+use super::state::GroupState;
+use super::timers::{Due, Timer, TimerKey, Timers};
+use crate::assignors::fxhash::FxMap;
+use crate::errors::{Error, ErrorCode, Result};
+use crate::protocol::records::{Record, RecordBatch};
+use crate::rng::Rng;
+
+/// Pending is work waiting on an append: what to do when the host reports its outcome.
+#[derive(Debug)]
+pub(super) enum Pending {
+    /// Commit: an OffsetCommit's offsets; its response goes out when the append ends.
+    Commit {
+        token: Token,
+        group: Arc<str>,
+        uid: u64,
+        response: super::api::OffsetCommitResponse,
+        /// offsets are (topic index, partition index in the response, topic, partition, offset).
+        offsets: Vec<(usize, usize, Arc<str>, i32, OffsetAndMetadata)>,
+    },
+    /// Assignment: the leader's assignment of a generation; the group becomes Stable on success.
+    Assignment {
+        group: Arc<str>,
+        uid: u64,
+        generation: i32,
+        assignment: FxMap<Arc<str>, Arc<[u8]>>,
+    },
+    /// StaticRejoin: a known static member rejoined a Stable group under a new member id without
+    /// a rebalance; on failure the replacement is reverted.
+    StaticRejoin(Box<StaticRejoin>),
+    /// Nothing waits (tombstones, an Empty group's metadata).
+    Nothing,
+}
+
+/// StaticRejoin is what reverting or answering a static member's rejoin needs.
+#[derive(Debug)]
+pub(super) struct StaticRejoin {
+    pub token: Token,
+    pub group: Arc<str>,
+    pub uid: u64,
+    pub instance_id: Arc<str>,
+    pub old_member_id: Arc<str>,
+    pub new_member_id: Arc<str>,
+    pub old_protocols: Vec<Protocol>,
+    pub old_rebalance_timeout_ms: i32,
+    pub old_session_timeout_ms: i32,
+    /// old_leader is the leader before the replacement (the pre-v9 answer's leader).
+    pub old_leader: Option<Arc<str>>,
+    /// skip_assignment: JoinGroup v9+, which can tell a leader to skip the assignment.
+    pub skip_assignment: bool,
+}
+
+/// Coordinator is the group coordinator. Deterministic: the same calls with the same times
+/// (and the same seed) give the same effects. Not thread-safe; a host serialises its calls.
+///
+/// Calls take the current time (`now`, ms); a time earlier than one seen before counts as the
+/// later one. Each call first fires the timers that are due, then does its work, then fires
+/// what its work made due at once; effects come back in the order they happened. `next_deadline` says when to call [`Coordinator::tick`]
+/// next.
+pub struct Coordinator {
+    pub(super) config: Config,
+    pub(super) groups: Slab<Group>,
+    pub(super) index: FxMap<Name, u32>,
+    pub(super) timers: Timers,
+    pub(super) retention: Timer,
+    pub(super) appends: FxMap<AppendToken, Pending>,
+    pub(super) next_append: AppendToken,
+    pub(super) next_uid: u64,
+    pub(super) rng: Rng,
+    pub(super) now: i64,
+    pub(super) clock_seen: bool,
+    pub(super) loading: BTreeMap<i32, LoadState>,
+    pub(super) unowned: BTreeSet<i32>,
+    /// to_activate are loaded groups (by uid) whose members' sessions start at the next clock.
+    pub(super) to_activate: Vec<(Arc<str>, u64)>,
+    pub(super) topics: Option<FxMap<Arc<str>, i32>>,
+    pub(super) out: Vec<Effect>,
+}
+
+impl Coordinator {
+    /// new is a coordinator with `config`, drawing member ids' UUIDs from the process's
+    /// randomness.
+    pub fn new(config: Config) -> Coordinator {
+        Coordinator::with_rng(config, Rng::new(None))
+    }
+
+    /// with_seed is a coordinator whose member ids are reproducible from `seed`.
+    pub fn with_seed(config: Config, seed: u64) -> Coordinator {
+        Coordinator::with_rng(config, Rng::new(Some(seed)))
+    }
+
+    fn with_rng(config: Config, rng: Rng) -> Coordinator {
+        Coordinator {
+            config,
+            groups: Slab::default(),
+            index: FxMap::default(),
+            timers: Timers::default(),
+            retention: Timer::default(),
+            appends: FxMap::default(),
+            next_append: 1,
+            next_uid: 1,
+            rng,
+            now: i64::MIN,
+            clock_seen: false,
+            loading: BTreeMap::new(),
+            unowned: BTreeSet::new(),
+            to_activate: Vec::new(),
+            topics: None,
+            out: Vec::new(),
+        }
+    }
+
+    /// config is the coordinator's configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// partition_for is the partition of `__consumer_offsets` that holds `group_id`.
+    pub fn partition_for(&self, group_id: &str) -> i32 {
+        partition_for(group_id, self.config.offsets_topic_num_partitions)
+    }
+
+    /// handle serves one request; `token` comes back with its response, now or later (a parked
+    /// JoinGroup or SyncGroup, a commit waiting on its append).
+    pub fn handle(&mut self, now: i64, token: Token, request: &GroupRequest<'_>) -> Vec<Effect> {
+        let mut out = Vec::new();
+        self.handle_into(now, token, request, &mut out);
+        out
+    }
+
+    /// handle_into is [`Coordinator::handle`] appending the effects to `out`.
+    pub fn handle_into(
+        &mut self,
+        now: i64,
+        token: Token,
+        request: &GroupRequest<'_>,
+        out: &mut Vec<Effect>,
+    ) {
+        self.enter(now);
+        match request {
+            GroupRequest::JoinGroup(r) => self.join_group(token, r),
+            GroupRequest::SyncGroup(r) => self.sync_group(token, r),
+            GroupRequest::Heartbeat(r) => self.heartbeat(token, r),
+            GroupRequest::LeaveGroup(r) => self.leave_group(token, r),
+            GroupRequest::OffsetCommit(r) => self.offset_commit(token, r),
+            GroupRequest::OffsetFetch(r) => self.offset_fetch(token, r),
+            GroupRequest::OffsetDelete(r) => self.offset_delete(token, r),
+            GroupRequest::DescribeGroups(r) => self.describe_groups(token, r),
+            GroupRequest::ListGroups(r) => self.list_groups(token, r),
+            GroupRequest::DeleteGroups(r) => self.delete_groups(token, r),
+        }
+        // Work may have armed a timer due at once (a rebalance timeout of 0).
+        self.run_timers();
+        out.append(&mut self.out);
+    }
+
+    /// appended reports the outcome of the [`Effect::Append`] of `token`: `error` is NONE when
+    /// the records are in the log, else the storage error (mapped to what each api answers, as
+    /// Kafka's coordinator maps it). An unknown or already reported token is
+    /// [`Error::InvalidArgument`].
+    pub fn appended(
+        &mut self,
+        now: i64,
+        token: AppendToken,
+        error: ErrorCode,
+    ) -> Result<Vec<Effect>> {
+        let mut out = Vec::new();
+        self.appended_into(now, token, error, &mut out)?;
+        Ok(out)
+    }
+
+    /// appended_into is [`Coordinator::appended`] appending the effects to `out`.
+    pub fn appended_into(
+        &mut self,
+        now: i64,
+        token: AppendToken,
+        error: ErrorCode,
+        out: &mut Vec<Effect>,
+    ) -> Result<()> {
+        let Some(pending) = self.appends.remove(&token) else {
+            return Err(Error::InvalidArgument(format!(
+                "no append with token {token} is outstanding"
+            )));
+        };
+        self.enter(now);
+        self.complete_append(token, pending, error);
+        self.run_timers();
+        out.append(&mut self.out);
+        Ok(())
+    }
+
+    /// tick fires every timer due at `now`.
+    pub fn tick(&mut self, now: i64) -> Vec<Effect> {
+        let mut out = Vec::new();
+        self.tick_into(now, &mut out);
+        out
+    }
+
+    /// tick_into is [`Coordinator::tick`] appending the effects to `out`.
+    pub fn tick_into(&mut self, now: i64, out: &mut Vec<Effect>) {
+        self.enter(now);
+        out.append(&mut self.out);
+    }
+
+    /// next_deadline is when the next timer is due (ms, the clock the calls give), or None when
+    /// none is set. Loaded groups waiting for their first clock make it due at once (`i64::MIN`).
+    pub fn next_deadline(&mut self) -> Option<i64> {
+        if !self.to_activate.is_empty() {
+            return Some(i64::MIN);
+        }
+        loop {
+            let (key, at) = self.timers.peek()?;
+            let timer = Self::timer_of(&mut self.groups, &mut self.retention, key);
+            match timer {
+                Some(t) if t.deadline == Some(at) => return Some(at),
+                _ => {
+                    // Stale, or moved later: settle it without firing (the deadline is in the
+                    // future of `at`, so nothing fires).
+                    let due = self.timers.settle(
+                        Self::timer_of(&mut self.groups, &mut self.retention, key),
+                        at,
+                    );
+                    debug_assert_eq!(due, Due::Skip);
+                }
+            }
+        }
+    }
+
+    /// group_state is the state of a group, None when the coordinator has no such group.
+    pub fn group_state(&self, group_id: &str) -> Option<GroupState> {
+        self.index
+            .get(group_id)
+            .and_then(|s| self.groups.get(*s))
+            .map(|g| g.state)
+    }
+
+    /// group_count is the number of groups held.
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// pending_appends is the number of appends whose outcome is not reported yet.
+    pub fn pending_appends(&self) -> usize {
+        self.appends.len()
+    }
+
+    /// set_topics gives the broker's topics (name, partition count): offsets committed to a topic
+    /// or partition not in it are answered UNKNOWN_TOPIC_OR_PARTITION, as Kafka's broker does.
+    /// None (the default) accepts every topic.
+    pub fn set_topics<'a>(&mut self, topics: Option<impl IntoIterator<Item = (&'a str, i32)>>) {
+        self.topics = topics.map(|t| t.into_iter().map(|(n, p)| (Arc::from(n), p)).collect());
+    }
+
+    /// force_state puts a group in a state without a transition, as Kafka's tests do to reach
+    /// states the coordinator never lingers in (a Dead group still cached).
+    #[cfg(test)]
+    pub(crate) fn force_state(&mut self, group_id: &str, state: GroupState) {
+        if let Some(s) = self.slot_of(group_id) {
+            self.group_mut(s).state = state;
+        }
+    }
+
+    /// group_generation is a group's generation (tests).
+    #[cfg(test)]
+    pub(crate) fn group_generation(&self, group_id: &str) -> Option<i32> {
+        self.slot_of(group_id).map(|s| self.group(s).generation)
+    }
+
+    /// check_invariants panics unless the coordinator's bookkeeping holds together: indexes,
+    /// counters, leaders, where parked requests and timers may be.
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        use super::classic_group::JoinPhase;
+        assert_eq!(self.index.len(), self.groups.len());
+        for (slot, g) in self.groups.iter() {
+            assert_eq!(self.index.get(&*g.id), Some(&slot));
+            assert_ne!(
+                g.state,
+                GroupState::Dead,
+                "{}: a Dead group is dropped",
+                g.id
+            );
+            let members: Vec<(u32, &super::member::Member)> = g.members.iter().collect();
+            assert_eq!(g.leader.is_none(), members.is_empty(), "{}: leader", g.id);
+            if let Some(l) = g.leader {
+                assert!(
+                    g.members.get(l).is_some(),
+                    "{}: the leader is a member",
+                    g.id
+                );
+            }
+            if g.state == GroupState::Empty {
+                assert!(members.is_empty(), "{}: Empty with members", g.id);
+            }
+            let mut awaiting = 0;
+            let mut pending_sync = 0;
+            for (s, m) in &members {
+                assert_eq!(g.slot(&m.id), Some(*s), "{}: by id", g.id);
+                if let Some(i) = &m.instance_id {
+                    assert_eq!(g.static_slot(i), Some(*s), "{}: static {i}", g.id);
+                }
+                assert!(
+                    !g.is_pending(&m.id),
+                    "{}: {} member and pending",
+                    g.id,
+                    m.id
+                );
+                assert!(
+                    m.awaiting_join.is_none() || m.awaiting_sync.is_none(),
+                    "{}: {} parked in join and sync",
+                    g.id,
+                    m.id
+                );
+                if m.awaiting_join.is_some() {
+                    awaiting += 1;
+                    assert!(
+                        matches!(g.state, GroupState::PreparingRebalance | GroupState::Stable),
+                        "{}: a JoinGroup parked in {}",
+                        g.id,
+                        g.state
+                    );
+                }
+                if m.awaiting_sync.is_some() {
+                    assert_eq!(
+                        g.state,
+                        GroupState::CompletingRebalance,
+                        "{}: sync parked",
+                        g.id
+                    );
+                }
+                if m.pending_sync {
+                    pending_sync += 1;
+                    assert!(matches!(
+                        g.state,
+                        GroupState::CompletingRebalance | GroupState::Stable
+                    ));
+                }
+                if m.awaiting_join.is_none() && m.awaiting_sync.is_none() {
+                    assert!(
+                        m.heartbeat.deadline.is_some(),
+                        "{}: {} has no session timer",
+                        g.id,
+                        m.id
+                    );
+                }
+            }
+            assert_eq!(awaiting, g.num_awaiting_join(), "{}: awaiting count", g.id);
+            assert_eq!(
+                pending_sync,
+                g.num_pending_sync(),
+                "{}: pending sync count",
+                g.id
+            );
+            assert_eq!(
+                g.join_timer.deadline.is_some(),
+                g.state == GroupState::PreparingRebalance,
+                "{}: join timer in {}",
+                g.id,
+                g.state
+            );
+            if g.sync_timer.deadline.is_some() {
+                assert!(matches!(
+                    g.state,
+                    GroupState::CompletingRebalance | GroupState::Stable
+                ));
+            }
+            if g.state == GroupState::PreparingRebalance && g.join_phase == JoinPhase::Regular {
+                assert!(
+                    !g.has_all_members_joined(),
+                    "{}: a complete join left open",
+                    g.id
+                );
+            }
+            for d in members.iter().filter_map(|(_, m)| m.heartbeat.deadline) {
+                assert!(d > self.now, "{}: a session deadline in the past", g.id);
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // internals shared by the handlers
+
+    /// enter advances the clock and fires what is due.
+    pub(super) fn enter(&mut self, now: i64) {
+        self.now = self.now.max(now);
+        if !self.clock_seen {
+            self.clock_seen = true;
+            let at = self
+                .now
+                .saturating_add(self.config.offsets_retention_check_interval_ms);
+            self.timers
+                .set(&mut self.retention, TimerKey::Retention, at);
+        }
+        if !self.to_activate.is_empty() {
+            self.activate_loaded();
+        }
+        self.run_timers();
+    }
+
+    pub(super) fn run_timers(&mut self) {
+        let now = self.now;
+        while let Some((key, at)) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            let timer = Self::timer_of(&mut self.groups, &mut self.retention, key);
+            if self.timers.settle(timer, now) == Due::Fire {
+                self.fire(key);
+            }
+        }
+    }
+
+    fn timer_of<'a>(
+        groups: &'a mut Slab<Group>,
+        retention: &'a mut Timer,
+        key: TimerKey,
+    ) -> Option<&'a mut Timer> {
+        match key {
+            TimerKey::Heartbeat { group, member } => groups
+                .get_mut(group)?
+                .members
+                .get_mut(member)
+                .map(|m| &mut m.heartbeat),
+            TimerKey::Pending { group, pending } => groups
+                .get_mut(group)?
+                .pending
+                .get_mut(pending)
+                .map(|p| &mut p.expiry),
+            TimerKey::Join { group } => groups.get_mut(group).map(|g| &mut g.join_timer),
+            TimerKey::Sync { group } => groups.get_mut(group).map(|g| &mut g.sync_timer),
+            TimerKey::Retention => Some(retention),
+        }
+    }
+
+    fn fire(&mut self, key: TimerKey) {
+        match key {
+            TimerKey::Heartbeat { group, member } => self.expire_heartbeat(group, member),
+            TimerKey::Pending { group, pending } => self.expire_pending(group, pending),
+            TimerKey::Join { group } => self.expire_join(group),
+            TimerKey::Sync { group } => self.expire_sync(group),
+            TimerKey::Retention => {
+                self.expire_offsets();
+                let at = self
+                    .now
+                    .saturating_add(self.config.offsets_retention_check_interval_ms);
+                self.timers
+                    .set(&mut self.retention, TimerKey::Retention, at);
+            }
+        }
+    }
+
+    /// respond queues a response.
+    pub(super) fn respond(&mut self, token: Token, response: GroupResponse) {
+        self.out.push(Effect::Respond { token, response });
+    }
+
+    /// gate is the pre-check every group api shares after the group id (Kafka's
+    /// `validateGroupStatus`): COORDINATOR_LOAD_IN_PROGRESS while the group's partition loads,
+    /// NOT_COORDINATOR once it was unloaded.
+    pub(super) fn gate(&self, group_id: &str) -> Option<ErrorCode> {
+        if self.loading.is_empty() && self.unowned.is_empty() {
+            return None;
+        }
+        let p = self.partition_for(group_id);
+        if self.loading.contains_key(&p) {
+            Some(ErrorCode::CoordinatorLoadInProgress)
+        } else if self.unowned.contains(&p) {
+            Some(ErrorCode::NotCoordinator)
+        } else {
+            None
+        }
+    }
+
+    /// slot_of is the slot of a group by id.
+    #[inline]
+    pub(super) fn slot_of(&self, group_id: &str) -> Option<u32> {
+        self.index.get(group_id).copied()
+    }
+
+    /// slot_of_uid is the slot of a group by id, if it is still the group `uid` names.
+    pub(super) fn slot_of_uid(&self, group_id: &str, uid: u64) -> Option<u32> {
+        let s = self.slot_of(group_id)?;
+        (self.groups.get(s)?.uid == uid).then_some(s)
+    }
+
+    #[inline]
+    pub(super) fn group(&self, slot: u32) -> &Group {
+        self.groups.get(slot).expect("a group's slot")
+    }
+
+    #[inline]
+    pub(super) fn group_mut(&mut self, slot: u32) -> &mut Group {
+        self.groups.get_mut(slot).expect("a group's slot")
+    }
+
+    /// create_group adds an Empty group (Kafka's `getOrMaybeCreateGroup`).
+    pub(super) fn create_group(&mut self, group_id: &str) -> u32 {
+        let id: Arc<str> = Arc::from(group_id);
+        let partition = self.partition_for(group_id);
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let slot = self
+            .groups
+            .insert(Group::new(uid, id.clone(), partition, Some(self.now)));
+        self.index.insert(Name::from(group_id), slot);
+        slot
+    }
+
+    /// drop_group forgets a group; its timers go stale.
+    pub(super) fn drop_group(&mut self, slot: u32) -> Option<Group> {
+        let g = self.groups.remove(slot)?;
+        self.index.remove(&*g.id);
+        Some(g)
+    }
+
+    /// new_member_id is Kafka's `generateMemberId`: the client id (or the group instance id)
+    /// and a random UUID, joined by "-".
+    pub(super) fn new_member_id(&mut self, prefix: &str) -> Arc<str> {
+        let hi = self.rng.next_u64();
+        let lo = self.rng.next_u64();
+        // UUID version 4, variant 1 (Java's UUID.randomUUID).
+        let hi = (hi & !0xf000) | 0x4000;
+        let lo = (lo & !(0xc000_0000_0000_0000)) | 0x8000_0000_0000_0000;
+        Arc::from(format!(
+            "{prefix}-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            hi >> 32,
+            (hi >> 16) & 0xffff,
+            hi & 0xffff,
+            lo >> 48,
+            lo & 0xffff_ffff_ffff
+        ))
+    }
+
+    /// append queues an append of `records` ((key, value) pairs) to `partition`, with `pending`
+    /// waiting on it; returns its token.
+    pub(super) fn append(
+        &mut self,
+        partition: i32,
+        records: super::lifecycle::Records,
+        pending: Pending,
+    ) -> AppendToken {
+        let token = self.next_append;
+        self.next_append += 1;
+        let now = self.now.max(0);
+        let mut batch = RecordBatch {
+            records: records
+                .into_iter()
+                .enumerate()
+                .map(|(i, (k, v))| Record {
+                    offset: i as i64,
+                    timestamp: now,
+                    key: Some(k),
+                    value: v,
+                    headers: Vec::new(),
+                })
+                .collect(),
+            ..RecordBatch::default()
+        };
+        // Offsets count from 0 and timestamps are equal: neither can fail.
+        let bytes = batch
+            .derive_from_records()
+            .and_then(|_| batch.encode(None))
+            .unwrap_or_default();
+        self.appends.insert(token, pending);
+        self.out.push(Effect::Append {
+            token,
+            partition,
+            records: bytes,
+        });
+        token
+    }
+}
+
+/// map_commit_error maps a storage error to what OffsetCommit answers (Kafka's
+/// `maybeConvertOffsetCommitError`).
+pub(super) fn map_commit_error(e: ErrorCode) -> ErrorCode {
+    use ErrorCode::*;
+    match e {
+        NetworkException => CoordinatorLoadInProgress,
+        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
+            CoordinatorNotAvailable
+        }
+        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
+        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => InvalidCommitOffsetSize,
+        other => other,
+    }
+}
+
+/// map_group_error maps a storage error to what a group metadata write answers (Kafka's
+/// `storeGroup` callback).
+pub(super) fn map_group_error(e: ErrorCode) -> ErrorCode {
+    use ErrorCode::*;
+    match e {
+        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
+            CoordinatorNotAvailable
+        }
+        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
+        RequestTimedOut => RebalanceInProgress,
+        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => UnknownServerError,
+        other => other,
+    }
+}

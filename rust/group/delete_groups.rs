@@ -1,0 +1,48 @@
+//! DeleteGroups: v0-2. Delete Empty groups and their offsets (Kafka's `handleDeleteGroups`).
+//!
+//! An Empty group goes Dead: its offsets and (once it had a generation) its metadata are
+//! tombstoned; a group with members answers NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND.
+//! The response does not wait for the tombstones (Kafka appends them with acks=0). v2 flexible.
+
+use std::collections::BTreeMap;
+
+use super::api::{DeleteGroups, DeleteGroupsResponse, GroupResponse, Token};
+use super::coordinator::Coordinator;
+use super::state::GroupState;
+use crate::errors::ErrorCode;
+
+impl Coordinator {
+    pub(super) fn delete_groups(&mut self, token: Token, req: &DeleteGroups<'_>) {
+        let mut results: Vec<(String, ErrorCode)> = Vec::new();
+        let mut tombstones = BTreeMap::new();
+        for id in &req.groups {
+            // Kafka takes the ids as a set.
+            if results.iter().any(|(r, _)| r == id) {
+                continue;
+            }
+            let error = match (self.gate(id), self.slot_of(id)) {
+                (Some(e), _) => e,
+                (None, None) => ErrorCode::GroupIdNotFound,
+                (None, Some(g)) => match self.group(g).state {
+                    GroupState::Dead => ErrorCode::GroupIdNotFound,
+                    GroupState::Empty => {
+                        let now = self.now;
+                        let group = self.group_mut(g);
+                        group.transition(GroupState::Dead, now);
+                        group.offsets.clear_pending();
+                        let offsets = group.offsets.partitions();
+                        self.cleanup_group(g, offsets, &mut tombstones);
+                        ErrorCode::None
+                    }
+                    _ => ErrorCode::NonEmptyGroup,
+                },
+            };
+            results.push((id.to_string(), error));
+        }
+        self.write_tombstones(tombstones);
+        self.respond(
+            token,
+            GroupResponse::DeleteGroups(DeleteGroupsResponse { results }),
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! LeaveGroup: v0-5. Members leave a group (Kafka's `handleLeaveGroup`).
+//!
+//! v0-2 name one member; v3+ a batch, where a member given by group instance id alone (an empty
+//! member id) is removed by an administrator; v5+ adds a reason per member. Before v3 the wire
+//! adapter lifts the one member's error to the top level, as Kafka's `LeaveGroupResponse` does.
+
+use super::api::{GroupResponse, LeaveGroup, LeaveGroupResponse, LeftMember, Token};
+use super::coordinator::Coordinator;
+use super::state::GroupState;
+use crate::errors::ErrorCode;
+
+impl Coordinator {
+    pub(super) fn leave_group(&mut self, token: Token, req: &LeaveGroup<'_>) {
+        let top = if req.group_id.is_empty() {
+            Some(ErrorCode::InvalidGroupId)
+        } else {
+            self.gate(req.group_id)
+        };
+        let response = match top {
+            Some(error) => LeaveGroupResponse {
+                error,
+                members: Vec::new(),
+            },
+            None => match self.slot_of(req.group_id) {
+                None => LeaveGroupResponse {
+                    error: ErrorCode::None,
+                    members: req
+                        .members
+                        .iter()
+                        .map(|m| left(m, ErrorCode::UnknownMemberId))
+                        .collect(),
+                },
+                Some(g) if self.group(g).is(GroupState::Dead) => LeaveGroupResponse {
+                    error: ErrorCode::CoordinatorNotAvailable,
+                    members: Vec::new(),
+                },
+                Some(g) => {
+                    let mut members = Vec::with_capacity(req.members.len());
+                    for m in &req.members {
+                        let error = self.leave_one(g, m);
+                        members.push(left(m, error));
+                    }
+                    LeaveGroupResponse {
+                        error: ErrorCode::None,
+                        members,
+                    }
+                }
+            },
+        };
+        self.respond(token, GroupResponse::LeaveGroup(response));
+    }
+
+    fn leave_one(&mut self, g: u32, m: &super::api::LeavingMember<'_>) -> ErrorCode {
+        let group = self.group(g);
+        if m.member_id.is_empty() {
+            // Removal by group instance id (an administrator's).
+            return match m.group_instance_id.and_then(|i| group.static_slot(i)) {
+                Some(s) => {
+                    self.remove_member_and_update(g, s);
+                    ErrorCode::None
+                }
+                None => ErrorCode::UnknownMemberId,
+            };
+        }
+        if group.is_pending(m.member_id) {
+            self.remove_pending_and_update(g, m.member_id);
+            return ErrorCode::None;
+        }
+        if let Some(e) = self.validate_current_member(g, m.member_id, m.group_instance_id) {
+            return e;
+        }
+        let s = self.group(g).slot(m.member_id).expect("validated");
+        self.remove_member_and_update(g, s);
+        ErrorCode::None
+    }
+}
+
+fn left(m: &super::api::LeavingMember<'_>, error: ErrorCode) -> LeftMember {
+    LeftMember {
+        member_id: m.member_id.to_string(),
+        group_instance_id: m.group_instance_id.map(str::to_string),
+        error,
+    }
+}

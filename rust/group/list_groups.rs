@@ -1,0 +1,45 @@
+//! ListGroups: v0-5. The groups this coordinator holds (Kafka's `handleListGroups`).
+//!
+//! v3 flexible; v4 filters by state (names compared ignoring case); v5 by type (every group
+//! here is `classic`, so any other type filter lists nothing). While a partition loads, the
+//! answer is COORDINATOR_LOAD_IN_PROGRESS with the groups known so far.
+
+use super::api::{GroupResponse, ListGroups, ListGroupsResponse, ListedGroup, Token};
+use super::coordinator::Coordinator;
+use crate::errors::ErrorCode;
+
+impl Coordinator {
+    pub(super) fn list_groups(&mut self, token: Token, req: &ListGroups<'_>) {
+        let classic = req.types_filter.is_empty()
+            || req
+                .types_filter
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case("classic"));
+        let mut groups: Vec<ListedGroup> = if classic {
+            self.groups
+                .iter()
+                .filter(|(_, g)| {
+                    req.states_filter.is_empty()
+                        || req.states_filter.iter().any(|s| g.state.matches(s))
+                })
+                .map(|(_, g)| ListedGroup {
+                    group_id: g.id.clone(),
+                    protocol_type: g.protocol_type.clone().unwrap_or_else(|| "".into()),
+                    state: g.state,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        let error = if self.loading.is_empty() {
+            ErrorCode::None
+        } else {
+            ErrorCode::CoordinatorLoadInProgress
+        };
+        self.respond(
+            token,
+            GroupResponse::ListGroups(ListGroupsResponse { error, groups }),
+        );
+    }
+}

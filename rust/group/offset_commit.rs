@@ -1,0 +1,176 @@
+//! OffsetCommit: v0-9. A group commits offsets (Kafka's `handleCommitOffsets`,
+//! `validateOffsetCommit`, `doCommitOffsets`, `storeOffsets`).
+//!
+//! v1 adds the generation and member id (and v1 alone an explicit commit timestamp per
+//! partition); v2-4 a retention time, kept as an explicit expire timestamp; v6 leader epochs;
+//! v7 the group instance id; v8 flexible; v9 answers GROUP_ID_NOT_FOUND for an unknown group
+//! (Kafka's new coordinator) where earlier versions answer ILLEGAL_GENERATION.
+//!
+//! Commits are visible once appended: the response waits for the host to report the append,
+//! and until then OffsetFetch with `require_stable` answers UNSTABLE_OFFSET_COMMIT for the
+//! partitions.
+
+use std::sync::Arc;
+
+use super::api::{GroupResponse, OffsetCommit, OffsetCommitResponse, Token};
+use super::coordinator::{Coordinator, Pending};
+use super::records::{offset_commit_key, offset_commit_value, OffsetAndMetadata};
+use super::state::GroupState;
+use crate::errors::ErrorCode;
+
+impl Coordinator {
+    pub(super) fn offset_commit(&mut self, token: Token, req: &OffsetCommit<'_>) {
+        let mut response = OffsetCommitResponse {
+            topics: req
+                .topics
+                .iter()
+                .map(|t| {
+                    (
+                        t.name.to_string(),
+                        t.partitions
+                            .iter()
+                            .map(|p| (p.partition, ErrorCode::None))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        };
+        // Partitions the broker does not have are answered before the group is looked at.
+        let mut todo: Vec<(usize, usize)> = Vec::new();
+        for (ti, t) in req.topics.iter().enumerate() {
+            let count = self.topics.as_ref().map(|k| k.get(t.name).copied());
+            for (pi, p) in t.partitions.iter().enumerate() {
+                let known = match count {
+                    None => true,
+                    Some(n) => n.is_some_and(|n| p.partition >= 0 && p.partition < n),
+                };
+                if known {
+                    todo.push((ti, pi));
+                } else {
+                    response.topics[ti].1[pi].1 = ErrorCode::UnknownTopicOrPartition;
+                }
+            }
+        }
+        if todo.is_empty() {
+            return self.respond(token, GroupResponse::OffsetCommit(response));
+        }
+        if let Some(e) = self.commit_error(req) {
+            for (ti, pi) in todo {
+                response.topics[ti].1[pi].1 = e;
+            }
+            return self.respond(token, GroupResponse::OffsetCommit(response));
+        }
+        let g = match self.slot_of(req.group_id) {
+            Some(g) => g,
+            // Validated above: an unknown group here commits with generation -1, which creates a
+            // simple group (no protocol type, no members).
+            None => self.create_group(req.group_id),
+        };
+        match self.group(g).state {
+            GroupState::Stable | GroupState::PreparingRebalance => {
+                // Commits of the previous generation still count during PreparingRebalance;
+                // they keep the session alive too.
+                if let Some(s) = self.group(g).slot(req.member_id) {
+                    self.reschedule_session(g, s);
+                }
+            }
+            _ => {}
+        }
+        // Metadata longer than offset.metadata.max.bytes is refused per partition; the rest is
+        // stored.
+        let now = self.now;
+        let max = self.config.offset_metadata_max_bytes;
+        let expire =
+            (req.retention_time_ms != -1).then(|| now.saturating_add(req.retention_time_ms));
+        let mut offsets = Vec::new();
+        let mut records = Vec::new();
+        let group_id = self.group(g).id.clone();
+        for (ti, pi) in todo {
+            let t = &req.topics[ti];
+            let p = &t.partitions[pi];
+            let metadata = p.metadata.unwrap_or("");
+            if metadata.len() as i64 > max && metadata.encode_utf16().count() as i64 > max {
+                response.topics[ti].1[pi].1 = ErrorCode::OffsetMetadataTooLarge;
+                continue;
+            }
+            let value = OffsetAndMetadata {
+                offset: p.offset,
+                leader_epoch: p.leader_epoch,
+                metadata: Arc::from(metadata),
+                commit_timestamp: if p.commit_timestamp == -1 {
+                    now
+                } else {
+                    p.commit_timestamp
+                },
+                expire_timestamp: expire,
+            };
+            // Strings come from a decoded request, so they encode.
+            records.push((
+                offset_commit_key(&group_id, t.name, p.partition).unwrap_or_default(),
+                offset_commit_value(&value).ok(),
+            ));
+            offsets.push((ti, pi, Arc::<str>::from(t.name), p.partition, value));
+        }
+        if offsets.is_empty() {
+            return self.respond(token, GroupResponse::OffsetCommit(response));
+        }
+        let group = self.group(g);
+        let (partition, uid) = (group.partition, group.uid);
+        let staged: Vec<(Arc<str>, i32)> = offsets.iter().map(|o| (o.2.clone(), o.3)).collect();
+        let append = self.append(
+            partition,
+            records,
+            Pending::Commit {
+                token,
+                group: group_id,
+                uid,
+                response,
+                offsets,
+            },
+        );
+        let group = self.group_mut(g);
+        for (t, p) in staged {
+            group.offsets.stage(&t, p, append);
+        }
+    }
+
+    /// commit_error is the error every partition of a commit gets, if any: the group id and
+    /// partition checks, an unknown group (unless it commits with generation -1), and Kafka's
+    /// `validateOffsetCommit` and state rules.
+    fn commit_error(&self, req: &OffsetCommit<'_>) -> Option<ErrorCode> {
+        if let Some(e) = self.gate(req.group_id) {
+            return Some(e);
+        }
+        let Some(g) = self.slot_of(req.group_id) else {
+            return match (req.generation_id < 0, req.version >= 9) {
+                (true, _) => None,
+                (false, true) => Some(ErrorCode::GroupIdNotFound),
+                (false, false) => Some(ErrorCode::IllegalGeneration),
+            };
+        };
+        let group = self.group(g);
+        if group.is(GroupState::Dead) {
+            return Some(ErrorCode::CoordinatorNotAvailable);
+        }
+        if req.generation_id < 0 && group.is(GroupState::Empty) {
+            // The admin client, or a consumer that assigns itself: allowed while no member is.
+            return None;
+        }
+        if req.generation_id >= 0 || !req.member_id.is_empty() || req.group_instance_id.is_some() {
+            if let Some(e) = self.validate_current_member(g, req.member_id, req.group_instance_id) {
+                return Some(e);
+            }
+            if req.generation_id != group.generation {
+                return Some(ErrorCode::IllegalGeneration);
+            }
+        } else if !group.is(GroupState::Empty) {
+            // Only members commit to a group that has members.
+            return Some(ErrorCode::UnknownMemberId);
+        }
+        match group.state {
+            // The member has this generation's JoinGroup response but no assignment yet.
+            GroupState::CompletingRebalance => Some(ErrorCode::RebalanceInProgress),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! OffsetDelete: v0. Delete a group's committed offsets for some partitions (Kafka's
+//! `handleDeleteOffsets`).
+//!
+//! An Empty group loses the offsets asked for; a consumer group with members keeps those of the
+//! topics it consumes (GROUP_SUBSCRIBED_TO_TOPIC) and loses the others; any other group with
+//! members answers NON_EMPTY_GROUP. Deleted offsets are tombstoned; the response does not wait
+//! for the tombstones (Kafka appends them with acks=0).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::api::{GroupResponse, OffsetDelete, OffsetDeleteResponse, Token};
+use super::coordinator::Coordinator;
+use super::state::GroupState;
+use crate::errors::ErrorCode;
+
+impl Coordinator {
+    pub(super) fn offset_delete(&mut self, token: Token, req: &OffsetDelete<'_>) {
+        let response = self.delete_offsets(req);
+        self.respond(token, GroupResponse::OffsetDelete(response));
+    }
+
+    fn delete_offsets(&mut self, req: &OffsetDelete<'_>) -> OffsetDeleteResponse {
+        let error = |error| OffsetDeleteResponse {
+            error,
+            topics: Vec::new(),
+        };
+        if let Some(e) = self.gate(req.group_id) {
+            return error(e);
+        }
+        let Some(g) = self.slot_of(req.group_id) else {
+            return error(ErrorCode::GroupIdNotFound);
+        };
+        let group = self.group(g);
+        let check_subscribed = match group.state {
+            GroupState::Dead => return error(ErrorCode::GroupIdNotFound),
+            GroupState::Empty => false,
+            _ if group.is_consumer_group() => true,
+            _ => return error(ErrorCode::NonEmptyGroup),
+        };
+        let mut topics = Vec::new();
+        let mut gone = Vec::new();
+        for (name, partitions) in &req.topics {
+            let keep = check_subscribed && group.is_subscribed_to_topic(name);
+            let parts = partitions
+                .iter()
+                .map(|p| {
+                    if keep {
+                        (*p, ErrorCode::GroupSubscribedToTopic)
+                    } else {
+                        gone.push((Arc::<str>::from(*name), *p));
+                        (*p, ErrorCode::None)
+                    }
+                })
+                .collect();
+            topics.push((name.to_string(), parts));
+        }
+        let mut tombstones = BTreeMap::new();
+        if !gone.is_empty() {
+            self.cleanup_group(g, gone, &mut tombstones);
+        }
+        self.write_tombstones(tombstones);
+        OffsetDeleteResponse {
+            error: ErrorCode::None,
+            topics,
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! The wire adapter at every version the codec speaks: requests read into the coordinator's
+//! input, responses written back in the version's shape.
+
+use std::borrow::Cow;
+
+use super::*;
+use crate::group::wire::{self, GROUP_API_KEYS};
+use crate::protocol::frame::{decode_request, decode_response, encode_request, RequestHeader};
+use crate::protocol::messages::api;
+use crate::protocol::random::Gen;
+use crate::protocol::schema::Field;
+use crate::protocol::value::{Seq, Struct, Value};
+use ErrorCode::*;
+
+fn header(key: i16, version: i16) -> RequestHeader<'static> {
+    RequestHeader {
+        api_key: key,
+        api_version: version,
+        correlation_id: 77,
+        client_id: Some(Cow::Borrowed("wire-client")),
+        unknown_tagged: Vec::new(),
+    }
+}
+
+/// Random requests of every group api at every version go through the adapter, the coordinator
+/// and back: the response frame of each encodes (every field the version lacks is left at its
+/// default) and decodes as the version's response with the request's correlation id.
+#[test]
+fn every_version_of_every_group_api_round_trips() {
+    let mut g = Gen::new(5);
+    let mut c = Coordinator::with_seed(config(), 1);
+    let mut token = 0;
+    let mut responses = 0;
+    for _ in 0..20 {
+        for key in GROUP_API_KEYS {
+            let a = api(key).unwrap();
+            for v in a.versions().lo..=a.versions().hi {
+                let body = g.body(a.request, v);
+                let frame = encode_request(&header(key, v), &body).unwrap();
+                let req = decode_request(&frame[4..]).unwrap();
+                let input = wire::request(&req, "/10.0.0.1").unwrap();
+                token += 1;
+                let mut effects = c.handle(token, token as u64, &input);
+                // Complete appends so that parked commits answer too.
+                while let Some(pos) = effects
+                    .iter()
+                    .position(|e| matches!(e, Effect::Append { .. }))
+                {
+                    let Effect::Append { token: t, .. } = effects.remove(pos) else {
+                        unreachable!()
+                    };
+                    effects.extend(c.appended(token, t, None).unwrap());
+                }
+                for e in effects {
+                    let Effect::Respond { response, .. } = e else {
+                        continue;
+                    };
+                    let version = v;
+                    let out = wire::encode_response(&response, version, 77)
+                        .unwrap_or_else(|e| panic!("{} v{v}: {e}", a.name));
+                    let back = decode_response(response.api_key(), version, &out[4..]).unwrap();
+                    assert_eq!(back.correlation_id, 77);
+                    responses += 1;
+                }
+            }
+        }
+    }
+    assert!(responses > 1_000, "{responses}");
+}
+
+fn field(fields: &'static [Field], name: &str) -> usize {
+    fields.iter().position(|f| f.name == name).unwrap()
+}
+
+fn get<'a>(s: &'a Struct<'a>, fields: &'static [Field], name: &str) -> &'a Value<'a> {
+    &s.fields[field(fields, name)]
+}
+
+// JoinGroup v0 has no rebalance timeout: the session timeout stands in
+// (JoinGroupRequest.maybeOverrideRebalanceTimeout); v4+ makes MEMBER_ID_REQUIRED possible.
+#[test]
+fn join_group_versions() {
+    let a = api(11).unwrap();
+    for v in 0..=9 {
+        let mut body = Struct::defaults(a.request.fields);
+        body.set(a.request.fields, "group_id", Value::String("g".into()));
+        body.set(a.request.fields, "session_timeout_ms", Value::Int32(10_000));
+        if v >= 1 {
+            body.set(
+                a.request.fields,
+                "rebalance_timeout_ms",
+                Value::Int32(60_000),
+            );
+        }
+        let pf = a.request.fields[field(a.request.fields, "protocols")].fields;
+        let mut p = Struct::defaults(pf);
+        p.set(pf, "name", Value::String("range".into()));
+        body.set(
+            a.request.fields,
+            "protocols",
+            Value::Array(Seq::Owned(vec![Value::Struct(p)])),
+        );
+        body.set(
+            a.request.fields,
+            "protocol_type",
+            Value::String("consumer".into()),
+        );
+        let frame = encode_request(&header(11, v), &body).unwrap();
+        let req = decode_request(&frame[4..]).unwrap();
+        let GroupRequest::JoinGroup(j) = wire::request(&req, "/h").unwrap() else {
+            panic!()
+        };
+        assert_eq!(j.rebalance_timeout_ms, if v == 0 { 10_000 } else { 60_000 });
+        assert_eq!(j.client_id, "wire-client");
+        assert_eq!(j.version, v);
+        let mut c = Coordinator::with_seed(config(), 1);
+        let e = c.handle(0, 1, &GroupRequest::JoinGroup(j));
+        let want = if v >= 4 { MemberIdRequired } else { None };
+        match &e[..] {
+            [Effect::Respond {
+                response: GroupResponse::JoinGroup(r),
+                ..
+            }] => assert_eq!(r.error, want),
+            [] => assert_eq!(want, None, "v{v}: parked"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+// JoinGroupResponse: the protocol name is "" before v7 and null for "" from v7; the protocol type
+// only from v7; skip_assignment only from v9; member instance ids only from v5.
+#[test]
+fn join_group_response_shapes() {
+    let r = GroupResponse::JoinGroup(JoinGroupResponse::error("m", UnknownMemberId));
+    let f = api(11).unwrap().response.fields;
+    for v in 0..=9 {
+        let body = wire::response_body(&r, v);
+        let name = get(&body, f, "protocol_name");
+        if v < 7 {
+            assert_eq!(name, &Value::String("".into()), "v{v}");
+        } else {
+            assert_eq!(name, &Value::Null, "v{v}");
+        }
+        assert_eq!(get(&body, f, "error_code"), &Value::Int16(25));
+        assert_eq!(get(&body, f, "generation_id"), &Value::Int32(-1));
+        let frame = wire::encode_response(&r, v, 1).unwrap();
+        decode_response(11, v, &frame[4..]).unwrap();
+    }
+    let ok = GroupResponse::JoinGroup(JoinGroupResponse {
+        error: None,
+        generation_id: 3,
+        protocol_type: Some("consumer".into()),
+        protocol_name: Some("range".into()),
+        leader: "m".into(),
+        skip_assignment: true,
+        member_id: "m".into(),
+        members: vec![JoinGroupMember {
+            member_id: "m".into(),
+            group_instance_id: Some("i".into()),
+            metadata: std::sync::Arc::from(&b"md"[..]),
+        }],
+    });
+    let body = wire::response_body(&ok, 9);
+    assert_eq!(get(&body, f, "skip_assignment"), &Value::Bool(true));
+    assert_eq!(
+        get(&body, f, "protocol_type"),
+        &Value::String("consumer".into())
+    );
+    let body = wire::response_body(&ok, 6);
+    assert_eq!(get(&body, f, "protocol_type"), &Value::Null);
+}
+
+// LeaveGroupResponse before v3 carries the member's error at the top level.
+#[test]
+fn leave_group_v0_lifts_the_member_error() {
+    let r = GroupResponse::LeaveGroup(LeaveGroupResponse {
+        error: None,
+        members: vec![LeftMember {
+            member_id: "m".into(),
+            group_instance_id: Option::None,
+            error: UnknownMemberId,
+        }],
+    });
+    let f = api(13).unwrap().response.fields;
+    for v in 0..=2 {
+        assert_eq!(
+            get(&wire::response_body(&r, v), f, "error_code"),
+            &Value::Int16(25)
+        );
+    }
+    let body = wire::response_body(&r, 3);
+    assert_eq!(get(&body, f, "error_code"), &Value::Int16(0));
+    assert_eq!(get(&body, f, "members").as_array().unwrap().len(), 1);
+}
+
+// OffsetFetchResponse: before v2 a group error goes on every partition; v2-7 has a top-level
+// error; v8+ one entry per group.
+#[test]
+fn offset_fetch_response_shapes() {
+    let r = GroupResponse::OffsetFetch(OffsetFetchResponse {
+        groups: vec![FetchedGroup {
+            group_id: "g".into(),
+            error: CoordinatorLoadInProgress,
+            topics: vec![(
+                "t".into(),
+                vec![FetchedOffset {
+                    partition: 0,
+                    offset: 5,
+                    leader_epoch: 1,
+                    metadata: "".into(),
+                    error: None,
+                }],
+            )],
+        }],
+    });
+    let f = api(9).unwrap().response.fields;
+    let tf = f[field(f, "topics")].fields;
+    let pf = tf[field(tf, "partitions")].fields;
+    for v in 0..=9 {
+        let body = wire::response_body(&r, v);
+        let frame = wire::encode_response(&r, v, 1).unwrap();
+        decode_response(9, v, &frame[4..]).unwrap();
+        if v >= 8 {
+            assert_eq!(get(&body, f, "groups").as_array().unwrap().len(), 1);
+            continue;
+        }
+        let topics = get(&body, f, "topics").as_array().unwrap();
+        let p = topics[0].as_struct().unwrap().fields[field(tf, "partitions")]
+            .as_array()
+            .unwrap()[0]
+            .as_struct()
+            .unwrap();
+        let perr = &p.fields[field(pf, "error_code")];
+        let poff = &p.fields[field(pf, "committed_offset")];
+        if v < 2 {
+            assert_eq!((perr, poff), (&Value::Int16(14), &Value::Int64(-1)), "v{v}");
+        } else {
+            assert_eq!(get(&body, f, "error_code"), &Value::Int16(14), "v{v}");
+            assert_eq!(perr, &Value::Int16(0), "v{v}");
+        }
+    }
+}
+
+// OffsetFetch requests: v0-7 name one group (null topics = all, from v2); v8+ several.
+#[test]
+fn offset_fetch_request_versions() {
+    let a = api(9).unwrap();
+    let f = a.request.fields;
+    for v in 2..=9 {
+        let mut body = Struct::defaults(f);
+        if v < 8 {
+            body.set(f, "group_id", Value::String("g".into()));
+            body.set(f, "topics", Value::Null);
+        } else {
+            let gf = f[field(f, "groups")].fields;
+            let mut g1 = Struct::defaults(gf);
+            g1.set(gf, "group_id", Value::String("a".into()));
+            g1.set(gf, "topics", Value::Null);
+            let mut g2 = g1.clone();
+            g2.set(gf, "group_id", Value::String("b".into()));
+            body.set(
+                f,
+                "groups",
+                Value::Array(Seq::Owned(vec![Value::Struct(g1), Value::Struct(g2)])),
+            );
+        }
+        if v >= 7 {
+            body.set(f, "require_stable", Value::Bool(true));
+        }
+        let frame = encode_request(&header(9, v), &body).unwrap();
+        let req = decode_request(&frame[4..]).unwrap();
+        let GroupRequest::OffsetFetch(o) = wire::request(&req, "").unwrap() else {
+            panic!()
+        };
+        assert_eq!(o.groups.len(), if v < 8 { 1 } else { 2 });
+        assert!(o.groups.iter().all(|g| g.topics.is_none()));
+        assert_eq!(o.require_stable, v >= 7);
+    }
+}
+
+// DescribeGroups v3+ reports the authorized operations when asked; before v3 the field does not
+// exist.
+#[test]
+fn describe_groups_authorized_operations_by_version() {
+    let a = api(15).unwrap();
+    let f = a.request.fields;
+    for v in 0..=5 {
+        let mut body = Struct::defaults(f);
+        body.set(
+            f,
+            "groups",
+            Value::Array(Seq::Owned(vec![Value::String("g".into())])),
+        );
+        if v >= 3 {
+            body.set(f, "include_authorized_operations", Value::Bool(true));
+        }
+        let frame = encode_request(&header(15, v), &body).unwrap();
+        let req = decode_request(&frame[4..]).unwrap();
+        let input = wire::request(&req, "").unwrap();
+        let mut c = Coordinator::with_seed(config(), 1);
+        let e = c.handle(0, 1, &input);
+        let Effect::Respond { response, .. } = &e[0] else {
+            panic!()
+        };
+        let out = wire::encode_response(response, v, 9).unwrap();
+        let back = decode_response(15, v, &out[4..]).unwrap();
+        let rf = a.response.fields;
+        let gf = rf[field(rf, "groups")].fields;
+        let g = back.body.fields[field(rf, "groups")].as_array().unwrap()[0]
+            .as_struct()
+            .unwrap()
+            .clone();
+        let ops = &g.fields[field(gf, "authorized_operations")];
+        assert_eq!(
+            ops,
+            &Value::Int32(if v >= 3 { 328 } else { i32::MIN }),
+            "v{v}"
+        );
+        assert_eq!(
+            g.fields[field(gf, "group_state")],
+            Value::String("Dead".into())
+        );
+    }
+}
+
+// A request of another api, or a body of another message, is the caller's error.
+#[test]
+fn other_apis_and_bodies_are_refused() {
+    let body = Struct::defaults(api(3).unwrap().request.fields);
+    assert!(wire::request_from(3, 1, Option::None, "", &body).is_err());
+    assert!(wire::request_from(12, 1, Option::None, "", &body).is_err());
+    assert!(wire::is_group_api(47) && !wire::is_group_api(0));
+}
+
+// The heartbeat response frame written directly is the generic codec's, byte for byte.
+#[test]
+fn heartbeat_frames_are_the_codecs() {
+    for v in 0..=4 {
+        for error in [None, RebalanceInProgress, UnknownMemberId] {
+            let r = GroupResponse::Heartbeat(HeartbeatResponse { error });
+            let body = wire::response_body(&r, v);
+            let generic = crate::protocol::frame::encode_response(12, v, -5, &body).unwrap();
+            let (buf, n) = wire::heartbeat_frame(error, v, -5).unwrap();
+            assert_eq!(&buf[..n], &generic[..], "v{v}");
+            assert_eq!(wire::encode_response(&r, v, -5).unwrap(), generic);
+        }
+    }
+    assert!(wire::heartbeat_frame(None, 5, 0).is_none());
+}

@@ -1,0 +1,424 @@
+//! Bindings for the group coordinator (`rust/group/`): `kgroup._native.group`, wrapped by
+//! `kgroup.group`.
+//!
+//! A request goes in as the `kgroup.protocol.Request` a broker decoded: its body's Rust tree is
+//! read in place, never converted to Python. Responses come out as whole frames (size prefix,
+//! header of the request's version, its correlation id), written straight into `bytes`. The
+//! binding keeps, per request still to be answered, the host's token object and what the frame
+//! needs (api key, version, correlation id).
+
+use std::collections::HashMap;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+use super::errors::{to_pyerr, IntoPyResult};
+use super::protocol::frame::{PyRequest, PyRequestHeader};
+use super::protocol::views::StructView;
+use crate::assignors::fxhash::FxMap;
+use crate::errors::{Error, ErrorCode};
+use crate::group::{wire, Config, Coordinator, Effect, GroupResponse};
+use crate::protocol::frame::{self, Prepared};
+use crate::protocol::primitives::{SliceBuf, Writer};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyCoordinator>()?;
+    m.add_class::<PyRespond>()?;
+    m.add_class::<PyAppend>()?;
+    m.add("CONFIG_KEYS", Config::KEYS.to_vec())?;
+    m.add("GROUP_API_KEYS", wire::GROUP_API_KEYS.to_vec())?;
+    m.add_function(wrap_pyfunction!(partition_for, m)?)?;
+    Ok(())
+}
+
+/// Respond is an effect: write `frame` (a whole response frame) to the connection of the request
+/// the host handed in with `token`.
+#[pyclass(frozen, name = "Respond", module = "kgroup.group")]
+pub struct PyRespond {
+    #[pyo3(get)]
+    token: Py<PyAny>,
+    #[pyo3(get)]
+    frame: Py<PyBytes>,
+}
+
+#[pymethods]
+impl PyRespond {
+    #[classattr]
+    fn __match_args__() -> (&'static str, &'static str) {
+        ("token", "frame")
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Respond(token={}, frame=<{} bytes>)",
+            self.token.bind(py).repr()?,
+            self.frame.bind(py).as_bytes().len()
+        ))
+    }
+}
+
+/// Append is an effect: append `records` (one v2 record batch) to partition `partition` of
+/// `__consumer_offsets`, then report the outcome with `Coordinator.appended(now_ms, token,
+/// error_code)`.
+#[pyclass(frozen, name = "Append", module = "kgroup.group")]
+pub struct PyAppend {
+    #[pyo3(get)]
+    token: u64,
+    #[pyo3(get)]
+    partition: i32,
+    #[pyo3(get)]
+    records: Py<PyBytes>,
+}
+
+#[pymethods]
+impl PyAppend {
+    #[classattr]
+    fn __match_args__() -> (&'static str, &'static str, &'static str) {
+        ("token", "partition", "records")
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "Append(token={}, partition={}, records=<{} bytes>)",
+            self.token,
+            self.partition,
+            self.records.bind(py).as_bytes().len()
+        )
+    }
+}
+
+/// Waiting is a request whose response is still to come.
+struct Waiting {
+    token: Py<PyAny>,
+    api_key: i16,
+    version: i16,
+    correlation_id: i32,
+}
+
+/// Coordinator is the group coordinator of a broker; see `kgroup.group.Coordinator`.
+#[pyclass(name = "Coordinator", module = "kgroup.group")]
+pub struct PyCoordinator {
+    inner: Coordinator,
+    waiting: FxMap<u64, Waiting>,
+    next: u64,
+    effects: Vec<Effect>,
+}
+
+fn config_from(config: Option<&Bound<'_, PyAny>>) -> PyResult<Config> {
+    let mut c = Config::default();
+    let Some(config) = config else {
+        return Ok(c);
+    };
+    let py = config.py();
+    let items = config.call_method0("items")?;
+    for item in items.try_iter()? {
+        let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+        let key: String = k
+            .extract()
+            .map_err(|_| to_pyerr(py, Error::InvalidType(format!("config key {k}: not a str"))))?;
+        let value: i64 = if let Ok(s) = v.cast::<PyString>() {
+            s.to_str()?.trim().parse().map_err(|_| {
+                to_pyerr(
+                    py,
+                    Error::InvalidArgument(format!("{key}: {v} is not an integer")),
+                )
+            })?
+        } else {
+            v.extract().map_err(|_| {
+                to_pyerr(
+                    py,
+                    Error::InvalidType(format!("{key}: {v} is not an integer")),
+                )
+            })?
+        };
+        c.set(&key, value).py_err(py)?;
+    }
+    if c.min_session_timeout_ms > c.max_session_timeout_ms {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument(
+                "group.min.session.timeout.ms is above group.max.session.timeout.ms".into(),
+            ),
+        ));
+    }
+    Ok(c)
+}
+
+/// write_frame writes a prepared frame straight into a new `bytes` of its exact length.
+fn write_frame<'py>(py: Python<'py>, prepared: &Prepared<'_>) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, prepared.len(), |buf| {
+        let mut w = Writer::over(SliceBuf::new(buf));
+        prepared.write(&mut w).py_err(py)?;
+        if w.buf.overflowed() || w.buf.written() != prepared.len() {
+            return Err(to_pyerr(
+                py,
+                Error::InvalidArgument("encoded frame does not match its computed size".into()),
+            ));
+        }
+        Ok(())
+    })
+}
+
+fn response_frame<'py>(
+    py: Python<'py>,
+    response: &GroupResponse,
+    version: i16,
+    correlation_id: i32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    if let GroupResponse::Heartbeat(r) = response {
+        if let Some((buf, n)) = wire::heartbeat_frame(r.error, version, correlation_id) {
+            return Ok(PyBytes::new(py, &buf[..n]));
+        }
+    }
+    let body = wire::response_body(response, version);
+    let prepared = frame::prepare_response(response.api_key(), version, correlation_id, &[], &body)
+        .py_err(py)?;
+    write_frame(py, &prepared)
+}
+
+impl PyCoordinator {
+    /// effects turns the core's effects into Python objects, writing response frames.
+    fn effects<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for e in self.effects.drain(..) {
+            match e {
+                Effect::Respond { token, response } => {
+                    let Some(w) = self.waiting.remove(&token) else {
+                        continue;
+                    };
+                    debug_assert_eq!(w.api_key, response.api_key());
+                    let frame = response_frame(py, &response, w.version, w.correlation_id)?;
+                    list.append(Bound::new(
+                        py,
+                        PyRespond {
+                            token: w.token,
+                            frame: frame.unbind(),
+                        },
+                    )?)?;
+                }
+                Effect::Append {
+                    token,
+                    partition,
+                    records,
+                } => {
+                    list.append(Bound::new(
+                        py,
+                        PyAppend {
+                            token,
+                            partition,
+                            records: PyBytes::new(py, &records).unbind(),
+                        },
+                    )?)?;
+                }
+            }
+        }
+        Ok(list)
+    }
+}
+
+#[pymethods]
+impl PyCoordinator {
+    #[new]
+    #[pyo3(signature = (config=None, *, seed=None))]
+    fn new(config: Option<&Bound<'_, PyAny>>, seed: Option<u64>) -> PyResult<Self> {
+        let config = config_from(config)?;
+        Ok(PyCoordinator {
+            inner: match seed {
+                Some(s) => Coordinator::with_seed(config, s),
+                None => Coordinator::new(config),
+            },
+            waiting: FxMap::default(),
+            next: 1,
+            effects: Vec::new(),
+        })
+    }
+
+    /// handle(now_ms, token, request, client_host="") -> list[Respond | Append]
+    #[pyo3(signature = (now_ms, token, request, client_host=""))]
+    fn handle<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_ms: i64,
+        token: Py<PyAny>,
+        request: &Bound<'py, PyAny>,
+        client_host: &str,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let req = request.cast::<PyRequest>().map_err(|_| {
+            PyTypeError::new_err("request must be a kgroup.protocol.Request (from decode_request)")
+        })?;
+        let header: &PyRequestHeader = req.as_super().get();
+        let (api_key, version, correlation_id, client_id) = header.parts();
+        if !wire::is_group_api(api_key) {
+            return Err(to_pyerr(
+                py,
+                Error::InvalidArgument(format!(
+                    "api key {api_key} is not served by the group coordinator"
+                )),
+            ));
+        }
+        let internal = self.next;
+        self.next += 1;
+        let body = req.get().body_object().bind(py);
+        let view = body.cast::<StructView>().ok().filter(|v| {
+            let (_, fields, v) = v.get().decoded();
+            frame::lookup(api_key, version)
+                .is_ok_and(|a| std::ptr::eq(a.request.fields, fields) && v == version)
+        });
+        match view {
+            Some(view) => {
+                let (tree, _, _) = view.get().decoded();
+                let input = wire::request_from(api_key, version, client_id, client_host, tree)
+                    .py_err(py)?;
+                self.inner
+                    .handle_into(now_ms, internal, &input, &mut self.effects);
+            }
+            None => {
+                // A body built by hand: encode it as a frame and read that.
+                let encode = py
+                    .import("kgroup._native.protocol")?
+                    .getattr("encode_request")?;
+                let frame = encode.call1((api_key, version, correlation_id, client_id, body))?;
+                let frame = frame.cast::<PyBytes>()?.as_bytes();
+                let decoded = frame::decode_request(&frame[4..]).py_err(py)?;
+                let input = wire::request(&decoded, client_host).py_err(py)?;
+                self.inner
+                    .handle_into(now_ms, internal, &input, &mut self.effects);
+            }
+        }
+        self.waiting.insert(
+            internal,
+            Waiting {
+                token,
+                api_key,
+                version,
+                correlation_id,
+            },
+        );
+        self.effects(py)
+    }
+
+    /// appended(now_ms, token, error_code=0) -> list[Respond | Append]
+    #[pyo3(signature = (now_ms, token, error_code=0))]
+    fn appended<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_ms: i64,
+        token: u64,
+        error_code: i16,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let error = ErrorCode::for_code(error_code);
+        self.inner
+            .appended_into(now_ms, token, error, &mut self.effects)
+            .py_err(py)?;
+        self.effects(py)
+    }
+
+    /// tick(now_ms) -> list[Respond | Append]
+    fn tick<'py>(&mut self, py: Python<'py>, now_ms: i64) -> PyResult<Bound<'py, PyList>> {
+        self.inner.tick_into(now_ms, &mut self.effects);
+        self.effects(py)
+    }
+
+    /// The time (ms) the next timer is due at, or None.
+    #[getter]
+    fn next_deadline(&mut self) -> Option<i64> {
+        self.inner.next_deadline()
+    }
+
+    /// load(partition, batches, last=True) -> dict[str, int]
+    #[pyo3(signature = (partition, batches, last=true))]
+    fn load<'py>(
+        &mut self,
+        py: Python<'py>,
+        partition: i32,
+        batches: &[u8],
+        last: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let inner = &mut self.inner;
+        let stats = py
+            .detach(|| inner.load(partition, batches, last))
+            .py_err(py)?;
+        let d = PyDict::new(py);
+        d.set_item("batches", stats.batches)?;
+        d.set_item("records", stats.records)?;
+        d.set_item("unknown", stats.unknown)?;
+        d.set_item("groups", stats.groups)?;
+        Ok(d)
+    }
+
+    /// unload(now_ms, partition) -> list[Respond | Append]
+    fn unload<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_ms: i64,
+        partition: i32,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let e = self.inner.unload(now_ms, partition);
+        self.effects.extend(e);
+        self.effects(py)
+    }
+
+    /// set_topics(topics) -> None
+    fn set_topics(&mut self, topics: Option<HashMap<String, i32>>) {
+        match topics {
+            Some(t) => self
+                .inner
+                .set_topics(Some(t.iter().map(|(k, v)| (k.as_str(), *v)))),
+            None => self.inner.set_topics(None::<Vec<(&str, i32)>>),
+        }
+    }
+
+    /// topics_deleted(now_ms, topics) -> list[Respond | Append]
+    fn topics_deleted<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_ms: i64,
+        topics: Vec<String>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let e = self
+            .inner
+            .topics_deleted(now_ms, topics.iter().map(String::as_str));
+        self.effects.extend(e);
+        self.effects(py)
+    }
+
+    /// partition_for(group_id) -> int
+    fn partition_for(&self, group_id: &str) -> i32 {
+        self.inner.partition_for(group_id)
+    }
+
+    /// group_state(group_id) -> str | None
+    fn group_state(&self, group_id: &str) -> Option<&'static str> {
+        self.inner.group_state(group_id).map(|s| s.name())
+    }
+
+    #[getter]
+    fn group_count(&self) -> usize {
+        self.inner.group_count()
+    }
+
+    #[getter]
+    fn pending_appends(&self) -> usize {
+        self.inner.pending_appends()
+    }
+
+    /// Requests handed in and not answered yet.
+    #[getter]
+    fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+}
+
+/// partition_for(group_id, partitions=50) -> int
+#[pyfunction]
+#[pyo3(signature = (group_id, partitions=50))]
+fn partition_for(py: Python<'_>, group_id: &str, partitions: i32) -> PyResult<i32> {
+    if partitions < 1 {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidArgument(format!("partitions must be at least 1, got {partitions}")),
+        ));
+    }
+    Ok(crate::group::partition_for(group_id, partitions))
+}
