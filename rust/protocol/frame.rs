@@ -158,10 +158,7 @@ pub fn decode_request_in<'a>(arena: &'a Arena<'a>, frame: &'a [u8]) -> Result<Re
 /// decode_request_lenient decodes a request frame as [`decode_request_in`] does, but ignores
 /// bytes after the body, as Kafka's broker does (its parser never checks for them, and some
 /// clients send them: librdkafka's Metadata v12 for all topics carries three).
-pub fn decode_request_lenient<'a>(
-    arena: &'a Arena<'a>,
-    frame: &'a [u8],
-) -> Result<Request<'a>> {
+pub fn decode_request_lenient<'a>(arena: &'a Arena<'a>, frame: &'a [u8]) -> Result<Request<'a>> {
     request_from(Mem::Arena(arena), frame, false)
 }
 
