@@ -262,3 +262,46 @@ def test_a_full_disk_answers_kafka_storage_error_and_the_broker_goes_on(tmp_path
         assert broker.proc is not None and broker.proc.poll() is None
     finally:
         broker.stop()
+
+
+def test_flush_messages_and_flush_ms_fsync_acks_1_data_and_the_default_leaves_it_to_the_os(
+    broker,
+) -> None:
+    """acks=1 data is fsynced per the topic's flush.messages and flush.ms, as Kafka's log
+    flushes; with the defaults (Long.MAX_VALUE) only the OS writes it back."""
+    from confluent_kafka import Producer
+
+    by_count = _create(broker.bootstrap_servers, 1, {"flush.messages": "4"})
+    by_time = _create(broker.bootstrap_servers, 1, {"flush.ms": "200"})
+    default = _create(broker.bootstrap_servers, 1)
+    p = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "acks": "1",
+            "linger.ms": 0,
+            "message.timeout.ms": 10000,
+        }
+    )
+
+    def produce(topic: str, n: int) -> None:
+        for i in range(n):
+            p.produce(topic, b"v%d" % i)
+            p.flush(10)
+
+    def recovery_point(topic: str, at_least: int = 1 << 62, wait: float = 5.0) -> int:
+        assert broker.state is not None
+        lg = broker.state.topics.by_name[topic].partitions[0].log
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and lg.recovery_point < at_least:
+            time.sleep(0.05)
+        return lg.recovery_point
+
+    produce(by_count, 3)
+    produce(by_time, 3)
+    produce(default, 3)
+    assert recovery_point(by_time, 3) == 3
+    # three messages are under flush.messages; the fourth flushes them all
+    assert recovery_point(by_count, wait=0.3) == 0
+    produce(by_count, 1)
+    assert recovery_point(by_count, 4) == 4
+    assert recovery_point(default, wait=0.3) == 0

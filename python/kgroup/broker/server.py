@@ -18,7 +18,7 @@ import collections
 import functools
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
 from kgroup.broker.handlers import HANDLERS, api_versions
@@ -81,8 +81,8 @@ class Connection(asyncio.BufferedProtocol):
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport (asyncio's, or uvloop's, which is not an asyncio.Transport).
+        self.transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.state.connections.add(self)

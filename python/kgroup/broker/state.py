@@ -48,10 +48,17 @@ class Flusher:
             self._task = loop.create_task(self._run())
         await fut
 
+    def schedule(self, partitions: Iterable[Partition]) -> None:
+        """Flush these partitions soon, with no one waiting (flush.messages, flush.ms)."""
+        self._dirty.update(partitions)
+        if not self._running:
+            self._running = True
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         try:
-            while self._waiters:
+            while self._waiters or self._dirty:
                 dirty, self._dirty = self._dirty, set()
                 waiters, self._waiters = self._waiters, []
                 logs = [p.log for p in dirty]

@@ -12,7 +12,6 @@ log format. Ctrl-C or SIGTERM finishes the requests in flight, flushes every log
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from typing import Any, TextIO
@@ -45,8 +44,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--log-level",
         default="INFO",
+        type=lambda v: {"WARN": "WARNING", "TRACE": "DEBUG"}.get(v.upper(), v.upper()),
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-        help="the least important events logged (default INFO)",
+        help="the least important events logged (default INFO; log4j's WARN and TRACE too)",
+    )
+    p.add_argument(
+        "--event-loop",
+        default="auto",
+        choices=("auto", "uvloop", "asyncio"),
+        help="the event loop (default auto: uvloop where installed, else asyncio's)",
     )
     p.set_defaults(func=run)
     return p
@@ -68,9 +74,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         port=port,
         advertised_listener=args.advertised_listener,
         config_file=args.config,
+        event_loop=args.event_loop,
     )
     try:
-        asyncio.run(broker.serve_forever())
+        broker.run()
     except KeyboardInterrupt:  # pragma: no cover - a second Ctrl-C during shutdown
         return 130
     return 0

@@ -3,7 +3,8 @@ append time; v3 the transactional id and record batches v2 (exactly one batch pe
 v5 the log start offset; v7 zstd; v8 per-record errors and an error message; v9 is flexible;
 v10 the current leader on NOT_LEADER_OR_FOLLOWER (never here: one node leads everything).
 
-acks=1 answers once the batch is written; acks=-1 (all) once it is on disk: the produces of
+acks=1 answers once the batch is written (and schedules an fsync once the log holds
+flush.messages unflushed messages; the broker's flush check handles flush.ms); acks=-1 (all) once it is on disk: the produces of
 every connection waiting meanwhile share one fsync per log (``Flusher``), within
 ``timeout_ms`` (else REQUEST_TIMED_OUT); acks=0 is never answered, and a connection whose
 acks=0 produce failed is closed, as Kafka closes it, so that the client refreshes metadata.
@@ -106,6 +107,8 @@ def handle(ctx: RequestContext) -> Any:
             if not info.duplicate:
                 appended.append(partition)
                 partition.wake()
+                if acks != -1 and partition.log.unflushed_messages >= partition.flush_messages:
+                    state.flusher.schedule([partition])
         responses.append({"name": t.name, "partition_responses": results})
     response = {"responses": responses, "throttle_time_ms": 0}
     if version < 8:
