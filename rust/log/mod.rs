@@ -470,10 +470,14 @@ impl Log {
             (segs, st.next_offset, dirty)
         };
         let r = (|| {
-            for s in &segments {
+            let (active, rolled) = segments.split_last().expect("a log has a segment");
+            for s in rolled {
                 if s.is_dirty() {
                     s.sync()?;
                 }
+            }
+            if active.is_data_dirty() {
+                active.sync_data()?;
             }
             if dir_dirty {
                 files::sync_dir(&self.dir)?;
@@ -486,11 +490,16 @@ impl Log {
             return Err(e);
         }
         if end > st.recovery_point {
-            st.recovery_point = end;
             // The checkpoint only bounds how much recovery scans: it is written after the data
-            // it covers was synced, and needs no fsync of its own.
-            let created = st.recovery_ckpt.write(end, false)?;
-            st.dir_dirty |= created;
+            // it covers was synced, and needs no fsync of its own. Recovery scans the whole
+            // segment holding the checkpoint anyway, so it is written only when the recovery
+            // point moves to another segment: a flush within one segment writes one file.
+            let moved = st.segment_index(end) != st.segment_index(st.recovery_point);
+            st.recovery_point = end;
+            if moved || st.recovery_ckpt.value().is_none() {
+                let created = st.recovery_ckpt.write(end, false)?;
+                st.dir_dirty |= created;
+            }
         }
         st.last_flush_ms = now_wall_ms();
         Ok(st.recovery_point)

@@ -286,9 +286,9 @@ class Broker:
         old = [
             p
             for p in state.topics.partitions()
-            if p.flush_ms < LONG_MAX
+            if p.log.flush_ms < LONG_MAX
             and p.log.unflushed_messages > 0
-            and now - p.log.last_flush_ms >= p.flush_ms
+            and now - p.log.last_flush_ms >= p.log.flush_ms
         ]
         if old:
             state.flusher.schedule(old)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kgroup import errors
-from kgroup.broker.config import LONG_MAX, BrokerConfig
+from kgroup.broker.config import BrokerConfig
 from kgroup.log import Log
 
 __all__ = ["Partition", "Topic", "Topics", "validate_topic_name"]
@@ -68,14 +68,6 @@ class Partition:
     index: int
     log: Log
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
-    #: flush.messages and flush.ms of the topic: the broker fsyncs the log after this many
-    #: unflushed messages, or once its oldest unflushed data is this old (acks=all always).
-    flush_messages: int = LONG_MAX
-    flush_ms: int = LONG_MAX
-
-    def configure(self, values: Mapping[str, Any]) -> None:
-        self.flush_messages = int(values["flush.messages"])
-        self.flush_ms = int(values["flush.ms"])
 
     @property
     def name(self) -> str:
@@ -220,9 +212,7 @@ class Topics:
         elapsed = time.monotonic() - started
         if elapsed > 1:
             log.info("Loaded log %s in %.1f s", folder.name, elapsed)
-        partition = Partition(topic, index, lg)
-        partition.configure(self.log_config(topic.configs))
-        return partition
+        return Partition(topic, index, lg)
 
     # -- changes -----------------------------------------------------------------------
 
@@ -289,7 +279,6 @@ class Topics:
         values = self.log_config(configs)
         for p in topic.partitions:
             p.log.update_config(values)
-            p.configure(values)
         log.info("Topic %s configs are now %s", topic.name, configs)
 
     def partitions(self) -> Iterable[Partition]:

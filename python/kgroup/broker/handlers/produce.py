@@ -4,8 +4,9 @@ v5 the log start offset; v7 zstd; v8 per-record errors and an error message; v9 
 v10 the current leader on NOT_LEADER_OR_FOLLOWER (never here: one node leads everything).
 
 acks=1 answers once the batch is written (and schedules an fsync once the log holds
-flush.messages unflushed messages; the broker's flush check handles flush.ms); acks=-1 (all) once it is on disk: the produces of
-every connection waiting meanwhile share one fsync per log (``Flusher``), within
+flush.messages unflushed messages; the broker's flush check handles flush.ms); acks=-1
+(all) once it is on disk: the produces of every connection waiting meanwhile share one fsync
+per log (``Flusher``), within
 ``timeout_ms`` (else REQUEST_TIMED_OUT); acks=0 is never answered, and a connection whose
 acks=0 produce failed is closed, as Kafka closes it, so that the client refreshes metadata.
 The batches are checked, given offsets and written by the Rust log (``kgroup.log``).
@@ -107,7 +108,7 @@ def handle(ctx: RequestContext) -> Any:
             if not info.duplicate:
                 appended.append(partition)
                 partition.wake()
-                if acks != -1 and partition.log.unflushed_messages >= partition.flush_messages:
+                if acks != -1 and partition.log.unflushed_messages >= partition.log.flush_messages:
                     state.flusher.schedule([partition])
         responses.append({"name": t.name, "partition_responses": results})
     response = {"responses": responses, "throttle_time_ms": 0}
@@ -126,22 +127,37 @@ def handle(ctx: RequestContext) -> Any:
     return response
 
 
-async def _durable(
+def _durable(
     ctx: RequestContext, partitions: list[Partition], response: dict, timeout_ms: int
-) -> dict:
-    code = 0
-    try:
-        # timeout_ms 0 asks for no wait beyond the work itself: wait for the flush.
-        timeout = timeout_ms / 1000 if timeout_ms > 0 else None
-        await asyncio.wait_for(asyncio.shield(ctx.state.flusher.sync(partitions)), timeout)
-    except TimeoutError:
-        code = errors.RequestTimedOut.code
-    except errors.KafkaError as e:
-        code = e.code
-    if code:
-        names = {(p.topic.name, p.index) for p in partitions}
-        for r in response["responses"]:
-            for p in r["partition_responses"]:
-                if (r["name"], p["index"]) in names and p["error_code"] == 0:
-                    p["error_code"] = code
-    return response
+) -> asyncio.Future[dict]:
+    """The response, once the flusher has made ``partitions`` durable (or REQUEST_TIMED_OUT
+    after ``timeout_ms``; 0 asks for no wait beyond the work itself: the flush). A future
+    resolved by the flush's own callback, not a task: fewer event loop turns per acks=all."""
+    loop = asyncio.get_running_loop()
+    out: asyncio.Future[dict] = loop.create_future()
+    timer: asyncio.TimerHandle | None = None
+
+    def finish(code: int) -> None:
+        if out.done():
+            return
+        if timer is not None:
+            timer.cancel()
+        if code:
+            names = {(p.topic.name, p.index) for p in partitions}
+            for r in response["responses"]:
+                for p in r["partition_responses"]:
+                    if (r["name"], p["index"]) in names and p["error_code"] == 0:
+                        p["error_code"] = code
+        out.set_result(response)
+
+    def durable(error: BaseException | None) -> None:
+        if error is None:
+            finish(0)
+        else:
+            code = error.code if isinstance(error, errors.KafkaError) else 0
+            finish(code or errors.KafkaStorageError.code)
+
+    if timeout_ms > 0:
+        timer = loop.call_later(timeout_ms / 1000, finish, errors.RequestTimedOut.code)
+    ctx.state.flusher.when_durable(partitions, durable)
+    return out
