@@ -94,9 +94,10 @@ def handle(ctx: RequestContext) -> Any:
                     raise errors.TransactionalIdAuthorizationFailed(
                         "Transactions are not supported by this broker"
                     )
-                _check_records(version, pd.records)
+                records = pd.records  # a copy out of the request: take it once
+                _check_records(version, records)
                 partition = topic.partitions[pd.index]
-                info = partition.log.append(pd.records, now, LEADER_EPOCH)
+                info = partition.log.append(records, now, LEADER_EPOCH)
             except errors.KafkaError as e:
                 failed = True
                 result["error_code"] = e.code
