@@ -305,3 +305,32 @@ def test_flush_messages_and_flush_ms_fsync_acks_1_data_and_the_default_leaves_it
     produce(by_count, 1)
     assert recovery_point(by_count, 4) == 4
     assert recovery_point(default, wait=0.3) == 0
+
+
+def test_concurrent_acks_all_produces_share_fsyncs(broker) -> None:
+    """Group commit: acks=all produces arriving together share one flush round, so the rounds
+    are fewer than the requests and throughput does not fall to one fsync per request."""
+    from confluent_kafka import Producer
+
+    topic = _create(broker.bootstrap_servers, 1)
+    flusher = broker.state.flusher
+    before = (flusher.flushes, flusher.callbacks)
+
+    def produce(n: int) -> None:
+        p = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "all", "linger.ms": 0})
+        for i in range(n):
+            p.produce(topic, b"x" * 100)
+            p.poll(0)
+            if i % 4 == 3:
+                p.flush(10)
+        assert p.flush(10) == 0
+
+    threads = [threading.Thread(target=produce, args=(200,)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rounds = flusher.flushes - before[0]
+    requests = flusher.callbacks - before[1]
+    assert requests >= 8 * 200 / 4 / 2, requests  # librdkafka may batch a few together
+    assert rounds < requests * 0.8, (rounds, requests)

@@ -46,6 +46,9 @@ class Flusher:
         self._task: asyncio.Task[None] | None = None
         #: per_log is a moving average of the seconds one log's flush takes.
         self.per_log = 0.0
+        #: flushes counts the rounds run, callbacks the requests they answered.
+        self.flushes = 0
+        self.callbacks = 0
 
     def when_durable(
         self, partitions: Iterable[Partition], callback: Callable[[BaseException | None], None]
@@ -99,6 +102,8 @@ class Flusher:
                     error = (
                         e if isinstance(e, errors.KafkaError) else errors.KafkaStorageError(str(e))
                     )
+                self.flushes += 1
+                self.callbacks += len(callbacks)
                 for callback in callbacks:
                     try:
                         callback(error)
