@@ -287,3 +287,140 @@ def test_100_partitions_1mb_messages_across_clients(
     broker: Broker, producer: str, consumer: str
 ) -> None:
     check_round_trip(broker.bootstrap_servers, producer, consumer, "lz4", 100, 500, big=True)
+
+
+# -- clients speaking the protocol of Kafka 0.9 and 0.10 ----------------------------------
+
+LEGACY = {
+    # (Produce version, message format): kafka-python by api_version, librdkafka by fallback
+    "kafka-python 0.9 (Produce v1, Fetch v1, magic 0)": ("kafka-python", (0, 9)),
+    "kafka-python 0.10.1 (Produce v2, Fetch v3, magic 1)": ("kafka-python", (0, 10, 1)),
+    "confluent-kafka 0.9.0 (Produce v1, Fetch v1, magic 0)": ("confluent-kafka", "0.9.0"),
+    "confluent-kafka 0.10.0 (Produce v2, Fetch v2, magic 1)": ("confluent-kafka", "0.10.0"),
+}
+
+
+def _legacy_produce(client: str, version, bootstrap: str, topic: str, recs: list[Rec]) -> None:
+    if client == "kafka-python":
+        from kafka import KafkaProducer
+
+        p = KafkaProducer(bootstrap_servers=bootstrap, api_version=version, acks=1)
+        futures = [
+            p.send(topic, r.value, r.key, partition=r.partition, timestamp_ms=r.timestamp)
+            for r in recs
+        ]
+        p.flush(30)
+        for f in futures:
+            f.get(30)
+        p.close(10)
+        return
+    from confluent_kafka import Producer
+
+    conf = {"bootstrap.servers": bootstrap, "api.version.request": False}
+    conf["broker.version.fallback"] = version
+    cp = Producer(conf)
+    failed = []
+    for r in recs:
+        cp.produce(
+            topic,
+            r.value,
+            r.key,
+            partition=r.partition,
+            timestamp=r.timestamp,
+            on_delivery=lambda err, _m: err and failed.append(err),
+        )
+    assert cp.flush(30) == 0 and not failed, failed
+
+
+def _legacy_consume(client: str, version, bootstrap: str, topic: str, n: int) -> list[tuple]:
+    out: list[tuple] = []
+    if client == "kafka-python":
+        from kafka import KafkaConsumer, TopicPartition
+
+        c = KafkaConsumer(bootstrap_servers=bootstrap, api_version=version)
+        c.assign([TopicPartition(topic, p) for p in range(2)])
+        c.seek_to_beginning()
+        for _ in range(300):
+            for msgs in c.poll(200).values():
+                # kafka-python says None where magic 0 has no timestamp; librdkafka -1
+                out += [
+                    (
+                        m.partition,
+                        m.offset,
+                        m.key,
+                        m.value,
+                        -1 if m.timestamp is None else m.timestamp,
+                    )
+                    for m in msgs
+                ]
+            if len(out) >= n:
+                break
+        c.close()
+        return out
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as TP
+
+    conf = {"bootstrap.servers": bootstrap, "group.id": "legacy", "enable.auto.commit": False}
+    conf.update({"api.version.request": False, "broker.version.fallback": version})
+    cc = Consumer(conf)
+    cc.assign([TP(topic, p, 0) for p in range(2)])
+    for _ in range(100):
+        for m in cc.consume(1000, 0.2):
+            assert m.error() is None, m.error()
+            kind, ts = m.timestamp()  # TIMESTAMP_NOT_AVAILABLE (magic 0) comes with 0
+            out.append((m.partition(), m.offset(), m.key(), m.value(), ts if kind else -1))
+        if len(out) >= n:
+            break
+    cc.close()
+    return out
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("legacy", LEGACY)
+def test_old_protocol_clients_produce_and_fetch_legacy_message_formats(
+    broker: Broker, legacy: str
+) -> None:
+    """Produce v0-2 carry magic 0 and 1 message sets, which the broker converts to batches of
+    magic 2; Fetch v0-3 get them back down-converted, as Kafka 3.9 does both. A modern client
+    reads what an old one wrote, and an old one what a modern one wrote (headers dropped)."""
+    client, version = LEGACY[legacy]
+    magic0 = "magic 0" in legacy
+    recs = [r for r in records(60, 2, seed=7) if r.value is not None or r.key is not None]
+    recs = [Rec(r.partition, r.key, r.value, (), r.timestamp) for r in recs]
+    old = create_topic(broker.bootstrap_servers, 2)
+    _legacy_produce(client, version, broker.bootstrap_servers, old, recs)
+    by_partition: dict[int, list[Rec]] = {0: [], 1: []}
+    for r in recs:
+        by_partition[r.partition].append(r)
+    expected = {
+        (p, i): (r.key, r.value, -1 if magic0 else r.timestamp)
+        for p, rs in by_partition.items()
+        for i, r in enumerate(rs)
+    }
+    modern = {
+        (p, o): (k, v, ts)
+        for p, o, k, v, _h, ts in ck_consume(broker.bootstrap_servers, old, 2, len(recs))
+    }
+    assert modern == expected
+    legacy_read = {
+        (p, o): (k, v, ts)
+        for p, o, k, v, ts in _legacy_consume(
+            client, version, broker.bootstrap_servers, old, len(recs)
+        )
+    }
+    assert legacy_read == expected
+
+    # what a modern producer wrote, with headers, read by the old client
+    new = create_topic(broker.bootstrap_servers, 2)
+    full = records(40, 2, seed=8)
+    offsets = ck_produce(broker.bootstrap_servers, new, full, "lz4")
+    got = {
+        (p, o): (k, v, ts)
+        for p, o, k, v, ts in _legacy_consume(
+            client, version, broker.bootstrap_servers, new, len(full)
+        )
+    }
+    assert got == {
+        (r.partition, off): (r.key, r.value, -1 if magic0 else r.timestamp)
+        for r, off in zip(full, offsets, strict=True)
+    }

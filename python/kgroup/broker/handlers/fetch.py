@@ -5,7 +5,9 @@ offsets; v7 fetch sessions (KIP-227); v9 the current leader epoch (KIP-320); v11
 preferred read replica; v12 is flexible, with the last fetched epoch and diverging epochs;
 v13 names topics by id; v15 the replica state; v17 a replica directory id.
 
-Batches are sent as they are stored: never decoded or re-encoded. The first partition with
+Batches are sent as they are stored: never decoded or re-encoded, except for v0-3, whose
+clients read only the legacy formats (magic 0 and 1): those get them down-converted, as Kafka
+down-converts them. The first partition with
 data gets at least one batch even past the limits (KIP-74). Without transactions the last
 stable offset is the high watermark, which on one node is the log end offset.
 
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kgroup import errors
 from kgroup.broker.topics import LEADER_EPOCH, Partition
 from kgroup.protocol import ApiKey
+from kgroup.protocol.records import decode_batches, encode_batch
 
 if TYPE_CHECKING:
     from kgroup.broker.server import RequestContext
@@ -132,6 +135,8 @@ def _read(
             out["log_start_offset"] = lg.log_start_offset
             if read_committed and version >= 4:
                 out["aborted_transactions"] = []
+            if version < 4 and data:
+                data = _down_convert(data, 0 if version < 2 else 1)
             out["records"] = data
             if data:
                 min_one = False
@@ -139,6 +144,26 @@ def _read(
                 left = max(0, left - len(data))
         topics.append({**key, "partitions": partitions})
     return topics, total, had_error
+
+
+def _down_convert(data: bytes, magic: int) -> bytes:
+    """Batches as the legacy message sets Fetch v0-3 carry (magic 0 for v0-1, magic 1 for
+    v2-3), as Kafka's broker down-converts them: each batch's records, offsets and codec kept,
+    headers and producer state dropped (the old formats have none), control batches left out,
+    magic 0 without timestamps. A truncated last batch (a fetch's size limit) is left out too:
+    old clients read the whole set."""
+    out = bytearray()
+    for b in decode_batches(data, verify_crc=False):
+        if b.is_control_batch or not b.records:
+            continue
+        out += encode_batch(
+            [(r.offset, r.timestamp, r.key, r.value) for r in b.records],
+            magic=magic,
+            compression=b.compression,
+            base_offset=b.records[0].offset,
+            timestamp_type=max(0, int(b.timestamp_type)),
+        )
+    return bytes(out)
 
 
 def handle(ctx: RequestContext) -> Any:

@@ -9,7 +9,9 @@ flush.messages unflushed messages; the broker's flush check handles flush.ms); a
 per log (``Flusher``), within
 ``timeout_ms`` (else REQUEST_TIMED_OUT); acks=0 is never answered, and a connection whose
 acks=0 produce failed is closed, as Kafka closes it, so that the client refreshes metadata.
-The batches are checked, given offsets and written by the Rust log (``kgroup.log``).
+The batches are checked, given offsets and written by the Rust log (``kgroup.log``). Legacy
+message sets (magic 0 and 1, which Produce v0-2 carry) are converted to one batch of magic 2
+first, as Kafka 3's broker converts them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from kgroup import errors
 from kgroup.broker.topics import LEADER_EPOCH, Partition, now_ms
 from kgroup.protocol import ApiKey
-from kgroup.protocol.records import read_batch_headers
+from kgroup.protocol.records import decode_batches, encode_batch, read_batch_headers
 
 if TYPE_CHECKING:
     from kgroup.broker.server import RequestContext
@@ -31,6 +33,25 @@ VERSIONS = (0, 11)
 ZSTD = "zstd"
 # Where a batch (or legacy message set entry) says its magic.
 MAGIC_OFFSET = 16
+
+
+def _up_convert(records: bytes) -> bytes:
+    """A legacy message set (magic 0 or 1, Produce v0-2) as one batch of magic 2, the only
+    format the log stores, as Kafka's LogValidator converts it: same records and codec, magic 0
+    messages without a timestamp (-1). Corrupt input raises CorruptMessage."""
+    try:
+        batches = decode_batches(records)
+    except errors.CorruptRecord as e:
+        raise errors.CorruptMessage(str(e)) from None
+    if not batches:
+        raise errors.CorruptMessage("The produced message set holds no whole message")
+    tuples: list[tuple[int, int, bytes | None, bytes | None]] = []
+    for b in batches:
+        if b.magic >= 2:
+            raise errors.InvalidRecord("A produced message set mixes magic 2 with older messages")
+        tuples.extend((len(tuples), r.timestamp, r.key, r.value) for r in b.records)
+    codec = next((b.compression for b in batches if b.compression != "none"), "none")
+    return encode_batch(tuples, compression=codec)
 
 
 def _check_records(version: int, records: bytes | None) -> None:
@@ -96,6 +117,9 @@ def handle(ctx: RequestContext) -> Any:
                     )
                 records = pd.records  # a copy out of the request: take it once
                 _check_records(version, records)
+                if records is not None and len(records) > MAGIC_OFFSET:
+                    if records[MAGIC_OFFSET] < 2:
+                        records = _up_convert(records)
                 partition = topic.partitions[pd.index]
                 info = partition.log.append(records, now, LEADER_EPOCH)
             except errors.KafkaError as e:
