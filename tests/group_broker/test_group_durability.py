@@ -14,10 +14,12 @@ import pytest
 from confluent_kafka import ConsumerGroupState
 from confluent_kafka.admin import AdminClient
 from support.consumers import CkMember, create_topic, produce, wait_for
-from support.groups import commit, fetch_offsets
-from support.kgroup_broker import BrokerProcess, Wire
+from support.groups import commit, fetch_offsets, join_body
+from support.kgroup_broker import BrokerProcess, Wire, run_broker
 
-from kgroup import errors
+from kgroup import errors, protocol
+from kgroup.group import Append, Coordinator, Respond, partition_for
+from kgroup.log import Log
 from kgroup.protocol import ApiKey
 
 pytestmark = pytest.mark.network
@@ -152,3 +154,58 @@ def test_a_group_and_its_offsets_are_back_after_kill9(tmp_path: Path) -> None:
         assert again.errors == []
     finally:
         broker.stop()
+
+
+def _commit_batches(group: str, topic: str, n: int) -> list[bytes]:
+    """The record batches a coordinator writes for ``n`` commits of a simple group (commit i
+    puts offset i on partition i % 4), made by a coordinator of our own."""
+    coordinator = Coordinator({"offsets.topic.num.partitions": 50})
+    batches = []
+    for i in range(1, n + 1):
+        body = {
+            "group_id": group,
+            "generation_id_or_member_epoch": -1,
+            "member_id": "",
+            "group_instance_id": None,
+            "topics": [
+                {
+                    "name": topic,
+                    "partitions": [
+                        {"partition_index": i % 4, "committed_offset": i, "committed_metadata": ""}
+                    ],
+                }
+            ],
+        }
+        frame = protocol.encode_request(ApiKey.OFFSET_COMMIT, 7, i, "loader", body)
+        [append] = coordinator.handle(i, i, protocol.decode_request(frame[4:]))
+        assert isinstance(append, Append)
+        batches.append(append.records)
+        [answer] = coordinator.appended(i, append.token, 0)
+        assert isinstance(answer, Respond)
+    return batches
+
+
+def test_a_long_offsets_log_loads_in_chunks_answering_load_in_progress(tmp_path: Path) -> None:
+    # 20,000 batches in one partition of __consumer_offsets, over many segments, read back one
+    # batch per read (offsets.load.buffer.size=1): the load takes long enough to be seen.
+    group, n = f"long-{uuid.uuid4().hex[:6]}", 20_000
+    with run_broker(tmp_path, CONFIG) as b, Wire(b.bootstrap_servers) as w:
+        topic = create_topic(b.bootstrap_servers, 4)
+        w.request(ApiKey.FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
+    folder = tmp_path / f"__consumer_offsets-{partition_for(group)}"
+    lg = Log(folder, {"cleanup.policy": ["compact"], "segment.bytes": 64 * 1024})
+    for batch in _commit_batches(group, topic, n):
+        lg.append(batch, int(time.time() * 1000))
+    lg.close()
+    assert len(list(folder.glob("*.log"))) > 10
+
+    with run_broker(tmp_path, CONFIG | {"offsets.load.buffer.size": 1}) as b:
+        with Wire(b.bootstrap_servers) as w:
+            w.request(ApiKey.FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
+            assert fetch_offsets(w, group)[0] == errors.CoordinatorLoadInProgress.code
+            r = w.request(ApiKey.JOIN_GROUP, 5, join_body(group, topics=[topic]))
+            assert r.body.error_code == errors.CoordinatorLoadInProgress.code
+        offsets = _offsets_after_restart(b.bootstrap_servers, group)
+    assert offsets == {
+        (topic, p): (max(i for i in range(1, n + 1) if i % 4 == p), "") for p in range(4)
+    }
