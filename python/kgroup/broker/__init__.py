@@ -3,7 +3,9 @@
 Real clients (confluent-kafka, kafka-python, aiokafka, Java's) use it unchanged: it speaks
 Kafka's wire protocol, answers every version Kafka 3.9 serves for the apis it has, and stores
 record batches as they were produced, in segments with offset and time indexes, recovered
-after a crash. Start it from the command line (``kgroup broker``) or embed it::
+after a crash, and coordinates Kafka's classic consumer groups, their offsets and metadata
+kept in ``__consumer_offsets`` as Kafka keeps them. Start it from the command line
+(``kgroup broker``) or embed it::
 
     from kgroup.broker import Broker
 
@@ -14,7 +16,8 @@ after a crash. Start it from the command line (``kgroup broker``) or embed it::
         ...
 
 The network side is Python asyncio (``server``), one handler module per api (``handlers``);
-appends, reads, recovery, retention and compaction are the Rust log engine's (``kgroup.log``).
+appends, reads, recovery, retention and compaction are the Rust log engine's (``kgroup.log``);
+the group coordinator is a Rust state machine (``kgroup.group``) that ``groups`` hosts.
 """
 
 from __future__ import annotations
@@ -151,11 +154,13 @@ class Broker:
         state = BrokerState(self.config, adv_host, adv_port)
         try:
             await loop.run_in_executor(None, state.topics.load)
+            state.groups.start()
             self._server = await loop.create_server(
                 lambda: Connection(state), sock=sock, backlog=512
             )
         except BaseException:
             sock.close()
+            state.groups.stop()
             state.close()
             raise
         self.state = state
@@ -195,6 +200,8 @@ class Broker:
                 c.stop_reading()
             for part in state.topics.partitions():
                 part.wake()
+            # Parked JoinGroups and SyncGroups answer NOT_COORDINATOR now, not after the grace.
+            state.groups.stop()
             deadline = time.monotonic() + grace
             while any(c.in_flight for c in state.connections) and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)

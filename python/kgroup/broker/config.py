@@ -575,6 +575,86 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "The requests a connection may have in flight before the broker stops reading it.",
             at_least(1),
         ),
+        # The group coordinator's (Kafka's GroupCoordinatorConfig, 3.9 defaults).
+        _broker(
+            "group.initial.rebalance.delay.ms",
+            T.INT,
+            3000,
+            "How long the first rebalance of an empty group waits for more members to join, "
+            "re-armed by each new one up to the rebalance timeout (0: none).",
+        ),
+        _broker(
+            "group.min.session.timeout.ms",
+            T.INT,
+            6000,
+            "The shortest session timeout a member may ask for.",
+        ),
+        _broker(
+            "group.max.session.timeout.ms",
+            T.INT,
+            1_800_000,
+            "The longest session timeout a member may ask for.",
+        ),
+        _broker(
+            "group.max.size",
+            T.INT,
+            INT_MAX,
+            "The most members a classic group takes.",
+            at_least(1),
+        ),
+        _broker(
+            "offset.metadata.max.bytes",
+            T.INT,
+            4096,
+            "The longest metadata string a committed offset may carry.",
+        ),
+        _broker(
+            "offsets.load.buffer.size",
+            T.INT,
+            5 * 1024 * 1024,
+            "How many bytes of __consumer_offsets are read at a time when its groups are "
+            "loaded at start.",
+            at_least(1),
+        ),
+        _broker(
+            "offsets.retention.minutes",
+            T.INT,
+            10080,
+            "How long the committed offsets of a group stay once it is empty (or, for a "
+            "group without members, since the commit).",
+            at_least(1),
+        ),
+        _broker(
+            "offsets.retention.check.interval.ms",
+            T.LONG,
+            600_000,
+            "How often expired committed offsets are removed.",
+            at_least(1),
+        ),
+        _broker(
+            "offsets.topic.num.partitions",
+            T.INT,
+            50,
+            "The partitions of __consumer_offsets; a group lives in partition "
+            "abs(hashCode(group id)) % this. Set it before the topic is first created.",
+            at_least(1),
+        ),
+        _broker(
+            "offsets.topic.segment.bytes",
+            T.INT,
+            104_857_600,
+            "The segment size of __consumer_offsets (kept small so that it compacts quickly).",
+            at_least(1),
+        ),
+        _broker(
+            "offsets.topic.replication.factor",
+            T.SHORT,
+            3,
+            "The replication factor of __consumer_offsets. One broker keeps one replica "
+            "whatever this says (Kafka's default of 3 would keep a single node from ever "
+            "creating the topic).",
+            at_least(1),
+        ),
         *(
             ConfigSpec(
                 syn,

@@ -2,13 +2,16 @@
 
 A connection reads frames (an INT32 size, then the request), decodes each in Rust and hands it
 to the handler module of its api (``kgroup.broker.handlers``). Handlers may finish at once or
-later (a Fetch long poll, an acks=all Produce waiting for its fsync); responses always go back
-in request order, as Kafka's clients require. What Kafka's broker does with a bad request is
-done here, from the error's kind: an ApiVersions request of a version the broker does not speak
-is answered with a v0 UNSUPPORTED_VERSION body, and any other unknown api key or version, a
-frame above ``socket.request.max.bytes`` or a request that does not decode closes that
-connection only (Kafka's ``InvalidRequestException``), with a log line. Bytes after a request's
-body are ignored, as Kafka's parser ignores them (librdkafka sends some).
+later (a Fetch long poll, an acks=all Produce waiting for its fsync, a JoinGroup parked until
+its rebalance completes); responses always go back in request order, as Kafka's clients
+require. A handler answers with a body to encode, or with a whole response frame (``bytes``,
+which the group coordinator writes itself), now or through an awaitable. What Kafka's broker
+does with a bad request is done here, from the error's kind: an ApiVersions request of a
+version the broker does not speak is answered with a v0 UNSUPPORTED_VERSION body, and any
+other unknown api key or version, a frame above ``socket.request.max.bytes`` or a request that
+does not decode closes that connection only (Kafka's ``InvalidRequestException``), with a log
+line. Bytes after a request's body are ignored, as Kafka's parser ignores them (librdkafka
+sends some).
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ class Connection(asyncio.BufferedProtocol):
         self.state = state
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
+        #: client_host is the peer's address as Kafka shows it in DescribeGroups: ``/1.2.3.4``.
+        self.client_host = ""
         self._scratch = bytearray(SCRATCH)
         self._scratch_view = memoryview(self._scratch)
         self._start = 0
@@ -85,6 +90,7 @@ class Connection(asyncio.BufferedProtocol):
         self.transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.client_host = f"/{peer[0]}" if peer else ""
         self.state.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -217,7 +223,11 @@ class Connection(asyncio.BufferedProtocol):
 
     def _fill(self, slot: _Slot, request: protocol.Request, body: Any) -> None:
         try:
-            slot.frame = None if body is None else protocol.encode_response(request, body)
+            if body is None or type(body) is bytes:
+                # bytes: a whole frame already (the group coordinator writes its own).
+                slot.frame = body
+            else:
+                slot.frame = protocol.encode_response(request, body)
         except errors.KGroupError as e:
             self._failed(request, e)
             return

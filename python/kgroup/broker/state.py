@@ -1,5 +1,6 @@
 """BrokerState: what the handlers share: the configuration, the topics, the advertised address,
-the flusher that makes acks=all durable, and the producer id allocator."""
+the flusher that makes acks=all durable, the producer id allocator and the group coordinator's
+host."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
 from kgroup.broker.config import BrokerConfig
+from kgroup.broker.groups import GroupHost
 from kgroup.broker.topics import Partition, Topics
 
 if TYPE_CHECKING:
@@ -164,6 +166,8 @@ class BrokerState:
         self.background_executor = concurrent.futures.ThreadPoolExecutor(1, "kgroup-cleaner")
         self.flusher = Flusher(self.flush_executor)
         self.producer_ids = ProducerIds(config.data_dir / "producer-ids")
+        #: groups hosts the group coordinator (``kgroup.broker.groups``).
+        self.groups = GroupHost(self)
         #: stopping is set when the broker shuts down: long polls answer at once.
         self.stopping = False
 

@@ -17,7 +17,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,14 @@ from kgroup import errors
 from kgroup.broker.config import BrokerConfig
 from kgroup.log import Log
 
-__all__ = ["Partition", "Topic", "Topics", "validate_topic_name"]
+__all__ = [
+    "INTERNAL_TOPICS",
+    "OFFSETS_TOPIC",
+    "Partition",
+    "Topic",
+    "Topics",
+    "validate_topic_name",
+]
 
 log = logging.getLogger("kgroup.broker")
 
@@ -35,6 +42,11 @@ MAX_NAME_LENGTH = 249
 #: The one leader epoch of every partition: a single node is always the leader, and epochs
 #: reported in Metadata, stamped on batches and answered by OffsetForLeaderEpoch agree.
 LEADER_EPOCH = 0
+#: OFFSETS_TOPIC holds the groups' committed offsets and metadata (``kgroup.broker.groups``).
+OFFSETS_TOPIC = "__consumer_offsets"
+#: INTERNAL_TOPICS are Kafka's internal topics (``Topic.INTERNAL_TOPICS``): shown as internal by
+#: Metadata, never deleted, never produced to by clients. Internal by name, as Kafka decides.
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, "__transaction_state"})
 
 
 def validate_topic_name(name: str) -> str | None:
@@ -94,7 +106,10 @@ class Topic:
     id: uuid.UUID
     configs: dict[str, Any]
     partitions: list[Partition] = field(default_factory=list)
-    internal: bool = False
+
+    @property
+    def internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
 
 
 class Topics:
@@ -102,6 +117,10 @@ class Topics:
 
     Not thread-safe: the broker's event loop owns it; only log I/O (flush, compaction) runs in
     other threads, through the logs' own locking.
+
+    ``listeners`` are called after each change, on the event loop, with the topic and what
+    happened to it: ``created``, ``grown`` (partitions added) or ``deleted`` (the group
+    coordinator follows the topics through them).
     """
 
     def __init__(self, config: BrokerConfig) -> None:
@@ -110,6 +129,7 @@ class Topics:
         self.by_name: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
         self.cluster_id = ""
+        self.listeners: list[Callable[[Topic, str], None]] = []
 
     # -- start and stop ------------------------------------------------------------------
 
@@ -233,11 +253,9 @@ class Topics:
         name: str,
         partitions: int,
         configs: Mapping[str, Any] | None = None,
-        *,
-        internal: bool = False,
     ) -> Topic:
         """Create a topic whose name and configs were checked by the caller."""
-        topic = Topic(name, uuid.uuid4(), dict(configs or {}), internal=internal)
+        topic = Topic(name, uuid.uuid4(), dict(configs or {}))
         for p in range(partitions):
             topic.partitions.append(self._open_partition(topic, p, new=True))
         self._add(topic)
@@ -249,6 +267,7 @@ class Topics:
             partitions,
             topic.configs,
         )
+        self._notify(topic, "created")
         return topic
 
     def add_partitions(self, topic: Topic, count: int) -> None:
@@ -257,6 +276,7 @@ class Topics:
             topic.partitions.append(self._open_partition(topic, p, new=True))
         self._save()
         log.info("Topic %s now has %d partitions", topic.name, count)
+        self._notify(topic, "grown")
 
     def delete(self, topic: Topic) -> None:
         """Delete a topic and its data."""
@@ -271,6 +291,14 @@ class Topics:
                 log.error("Error deleting %s: %s", p.name, e)
                 shutil.rmtree(self.dir / p.name, ignore_errors=True)
         log.info("Deleted topic %s", topic.name)
+        self._notify(topic, "deleted")
+
+    def _notify(self, topic: Topic, change: str) -> None:
+        for listener in self.listeners:
+            try:
+                listener(topic, change)
+            except Exception:
+                log.exception("Error in a listener of topic %s (%s)", topic.name, change)
 
     def alter_configs(self, topic: Topic, configs: dict[str, Any]) -> None:
         """Replace a topic's config overrides and apply them to its logs."""

@@ -1,6 +1,7 @@
 """DeleteRecords: v0-2. Move partitions' log start offsets forward, deleting the records below
 them (whole segments on disk; the rest become unreadable). v1 changes throttling; v2 is
-flexible. An offset of -1 means the high watermark."""
+flexible. An offset of -1 means the high watermark. Internal topics (``__consumer_offsets``)
+are refused with INVALID_TOPIC_EXCEPTION, as Kafka refuses them."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             try:
                 if topic is None or not 0 <= p.partition_index < len(topic.partitions):
                     raise errors.UnknownTopicOrPartition()
+                if topic.internal:
+                    raise errors.InvalidTopicException(
+                        f"Cannot delete records of internal topic {topic.name}"
+                    )
                 partition = topic.partitions[p.partition_index]
                 hw = partition.high_watermark
                 offset = hw if p.offset == -1 else p.offset

@@ -5,7 +5,8 @@ v7 leader epochs; v8 authorized operations; v9 is flexible; v10 topic ids (and a
 v11 drops cluster authorized operations; v12 allows a null topic name in the answer.
 
 A topic asked for that does not exist is created, with ``num.partitions`` partitions, when the
-request allows it and ``auto.create.topics.enable`` is on (one node: it is ready at once).
+request allows it and ``auto.create.topics.enable`` is on (one node: it is ready at once);
+``__consumer_offsets`` with the group coordinator's partitions and configs.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
 from kgroup.broker.handlers import create_topics
-from kgroup.broker.topics import LEADER_EPOCH, Topic
+from kgroup.broker.topics import LEADER_EPOCH, OFFSETS_TOPIC, Topic
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -101,8 +102,12 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                     topics.append(_missing(name, None, errors.UnknownTopicOrPartition()))
                     continue
                 try:
-                    n, configs = create_topics.check(state, name, -1, -1, [], [])
-                    topic = create_topics.create(state, name, n, configs)
+                    if name == OFFSETS_TOPIC:
+                        # Created as the group coordinator needs it, as Kafka creates it.
+                        topic = state.groups.offsets_topic()
+                    else:
+                        n, configs = create_topics.check(state, name, -1, -1, [], [])
+                        topic = create_topics.create(state, name, n, configs)
                 except errors.KafkaError as e:
                     topics.append(_missing(name, None, e))
                     continue

@@ -9,6 +9,7 @@ flush.messages unflushed messages; the broker's flush check handles flush.ms); a
 per log (``Flusher``), within
 ``timeout_ms`` (else REQUEST_TIMED_OUT); acks=0 is never answered, and a connection whose
 acks=0 produce failed is closed, as Kafka closes it, so that the client refreshes metadata.
+Internal topics (``__consumer_offsets``) take no produce: INVALID_TOPIC_EXCEPTION, as in Kafka.
 The batches are checked, given offsets and written by the Rust log (``kgroup.log``).
 """
 
@@ -18,7 +19,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
-from kgroup.broker.topics import LEADER_EPOCH, Partition, now_ms
+from kgroup.broker.topics import INTERNAL_TOPICS, LEADER_EPOCH, Partition, now_ms
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import read_batch_headers
 
@@ -88,6 +89,9 @@ def handle(ctx: RequestContext) -> Any:
             try:
                 if acks not in (-1, 0, 1):
                     raise errors.InvalidRequiredAcks()
+                if t.name in INTERNAL_TOPICS:
+                    # Only the broker writes there (the group coordinator's records).
+                    raise errors.InvalidTopicException(f"Cannot append to internal topic {t.name}")
                 if topic is None or not 0 <= pd.index < len(topic.partitions):
                     raise errors.UnknownTopicOrPartition()
                 if version >= 3 and body.transactional_id is not None:

@@ -1,0 +1,24 @@
+"""DescribeGroups: v0-5. State, protocol and members of groups, with each member's metadata and
+assignment. v1 adds throttle_time_ms; v3 authorized operations; v4 group_instance_id; v5 is
+flexible.
+
+Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kgroup.protocol import ApiKey
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from kgroup.broker.server import RequestContext
+
+API_KEY = ApiKey.DESCRIBE_GROUPS
+VERSIONS = (0, 5)
+
+
+def handle(ctx: RequestContext) -> bytes | asyncio.Future[bytes]:
+    return ctx.state.groups.handle(ctx)
