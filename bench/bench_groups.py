@@ -600,8 +600,12 @@ def test_summary(benchmark) -> None:
         if isinstance(kv, dict) or isinstance(tv, dict):
             lines.append(f"  {what:<44} kgroup {kv or '-'}; tansu {tv or '-'}")
             continue
-        ratio = _median(kv) / _median(tv) if kv is not None and tv is not None else float("nan")
-        lines.append(f"  {what:<44} {_cell(kv):>22} {_cell(tv):>22} {ratio:13.2f}")
+        # A ratio for the figures only, not for the harness's and the CPU's readings.
+        figure = not what.startswith(("harness", "created", "close()")) and "cores" not in what
+        ratio = ""
+        if figure and kv is not None and tv is not None:
+            ratio = f"{_median(kv) / _median(tv):13.2f}"
+        lines.append(f"  {what:<44} {_cell(kv):>22} {_cell(tv):>22} {ratio:>13}")
     for what, v in _results.get("machine", {}).items():
         lines.append(f"  machine: {what:<35} {v:10.3f}")
     lines.append(
