@@ -221,6 +221,22 @@ def test_commits_to_unknown_topics_and_partitions_are_refused(broker: Broker) ->
         assert fetch_offsets(w, group) == (0, {(topic, 1): (3, ""), (topic, 2): (4, "")})
 
 
+def test_a_commit_too_large_for_one_batch_is_invalid_commit_offset_size(broker: Broker) -> None:
+    # 300 offsets with 4000-byte metadata: one batch above max.message.bytes (1048588), which
+    # the log refuses; Kafka 3.9 maps the append's error to this answer
+    # (GroupMetadataManager.maybeConvertOffsetCommitError; 4.0's coordinator answers
+    # UNKNOWN_SERVER_ERROR instead).
+    group = f"big-{uuid.uuid4().hex[:6]}"
+    with Wire(broker.bootstrap_servers) as w:
+        topic = _topic(w, 300)
+        _find(w, 3, group)
+        got = commit(w, group, {(topic, p): 5 for p in range(300)}, metadata="x" * 4000)
+        assert set(got.values()) == {errors.InvalidCommitOffsetSize.code}
+        assert fetch_offsets(w, group) == (0, {})
+        assert commit(w, group, {(topic, 0): 6}, metadata="y") == {(topic, 0): 0}
+        assert fetch_offsets(w, group) == (0, {(topic, 0): (6, "y")})
+
+
 def test_deleting_a_topic_deletes_its_committed_offsets(broker: Broker) -> None:
     group = f"deleted-{uuid.uuid4().hex[:6]}"
     with Wire(broker.bootstrap_servers) as w:

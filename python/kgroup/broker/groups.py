@@ -31,8 +31,9 @@ clock and does no I/O. ``GroupHost``, one per broker, is everything around it:
   start, in reads of ``offsets.load.buffer.size`` bytes; meanwhile its groups answer
   COORDINATOR_LOAD_IN_PROGRESS and clients retry. A partition that fails to load (a record that
   does not decode) is given up: its groups answer NOT_COORDINATOR rather than come back empty,
-  which would reset their consumers' positions (Kafka 3.9's coordinator runtime fails such a
-  partition too).
+  which would reset their consumers' positions. That is Kafka 4.0's coordinator runtime (its
+  FAILED state); Kafka 3.9's default (Scala) coordinator logs the error and serves the
+  partition with whatever it loaded (``ownedPartitions.add`` in a ``finally``).
 - Stop. Every partition is unloaded: parked requests are answered NOT_COORDINATOR, commits
   still waiting for their fsync are answered when it ends.
 
@@ -281,8 +282,17 @@ class GroupHost:
         try:
             partition.log.append(e.records, now, LEADER_EPOCH)
         except Exception as err:
-            log.error(
-                "Error appending the group coordinator's records to %s: %s", partition.name, err
+            # A storage error is the disk's; other Kafka errors are the request's (a commit too
+            # large for one batch: INVALID_COMMIT_OFFSET_SIZE, as Kafka maps it).
+            theirs = (
+                isinstance(err, errors.KafkaError) and _code(err) != errors.KafkaStorageError.code
+            )
+            level = logging.WARNING if theirs else logging.ERROR
+            log.log(
+                level,
+                "Could not append the group coordinator's records to %s: %s",
+                partition.name,
+                err,
             )
             return self.coordinator.appended(now, e.token, _code(err))
         partition.wake()
