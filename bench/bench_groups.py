@@ -580,8 +580,9 @@ def _targets(k: dict[str, Any], t: dict[str, Any]) -> list[tuple[str, bool | Non
     return out
 
 
-def test_summary(benchmark) -> None:
-    """Print every figure, the ratios and the targets (run last)."""
+def test_summary(benchmark, capsys: pytest.CaptureFixture[str]) -> None:
+    """Print every figure, the ratios and the targets (run last), past pytest's capture, so
+    that ``make bench`` (no ``-s``) shows them too."""
     benchmark.group = f"{GROUP}: summary"
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
     k, t = _results.get("kgroup", {}), _results.get("tansu", {})
@@ -615,4 +616,5 @@ def test_summary(benchmark) -> None:
     verdict = {True: "met", False: "MISSED", None: "not measured"}
     for what, ok in _targets(k, t):
         lines.append(f"  target: {what:<66} {verdict[ok]}")
-    print("\n".join(lines))
+    with capsys.disabled():
+        print("\n".join(lines))
