@@ -33,6 +33,7 @@ test-python: build
 # Benchmarks need the `bench` feature's hooks (never in the shipped module): a build of its own.
 bench: build-bench
 	cargo bench --features bench --bench hash_loop
+	cargo bench --bench group_heartbeats
 	$(PY) -m pytest -q bench -o python_files='bench_*.py' -p no:cacheprovider --benchmark-only --benchmark-columns=min,median,mean,ops,rounds \
 		--benchmark-sort=name
 
