@@ -209,3 +209,27 @@ def test_a_long_offsets_log_loads_in_chunks_answering_load_in_progress(tmp_path:
     assert offsets == {
         (topic, p): (max(i for i in range(1, n + 1) if i % 4 == p), "") for p in range(4)
     }
+
+
+@pytest.mark.parametrize("flush_messages", [None, 1])
+def test_a_commit_is_answered_once_written_and_fsynced_first_under_flush_messages_1(
+    flush_messages: int | None,
+) -> None:
+    """Kafka acknowledges a commit once its records are in the log (with one replica, no
+    fsync): it survives a kill -9 of the broker (the kill tests above), not a power loss. The
+    log flush settings decide the fsync: log.flush.interval.messages=1 makes every commit wait
+    for its own (shared) fsync."""
+    config = dict(CONFIG)
+    if flush_messages is not None:
+        config["log.flush.interval.messages"] = flush_messages
+    with run_broker(None, config) as broker, Wire(broker.bootstrap_servers) as w:
+        topic = create_topic(broker.bootstrap_servers, 1)
+        group = f"flush-{uuid.uuid4().hex[:8]}"
+        w.request(ApiKey.FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
+        assert broker.state is not None
+        offsets = broker.state.topics.by_name["__consumer_offsets"]
+        lg = offsets.partitions[partition_for(group)].log
+        for i in range(5):
+            assert commit(w, group, {(topic, 0): i + 1}) == {(topic, 0): 0}
+            synced = lg.recovery_point >= lg.log_end_offset
+            assert synced == (flush_messages == 1), (i, lg.recovery_point, lg.log_end_offset)

@@ -11,10 +11,15 @@ clock and does no I/O. ``GroupHost``, one per broker, is everything around it:
   connection's request order, and a parked request holds nothing but its own connection's later
   responses, as Kafka, which reads nothing more from that connection meanwhile, holds them.
 - Appends. The coordinator's records (offsets, group metadata, tombstones, in Kafka's own
-  schemas) go to the ``__consumer_offsets`` partition it names, are made durable by the
-  broker's flusher (one fsync for every commit that arrived meanwhile: group commit), and only
-  then reported with ``appended``: a commit is answered, and visible to OffsetFetch, once it
-  would survive a kill -9 of the broker.
+  schemas) go to the ``__consumer_offsets`` partition it names and are reported with
+  ``appended`` once written: a commit is answered, and visible to OffsetFetch, once it would
+  survive a kill -9 of the broker (the written pages are the kernel's). That is Kafka's own
+  rule with one replica (a commit waits for the in-sync replicas, never for an fsync), and it
+  makes commits as fast as the log. The log flush settings decide the fsync, as for any topic:
+  once an append reaches ``flush.messages`` (``log.flush.interval.messages``; 1 makes every
+  commit wait for its fsync, which survives a power loss too), the answer waits for the
+  broker's flusher (one fsync for every commit that arrived meanwhile: group commit);
+  ``flush.ms`` bounds how long written records stay unsynced.
 - Timers. One event loop timer at ``next_deadline`` (sessions, join delays, pending members,
   offset expiry), re-armed after every call that may move it.
 - Topics. ``set_topics`` after every topic change, so that commits to unknown topics or
@@ -296,8 +301,12 @@ class GroupHost:
             )
             return self.coordinator.appended(now, e.token, _code(err))
         partition.wake()
-        self.state.flusher.when_durable((partition,), functools.partial(self._durable, e.token))
-        return []
+        lg = partition.log
+        if lg.unflushed_messages >= lg.flush_messages:
+            # flush.messages reached (1: every commit): answered once fsynced, many at once.
+            self.state.flusher.when_durable((partition,), functools.partial(self._durable, e.token))
+            return []
+        return self.coordinator.appended(now, e.token, 0)
 
     def _durable(self, token: int, error: BaseException | None) -> None:
         code = 0 if error is None else _code(error)

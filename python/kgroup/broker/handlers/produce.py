@@ -3,10 +3,10 @@ append time; v3 the transactional id and record batches v2 (exactly one batch pe
 v5 the log start offset; v7 zstd; v8 per-record errors and an error message; v9 is flexible;
 v10 the current leader on NOT_LEADER_OR_FOLLOWER (never here: one node leads everything).
 
-acks=1 answers once the batch is written (and schedules an fsync once the log holds
-flush.messages unflushed messages; the broker's flush check handles flush.ms); acks=-1
-(all) once it is on disk: the produces of every connection waiting meanwhile share one fsync
-per log (``Flusher``), within
+acks=1 answers once the batch is written (once it is fsynced too if the log then holds
+flush.messages unflushed messages, as Kafka's log flushes within the append; the broker's
+flush check handles flush.ms); acks=-1 (all) once it is on disk: the produces of every
+connection waiting meanwhile share one fsync per log (``Flusher``), within
 ``timeout_ms`` (else REQUEST_TIMED_OUT); acks=0 is never answered, and a connection whose
 acks=0 produce failed is closed, as Kafka closes it, so that the client refreshes metadata.
 Internal topics (``__consumer_offsets``) take no produce: INVALID_TOPIC_EXCEPTION, as in Kafka.
@@ -135,10 +135,12 @@ def handle(ctx: RequestContext) -> Any:
             result["log_append_time_ms"] = info.log_append_time
             result["log_start_offset"] = info.log_start_offset
             if not info.duplicate:
-                appended.append(partition)
                 partition.wake()
-                if acks != -1 and partition.log.unflushed_messages >= partition.log.flush_messages:
-                    state.flusher.schedule([partition])
+                lg = partition.log
+                # acks=all waits for the fsync; so does any append that reaches flush.messages
+                # (Kafka's log flushes in the append then, before the answer).
+                if acks == -1 or lg.unflushed_messages >= lg.flush_messages:
+                    appended.append(partition)
         responses.append({"name": t.name, "partition_responses": results})
     response = {"responses": responses, "throttle_time_ms": 0}
     if version < 8:
@@ -146,12 +148,14 @@ def handle(ctx: RequestContext) -> Any:
             for p in r["partition_responses"]:
                 p.pop("error_message", None)
     if acks == 0:
+        if appended:
+            state.flusher.schedule(appended)
         if failed:
             ctx.connection.close_for(
                 errors.KafkaError("an acks=0 produce failed: the client must refresh metadata")
             )
         return None
-    if acks == -1 and appended:
+    if appended:
         return _durable(ctx, appended, response, body.timeout_ms)
     return response
 
