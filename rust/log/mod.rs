@@ -153,6 +153,20 @@ impl FileSlice {
             _ => Ok(Vec::new()),
         }
     }
+
+    /// append_to reads the range onto the end of `out`.
+    pub fn append_to(&self, out: &mut Vec<u8>) -> Result<()> {
+        let Some(s) = &self.segment else {
+            return Ok(());
+        };
+        let at = out.len();
+        out.resize(at + self.len, 0);
+        let r = s.read_into(self.position, &mut out[at..]);
+        if r.is_err() {
+            out.truncate(at);
+        }
+        r
+    }
 }
 
 struct State {
