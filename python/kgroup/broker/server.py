@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import functools
 import inspect
 import logging
+import socket
 from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
@@ -85,6 +87,13 @@ class Connection(asyncio.BufferedProtocol):
         self.transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        # Kafka's acceptor turns Nagle's algorithm off. asyncio's loop does it only for sockets
+        # made with IPPROTO_TCP, which accepted ones are not (their proto is 0): without it a
+        # response written in pieces waits for the client's delayed ACK.
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.state.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
