@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use super::codec::{decode_body, decode_body_in, decode_whole, encode_message, message_size, Mem};
 use super::messages::{api, API_VERSIONS_KEY, REQUEST_HEADER, RESPONSE_HEADER};
-use super::primitives::{put_vec, Buf, Reader, Writer};
+use super::primitives::{put_vec, Buf, Reader, SliceBuf, Writer};
 use super::schema::{Api, Message};
 use super::value::{Arena, Fields, Struct, Value};
 use crate::errors::{Error, Result};
@@ -322,7 +322,57 @@ impl<F: FnMut(u32, usize, &mut Vec<u8>) -> Result<bool>> Buf for Segments<F> {
     }
 }
 
+/// Filled is a buffer that fills a slice as [`SliceBuf`] does, and each records hole in place
+/// with `fill(index, bytes)`.
+struct Filled<'a, F> {
+    inner: SliceBuf<'a>,
+    fill: F,
+}
+
+impl<F: FnMut(u32, &mut [u8]) -> Result<()>> Buf for Filled<'_, F> {
+    #[inline]
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        self.inner.extend_from_slice(b)
+    }
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, b: [u8; N]) {
+        self.inner.put(b)
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        self.inner.push(b)
+    }
+    fn hole(&mut self, index: u32, len: usize) -> Result<()> {
+        match self.inner.next(len) {
+            Some(dst) => (self.fill)(index, dst),
+            None => Ok(()), // overflowed: the caller's check reports it
+        }
+    }
+}
+
 impl Prepared<'_> {
+    /// write_filled writes the frame into `buf`, which must be exactly [`len`](Self::len) bytes,
+    /// with each records hole's bytes written in their place by `fill(index, bytes)`: the frame
+    /// [`write`](Self::write) would write were the holes' bytes in the body.
+    pub fn write_filled(
+        &self,
+        buf: &mut [u8],
+        fill: impl FnMut(u32, &mut [u8]) -> Result<()>,
+    ) -> Result<()> {
+        let len = buf.len();
+        let mut w = Writer::over(Filled {
+            inner: SliceBuf::new(buf),
+            fill,
+        });
+        self.write(&mut w)?;
+        if w.buf.inner.overflowed() || w.buf.inner.written() != len || len != self.len() {
+            return Err(Error::InvalidArgument(
+                "encoded frame does not match its computed size".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// segments writes the frame as pieces, in order: [`Segment::Bytes`] and, for each records
     /// hole in the body ([`Value::Hole`]) that `inline` does not fill, a [`Segment::Hole`].
     /// The size prefix and every length prefix count the holes, so the pieces, the holes'
@@ -638,7 +688,7 @@ mod tests {
     /// Property: a frame written in segments, each hole's bytes put back in its place, is the
     /// frame written whole from the body holding those bytes: the size prefix and every length
     /// prefix (INT32 and compact varints of one to three bytes) count the holes. Whether each
-    /// hole is inlined or left does not change the bytes.
+    /// hole is inlined or left does not change the bytes, nor does filling them in place.
     #[test]
     fn segments_with_their_holes_filled_are_the_whole_frame() {
         let mut g = Gen::new(23);
@@ -696,6 +746,14 @@ mod tests {
                             }
                         }
                         assert_eq!(joined, whole, "{} v{v}", msg.name);
+                        let mut filled = vec![0u8; prepared.len()];
+                        prepared
+                            .write_filled(&mut filled, |index, dst| {
+                                dst.copy_from_slice(&holes[index as usize]);
+                                Ok(())
+                            })
+                            .unwrap();
+                        assert_eq!(filled, whole, "{} v{v} filled", msg.name);
                     }
                 }
             }

@@ -352,6 +352,20 @@ impl<'a> SliceBuf<'a> {
     pub fn overflowed(&self) -> bool {
         self.overflow
     }
+    /// next gives the next `n` bytes to fill in place, counted as written, or None (and
+    /// overflowed) when they do not fit.
+    pub fn next(&mut self, n: usize) -> Option<&mut [u8]> {
+        match self.buf.get_mut(self.pos..self.pos + n) {
+            Some(dst) => {
+                self.pos += n;
+                Some(dst)
+            }
+            None => {
+                self.overflow = true;
+                None
+            }
+        }
+    }
 }
 
 impl Buf for SliceBuf<'_> {

@@ -338,6 +338,13 @@ impl<'py> Keep<'py> {
         self.holes.as_ref()?.borrow().get(index as usize).cloned()
     }
 
+    /// any_hole tells whether the slice of any hole passes `test`.
+    pub(super) fn any_hole(&self, test: impl Fn(&crate::log::FileSlice) -> bool) -> bool {
+        self.holes
+            .as_ref()
+            .is_some_and(|h| h.borrow().iter().any(|s| test(s.get().slice())))
+    }
+
     /// take_hole numbers a FileSlice as the next hole, or None for a Keep without holes (or
     /// past the 2^32 a hole index can name).
     fn take_hole(&self, s: &Bound<'py, FileSlice>) -> Option<u32> {

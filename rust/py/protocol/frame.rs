@@ -461,6 +461,18 @@ fn encode_response_segments<'py>(
     let tagged = header_tagged(tagged_fields)?;
     let prepared = frame::prepare_response(api_key, version, correlation_id, &tagged, tree.get())
         .py_err(py)?;
+    if !keep.any_hole(|s| s.len() >= inline_below) {
+        // Every slice is inlined: the frame is one piece, each slice read straight into it.
+        let frame = PyBytes::new_with(py, prepared.len(), |buf| {
+            prepared
+                .write_filled(buf, |index, dst| match keep.hole(index) {
+                    Some(h) => h.get().slice().read_into(dst),
+                    None => Err(Error::InvalidArgument(format!("no records hole {index}"))),
+                })
+                .py_err(py)
+        })?;
+        return PyList::new(py, [frame]);
+    }
     let segments = prepared
         .segments(|index, len, out| {
             if len >= inline_below {
