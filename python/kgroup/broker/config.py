@@ -34,6 +34,9 @@ log = logging.getLogger("kgroup.broker")
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
+#: SENDFILE_MIN_BYTES is kgroup.fetch.sendfile.min.bytes' default (measured: see
+#: bench/bench_sendfile.py).
+SENDFILE_MIN_BYTES = 16384
 
 
 class ConfigType(IntEnum):
@@ -567,6 +570,23 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             86_400_000,
             "How long an idle idempotent producer's state is kept.",
             at_least(1),
+        ),
+        _broker(
+            "kgroup.fetch.sendfile",
+            T.BOOLEAN,
+            True,
+            "kgroup's own: whether Fetch responses send record batches straight from their "
+            "segment files with sendfile(2), as Kafka does, rather than copying them through "
+            "the broker (false: read into memory, then written).",
+        ),
+        _broker(
+            "kgroup.fetch.sendfile.min.bytes",
+            T.INT,
+            SENDFILE_MIN_BYTES,
+            "kgroup's own: a partition's fetched records shorter than this are copied into the "
+            "response rather than sent with sendfile, whose call costs more than copying a few "
+            "kilobytes.",
+            at_least(0),
         ),
         _broker(
             "queued.max.requests",

@@ -9,6 +9,11 @@ is answered with a v0 UNSUPPORTED_VERSION body, and any other unknown api key or
 frame above ``socket.request.max.bytes`` or a request that does not decode closes that
 connection only (Kafka's ``InvalidRequestException``), with a log line. Bytes after a request's
 body are ignored, as Kafka's parser ignores them (librdkafka sends some).
+
+A Fetch response's record batches are not copied through Python when ``kgroup.fetch.sendfile``
+is on (the default): the handler answers with FileSlices of the segment files, the response is
+encoded around them (``protocol.encode_response_segments``) and ``output.Output`` sends them
+with ``os.sendfile``, in order with everything else on the connection.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
 from kgroup.broker.handlers import HANDLERS, api_versions
+from kgroup.broker.output import Output
+from kgroup.log import FileSlice
 
 if TYPE_CHECKING:
     from kgroup.broker import BrokerState
@@ -33,6 +40,7 @@ __all__ = ["Connection", "RequestContext"]
 log = logging.getLogger("kgroup.broker")
 
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
+_FETCH = int(protocol.ApiKey.FETCH)
 #: SCRATCH is the size of a connection's read buffer: frames that fit are read many at a time.
 SCRATCH = 256 * 1024
 
@@ -55,7 +63,8 @@ class _Slot:
     __slots__ = ("frame", "ready")
 
     def __init__(self) -> None:
-        self.frame: bytes | None = None
+        #: frame is the response: bytes, or a Fetch response's segments (bytes and FileSlices).
+        self.frame: bytes | list[bytes | FileSlice] | None = None
         self.ready = False
 
 
@@ -79,6 +88,9 @@ class Connection(asyncio.BufferedProtocol):
         self._max_in_flight = int(state.config.get("queued.max.requests"))
         self._paused = False
         self._closed = False
+        self._sendfile = state.fetch_sendfile
+        self._inline_below = int(state.config.get("kgroup.fetch.sendfile.min.bytes"))
+        self._output: Output | None = None
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -94,13 +106,26 @@ class Connection(asyncio.BufferedProtocol):
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._output = Output(self.transport, self.state.send_stats, self._broken, self._sendfile)
         self.state.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self.state.connections.discard(self)
+        if self._output is not None:
+            self._output.clear()
         for t in self._tasks:
             t.cancel()
+
+    def pause_writing(self) -> None:
+        if self._output is not None:
+            self._output.paused = True
+
+    def resume_writing(self) -> None:
+        if self._output is not None:
+            self._output.paused = False
+            if not self._closed:
+                self._output.pump()
 
     # Frames are read with as few copies as the kernel allows: small ones into a scratch
     # buffer (many per read), a large one straight into a buffer of its own size.
@@ -226,7 +251,17 @@ class Connection(asyncio.BufferedProtocol):
 
     def _fill(self, slot: _Slot, request: protocol.Request, body: Any) -> None:
         try:
-            slot.frame = None if body is None else protocol.encode_response(request, body)
+            if body is None:
+                slot.frame = None
+            elif self._sendfile and request.api_key == _FETCH:
+                segments = protocol.encode_response_segments(
+                    request, body, inline_below=self._inline_below
+                )
+                first = segments[0]
+                # Records all inlined (small fetches): one frame, as any other response.
+                slot.frame = first if len(segments) == 1 and type(first) is bytes else segments
+            else:
+                slot.frame = protocol.encode_response(request, body)
         except errors.KGroupError as e:
             self._failed(request, e)
             return
@@ -235,10 +270,15 @@ class Connection(asyncio.BufferedProtocol):
 
     def _flush(self) -> None:
         slots = self._slots
+        output = self._output
         while slots and slots[0].ready:
             frame = slots.popleft().frame
-            if frame is not None and self.transport is not None and not self._closed:
-                self.transport.write(frame)
+            if frame is None or output is None or self._closed:
+                continue
+            if type(frame) is bytes:
+                output.write(frame)
+            else:
+                output.write_segments(cast("list[bytes | FileSlice]", frame))
 
     def _respond_now(self, frame: bytes) -> None:
         slot = _Slot()
@@ -269,12 +309,19 @@ class Connection(asyncio.BufferedProtocol):
         log.info("Closing socket for %s because of error: %s", self.peer, e)
         self.close()
 
+    def _broken(self, why: str) -> None:
+        """The response being sent cannot be finished (output.Output said why): close."""
+        self.close()
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            if self._output is not None:
+                self._output.clear()
             if self.transport is not None:
                 self.transport.close()
 
     @property
     def in_flight(self) -> int:
-        return len(self._slots)
+        """The responses not yet answered or not yet handed to the transport."""
+        return len(self._slots) + (self._output.pending if self._output is not None else 0)
