@@ -13,7 +13,9 @@ body are ignored, as Kafka's parser ignores them (librdkafka sends some).
 A Fetch response's record batches are not copied through Python when ``kgroup.fetch.sendfile``
 is on (the default): the handler answers with FileSlices of the segment files, the response is
 encoded around them (``protocol.encode_response_segments``) and ``output.Output`` sends them
-with ``os.sendfile``, in order with everything else on the connection.
+with ``os.sendfile``, in order with everything else on the connection. A partition's records
+below ``kgroup.fetch.sendfile.min.bytes`` (128 KB) are read straight into the response instead,
+which costs less for them.
 """
 
 from __future__ import annotations
