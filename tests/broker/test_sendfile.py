@@ -147,10 +147,18 @@ def records_of(response: Any, partition: int = 0) -> bytes:
 
 
 def connection_of(b: Broker, s: socket.socket) -> Any:
+    """The broker's side of ``s`` (the broker's thread accepts it in its own time)."""
     assert b.state is not None
     port = s.getsockname()[1]
-    (conn,) = [c for c in list(b.state.connections) if c.peer.endswith(f":{port}")]
-    return conn
+    found: list[Any] = []
+
+    def accepted() -> bool:
+        assert b.state is not None
+        found[:] = [c for c in list(b.state.connections) if c.peer.endswith(f":{port}")]
+        return len(found) == 1
+
+    wait_until(accepted)
+    return found[0]
 
 
 def wait_until(condition: Any, timeout: float = 10.0) -> None:
