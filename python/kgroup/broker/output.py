@@ -69,8 +69,8 @@ class SendStats:
 
 class Output:
     """Output writes one connection's frames in order. Not thread-safe: it lives on the
-    connection's event loop. ``close`` is called by ``fail`` with the reason when the stream
-    cannot go on (the peer is gone, a segment file is shorter than its slice)."""
+    connection's event loop. It calls ``close(reason)`` when the stream cannot go on (the peer
+    is gone, a segment file is shorter than its slice), having dropped what was queued."""
 
     __slots__ = ("_close", "_fd", "_queue", "_sendfile", "_sent", "_stats", "_transport", "paused")
 
