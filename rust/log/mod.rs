@@ -153,6 +153,32 @@ impl FileSlice {
             _ => Ok(Vec::new()),
         }
     }
+
+    /// append_to reads the range onto the end of `out`.
+    pub fn append_to(&self, out: &mut Vec<u8>) -> Result<()> {
+        let at = out.len();
+        out.resize(at + self.len, 0);
+        let r = self.read_into(&mut out[at..]);
+        if r.is_err() {
+            out.truncate(at);
+        }
+        r
+    }
+
+    /// read_into reads the range into `out`, which must be [`len`](Self::len) bytes.
+    pub fn read_into(&self, out: &mut [u8]) -> Result<()> {
+        if out.len() != self.len {
+            return Err(Error::InvalidArgument(format!(
+                "a slice of {} bytes read into {}",
+                self.len,
+                out.len()
+            )));
+        }
+        match &self.segment {
+            Some(s) if self.len > 0 => s.read_into(self.position, out),
+            _ => Ok(()),
+        }
+    }
 }
 
 struct State {

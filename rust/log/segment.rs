@@ -304,10 +304,15 @@ impl Segment {
     /// read reads `len` bytes at `position`.
     pub fn read(&self, position: u64, len: usize) -> Result<Vec<u8>> {
         let mut out = vec![0u8; len];
-        self.file
-            .read_exact_at(&mut out, position)
-            .map_err(|e| files::io(e, "reading", &self.path()))?;
+        self.read_into(position, &mut out)?;
         Ok(out)
+    }
+
+    /// read_into fills `out` with the bytes at `position`.
+    pub fn read_into(&self, position: u64, out: &mut [u8]) -> Result<()> {
+        self.file
+            .read_exact_at(out, position)
+            .map_err(|e| files::io(e, "reading", &self.path()))
     }
 
     /// header reads the header of the batch at `position` (which must be a batch start below

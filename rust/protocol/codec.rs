@@ -631,6 +631,7 @@ fn type_name(v: &Value<'_>) -> &'static str {
         Value::Int32s(_) => "int32 array",
         Value::Int64s(_) => "int64 array",
         Value::Struct(_) => "struct",
+        Value::Hole(_) => "records hole",
     }
 }
 
@@ -839,10 +840,13 @@ fn check_string(s: &str, flexible: bool) -> Result<()> {
 }
 
 fn check_bytes(b: &[u8]) -> Result<()> {
-    if b.len() > i32::MAX as usize - 1 {
+    check_len(b.len())
+}
+
+fn check_len(n: usize) -> Result<()> {
+    if n > i32::MAX as usize - 1 {
         Err(bad(format!(
-            "{} bytes are more than an INT32 length allows",
-            b.len()
+            "{n} bytes are more than an INT32 length allows"
         )))
     } else {
         Ok(())
@@ -863,6 +867,10 @@ fn size_scalar(v: &Value<'_>, ty: Type, flexible: bool) -> Result<usize> {
         (Type::Bytes | Type::Records, Value::Bytes(b)) => {
             check_bytes(b)?;
             length_size(b.len(), flexible, 4) + b.len()
+        }
+        (Type::Records, Value::Hole(h)) => {
+            check_len(h.len)?;
+            length_size(h.len, flexible, 4) + h.len
         }
         (t, v) => return Err(mismatch(&t, v)),
     })
@@ -969,6 +977,16 @@ fn encode_scalar<B: Buf>(w: &mut Writer<B>, v: &Value<'_>, ty: Type, flexible: b
             } else {
                 w.bytes(b)
             }
+        }
+        (Type::Records, Value::Hole(h)) => {
+            check_len(h.len)?;
+            // The length prefix of bytes that are not here: as compact_bytes and bytes write it.
+            if flexible {
+                w.unsigned_varint(h.len as u32 + 1);
+            } else {
+                w.i32(h.len as i32);
+            }
+            w.buf.hole(h.index, h.len)?;
         }
         (t, v) => return Err(mismatch(&t, v)),
     }
@@ -1184,6 +1202,70 @@ mod tests {
             encode_to_vec(msg, 10, &s),
             Err(Error::InvalidArgument(_))
         ));
+    }
+
+    /// A records hole counts its length in the size, and only a buffer of segments takes it;
+    /// a hole where the definition has plain bytes is a type error.
+    #[test]
+    fn a_hole_is_records_only_and_sized() {
+        use crate::protocol::value::Hole;
+        let join = api(11).unwrap().request;
+        let mut s = decode_message(join, 0, JOIN_V0).unwrap().into_owned();
+        let Some(Value::Array(protocols)) = s.get(join.fields, "protocols").cloned() else {
+            panic!("no protocols")
+        };
+        let Value::Struct(mut p) = protocols[0].clone() else {
+            panic!()
+        };
+        let pf = join.fields.iter().find(|f| f.name == "protocols").unwrap();
+        p.set(
+            pf.fields,
+            "metadata",
+            Value::Hole(Hole { index: 0, len: 2 }),
+        );
+        s.set(
+            join.fields,
+            "protocols",
+            Value::Array(vec![Value::Struct(p)].into()),
+        );
+        let e = message_size(join, 0, &s).unwrap_err();
+        assert!(matches!(e, Error::InvalidType(_)), "{e}");
+
+        let fetch = api(1).unwrap().response;
+        let mut g = crate::protocol::random::Gen::new(1);
+        let body = g.body(fetch, 4);
+        let rf = fetch.fields.iter().find(|f| f.name == "responses").unwrap();
+        let pf = rf.fields.iter().find(|f| f.name == "partitions").unwrap();
+        let partition = |records: Value<'static>| {
+            let mut p = Struct::defaults(pf.fields);
+            p.set(pf.fields, "records", records);
+            Value::Struct(p)
+        };
+        let topic = |records: Value<'static>| {
+            let mut t = Struct::defaults(rf.fields);
+            t.set(
+                rf.fields,
+                "partitions",
+                Value::Array(vec![partition(records)].into()),
+            );
+            Value::Struct(t)
+        };
+        let mut with_bytes = body.clone();
+        with_bytes.set(
+            fetch.fields,
+            "responses",
+            Value::Array(vec![topic(Value::Bytes(vec![7; 300].into()))].into()),
+        );
+        let mut with_hole = body;
+        with_hole.set(
+            fetch.fields,
+            "responses",
+            Value::Array(vec![topic(Value::Hole(Hole { index: 0, len: 300 }))].into()),
+        );
+        let size = message_size(fetch, 4, &with_hole).unwrap();
+        assert_eq!(size, message_size(fetch, 4, &with_bytes).unwrap());
+        let e = encode_to_vec(fetch, 4, &with_hole).unwrap_err();
+        assert!(e.to_string().contains("frame of segments"), "{e}");
     }
 
     #[test]

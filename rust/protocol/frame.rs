@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use super::codec::{decode_body, decode_body_in, decode_whole, encode_message, message_size, Mem};
 use super::messages::{api, API_VERSIONS_KEY, REQUEST_HEADER, RESPONSE_HEADER};
-use super::primitives::{Buf, Reader, Writer};
+use super::primitives::{put_vec, Buf, Reader, SliceBuf, Writer};
 use super::schema::{Api, Message};
 use super::value::{Arena, Fields, Struct, Value};
 use crate::errors::{Error, Result};
@@ -269,6 +269,134 @@ impl Prepared<'_> {
     }
 }
 
+/// Segment is one piece of a frame written by [`Prepared::segments`]: bytes, or a records hole
+/// ([`Value::Hole`]) that the caller sends from where its bytes are (a segment file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    Bytes(Vec<u8>),
+    Hole { index: u32, len: usize },
+}
+
+/// Segments is a buffer that writes a frame as [`Segment`]s: bytes until a hole, the hole, bytes
+/// after it. `inline` may write a hole's bytes itself instead (into the bytes around it, given
+/// to it): it returns true when it did, false to leave the hole for the caller.
+struct Segments<F> {
+    done: Vec<Segment>,
+    cur: Vec<u8>,
+    inline: F,
+}
+
+impl<F: FnMut(u32, usize, &mut Vec<u8>) -> Result<bool>> Buf for Segments<F> {
+    #[inline]
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        self.cur.extend_from_slice(b)
+    }
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, b: [u8; N]) {
+        put_vec(&mut self.cur, b)
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        self.cur.push(b)
+    }
+    fn hole(&mut self, index: u32, len: usize) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let before = self.cur.len();
+        if (self.inline)(index, len, &mut self.cur)? {
+            if self.cur.len() != before + len {
+                return Err(Error::InvalidArgument(format!(
+                    "records hole {index} of {len} bytes was filled with {}",
+                    self.cur.len() - before
+                )));
+            }
+            return Ok(());
+        }
+        if !self.cur.is_empty() {
+            self.done
+                .push(Segment::Bytes(std::mem::take(&mut self.cur)));
+        }
+        self.done.push(Segment::Hole { index, len });
+        Ok(())
+    }
+}
+
+/// Filled is a buffer that fills a slice as [`SliceBuf`] does, and each records hole in place
+/// with `fill(index, bytes)`.
+struct Filled<'a, F> {
+    inner: SliceBuf<'a>,
+    fill: F,
+}
+
+impl<F: FnMut(u32, &mut [u8]) -> Result<()>> Buf for Filled<'_, F> {
+    #[inline]
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        self.inner.extend_from_slice(b)
+    }
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, b: [u8; N]) {
+        self.inner.put(b)
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        self.inner.push(b)
+    }
+    fn hole(&mut self, index: u32, len: usize) -> Result<()> {
+        match self.inner.next(len) {
+            Some(dst) => (self.fill)(index, dst),
+            None => Ok(()), // overflowed: the caller's check reports it
+        }
+    }
+}
+
+impl Prepared<'_> {
+    /// write_filled writes the frame into `buf`, which must be exactly [`len`](Self::len) bytes,
+    /// with each records hole's bytes written in their place by `fill(index, bytes)`: the frame
+    /// [`write`](Self::write) would write were the holes' bytes in the body.
+    pub fn write_filled(
+        &self,
+        buf: &mut [u8],
+        fill: impl FnMut(u32, &mut [u8]) -> Result<()>,
+    ) -> Result<()> {
+        let len = buf.len();
+        let mut w = Writer::over(Filled {
+            inner: SliceBuf::new(buf),
+            fill,
+        });
+        self.write(&mut w)?;
+        if w.buf.inner.overflowed() || w.buf.inner.written() != len || len != self.len() {
+            return Err(Error::InvalidArgument(
+                "encoded frame does not match its computed size".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// segments writes the frame as pieces, in order: [`Segment::Bytes`] and, for each records
+    /// hole in the body ([`Value::Hole`]) that `inline` does not fill, a [`Segment::Hole`].
+    /// The size prefix and every length prefix count the holes, so the pieces, the holes'
+    /// bytes in their place, are exactly the frame [`write`](Self::write) would write were
+    /// the holes' bytes in the body. `inline(index, len, bytes)` may append a hole's `len`
+    /// bytes to `bytes` and return true (a hole too small to be worth sending on its own).
+    pub fn segments(
+        &self,
+        inline: impl FnMut(u32, usize, &mut Vec<u8>) -> Result<bool>,
+    ) -> Result<Vec<Segment>> {
+        let mut w = Writer::over(Segments {
+            done: Vec::new(),
+            cur: Vec::new(),
+            inline,
+        });
+        self.write(&mut w)?;
+        let mut out = w.buf.done;
+        if !w.buf.cur.is_empty() {
+            out.push(Segment::Bytes(w.buf.cur));
+        }
+        Ok(out)
+    }
+}
+
 /// encode_request writes a whole request frame, size prefix included. The header version
 /// follows from the api key and version in `header`.
 pub fn encode_request(header: &RequestHeader<'_>, body: &Struct<'_>) -> Result<Vec<u8>> {
@@ -508,6 +636,151 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// punch replaces every records value in `s` with a hole of a length drawn from `lens`,
+    /// and gives the body with those bytes in place (what the holes stand for) and the bytes.
+    fn punch(
+        s: &Struct<'static>,
+        fields: &'static [crate::protocol::schema::Field],
+        rng: &mut Rng,
+        holes: &mut Vec<Vec<u8>>,
+    ) -> (Struct<'static>, Struct<'static>) {
+        use crate::protocol::schema::Type;
+        use crate::protocol::value::Hole;
+        const LENS: [usize; 9] = [0, 1, 61, 127, 128, 300, 16_383, 16_384, 70_000];
+        let (mut holed, mut filled) = (s.clone(), s.clone());
+        let (hv, fv) = (holed.fields.to_mut(), filled.fields.to_mut());
+        for (i, f) in fields.iter().enumerate() {
+            match (f.ty, &s.fields[i]) {
+                (Type::Records, Value::Bytes(_)) => {
+                    let len = LENS[(rng.next_u64() % LENS.len() as u64) as usize];
+                    let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+                    let index = holes.len() as u32;
+                    hv[i] = Value::Hole(Hole { index, len });
+                    fv[i] = Value::Bytes(bytes.clone().into());
+                    holes.push(bytes);
+                }
+                (Type::Struct, Value::Struct(sub)) => {
+                    let (h, b) = punch(sub, f.fields, rng, holes);
+                    hv[i] = Value::Struct(h);
+                    fv[i] = Value::Struct(b);
+                }
+                (Type::Array(Type::Struct), Value::Array(items)) => {
+                    let (mut hs, mut bs) = (Vec::new(), Vec::new());
+                    for item in items.iter() {
+                        let Value::Struct(sub) = item else {
+                            panic!("a struct array holds structs")
+                        };
+                        let (h, b) = punch(sub, f.fields, rng, holes);
+                        hs.push(Value::Struct(h));
+                        bs.push(Value::Struct(b));
+                    }
+                    hv[i] = Value::Array(hs.into());
+                    fv[i] = Value::Array(bs.into());
+                }
+                _ => {}
+            }
+        }
+        (holed, filled)
+    }
+
+    /// Property: a frame written in segments, each hole's bytes put back in its place, is the
+    /// frame written whole from the body holding those bytes: the size prefix and every length
+    /// prefix (INT32 and compact varints of one to three bytes) count the holes. Whether each
+    /// hole is inlined or left does not change the bytes, nor does filling them in place.
+    #[test]
+    fn segments_with_their_holes_filled_are_the_whole_frame() {
+        let mut g = Gen::new(23);
+        let mut rng = Rng::new(Some(5));
+        let mut with_holes = 0;
+        for api in APIS {
+            for v in api.versions().lo..=api.versions().hi {
+                for (msg, request) in [(api.response, false), (api.request, true)] {
+                    for _ in 0..8 {
+                        let body = g.body(msg, v);
+                        let mut holes = Vec::new();
+                        let (holed, filled) = punch(&body, msg.fields, &mut rng, &mut holes);
+                        let h = header(api, v, 9);
+                        let (whole, prepared) = if request {
+                            (
+                                encode_request(&h, &filled).unwrap(),
+                                prepare_request(&h, &holed).unwrap(),
+                            )
+                        } else {
+                            (
+                                encode_response(api.key, v, 9, &filled).unwrap(),
+                                prepare_response(api.key, v, 9, &[], &holed).unwrap(),
+                            )
+                        };
+                        assert_eq!(prepared.len(), whole.len(), "{} v{v}", msg.name);
+                        // Writing holes into a plain buffer is refused, never written wrong.
+                        if holes.iter().any(|b| !b.is_empty()) {
+                            with_holes += 1;
+                            assert!(prepared.to_vec().is_err());
+                        }
+                        let mut inlined = 0;
+                        let segs = prepared
+                            .segments(|index, len, out| {
+                                if rng.next_u64() % 2 == 0 {
+                                    assert_eq!(holes[index as usize].len(), len);
+                                    out.extend_from_slice(&holes[index as usize]);
+                                    inlined += 1;
+                                    return Ok(true);
+                                }
+                                Ok(false)
+                            })
+                            .unwrap();
+                        let mut joined = Vec::new();
+                        for s in &segs {
+                            match s {
+                                Segment::Bytes(b) => {
+                                    assert!(!b.is_empty());
+                                    joined.extend_from_slice(b)
+                                }
+                                Segment::Hole { index, len } => {
+                                    assert!(*len > 0);
+                                    assert_eq!(holes[*index as usize].len(), *len);
+                                    joined.extend_from_slice(&holes[*index as usize]);
+                                }
+                            }
+                        }
+                        assert_eq!(joined, whole, "{} v{v}", msg.name);
+                        let mut filled = vec![0u8; prepared.len()];
+                        prepared
+                            .write_filled(&mut filled, |index, dst| {
+                                dst.copy_from_slice(&holes[index as usize]);
+                                Ok(())
+                            })
+                            .unwrap();
+                        assert_eq!(filled, whole, "{} v{v} filled", msg.name);
+                    }
+                }
+            }
+        }
+        assert!(with_holes > 100, "{with_holes}");
+    }
+
+    #[test]
+    fn an_inline_that_fills_the_wrong_length_is_an_error() {
+        let fetch = api(1).unwrap();
+        let mut g = Gen::new(3);
+        let mut rng = Rng::new(Some(1));
+        for _ in 0..50 {
+            let body = g.body(fetch.response, 12);
+            let mut holes = Vec::new();
+            let (holed, _) = punch(&body, fetch.response.fields, &mut rng, &mut holes);
+            let p = prepare_response(1, 12, 1, &[], &holed).unwrap();
+            let r = p.segments(|_, len, out| {
+                out.resize(out.len() + len + 1, 0);
+                Ok(true)
+            });
+            if holes.iter().any(|b| !b.is_empty()) {
+                assert!(r.is_err());
+                return;
+            }
+        }
+        panic!("no fetch response with a non-empty records value was drawn");
     }
 
     #[test]

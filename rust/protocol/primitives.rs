@@ -286,6 +286,16 @@ pub trait Buf {
     fn put<const N: usize>(&mut self, b: [u8; N]) {
         self.extend_from_slice(&b)
     }
+    /// hole writes the `len` bytes of a records value the message does not hold
+    /// ([`Value::Hole`](super::value::Value::Hole) number `index`), after its length prefix. A
+    /// buffer that cannot supply them refuses, as these do: only a frame written in segments
+    /// ([`Prepared::segments`](super::frame::Prepared::segments)) takes holes.
+    fn hole(&mut self, index: u32, len: usize) -> Result<()> {
+        let _ = len;
+        Err(Error::InvalidArgument(format!(
+            "records hole {index} can only be written into a frame of segments"
+        )))
+    }
 }
 
 /// put_vec appends `N` bytes to a vector as one store, where `extend_from_slice` would call
@@ -341,6 +351,20 @@ impl<'a> SliceBuf<'a> {
     /// overflowed tells whether anything was dropped for lack of room.
     pub fn overflowed(&self) -> bool {
         self.overflow
+    }
+    /// next gives the next `n` bytes to fill in place, counted as written, or None (and
+    /// overflowed) when they do not fit.
+    pub fn next(&mut self, n: usize) -> Option<&mut [u8]> {
+        match self.buf.get_mut(self.pos..self.pos + n) {
+            Some(dst) => {
+                self.pos += n;
+                Some(dst)
+            }
+            None => {
+                self.overflow = true;
+                None
+            }
+        }
     }
 }
 

@@ -140,6 +140,19 @@ pub enum Value<'a> {
     /// Int64s: an `[]int64` array.
     Int64s(Seq<'a, i64>),
     Struct(Struct<'a>),
+    /// Hole: a `records` value held outside the tree, written by the buffer the message is
+    /// encoded into (see [`Buf::hole`](super::primitives::Buf::hole)): a fetch's batches in a
+    /// segment file, sent with `sendfile`. Encoding counts its length in every size and length
+    /// prefix; decoding never makes one.
+    Hole(Hole),
+}
+
+/// Hole is a `records` value of `len` bytes that the tree does not hold; `index` names it for
+/// the buffer that writes it (holes are numbered by whoever builds the tree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hole {
+    pub index: u32,
+    pub len: usize,
 }
 
 /// Struct is one struct: the message body itself or a struct inside it.
@@ -417,6 +430,7 @@ impl<'a> Value<'a> {
             Value::Int32s(a) => Value::Int32s(Seq::Owned(a.into_vec())),
             Value::Int64s(a) => Value::Int64s(Seq::Owned(a.into_vec())),
             Value::Struct(s) => Value::Struct(s.into_owned()),
+            Value::Hole(h) => Value::Hole(h),
         }
     }
 

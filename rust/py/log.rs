@@ -189,6 +189,13 @@ pub struct FileSlice {
     inner: log::FileSlice,
 }
 
+impl FileSlice {
+    /// slice is the range, for the protocol bindings that send it.
+    pub(crate) fn slice(&self) -> &log::FileSlice {
+        &self.inner
+    }
+}
+
 #[pymethods]
 impl FileSlice {
     /// position is where the bytes start in the file.

@@ -10,7 +10,7 @@ use pyo3::types::PyDict;
 mod assignors;
 pub mod errors;
 mod group;
-mod log;
+pub(crate) mod log;
 mod partitioners;
 mod protocol;
 

@@ -1,21 +1,59 @@
 """Real clients, unchanged, against kgroup's broker in assign mode (no groups): confluent-kafka
 (librdkafka), kafka-python and aiokafka produce with every compression type, keys, headers,
 null values and idempotence, and read every record back with the offset the producer was told,
-and the same key, value, headers and timestamp."""
+and the same key, value, headers and timestamp.
+
+Fetch takes one of three paths, and each is tested: ``inline`` (every partition's records read
+straight into the response: kgroup.fetch.sendfile.min.bytes at its largest), ``sendfile`` (every
+partition's records sent from the segment file with sendfile: min.bytes 0) and ``copy``
+(kgroup.fetch.sendfile false: read into memory, then written). The default broker takes the
+first two by size."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from support.kgroup_broker import run_broker
 
 from kgroup.broker import Broker
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka"]
+PATHS = {
+    "inline": {"kgroup.fetch.sendfile.min.bytes": 2**31 - 1},
+    "sendfile": {"kgroup.fetch.sendfile.min.bytes": 0},
+    "copy": {"kgroup.fetch.sendfile": False},
+}
+
+
+@pytest.fixture(scope="module", params=list(PATHS))
+def path_broker(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Broker]:
+    """A broker whose Fetch takes the path named by the parameter."""
+    with run_broker(tmp_path_factory.mktemp(request.param), PATHS[request.param]) as b:
+        yield b
+
+
+def check_path(b: Broker, before: tuple[int, int]) -> None:
+    """The Fetch path b's configuration names was taken since ``before`` (its send stats)."""
+    assert b.state is not None
+    stats = b.state.send_stats
+    calls, sent = stats.sendfile_calls - before[0], stats.sendfile_bytes - before[1]
+    if b.config.get("kgroup.fetch.sendfile") and b.config.get("kgroup.fetch.sendfile.min.bytes"):
+        assert calls == 0  # inlined
+    elif b.config.get("kgroup.fetch.sendfile"):
+        assert calls > 0 and sent > 0
+    else:
+        assert calls == 0
+
+
+def stats_of(b: Broker) -> tuple[int, int]:
+    assert b.state is not None
+    return b.state.send_stats.sendfile_calls, b.state.send_stats.sendfile_bytes
 
 
 @dataclass(frozen=True)
@@ -269,8 +307,10 @@ def check_round_trip(
 @pytest.mark.network
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("client", CLIENTS)
-def test_each_client_round_trips_each_codec(broker: Broker, client: str, codec: str) -> None:
-    check_round_trip(broker.bootstrap_servers, client, client, codec, 4, 300, big=False)
+def test_each_client_round_trips_each_codec(path_broker: Broker, client: str, codec: str) -> None:
+    before = stats_of(path_broker)
+    check_round_trip(path_broker.bootstrap_servers, client, client, codec, 4, 300, big=False)
+    check_path(path_broker, before)
 
 
 @pytest.mark.network
@@ -284,9 +324,11 @@ def test_each_client_round_trips_each_codec(broker: Broker, client: str, codec: 
     ],
 )
 def test_100_partitions_1mb_messages_across_clients(
-    broker: Broker, producer: str, consumer: str
+    path_broker: Broker, producer: str, consumer: str
 ) -> None:
-    check_round_trip(broker.bootstrap_servers, producer, consumer, "lz4", 100, 500, big=True)
+    before = stats_of(path_broker)
+    check_round_trip(path_broker.bootstrap_servers, producer, consumer, "lz4", 100, 500, big=True)
+    check_path(path_broker, before)
 
 
 # -- clients speaking the protocol of Kafka 0.9 and 0.10 ----------------------------------

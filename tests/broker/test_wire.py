@@ -3,6 +3,7 @@ bad input. What real clients do is in test_clients.py."""
 
 from __future__ import annotations
 
+import socket
 import struct
 import uuid
 
@@ -244,3 +245,16 @@ def test_garbage_on_one_connection_does_not_disturb_a_producer(broker: Broker) -
     }
     with Wire(broker.bootstrap_servers) as w:
         assert w.request(ApiKey.LIST_OFFSETS, 7, lo).body.topics[0].partitions[0].offset == 3000
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_connections_have_nagle_off(tmp_path, loop: str) -> None:
+    # As Kafka's acceptor sets them. asyncio's loop leaves accepted sockets with Nagle on (their
+    # proto is 0), and a response written in pieces then waits for the client's delayed ACK.
+    with Broker(tmp_path, port=0, event_loop=loop) as b, Wire(b.bootstrap_servers) as w:
+        assert w.request(ApiKey.API_VERSIONS, 0, {}).body.error_code == 0
+        assert b.state is not None
+        (conn,) = b.state.connections
+        assert conn.transport is not None
+        sock = conn.transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

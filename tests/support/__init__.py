@@ -4,6 +4,7 @@
 - ``ports``: free loopback ports, and waiting until a server listens.
 - ``tansu``: the tansu broker behind the ``tansu`` fixture (tests/conftest.py), and topics on it.
 - ``wire``: frames read off a socket, a decoded request encoded again, spec version ranges.
+- ``bodies``: hypothesis strategies for the body of any message at any version.
 - ``fake_broker``: a loopback broker that answers with kgroup.protocol and records the frames.
 - ``capture``: the real clients run against the fake broker; from the repository's root,
   ``python -m tests.support.capture --write`` rewrites tests/protocol/fixtures.

@@ -208,6 +208,16 @@ class Broker:
             for c in list(state.connections):
                 c.close()
             await asyncio.get_running_loop().run_in_executor(None, state.close)
+            stats = state.send_stats
+            if stats.sendfile_calls or stats.copied_bytes:
+                log.info(
+                    "Fetch sent %d bytes of records with sendfile in %d calls (%d took part) "
+                    "and copied %d",
+                    stats.sendfile_bytes,
+                    stats.sendfile_calls,
+                    stats.partial,
+                    stats.copied_bytes,
+                )
             log.info("[KafkaServer id=%d] shut down completed", state.node_id)
         await self._server.wait_closed()
         self._server = None

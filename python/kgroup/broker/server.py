@@ -12,19 +12,30 @@ other unknown api key or version, a frame above ``socket.request.max.bytes`` or 
 does not decode closes that connection only (Kafka's ``InvalidRequestException``), with a log
 line. Bytes after a request's body are ignored, as Kafka's parser ignores them (librdkafka
 sends some).
+
+A Fetch response's record batches are not copied through Python when ``kgroup.fetch.sendfile``
+is on (the default): the handler answers with FileSlices of the segment files, the response is
+encoded around them (``protocol.encode_response_segments``) and ``output.Output`` sends them
+with ``os.sendfile``, in order with everything else on the connection. A partition's records
+below ``kgroup.fetch.sendfile.min.bytes`` (128 KB) are read straight into the response instead,
+which costs less for them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import functools
 import inspect
 import logging
+import socket
 from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
 from kgroup.broker.handlers import HANDLERS, api_versions
+from kgroup.broker.output import Output
+from kgroup.log import FileSlice
 
 if TYPE_CHECKING:
     from kgroup.broker import BrokerState
@@ -34,6 +45,7 @@ __all__ = ["Connection", "RequestContext"]
 log = logging.getLogger("kgroup.broker")
 
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
+_FETCH = int(protocol.ApiKey.FETCH)
 #: SCRATCH is the size of a connection's read buffer: frames that fit are read many at a time.
 SCRATCH = 256 * 1024
 
@@ -56,7 +68,8 @@ class _Slot:
     __slots__ = ("frame", "ready")
 
     def __init__(self) -> None:
-        self.frame: bytes | None = None
+        #: frame is the response: bytes, or a Fetch response's segments (bytes and FileSlices).
+        self.frame: bytes | list[bytes | FileSlice] | None = None
         self.ready = False
 
 
@@ -82,6 +95,9 @@ class Connection(asyncio.BufferedProtocol):
         self._max_in_flight = int(state.config.get("queued.max.requests"))
         self._paused = False
         self._closed = False
+        self._sendfile = state.fetch_sendfile
+        self._inline_below = int(state.config.get("kgroup.fetch.sendfile.min.bytes"))
+        self._output: Output | None = None
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -91,13 +107,33 @@ class Connection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.client_host = f"/{peer[0]}" if peer else ""
+        # Kafka's acceptor turns Nagle's algorithm off. asyncio's loop does it only for sockets
+        # made with IPPROTO_TCP, which accepted ones are not (their proto is 0): without it a
+        # response written in pieces waits for the client's delayed ACK.
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._output = Output(self.transport, self.state.send_stats, self._broken, self._sendfile)
         self.state.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self.state.connections.discard(self)
+        if self._output is not None:
+            self._output.clear()
         for t in self._tasks:
             t.cancel()
+
+    def pause_writing(self) -> None:
+        if self._output is not None:
+            self._output.paused = True
+
+    def resume_writing(self) -> None:
+        if self._output is not None:
+            self._output.paused = False
+            if not self._closed:
+                self._output.pump()
 
     # Frames are read with as few copies as the kernel allows: small ones into a scratch
     # buffer (many per read), a large one straight into a buffer of its own size.
@@ -226,6 +262,13 @@ class Connection(asyncio.BufferedProtocol):
             if body is None or type(body) is bytes:
                 # bytes: a whole frame already (the group coordinator writes its own).
                 slot.frame = body
+            elif self._sendfile and request.api_key == _FETCH:
+                segments = protocol.encode_response_segments(
+                    request, body, inline_below=self._inline_below
+                )
+                first = segments[0]
+                # Records all inlined (small fetches): one frame, as any other response.
+                slot.frame = first if len(segments) == 1 and type(first) is bytes else segments
             else:
                 slot.frame = protocol.encode_response(request, body)
         except errors.KGroupError as e:
@@ -236,10 +279,15 @@ class Connection(asyncio.BufferedProtocol):
 
     def _flush(self) -> None:
         slots = self._slots
+        output = self._output
         while slots and slots[0].ready:
             frame = slots.popleft().frame
-            if frame is not None and self.transport is not None and not self._closed:
-                self.transport.write(frame)
+            if frame is None or output is None or self._closed:
+                continue
+            if type(frame) is bytes:
+                output.write(frame)
+            else:
+                output.write_segments(cast("list[bytes | FileSlice]", frame))
 
     def _respond_now(self, frame: bytes) -> None:
         slot = _Slot()
@@ -270,12 +318,19 @@ class Connection(asyncio.BufferedProtocol):
         log.info("Closing socket for %s because of error: %s", self.peer, e)
         self.close()
 
+    def _broken(self, why: str) -> None:
+        """The response being sent cannot be finished (output.Output said why): close."""
+        self.close()
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            if self._output is not None:
+                self._output.clear()
             if self.transport is not None:
                 self.transport.close()
 
     @property
     def in_flight(self) -> int:
-        return len(self._slots)
+        """The responses not yet answered or not yet handed to the transport."""
+        return len(self._slots) + (self._output.pending if self._output is not None else 0)

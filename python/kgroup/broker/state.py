@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kgroup import errors
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.groups import GroupHost
+from kgroup.broker.output import SendStats
 from kgroup.broker.topics import Partition, Topics
 
 if TYPE_CHECKING:
@@ -170,6 +171,10 @@ class BrokerState:
         self.groups = GroupHost(self)
         #: stopping is set when the broker shuts down: long polls answer at once.
         self.stopping = False
+        #: fetch_sendfile: Fetch sends records from the segment files (kgroup.fetch.sendfile).
+        self.fetch_sendfile = bool(config.get("kgroup.fetch.sendfile"))
+        #: send_stats counts the fetched bytes sent by sendfile and those copied.
+        self.send_stats = SendStats()
 
     @property
     def cluster_id(self) -> str:

@@ -30,6 +30,10 @@ included, ready to write::
     request = decode_request(await reader.readexactly(size))
     writer.write(encode_response(request, {"error_code": 0, ...}))
 
+A records value may also be a :class:`kgroup.log.FileSlice` (batches left in a segment file):
+:func:`encode_response` reads it into the frame, :func:`encode_response_segments` leaves it out
+as a piece of its own, to send with ``os.sendfile``, and counts its length in the prefixes.
+
 Bad bytes raise a :class:`kgroup.errors.DecodeError` whose class says what a broker answers:
 :class:`~kgroup.errors.UnsupportedApiVersion` (UNSUPPORTED_VERSION, under the correlation id
 that :func:`decode_request_header` still reads), :class:`~kgroup.errors.FrameTooLarge` and
@@ -65,6 +69,7 @@ from kgroup._native.protocol import (
     encode_body,
     encode_request,
     encode_response,
+    encode_response_segments,
     frame_size,
     is_supported,
     request_header_version,
@@ -91,6 +96,7 @@ __all__ = [
     "encode_body",
     "encode_request",
     "encode_response",
+    "encode_response_segments",
     "frame_size",
     "is_supported",
     "request_header_version",

@@ -18,7 +18,8 @@ use super::views::{ArrayView, StructView};
 use crate::errors::Error;
 use crate::protocol::messages::{APIS, REQUEST_HEADER, RESPONSE_HEADER};
 use crate::protocol::schema::{Field, Message, Type};
-use crate::protocol::value::{default_value, AddressMap, Fields, Struct, Value};
+use crate::protocol::value::{default_value, AddressMap, Fields, Hole, Struct, Value};
+use crate::py::log::FileSlice;
 
 pub(super) const UNKNOWN_TAGGED: &str = "unknown_tagged_fields";
 
@@ -115,6 +116,8 @@ pub(super) fn scalar_to_py<'py>(py: Python<'py>, v: &Value<'_>) -> PyResult<Boun
         Value::Struct(_) | Value::Array(_) | Value::Int32s(_) | Value::Int64s(_) => {
             return Err(PyTypeError::new_err("a struct or array is not a scalar"));
         }
+        // Holes are only built for encoding; a decoded tree has none.
+        Value::Hole(_) => return Err(PyTypeError::new_err("a records hole has no value here")),
     })
 }
 
@@ -306,15 +309,49 @@ pub(super) fn py_err(py: Python<'_>, e: PyErr) -> Conv {
 /// the UTF-8 of `str`, the trees of views), so that the tree can point into them without
 /// copying. Both `bytes` and `str` are immutable and a view's tree never changes, so holding
 /// the object is enough to keep the borrowed memory valid and unchanged.
+///
+/// A Keep made [`with_holes`](Keep::with_holes) also takes the FileSlices met as records values
+/// and numbers them: the tree then holds each as a [`Value::Hole`] of its length, for a frame
+/// written in segments. Any other Keep has their bytes read into the tree.
 pub(super) struct Keep<'py> {
     held: RefCell<Vec<Bound<'py, PyAny>>>,
+    holes: Option<RefCell<Vec<Bound<'py, FileSlice>>>>,
 }
 
 impl<'py> Keep<'py> {
     pub(super) fn new() -> Self {
         Keep {
             held: RefCell::new(Vec::new()),
+            holes: None,
         }
+    }
+
+    pub(super) fn with_holes() -> Self {
+        Keep {
+            held: RefCell::new(Vec::new()),
+            holes: Some(RefCell::new(Vec::new())),
+        }
+    }
+
+    /// hole is the FileSlice taken as hole `index`.
+    pub(super) fn hole(&self, index: u32) -> Option<Bound<'py, FileSlice>> {
+        self.holes.as_ref()?.borrow().get(index as usize).cloned()
+    }
+
+    /// any_hole tells whether the slice of any hole passes `test`.
+    pub(super) fn any_hole(&self, test: impl Fn(&crate::log::FileSlice) -> bool) -> bool {
+        self.holes
+            .as_ref()
+            .is_some_and(|h| h.borrow().iter().any(|s| test(s.get().slice())))
+    }
+
+    /// take_hole numbers a FileSlice as the next hole, or None for a Keep without holes (or
+    /// past the 2^32 a hole index can name).
+    fn take_hole(&self, s: &Bound<'py, FileSlice>) -> Option<u32> {
+        let mut holes = self.holes.as_ref()?.borrow_mut();
+        let index = u32::try_from(holes.len()).ok()?;
+        holes.push(s.clone());
+        Some(index)
     }
 
     pub(super) fn bytes<'k>(&'k self, b: &Bound<'py, PyBytes>) -> &'k [u8] {
@@ -563,6 +600,7 @@ impl<'py, 'k> FromPy<'py, 'k> {
                 })?;
                 Value::String(Cow::Borrowed(text))
             }
+            Type::Records if v.is_exact_instance_of::<FileSlice>() => self.file_slice(v)?,
             Type::Bytes | Type::Records => {
                 if let Ok(b) = v.cast::<PyBytes>() {
                     Value::Bytes(Cow::Borrowed(self.keep.bytes(b)))
@@ -572,6 +610,25 @@ impl<'py, 'k> FromPy<'py, 'k> {
             }
             Type::Struct | Type::Array(_) => return Err(wrong_type("a scalar", v)),
         })
+    }
+
+    /// file_slice is a records value held in a segment file: a hole where the Keep takes them
+    /// (an empty slice is just empty records), else its bytes, read now.
+    fn file_slice(&self, v: &Bound<'py, PyAny>) -> ConvResult<Value<'k>> {
+        let s = v
+            .cast::<FileSlice>()
+            .map_err(|_| wrong_type("FileSlice", v))?;
+        let slice = s.get().slice();
+        if slice.is_empty() {
+            return Ok(Value::Bytes(Cow::Borrowed(&[])));
+        }
+        if let Some(index) = self.keep.take_hole(s) {
+            return Ok(Value::Hole(Hole {
+                index,
+                len: slice.len(),
+            }));
+        }
+        Ok(Value::Bytes(Cow::Owned(slice.bytes()?)))
     }
 
     fn tagged(&self, t: &Bound<'py, PyAny>) -> ConvResult<Vec<(u32, Cow<'k, [u8]>)>> {

@@ -5,14 +5,14 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use super::convert::{bytes_from_py, optional_tagged};
 use super::fast::Rope;
 use super::views::{body_view, Decoded};
 use super::{body_from_py, direct, header_tagged, message_of, owner_of, same_view, Keep};
 use crate::errors::Error;
-use crate::protocol::frame::{self, Prepared, RequestHeader, MAX_FRAME};
+use crate::protocol::frame::{self, Prepared, RequestHeader, Segment, MAX_FRAME};
 use crate::protocol::messages::api;
 use crate::protocol::primitives::{SliceBuf, Writer};
 use crate::py::errors::{to_pyerr, IntoPyResult};
@@ -26,6 +26,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_request, m)?)?;
     m.add_function(wrap_pyfunction!(decode_response, m)?)?;
     m.add_function(wrap_pyfunction!(encode_response, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_response_segments, m)?)?;
     m.add_function(wrap_pyfunction!(frame_size, m)?)?;
     m.add("MAX_FRAME_SIZE", MAX_FRAME)?;
     Ok(())
@@ -408,7 +409,8 @@ fn decode_response<'py>(
 }
 
 /// Encode the response to `request` (a Request or RequestHeader: its api key, version and
-/// correlation id), size prefix included.
+/// correlation id), size prefix included. A records value may be a FileSlice, read into the
+/// frame (encode_response_segments leaves it out instead).
 ///
 /// `version` overrides the body's version: an ApiVersions request at a version the broker does
 /// not speak is answered with a v0 body (`error_code` 35, UNSUPPORTED_VERSION, and the broker's
@@ -422,7 +424,89 @@ fn encode_response<'py>(
     version: Option<i16>,
     tagged_fields: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (api_key, asked, correlation_id) = match request.cast::<PyRequestHeader>() {
+    let (api_key, asked, correlation_id) = request_ids(request)?;
+    let version = version.unwrap_or(asked);
+    let msg = message_of(py, api_key, version, false)?;
+    let keep = Keep::new();
+    let body = body_from_py(py, &keep, msg, version, body)?;
+    let tagged = header_tagged(tagged_fields)?;
+    let prepared = frame::prepare_response(api_key, version, correlation_id, &tagged, body.get())
+        .py_err(py)?;
+    write_frame(py, &prepared)
+}
+
+/// Encode the response to `request` as encode_response does, as a list of pieces to send in
+/// order: `bytes`, and the FileSlices that the body's records values are (a Fetch response's
+/// batches, left in their segment files to be sent with `os.sendfile`). The size prefix and
+/// every length prefix count the FileSlices' lengths: the pieces, each FileSlice's bytes in
+/// its place, are exactly the frame encode_response writes for the same body with the bytes
+/// in place of the FileSlices. A FileSlice shorter than `inline_below` bytes is read into the
+/// bytes around it instead (a sendfile call costs more than copying a few kilobytes), so with
+/// none left the list is one `bytes`, the whole frame. Empty FileSlices are empty records.
+#[pyfunction]
+#[pyo3(signature = (request, body, *, inline_below=0, version=None, tagged_fields=None))]
+fn encode_response_segments<'py>(
+    py: Python<'py>,
+    request: &Bound<'py, PyAny>,
+    body: &Bound<'py, PyAny>,
+    inline_below: usize,
+    version: Option<i16>,
+    tagged_fields: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let (api_key, asked, correlation_id) = request_ids(request)?;
+    let version = version.unwrap_or(asked);
+    let msg = message_of(py, api_key, version, false)?;
+    let keep = Keep::with_holes();
+    let tree = body_from_py(py, &keep, msg, version, body)?;
+    let tagged = header_tagged(tagged_fields)?;
+    let prepared = frame::prepare_response(api_key, version, correlation_id, &tagged, tree.get())
+        .py_err(py)?;
+    if !keep.any_hole(|s| s.len() >= inline_below) {
+        // Every slice is inlined: the frame is one piece, each slice read straight into it.
+        let frame = PyBytes::new_with(py, prepared.len(), |buf| {
+            prepared
+                .write_filled(buf, |index, dst| match keep.hole(index) {
+                    Some(h) => h.get().slice().read_into(dst),
+                    None => Err(Error::InvalidArgument(format!("no records hole {index}"))),
+                })
+                .py_err(py)
+        })?;
+        return PyList::new(py, [frame]);
+    }
+    let segments = prepared
+        .segments(|index, len, out| {
+            if len >= inline_below {
+                return Ok(false);
+            }
+            let Some(hole) = keep.hole(index) else {
+                return Err(Error::InvalidArgument(format!("no records hole {index}")));
+            };
+            hole.get().slice().append_to(out)?;
+            Ok(true)
+        })
+        .py_err(py)?;
+    let list = PyList::empty(py);
+    for s in segments {
+        match s {
+            Segment::Bytes(b) => list.append(PyBytes::new(py, &b))?,
+            Segment::Hole { index, .. } => match keep.hole(index) {
+                Some(h) => list.append(h)?,
+                None => {
+                    return Err(to_pyerr(
+                        py,
+                        Error::InvalidArgument(format!("no records hole {index}")),
+                    ))
+                }
+            },
+        }
+    }
+    Ok(list)
+}
+
+/// request_ids are the api key, version and correlation id of a Request or RequestHeader, or
+/// of any object with those attributes.
+fn request_ids(request: &Bound<'_, PyAny>) -> PyResult<(i16, i16, i32)> {
+    Ok(match request.cast::<PyRequestHeader>() {
         Ok(h) => {
             let h = h.get();
             (h.api_key, h.api_version, h.correlation_id)
@@ -432,15 +516,7 @@ fn encode_response<'py>(
             request.getattr("api_version")?.extract()?,
             request.getattr("correlation_id")?.extract()?,
         ),
-    };
-    let version = version.unwrap_or(asked);
-    let msg = message_of(py, api_key, version, false)?;
-    let keep = Keep::new();
-    let body = body_from_py(py, &keep, msg, version, body)?;
-    let tagged = header_tagged(tagged_fields)?;
-    let prepared = frame::prepare_response(api_key, version, correlation_id, &tagged, body.get())
-        .py_err(py)?;
-    write_frame(py, &prepared)
+    })
 }
 
 /// The size announced by a frame's 4-byte prefix. Above `max_size` (Kafka's

@@ -8,6 +8,7 @@ from typing import Any, final
 
 from typing_extensions import disjoint_base
 
+from ..log import FileSlice
 from . import records as records
 
 API_VERSIONS: dict[int, tuple[int, int]]
@@ -168,6 +169,14 @@ def encode_response(
     version: int | None = None,
     tagged_fields: Mapping[int, bytes] | None = None,
 ) -> bytes: ...
+def encode_response_segments(
+    request: RequestHeader,
+    body: Mapping[str, Any],
+    *,
+    inline_below: int = 0,
+    version: int | None = None,
+    tagged_fields: Mapping[int, bytes] | None = None,
+) -> list[bytes | FileSlice]: ...
 def frame_size(prefix: bytes | bytearray | memoryview, max_size: int = ...) -> int: ...
 def decode_body(
     api_key: int, version: int, data: bytes | bytearray | memoryview, *, request: bool

@@ -7,8 +7,10 @@ v13 names topics by id; v15 the replica state; v17 a replica directory id.
 
 Batches are sent as they are stored: never decoded or re-encoded, except for v0-3, whose
 clients read only the legacy formats (magic 0 and 1): those get them down-converted, as Kafka
-down-converts them. The first partition with
-data gets at least one batch even past the limits (KIP-74). Without transactions the last
+down-converts them. With ``kgroup.fetch.sendfile`` (the default) each partition's records (v4
+and later) are a FileSlice of its segment file, which the response reads in place or the
+connection sends with sendfile (``broker.output``). The first partition
+with data gets at least one batch even past the limits (KIP-74). Without transactions the last
 stable offset is the high watermark, which on one node is the log end offset.
 
 Fetch sessions are declined as Kafka declines them when its session cache is full: a request
@@ -94,9 +96,11 @@ def _read(
     version: int,
     max_bytes: int,
     read_committed: bool,
+    sendfile: bool,
 ) -> tuple[list[dict], int, bool]:
     """One pass over the partitions: the response's topics, the bytes read, and whether a
-    partition answered with an error (which ends the wait at once, as in Kafka)."""
+    partition answered with an error (which ends the wait at once, as in Kafka). Records are
+    FileSlices with ``sendfile``, else bytes."""
     # Before v3 each partition's limit was hard; from v3 the first batch comes anyway (KIP-74).
     min_one = version >= 3
     left = max_bytes
@@ -125,7 +129,9 @@ def _read(
                 check_leader_epoch(w.leader_epoch)
                 lg = p.log
                 hw = lg.log_end_offset
-                data = lg.read(w.fetch_offset, min(w.max_bytes, left), hw, min_one)
+                # v0-3 get legacy message sets, made from bytes (_down_convert)
+                read = lg.read_slice if sendfile and version >= 4 else lg.read
+                data = read(w.fetch_offset, min(w.max_bytes, left), hw, min_one)
             except errors.KafkaError as e:
                 out["error_code"] = e.code
                 had_error = True
@@ -183,7 +189,9 @@ def handle(ctx: RequestContext) -> Any:
     max_bytes = body.max_bytes if version >= 3 else 2**31 - 1
     read_committed = version >= 4 and body.isolation_level == READ_COMMITTED
     resolved = _resolve(state, version, body)
-    topics, total, had_error = _read(resolved, version, max_bytes, read_committed)
+    topics, total, had_error = _read(
+        resolved, version, max_bytes, read_committed, state.fetch_sendfile
+    )
     if had_error or total >= body.min_bytes or body.max_wait_ms <= 0 or not resolved:
         response["responses"] = topics
         return response
@@ -219,10 +227,12 @@ async def _wait(
                     p.waiters.remove(fut)
                 except ValueError:
                     pass
-        topics, total, had_error = _read(resolved, version, max_bytes, read_committed)
+        topics, total, had_error = _read(
+            resolved, version, max_bytes, read_committed, state.fetch_sendfile
+        )
         if had_error or total >= body.min_bytes:
             response["responses"] = topics
             return response
-    topics, _, _ = _read(resolved, version, max_bytes, read_committed)
+    topics, _, _ = _read(resolved, version, max_bytes, read_committed, state.fetch_sendfile)
     response["responses"] = topics
     return response
