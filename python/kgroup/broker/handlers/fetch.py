@@ -141,7 +141,7 @@ def _read(
             out["log_start_offset"] = lg.log_start_offset
             if read_committed and version >= 4:
                 out["aborted_transactions"] = []
-            if version < 4 and data:
+            if version < 4 and isinstance(data, bytes) and data:
                 data = _down_convert(data, 0 if version < 2 else 1)
             out["records"] = data
             if data:
