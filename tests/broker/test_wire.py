@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 from support.kgroup_broker import Wire
+from support.wire import read_frame
 
 from kgroup import errors, protocol
 from kgroup.broker import Broker
@@ -66,6 +67,21 @@ def test_bad_requests_close_only_their_connection(broker: Broker, frame: bytes, 
         bad.send(struct.pack(">i", len(frame)) + frame)
         assert bad.closed_by_peer(), why
         assert good.request(ApiKey.METADATA, 1, {"topics": []}).body.brokers
+
+
+def test_pipelined_answers_come_in_one_send_and_precede_a_close(broker: Broker) -> None:
+    """Requests read together are answered together, in order; a bad request among them
+    closes the connection only after the answers to those before it, as Kafka, which handles a
+    connection's requests one at a time, answers them."""
+
+    frames = [protocol.encode_request(ApiKey.METADATA, 1, i, "w", {"topics": []}) for i in (1, 2)]
+    frames.append(protocol.encode_request(ApiKey.API_VERSIONS, 0, 3, "w", {}))
+    bad = struct.pack(">hhi", 1234, 0, 4) + struct.pack(">h", -1)
+    with Wire(broker.bootstrap_servers) as w:
+        w.send(b"".join(frames) + struct.pack(">i", len(bad)) + bad)
+        answers = [read_frame(w.sock) for _ in frames]
+        assert [struct.unpack(">i", a[:4])[0] for a in answers] == [1, 2, 3]
+        assert w.closed_by_peer()
 
 
 def test_frames_above_the_limit_and_negative_sizes_close(broker: Broker) -> None:

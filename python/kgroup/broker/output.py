@@ -106,6 +106,15 @@ class Output:
         else:
             self._transport.write(frame)
 
+    def write_many(self, frames: list[bytes]) -> None:
+        """Write whole frames, in one send when nothing is queued."""
+        if self._queue:
+            self._queue.extend(frames)
+        elif len(frames) == 1:
+            self._transport.write(frames[0])
+        else:
+            self._transport.write(b"".join(frames))
+
     def write_segments(self, segments: list[bytes | FileSlice]) -> None:
         self._queue.extend(segments)
         self.pump()

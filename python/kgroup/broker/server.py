@@ -98,6 +98,8 @@ class Connection(asyncio.BufferedProtocol):
         self._sendfile = state.fetch_sendfile
         self._inline_below = int(state.config.get("kgroup.fetch.sendfile.min.bytes"))
         self._output: Output | None = None
+        #: corked: a read's requests are being handled; their answers wait for its end.
+        self._corked = False
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -154,6 +156,16 @@ class Connection(asyncio.BufferedProtocol):
                 self._request(frame)
             return
         self._end += nbytes
+        # The answers to the requests of one read go out together, in one write (a client that
+        # pipelines heartbeats or small produces gets one send, not one per answer).
+        self._corked = True
+        try:
+            self._read_frames()
+        finally:
+            self._corked = False
+            self._flush()
+
+    def _read_frames(self) -> None:
         scratch = self._scratch
         while not self._closed:
             start = self._start
@@ -278,16 +290,26 @@ class Connection(asyncio.BufferedProtocol):
         self._flush()
 
     def _flush(self) -> None:
+        """Write the answers that are next in order (all at once: one write for a run of
+        whole frames); while a read's requests are being handled, wait for its end."""
+        if self._corked:
+            return
         slots = self._slots
         output = self._output
+        frames: list[bytes] = []
         while slots and slots[0].ready:
             frame = slots.popleft().frame
             if frame is None or output is None or self._closed:
                 continue
             if type(frame) is bytes:
-                output.write(frame)
-            else:
-                output.write_segments(cast("list[bytes | FileSlice]", frame))
+                frames.append(frame)
+                continue
+            if frames:
+                output.write_many(frames)
+                frames = []
+            output.write_segments(cast("list[bytes | FileSlice]", frame))
+        if frames and output is not None and not self._closed:
+            output.write_many(frames)
 
     def _respond_now(self, frame: bytes) -> None:
         slot = _Slot()
@@ -324,6 +346,10 @@ class Connection(asyncio.BufferedProtocol):
 
     def close(self) -> None:
         if not self._closed:
+            if self._corked:
+                # The answers already made for this read go out before the close.
+                self._corked = False
+                self._flush()
             self._closed = True
             if self._output is not None:
                 self._output.clear()
