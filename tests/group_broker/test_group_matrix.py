@@ -1,0 +1,152 @@
+"""Real consumer groups on kgroup's broker through what happens to groups in production: members
+of confluent-kafka (librdkafka), kafka-python and aiokafka, each in a process of its own
+(``support.group_member``), join, leave with close() and die by kill -9 while a 12-partition
+topic is being produced to and consumed; each member commits every record synchronously after
+processing it. Every record is consumed, and none twice but for Kafka's own caveat (a member
+killed between processing a record and its commit leaves that record to the next owner). Also:
+a dead member's partitions move when its session expires."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from support.consumers import (
+    PARTITIONS,
+    SESSION_MS,
+    MemberProcess,
+    SteadyProducer,
+    assert_delivered,
+    create_topic,
+    produce,
+    wait_balanced,
+    wait_for,
+)
+
+from kgroup.broker import Broker
+
+pytestmark = pytest.mark.network
+
+
+def _consumed(members: list[MemberProcess], values: list[str]) -> bool:
+    """Whether every value was committed by a member, or processed by a killed one."""
+    done = {v for m in members for v in (m.processed if m.killed else m.committed)}
+    return set(values) <= done
+
+
+def _committing(member: MemberProcess, timeout: float = 30) -> None:
+    """Wait until ``member`` commits a record it had not committed yet: it is mid-stream."""
+    n = len(member.committed)
+    wait_for(lambda: len(member.committed) > n, timeout, f"{member.name} to commit", repr)
+
+
+def _run_group(
+    bootstrap: str, client: str, assignor: str | None, first: int, joining: list[int]
+) -> None:
+    """A group that starts with ``first`` members; ``joining`` more join in waves, mid-stream;
+    then one member leaves with close() and one dies by kill -9. Records are produced
+    throughout; then every one must have been consumed, and none twice."""
+    topic, group = create_topic(bootstrap), f"{client}-{uuid.uuid4().hex[:6]}"
+    options = {"assignor": assignor} if assignor else {}
+
+    def spawn(n: int) -> list[MemberProcess]:
+        return [
+            MemberProcess(bootstrap, topic, group, client, name=f"m{len(members) + i}", **options)
+            for i in range(n)
+        ]
+
+    members: list[MemberProcess] = []
+    producer = SteadyProducer(bootstrap, topic)
+    try:
+        members += spawn(first)
+        producer.start()
+        wait_balanced(members)
+        for n in joining:
+            _committing(members[-1])
+            members += spawn(n)
+            wait_balanced(members)
+        leaver, victim = members[0], members[-1]
+        _committing(leaver)
+        assert leaver.close() == 0
+        wait_balanced(members)
+        _committing(victim)
+        victim.kill9()
+        # Its partitions wait for its session to expire.
+        wait_balanced(members, timeout=SESSION_MS / 1000 + 60)
+        values = producer.finish()
+        wait_for(lambda: _consumed(members, values), 60, "every record", lambda: members)
+    finally:
+        producer.halt.set()
+        for m in members:
+            m.stop()
+    assert [(m.name, m.errors) for m in members if m.errors] == []
+    assert {m.name: m.proc.returncode for m in members if m is not victim} == {
+        m.name: 0 for m in members if m is not victim
+    }
+    assert_delivered(members, values)
+
+
+@pytest.mark.parametrize(
+    ("client", "assignor", "size"),
+    [
+        # The larger group of each library; four members for its other assignors. aiokafka
+        # has one: its default (roundrobin).
+        ("confluent", "cooperative-sticky", 10),
+        ("confluent", "range", 4),
+        ("confluent", "roundrobin", 4),
+        ("kafka-python", "sticky", 10),
+        ("kafka-python", "range", 4),
+        ("kafka-python", "roundrobin", 4),
+        ("aiokafka", None, 10),
+    ],
+)
+def test_members_joining_closing_and_killed_mid_stream_consume_every_record_once(
+    broker: Broker, client: str, assignor: str | None, size: int
+) -> None:
+    # 10: 4 members, then 3 and 3 more (10 on 12 partitions); 4: 2, then 1 and 1 more. Then
+    # one close()s and one is killed.
+    waves = {10: (4, [3, 3]), 4: (2, [1, 1])}[size]
+    _run_group(broker.bootstrap_servers, client, assignor, *waves)
+
+
+def _produce(
+    bootstrap: str, topic: str, prefix: str, n: int, partitions: int = PARTITIONS
+) -> list[str]:
+    """``n`` records ``prefix0`` ... over the topic's partitions; their values."""
+    values = [f"{prefix}{i}" for i in range(n)]
+    produce(bootstrap, topic, [v.encode() for v in values], partitions)
+    return values
+
+
+def _first_rebalance(members: list[MemberProcess], since: float) -> float:
+    """When the first of ``members`` reported a rebalance event at or after ``since``."""
+    return min(e["t"] for m in members for e in m.rebalances(since))
+
+
+def test_a_killed_members_partitions_move_when_its_session_expires(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic, group = create_topic(bootstrap), f"expire-{uuid.uuid4().hex[:6]}"
+    members = [
+        MemberProcess(bootstrap, topic, group, "confluent", name=f"m{i}", assignor="range")
+        for i in range(3)
+    ]
+    try:
+        wait_balanced(members)
+        values = _produce(bootstrap, topic, "a", 120)
+        wait_for(lambda: _consumed(members, values), 30, "the first records", lambda: members)
+        victim, survivors = members[1], [members[0], members[2]]
+        orphaned = set(victim.owned)
+        killed_at = victim.kill9()
+        wait_balanced(members, timeout=SESSION_MS / 1000 + 60)
+        # Nothing happens to the others until the coordinator expires the dead member: its last
+        # heartbeat came at most one heartbeat interval (500 ms) before the kill, so that is
+        # about session.timeout.ms (6 s) later; half of it leaves room for a loaded machine.
+        assert _first_rebalance(survivors, killed_at) - killed_at >= SESSION_MS / 1000 / 2
+        assert orphaned <= {p for m in survivors for p in m.owned}
+        values += _produce(bootstrap, topic, "b", 120)
+        wait_for(lambda: _consumed(members, values), 30, "the next records", lambda: members)
+    finally:
+        for m in members:
+            m.stop()
+    assert [m.proc.returncode for m in survivors] == [0, 0]
+    assert_delivered(members, values)
