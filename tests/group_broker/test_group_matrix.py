@@ -4,13 +4,18 @@ of confluent-kafka (librdkafka), kafka-python and aiokafka, each in a process of
 topic is being produced to and consumed; each member commits every record synchronously after
 processing it. Every record is consumed, and none twice but for Kafka's own caveat (a member
 killed between processing a record and its commit leaves that record to the next owner). Also:
-a dead member's partitions move when its session expires."""
+a dead member's partitions move when its session expires, a static member (KIP-345) restarting
+within its session gets its partitions back without a rebalance, and one that closes keeps
+them until its session expires."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
+from confluent_kafka import ConsumerGroupState
+from confluent_kafka.admin import AdminClient
 from support.consumers import (
     PARTITIONS,
     SESSION_MS,
@@ -22,6 +27,7 @@ from support.consumers import (
     wait_balanced,
     wait_for,
 )
+from support.groups import group_metadata
 
 from kgroup.broker import Broker
 
@@ -149,4 +155,117 @@ def test_a_killed_members_partitions_move_when_its_session_expires(broker: Broke
         for m in members:
             m.stop()
     assert [m.proc.returncode for m in survivors] == [0, 0]
+    assert_delivered(members, values)
+
+
+def _instances(admin: AdminClient, group: str) -> tuple[ConsumerGroupState, dict[str, str]]:
+    """A group's state and ``{group.instance.id: member id}``, as DescribeGroups tells."""
+    d = admin.describe_consumer_groups([group])[group].result(30)
+    return d.state, {m.group_instance_id: m.member_id for m in d.members}
+
+
+def test_a_static_member_restarting_within_its_session_gets_its_partitions_back_without_a_rebalance(
+    broker: Broker,
+) -> None:
+    # KIP-345. The restarted member is the group's leader, the harder case: the coordinator
+    # answers its JoinGroup with the old leader id, so that it does not assign again. A 20 s
+    # session leaves a loaded machine room to start the new process well within it.
+    bootstrap = broker.bootstrap_servers
+    topic, group = create_topic(bootstrap), f"static-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    session_ms = 20_000
+
+    def static(name: str) -> MemberProcess:
+        return MemberProcess(
+            bootstrap,
+            topic,
+            group,
+            "confluent",
+            name=name,
+            assignor="range",
+            instance_id=name,
+            session_ms=session_ms,
+        )
+
+    leader = static("s0")
+    members = [leader]
+    try:
+        wait_for(lambda: len(leader.owned) == PARTITIONS, 30, "the first member's assignment")
+        members += [static("s1"), static("s2")]
+        wait_balanced(members)
+        values = _produce(bootstrap, topic, "a", 120)
+        wait_for(lambda: _consumed(members, values), 30, "the first records", lambda: members)
+        others, owned = members[1:], leader.owned
+        generation = group_metadata(bootstrap, group)[-1]["generation"]
+        state, before = _instances(admin, group)
+        assert (state, set(before)) == (ConsumerGroupState.STABLE, {"s0", "s1", "s2"})
+
+        quiet_since = time.monotonic()
+        assert leader.close() == 0
+        closed_at = time.monotonic()
+        # A static member's close() sends no LeaveGroup: it is still a member.
+        assert _instances(admin, group) == (ConsumerGroupState.STABLE, before)
+        restarted = static("s0")
+        members.append(restarted)
+        wait_for(lambda: restarted.owned == owned, 30, "the restarted member's partitions")
+        assert restarted.rebalances()[-1]["t"] - closed_at < session_ms / 1000
+        values += _produce(bootstrap, topic, "b", 120)
+        wait_for(lambda: _consumed(members, values), 30, "the next records", lambda: members)
+        assert restarted.committed
+
+        # No rebalance: the others were neither revoked nor assigned anything, the group is at
+        # the same generation, and only the static member's id changed.
+        assert [m.rebalances(quiet_since) for m in others] == [[], []]
+        last = group_metadata(bootstrap, group)[-1]
+        assert last["generation"] == generation
+        state, after = _instances(admin, group)
+        assert state == ConsumerGroupState.STABLE
+        assert {i: after[i] == before[i] for i in after} == {"s0": False, "s1": True, "s2": True}
+        assert {m["group_instance_id"]: m["member_id"] for m in last["members"]} == after
+    finally:
+        for m in members:
+            m.stop()
+    assert [m.proc.returncode for m in members] == [0] * 4
+    assert_delivered(members, values)
+
+
+def test_a_closed_static_member_keeps_its_partitions_until_its_session_expires(
+    broker: Broker,
+) -> None:
+    # KIP-345: close() of a static member sends no LeaveGroup (librdkafka, as Kafka's Java
+    # consumer), so its partitions move only when its session expires.
+    bootstrap = broker.bootstrap_servers
+    topic, group = create_topic(bootstrap), f"static-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    members = [
+        MemberProcess(
+            bootstrap,
+            topic,
+            group,
+            "confluent",
+            name=f"s{i}",
+            assignor="range",
+            instance_id=f"s{i}",
+        )
+        for i in range(3)
+    ]
+    try:
+        wait_balanced(members)
+        values = _produce(bootstrap, topic, "a", 120)
+        wait_for(lambda: _consumed(members, values), 30, "the first records", lambda: members)
+        leaver, others = members[0], members[1:]
+        _, before = _instances(admin, group)
+        assert leaver.close() == 0
+        closed_at = time.monotonic()
+        assert _instances(admin, group) == (ConsumerGroupState.STABLE, before)
+        wait_balanced(members, timeout=SESSION_MS / 1000 + 60)
+        assert _first_rebalance(others, closed_at) - closed_at >= SESSION_MS / 1000 / 2
+        state, after = _instances(admin, group)
+        assert (state, set(after)) == (ConsumerGroupState.STABLE, {"s1", "s2"})
+        values += _produce(bootstrap, topic, "b", 120)
+        wait_for(lambda: _consumed(members, values), 30, "the next records", lambda: members)
+    finally:
+        for m in members:
+            m.stop()
+    assert [m.proc.returncode for m in members] == [0] * 3
     assert_delivered(members, values)
