@@ -5,8 +5,8 @@ topic is being produced to and consumed; each member commits every record synchr
 processing it. Every record is consumed, and none twice but for Kafka's own caveat (a member
 killed between processing a record and its commit leaves that record to the next owner). Also:
 a dead member's partitions move when its session expires, a static member (KIP-345) restarting
-within its session gets its partitions back without a rebalance, and one that closes keeps
-them until its session expires."""
+within its session gets its partitions back without a rebalance, partitions added to a topic
+are assigned, and one group mixes confluent-kafka and kafka-python members."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 from confluent_kafka import ConsumerGroupState
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, NewPartitions
 from support.consumers import (
     PARTITIONS,
     SESSION_MS,
@@ -268,4 +268,79 @@ def test_a_closed_static_member_keeps_its_partitions_until_its_session_expires(
         for m in members:
             m.stop()
     assert [m.proc.returncode for m in members] == [0] * 3
+    assert_delivered(members, values)
+
+
+def test_partitions_added_to_a_subscribed_topic_are_assigned_in_a_rebalance(
+    broker: Broker,
+) -> None:
+    # The members see the new partitions in their next metadata refresh (1 s here; librdkafka's
+    # topic.metadata.refresh.interval.ms) and rejoin; the leader assigns all 16.
+    bootstrap = broker.bootstrap_servers
+    topic, group = create_topic(bootstrap), f"grow-{uuid.uuid4().hex[:6]}"
+    members = [
+        MemberProcess(
+            bootstrap,
+            topic,
+            group,
+            "confluent",
+            name=f"m{i}",
+            assignor="range",
+            metadata_refresh_ms=1000,
+        )
+        for i in range(3)
+    ]
+    try:
+        wait_balanced(members)
+        values = _produce(bootstrap, topic, "a", 120)
+        wait_for(lambda: _consumed(members, values), 30, "the first records", lambda: members)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_partitions([NewPartitions(topic, 16)])[topic].result(30)
+        wait_balanced(members, partitions=16)
+        # Range over 16 partitions and 3 members: 6, 5, 5.
+        assert sorted(len(m.owned) for m in members) == [5, 5, 6]
+        values += _produce(bootstrap, topic, "b", 160, partitions=16)
+        wait_for(lambda: _consumed(members, values), 30, "records of all 16", lambda: members)
+    finally:
+        for m in members:
+            m.stop()
+    assert [m.proc.returncode for m in members] == [0] * 3
+    assert_delivered(members, values)
+
+
+@pytest.mark.parametrize(
+    ("assignor", "leader", "other"),
+    [("range", "confluent", "kafka-python"), ("roundrobin", "kafka-python", "confluent")],
+)
+def test_a_group_mixing_confluent_kafka_and_kafka_python_members_consumes_every_record_once(
+    broker: Broker, assignor: str, leader: str, other: str
+) -> None:
+    # Both libraries speak the consumer protocol (subscriptions and assignments in the same
+    # schema) and name the assignor alike; the first member to join leads, and assigns for the
+    # other library's members too.
+    bootstrap = broker.bootstrap_servers
+    topic, group = create_topic(bootstrap), f"mixed-{uuid.uuid4().hex[:6]}"
+
+    def member(client: str, name: str) -> MemberProcess:
+        return MemberProcess(bootstrap, topic, group, client, name=name, assignor=assignor)
+
+    members = [member(leader, "m0")]
+    producer = SteadyProducer(bootstrap, topic)
+    try:
+        producer.start()
+        wait_for(lambda: len(members[0].owned) == PARTITIONS, 30, "the first member's assignment")
+        members += [member(other, "m1"), member(leader, "m2"), member(other, "m3")]
+        wait_balanced(members)
+        assert [len(m.owned) for m in members] == [3, 3, 3, 3]
+        for m in members:
+            _committing(m)
+        values = producer.finish()
+        wait_for(lambda: _consumed(members, values), 60, "every record", lambda: members)
+        prefix = {"confluent": "rdkafka-", "kafka-python": "kafka-python-"}[leader]
+        assert group_metadata(bootstrap, group)[-1]["leader"].startswith(prefix)
+    finally:
+        producer.halt.set()
+        for m in members:
+            m.stop()
+    assert [m.proc.returncode for m in members] == [0] * 4
     assert_delivered(members, values)
