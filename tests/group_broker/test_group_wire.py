@@ -13,6 +13,7 @@ from support.groups import (
     fetch_offsets,
     join,
     join_body,
+    offsets_records,
     read_group_metadata_value,
     read_offset_commit_value,
     read_offsets_key,
@@ -292,36 +293,6 @@ def test_a_parked_join_blocks_no_other_connection(broker: Broker) -> None:
             )
 
 
-def _offsets_records(broker: Broker, partition: int) -> list[tuple[bytes, bytes | None]]:
-    """Every record of one partition of __consumer_offsets, read by a real client."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer(
-        {
-            "bootstrap.servers": broker.bootstrap_servers,
-            "group.id": "reader",
-            "enable.partition.eof": True,
-            "enable.auto.commit": False,
-        }
-    )
-    c.assign([TopicPartition(OFFSETS, partition, 0)])
-    out = []
-    deadline = time.monotonic() + 20
-    try:
-        while time.monotonic() < deadline:
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error() is not None:
-                if m.error().code() == m.error()._PARTITION_EOF:
-                    break
-                raise AssertionError(m.error())
-            out.append((m.key(), m.value()))
-    finally:
-        c.close()
-    return out
-
-
 def test_coordinator_records_are_kafkas_key_value_schemas(broker: Broker) -> None:
     group = f"records-{uuid.uuid4().hex[:6]}"
     with Wire(broker.bootstrap_servers) as w:
@@ -332,7 +303,7 @@ def test_coordinator_records_are_kafkas_key_value_schemas(broker: Broker) -> Non
         assignment = encode_assignment(Assignment([(topic, 0), (topic, 1), (topic, 2)]), 0)
         assert sync(w, group, gen, member, {member: assignment}).body.error_code == 0
         assert commit(w, group, {(topic, 2): 42}, gen, member, metadata="meta") == {(topic, 2): 0}
-    records = _offsets_records(broker, partition_for(group))
+    records = offsets_records(broker.bootstrap_servers, partition_for(group))
     offsets = [
         (read_offsets_key(k), read_offset_commit_value(v))
         for k, v in records

@@ -1,18 +1,23 @@
 """Real consumer-group clients for tests: topics created and filled through confluent-kafka,
 members that commit synchronously after each record (confluent-kafka in a thread, kafka-python
-in a process of its own), and a wait that says what it saw when it times out."""
+in a process of its own, or any of the three libraries in a process of its own that a test can
+kill -9), the delivery check over what members report, and a wait that says what it saw when
+it times out."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 PARTITIONS = 12
 #: Client settings that keep rebalances quick: the broker's group.min.session.timeout.ms is
@@ -164,3 +169,208 @@ class KpMember:
             if self.proc.poll() is None:
                 self.proc.kill()
             self.reader.join(5)
+
+
+class SteadyProducer(threading.Thread):
+    """Produces records ``p0``, ``p1``, ... round-robin over the topic's partitions, about
+    ``per_second`` of them a second, in small batches each flushed before the next: members
+    consume while the group changes. ``finish()`` stops it and returns every value acked."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        per_second: int = 200,
+        partitions: int = PARTITIONS,
+        prefix: str = "p",
+    ) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic, self.partitions = bootstrap, topic, partitions
+        self.batch, self.prefix = max(1, per_second // 10), prefix
+        self.values: list[str] = []
+        self.errors: list[str] = []
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        from confluent_kafka import Producer
+
+        p = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5})
+        i = 0
+        try:
+            while not self.halt.is_set():
+                batch = [f"{self.prefix}{n}" for n in range(i, i + self.batch)]
+                for n, v in enumerate(batch, i):
+                    p.produce(self.topic, value=v.encode(), partition=n % self.partitions)
+                if p.flush(30) != 0:
+                    self.errors.append(f"records of {batch} not acked")
+                    return
+                self.values.extend(batch)
+                i += self.batch
+                self.halt.wait(0.1)
+        except Exception as e:  # surfaces in the test through finish()
+            self.errors.append(repr(e))
+
+    def finish(self) -> list[str]:
+        """Stop producing; every value produced (and acked)."""
+        self.halt.set()
+        self.join(60)
+        assert self.errors == [], self.errors
+        return list(self.values)
+
+
+class MemberProcess:
+    """A group member of any of the three libraries in a process of its own
+    (``support.group_member``): a test can close it (its standard input closes, it calls
+    close()) or kill it with kill -9. What it reported is read as it comes: its rebalance
+    events, the partitions it owns, the records it processed and those whose commit returned.
+
+    Options are ``support.group_member``'s: ``assignor``, ``instance_id``, ``session_ms``,
+    ``heartbeat_ms``, ``metadata_refresh_ms``. With ``KGROUP_MEMBER_LOGS`` set to a folder in
+    the environment, each member writes its library's debug log there, ``<group>-<name>.log``."""
+
+    def __init__(
+        self, bootstrap: str, topic: str, group: str, client: str, name: str = "", **options: Any
+    ) -> None:
+        cfg = {
+            "client": client,
+            "bootstrap": bootstrap,
+            "topic": topic,
+            "group": group,
+            "session_ms": SESSION_MS,
+            "heartbeat_ms": HEARTBEAT_MS,
+            **options,
+        }
+        self.name = name or f"{client}-{uuid.uuid4().hex[:4]}"
+        logs = os.environ.get("KGROUP_MEMBER_LOGS")
+        if logs:
+            cfg["debug_log"] = str(Path(logs) / f"{group}-{self.name}.log")
+        tests = Path(__file__).resolve().parents[1]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "support.group_member", json.dumps(cfg)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, PYTHONPATH=str(tests)),
+        )
+        #: events are every event the member reported, in order (``support.group_member``).
+        self.events: list[dict[str, Any]] = []
+        #: owned are the partitions the member owns, after its last rebalance callback.
+        self.owned: list[int] = []
+        self.processed: list[str] = []
+        self.committed: list[str] = []
+        self.errors: list[str] = []
+        self.stderr: collections.deque[str] = collections.deque(maxlen=30)
+        #: killed is set by kill9(); gone once the member closed or was killed.
+        self.killed = False
+        self.gone = False
+        self._readers = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for t in self._readers:
+            t.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            event = json.loads(line)
+            kind = event["event"]
+            if kind == "processed":
+                self.processed.append(event["value"])
+            elif kind == "committed":
+                self.committed.append(event["value"])
+            elif kind in ("assign", "revoke", "lost"):
+                self.owned = event["owned"]
+            elif kind == "error":
+                self.errors.append(event["error"])
+            self.events.append(event)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line.decode(errors="replace").rstrip())
+
+    def rebalances(self, since: float = 0.0) -> list[dict[str, Any]]:
+        """The member's rebalance events (assign, revoke, lost) at or after ``since``."""
+        return [
+            e for e in self.events if e["event"] in ("assign", "revoke", "lost") and e["t"] >= since
+        ]
+
+    def close(self, timeout: float = 30) -> int:
+        """Close the consumer (close(): a dynamic member leaves its group) and wait for the
+        process to exit; its exit status."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(10)
+            self.gone = True
+            for t in self._readers:
+                t.join(5)
+
+    def kill9(self) -> float:
+        """Kill the member without warning, as a crash would; when (``time.monotonic()``)."""
+        at = time.monotonic()
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+        self.killed = self.gone = True
+        for t in self._readers:
+            t.join(5)
+        return at
+
+    def stop(self) -> None:
+        """Make sure the process is gone (in a test's ``finally``)."""
+        if self.proc.poll() is None:
+            self.close(timeout=20)
+
+    def __repr__(self) -> str:
+        state = "killed" if self.killed else "gone" if self.gone else "live"
+        return (
+            f"<{self.name} {state} owns {self.owned} processed {len(self.processed)}"
+            f" committed {len(self.committed)} errors {self.errors}"
+            f" stderr {list(self.stderr)[-5:]}>"
+        )
+
+
+def balanced(members: Iterable[MemberProcess], partitions: int = PARTITIONS) -> bool:
+    """Whether the live ones of ``members`` own every partition, none twice, each member at
+    least one: the group is through its rebalance."""
+    live = [m for m in members if not m.gone]
+    owned = [p for m in live for p in m.owned]
+    return all(m.owned for m in live) and sorted(owned) == list(range(partitions))
+
+
+def wait_balanced(
+    members: Sequence[MemberProcess], partitions: int = PARTITIONS, timeout: float = 60
+) -> None:
+    """Wait until :func:`balanced`."""
+    wait_for(lambda: balanced(members, partitions), timeout, "a balanced group", lambda: members)
+
+
+def assert_delivered(members: Iterable[MemberProcess], values: Iterable[str]) -> None:
+    """Every record of ``values`` was processed by some member, and none twice, as Kafka
+    promises to members that commit each record synchronously after processing it, with its
+    one caveat: a member killed after processing a record and before its commit returned
+    leaves that record to be delivered again. So a killed member's records are those it
+    reported committed; it may have processed one more (the one in flight at the kill), which
+    may be processed again elsewhere. Members that were not killed committed all they
+    processed."""
+    members = list(members)
+    processed = collections.Counter(v for m in members for v in m.processed)
+    committed = collections.Counter(v for m in members for v in m.committed)
+    in_flight: collections.Counter[str] = collections.Counter()
+    for m in members:
+        unconfirmed = collections.Counter(m.processed) - collections.Counter(m.committed)
+        if m.killed:
+            assert sum(unconfirmed.values()) <= 1, (m, unconfirmed)
+            in_flight += unconfirmed
+        else:
+            assert not unconfirmed, (m, "processed without a commit", unconfirmed)
+    expected = set(values)
+    assert sorted(expected - set(processed)) == [], "records never consumed"
+    assert sorted(set(processed) - expected) == [], "records never produced"
+    assert [v for v, n in committed.items() if n > 1] == [], "records committed twice"
+    assert [v for v, n in processed.items() if n - in_flight[v] > 1] == [], "records twice"

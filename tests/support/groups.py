@@ -7,12 +7,14 @@ Value}.json``)."""
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from kgroup import errors, protocol
 from kgroup.assignors import Subscription
 from kgroup.assignors.consumer_protocol import encode_subscription
+from kgroup.group import partition_for
 from kgroup.protocol import ApiKey
 
 from .kgroup_broker import Wire
@@ -209,3 +211,44 @@ def read_group_metadata_value(value: bytes) -> dict[str, Any]:
         members.append(m)
     out["members"] = members
     return out
+
+
+def offsets_records(bootstrap: str, partition: int) -> list[tuple[bytes, bytes | None]]:
+    """Every record of one partition of ``__consumer_offsets`` (key, value), up to its end, read
+    by a real client (confluent-kafka)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "reader",
+            "enable.partition.eof": True,
+            "enable.auto.commit": False,
+        }
+    )
+    c.assign([TopicPartition("__consumer_offsets", partition, 0)])
+    out = []
+    deadline = time.monotonic() + 20
+    try:
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error() is not None:
+                if m.error().code() == m.error()._PARTITION_EOF:
+                    break
+                raise AssertionError(m.error())
+            out.append((m.key(), m.value()))
+    finally:
+        c.close()
+    return out
+
+
+def group_metadata(bootstrap: str, group: str) -> list[dict[str, Any]]:
+    """The GroupMetadataValue records of ``group`` (one per generation, and one per static
+    member replaced without a rebalance), oldest first, read with Kafka's schema."""
+    return [
+        read_group_metadata_value(v)
+        for k, v in offsets_records(bootstrap, partition_for(group))
+        if v is not None and read_offsets_key(k) == {"version": 2, "group": group}
+    ]
