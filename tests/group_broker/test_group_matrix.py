@@ -92,6 +92,7 @@ def _run_group(
     assert_delivered(members, values)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("client", "assignor", "size"),
     [
@@ -129,6 +130,7 @@ def _first_rebalance(members: list[MemberProcess], since: float) -> float:
     return min(e["t"] for m in members for e in m.rebalances(since))
 
 
+@pytest.mark.slow
 def test_a_killed_members_partitions_move_when_its_session_expires(broker: Broker) -> None:
     bootstrap = broker.bootstrap_servers
     topic, group = create_topic(bootstrap), f"expire-{uuid.uuid4().hex[:6]}"
@@ -229,6 +231,7 @@ def test_a_static_member_restarting_within_its_session_gets_its_partitions_back_
     assert_delivered(members, values)
 
 
+@pytest.mark.slow
 def test_a_closed_static_member_keeps_its_partitions_until_its_session_expires(
     broker: Broker,
 ) -> None:
