@@ -104,20 +104,6 @@ def kgroup_broker() -> Iterator[Server]:
     shutil.rmtree(data, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def tansu() -> Iterator[Server]:
-    with servers.tansu() as s:
-        yield s
-
-
-SERVERS = ["kgroup", "tansu"]
-
-
-@pytest.fixture(params=SERVERS)
-def server(request: pytest.FixtureRequest) -> Server:
-    return request.getfixturevalue("kgroup_broker" if request.param == "kgroup" else "tansu")
-
-
 def _topic(server: Server) -> str:
     """The server's topic of ``PARTITIONS`` partitions, created once."""
     from confluent_kafka.admin import AdminClient, NewTopic

@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Iterator
+
+import pytest
+
+from bench import servers
+from bench.servers import Server
 
 # numpy's OpenBLAS starts a worker thread that spins for a while after any BLAS call, taking
 # a core from the two this machine has. No benchmark here uses BLAS: keep it to one thread.
@@ -34,3 +40,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
             ratio = f"{rate / base_rate:8.2f}x" if base_rate else ""
             mark = "  (baseline)" if b is base else ""
             tr.write_line(f"  {b.name:<58} {rate / 1e6:10.2f} M/s {ratio}{mark}")
+
+
+# The brokers compared side by side (bench_broker, bench_groups): tansu here; each module
+# provides ``kgroup_broker``, with its own settings.
+
+
+@pytest.fixture(scope="module")
+def tansu() -> Iterator[Server]:
+    with servers.tansu() as s:
+        yield s
+
+
+@pytest.fixture(params=["kgroup", "tansu"])
+def server(request: pytest.FixtureRequest) -> Server:
+    return request.getfixturevalue("kgroup_broker" if request.param == "kgroup" else "tansu")

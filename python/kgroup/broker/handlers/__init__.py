@@ -9,68 +9,18 @@ apis' handlers return what the group coordinator writes instead: a whole respons
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from types import ModuleType
-
-from kgroup.broker.handlers import (
-    alter_configs,
-    api_versions,
-    create_partitions,
-    create_topics,
-    delete_groups,
-    delete_records,
-    delete_topics,
-    describe_cluster,
-    describe_configs,
-    describe_groups,
-    fetch,
-    find_coordinator,
-    heartbeat,
-    incremental_alter_configs,
-    init_producer_id,
-    join_group,
-    leave_group,
-    list_groups,
-    list_offsets,
-    metadata,
-    offset_commit,
-    offset_delete,
-    offset_fetch,
-    offset_for_leader_epoch,
-    produce,
-    sync_group,
-)
 
 __all__ = ["HANDLERS"]
 
-#: HANDLERS maps each api key the broker serves to its handler module.
+#: HANDLERS maps each api key the broker serves to its handler module: every module of this
+#: package.
 HANDLERS: dict[int, ModuleType] = {
     int(m.API_KEY): m
     for m in (
-        alter_configs,
-        api_versions,
-        create_partitions,
-        create_topics,
-        delete_groups,
-        delete_records,
-        delete_topics,
-        describe_cluster,
-        describe_configs,
-        describe_groups,
-        fetch,
-        find_coordinator,
-        heartbeat,
-        incremental_alter_configs,
-        init_producer_id,
-        join_group,
-        leave_group,
-        list_groups,
-        list_offsets,
-        metadata,
-        offset_commit,
-        offset_delete,
-        offset_fetch,
-        offset_for_leader_epoch,
-        produce,
-        sync_group,
+        importlib.import_module(f"{__name__}.{info.name}")
+        for info in pkgutil.iter_modules(__path__)
     )
 }

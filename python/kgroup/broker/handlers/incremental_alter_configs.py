@@ -7,6 +7,7 @@ Topic configs take effect at once on the topic's logs. The broker's own configs 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
@@ -16,6 +17,7 @@ from kgroup.protocol import ApiKey
 if TYPE_CHECKING:
     from kgroup.broker.server import RequestContext
     from kgroup.broker.state import BrokerState
+    from kgroup.broker.topics import Topic
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 VERSIONS = (0, 1)
@@ -69,7 +71,15 @@ def apply(current: dict[str, Any], changes: list[tuple[str, int, str | None]]) -
     return out
 
 
-def handle(ctx: RequestContext) -> dict[str, Any]:
+def alter_resources(
+    ctx: RequestContext,
+    names_of: Callable[[Any], list[str]],
+    topic_configs: Callable[[Topic, Any], dict[str, Any]],
+) -> dict[str, Any]:
+    """The answer to an AlterConfigs or IncrementalAlterConfigs request: for each resource,
+    ``names_of(resource)`` checks the request's own rules and names the configs it changes;
+    a topic gets ``topic_configs(topic, resource)`` (its new overrides; ConfigError for a bad
+    value) unless validate_only; the broker's static configs are refused."""
     state, body = ctx.state, ctx.request.body
     keys = [(r.resource_type, r.resource_name) for r in body.resources]
     responses = []
@@ -83,9 +93,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         try:
             if keys.count((r.resource_type, r.resource_name)) > 1:
                 raise errors.InvalidRequest("Duplicate resource in request")
-            changes = [(c.name, c.config_operation, c.value) for c in r.configs]
-            if len({c[0] for c in changes}) != len(changes):
-                raise errors.InvalidRequest("A config is changed twice in one request")
+            names = names_of(r)
             if r.resource_type == TOPIC:
                 topic = state.topics.by_name.get(r.resource_name)
                 if topic is None:
@@ -93,16 +101,33 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                         f"The topic '{r.resource_name}' does not exist."
                     )
                 try:
-                    configs = apply(topic.configs, changes)
+                    configs = topic_configs(topic, r)
                 except ConfigError as e:
                     raise errors.InvalidConfig(str(e)) from None
                 if not body.validate_only:
                     state.topics.alter_configs(topic, configs)
             elif r.resource_type == BROKER:
-                broker_resource(state, r.resource_name, [c[0] for c in changes])
+                broker_resource(state, r.resource_name, names)
             else:
                 raise errors.InvalidRequest(f"Unsupported resource type {r.resource_type}")
         except errors.KafkaError as e:
             out["error_code"], out["error_message"] = e.code, str(e)
         responses.append(out)
     return {"throttle_time_ms": 0, "responses": responses}
+
+
+def _names(resource: Any) -> list[str]:
+    names = [c.name for c in resource.configs]
+    if len(set(names)) != len(names):
+        raise errors.InvalidRequest("A config is changed twice in one request")
+    return names
+
+
+def handle(ctx: RequestContext) -> dict[str, Any]:
+    return alter_resources(
+        ctx,
+        _names,
+        lambda topic, r: apply(
+            topic.configs, [(c.name, c.config_operation, c.value) for c in r.configs]
+        ),
+    )
