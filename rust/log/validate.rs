@@ -13,8 +13,8 @@ use super::config::{LogConfig, TargetCompression};
 use crate::errors::{Error, ErrorCode, Result};
 use crate::protocol::records::{
     batches, set_max_timestamp, set_partition_leader_epoch, BatchFields, BatchHeader, Budget,
-    Compression, DecodeOptions, DecodedBatch, RawBatch, RecordBatch, RecordRef, TimestampType,
-    NO_TIMESTAMP,
+    Compression, DecodeOptions, DecodedBatch, RawBatch, RecordBatch, RecordFields, RecordRef,
+    TimestampType, NO_TIMESTAMP,
 };
 
 /// Prepared is a validated batch ready to append at any offset.
@@ -266,7 +266,7 @@ fn rebuild(
         .collect();
     let f = &d.batch.fields;
     let log_append = cfg.timestamp_type == TimestampType::LogAppendTime;
-    let mut b = RecordBatch {
+    let b = RecordBatch {
         fields: BatchFields {
             base_offset: 0,
             partition_leader_epoch: leader_epoch,
@@ -285,20 +285,7 @@ fn rebuild(
         },
         records: Vec::new(),
     };
-    b.derive_from(&records)
-        .map_err(|e| invalid(e.to_string()))?;
-    let mut out = Vec::new();
-    b.encode_with(&records, &mut out, cfg.level(to))?;
-    if out.len() as u64 > cfg.max_message_bytes {
-        return Err(too_large(out.len(), cfg));
-    }
-    let header = BatchHeader::parse_with(&out, false)?;
-    Ok(Prepared {
-        bytes: out,
-        header,
-        log_append_time: if log_append { now_ms } else { -1 },
-        records: records.len() as i64,
-    })
+    encode_rebuilt(b, &records, cfg, to, log_append, now_ms)
 }
 
 /// prepare_legacy converts a magic 0/1 message set (Produce v0-2) to one v2 batch, as Kafka
@@ -340,7 +327,7 @@ fn prepare_legacy(
     }
     let to = target(cfg, source);
     let log_append = cfg.timestamp_type == TimestampType::LogAppendTime;
-    let mut b = RecordBatch {
+    let b = RecordBatch {
         fields: BatchFields {
             base_offset: 0,
             partition_leader_epoch: leader_epoch,
@@ -351,19 +338,7 @@ fn prepare_legacy(
         },
         records: Vec::new(),
     };
-    b.derive_from(&all).map_err(|e| invalid(e.to_string()))?;
-    let mut out = Vec::new();
-    b.encode_with(&all, &mut out, cfg.level(to))?;
-    if out.len() as u64 > cfg.max_message_bytes {
-        return Err(too_large(out.len(), cfg));
-    }
-    let header = BatchHeader::parse_with(&out, false)?;
-    Ok(Prepared {
-        bytes: out,
-        header,
-        log_append_time: if log_append { now_ms } else { -1 },
-        records: all.len() as i64,
-    })
+    encode_rebuilt(b, &all, cfg, to, log_append, now_ms)
 }
 
 /// decode_one reads the v2 batch `bytes` with its records (CRC not checked: it was on append
@@ -380,4 +355,29 @@ pub fn decode_one(bytes: &[u8]) -> Result<DecodedBatch<'_>> {
         bytes,
     }
     .decode(&opts, &mut budget)
+}
+
+/// encode_rebuilt encodes a batch rebuilt from `records` (recompressed to `to`, or converted),
+/// checks its size against max.message.bytes and reads its header back.
+fn encode_rebuilt<R: RecordFields>(
+    mut b: RecordBatch,
+    records: &[R],
+    cfg: &LogConfig,
+    to: Compression,
+    log_append: bool,
+    now_ms: i64,
+) -> Result<Prepared> {
+    b.derive_from(records).map_err(|e| invalid(e.to_string()))?;
+    let mut out = Vec::new();
+    b.encode_with(records, &mut out, cfg.level(to))?;
+    if out.len() as u64 > cfg.max_message_bytes {
+        return Err(too_large(out.len(), cfg));
+    }
+    let header = BatchHeader::parse_with(&out, false)?;
+    Ok(Prepared {
+        bytes: out,
+        header,
+        log_append_time: if log_append { now_ms } else { -1 },
+        records: records.len() as i64,
+    })
 }
