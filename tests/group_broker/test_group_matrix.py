@@ -22,8 +22,11 @@ from support.consumers import (
     MemberProcess,
     SteadyProducer,
     assert_delivered,
+    committing,
+    consumed,
     create_topic,
     produce,
+    run_group,
     wait_balanced,
     wait_for,
 )
@@ -32,64 +35,6 @@ from support.groups import group_metadata
 from kgroup.broker import Broker
 
 pytestmark = pytest.mark.network
-
-
-def _consumed(members: list[MemberProcess], values: list[str]) -> bool:
-    """Whether every value was committed by a member, or processed by a killed one."""
-    done = {v for m in members for v in (m.processed if m.killed else m.committed)}
-    return set(values) <= done
-
-
-def _committing(member: MemberProcess, timeout: float = 30) -> None:
-    """Wait until ``member`` commits a record it had not committed yet: it is mid-stream."""
-    n = len(member.committed)
-    wait_for(lambda: len(member.committed) > n, timeout, f"{member.name} to commit", repr)
-
-
-def _run_group(
-    bootstrap: str, client: str, assignor: str | None, first: int, joining: list[int]
-) -> None:
-    """A group that starts with ``first`` members; ``joining`` more join in waves, mid-stream;
-    then one member leaves with close() and one dies by kill -9. Records are produced
-    throughout; then every one must have been consumed, and none twice."""
-    topic, group = create_topic(bootstrap), f"{client}-{uuid.uuid4().hex[:6]}"
-    options = {"assignor": assignor} if assignor else {}
-
-    def spawn(n: int) -> list[MemberProcess]:
-        return [
-            MemberProcess(bootstrap, topic, group, client, name=f"m{len(members) + i}", **options)
-            for i in range(n)
-        ]
-
-    members: list[MemberProcess] = []
-    producer = SteadyProducer(bootstrap, topic)
-    try:
-        members += spawn(first)
-        producer.start()
-        wait_balanced(members)
-        for n in joining:
-            _committing(members[-1])
-            members += spawn(n)
-            wait_balanced(members)
-        leaver, victim = members[0], members[-1]
-        _committing(leaver)
-        assert leaver.close() == 0
-        wait_balanced(members)
-        _committing(victim)
-        victim.kill9()
-        # Its partitions wait for its session to expire.
-        wait_balanced(members, timeout=SESSION_MS / 1000 + 60)
-        values = producer.finish()
-        wait_for(lambda: _consumed(members, values), 60, "every record", lambda: members)
-    finally:
-        producer.halt.set()
-        for m in members:
-            m.stop()
-    assert [(m.name, m.errors) for m in members if m.errors] == []
-    assert {m.name: m.proc.returncode for m in members if m is not victim} == {
-        m.name: 0 for m in members if m is not victim
-    }
-    assert_delivered(members, values)
 
 
 @pytest.mark.slow
@@ -113,7 +58,7 @@ def test_members_joining_closing_and_killed_mid_stream_consume_every_record_once
     # 10: 4 members, then 3 and 3 more (10 on 12 partitions); 4: 2, then 1 and 1 more. Then
     # one close()s and one is killed.
     waves = {10: (4, [3, 3]), 4: (2, [1, 1])}[size]
-    _run_group(broker.bootstrap_servers, client, assignor, *waves)
+    run_group(broker.bootstrap_servers, client, assignor, *waves)
 
 
 def _produce(
@@ -141,7 +86,7 @@ def test_a_killed_members_partitions_move_when_its_session_expires(broker: Broke
     try:
         wait_balanced(members)
         values = _produce(bootstrap, topic, "a", 120)
-        wait_for(lambda: _consumed(members, values), 30, "the first records", lambda: members)
+        wait_for(lambda: consumed(members, values), 30, "the first records", lambda: members)
         victim, survivors = members[1], [members[0], members[2]]
         orphaned = set(victim.owned)
         killed_at = victim.kill9()
@@ -152,7 +97,7 @@ def test_a_killed_members_partitions_move_when_its_session_expires(broker: Broke
         assert _first_rebalance(survivors, killed_at) - killed_at >= SESSION_MS / 1000 / 2
         assert orphaned <= {p for m in survivors for p in m.owned}
         values += _produce(bootstrap, topic, "b", 120)
-        wait_for(lambda: _consumed(members, values), 30, "the next records", lambda: members)
+        wait_for(lambda: consumed(members, values), 30, "the next records", lambda: members)
     finally:
         for m in members:
             m.stop()
@@ -196,7 +141,7 @@ def test_a_static_member_restarting_within_its_session_gets_its_partitions_back_
         members += [static("s1"), static("s2")]
         wait_balanced(members)
         values = _produce(bootstrap, topic, "a", 120)
-        wait_for(lambda: _consumed(members, values), 30, "the first records", lambda: members)
+        wait_for(lambda: consumed(members, values), 30, "the first records", lambda: members)
         others, owned = members[1:], leader.owned
         generation = group_metadata(bootstrap, group)[-1]["generation"]
         state, before = _instances(admin, group)
@@ -212,7 +157,7 @@ def test_a_static_member_restarting_within_its_session_gets_its_partitions_back_
         wait_for(lambda: restarted.owned == owned, 30, "the restarted member's partitions")
         assert restarted.rebalances()[-1]["t"] - closed_at < session_ms / 1000
         values += _produce(bootstrap, topic, "b", 120)
-        wait_for(lambda: _consumed(members, values), 30, "the next records", lambda: members)
+        wait_for(lambda: consumed(members, values), 30, "the next records", lambda: members)
         assert restarted.committed
 
         # No rebalance: the others were neither revoked nor assigned anything, the group is at
@@ -255,7 +200,7 @@ def test_a_closed_static_member_keeps_its_partitions_until_its_session_expires(
     try:
         wait_balanced(members)
         values = _produce(bootstrap, topic, "a", 120)
-        wait_for(lambda: _consumed(members, values), 30, "the first records", lambda: members)
+        wait_for(lambda: consumed(members, values), 30, "the first records", lambda: members)
         leaver, others = members[0], members[1:]
         _, before = _instances(admin, group)
         assert leaver.close() == 0
@@ -266,7 +211,7 @@ def test_a_closed_static_member_keeps_its_partitions_until_its_session_expires(
         state, after = _instances(admin, group)
         assert (state, set(after)) == (ConsumerGroupState.STABLE, {"s1", "s2"})
         values += _produce(bootstrap, topic, "b", 120)
-        wait_for(lambda: _consumed(members, values), 30, "the next records", lambda: members)
+        wait_for(lambda: consumed(members, values), 30, "the next records", lambda: members)
     finally:
         for m in members:
             m.stop()
@@ -296,14 +241,14 @@ def test_partitions_added_to_a_subscribed_topic_are_assigned_in_a_rebalance(
     try:
         wait_balanced(members)
         values = _produce(bootstrap, topic, "a", 120)
-        wait_for(lambda: _consumed(members, values), 30, "the first records", lambda: members)
+        wait_for(lambda: consumed(members, values), 30, "the first records", lambda: members)
         admin = AdminClient({"bootstrap.servers": bootstrap})
         admin.create_partitions([NewPartitions(topic, 16)])[topic].result(30)
         wait_balanced(members, partitions=16)
         # Range over 16 partitions and 3 members: 6, 5, 5.
         assert sorted(len(m.owned) for m in members) == [5, 5, 6]
         values += _produce(bootstrap, topic, "b", 160, partitions=16)
-        wait_for(lambda: _consumed(members, values), 30, "records of all 16", lambda: members)
+        wait_for(lambda: consumed(members, values), 30, "records of all 16", lambda: members)
     finally:
         for m in members:
             m.stop()
@@ -336,9 +281,9 @@ def test_a_group_mixing_confluent_kafka_and_kafka_python_members_consumes_every_
         wait_balanced(members)
         assert [len(m.owned) for m in members] == [3, 3, 3, 3]
         for m in members:
-            _committing(m)
+            committing(m)
         values = producer.finish()
-        wait_for(lambda: _consumed(members, values), 60, "every record", lambda: members)
+        wait_for(lambda: consumed(members, values), 60, "every record", lambda: members)
         prefix = {"confluent": "rdkafka-", "kafka-python": "kafka-python-"}[leader]
         assert group_metadata(bootstrap, group)[-1]["leader"].startswith(prefix)
     finally:

@@ -374,3 +374,76 @@ def assert_delivered(members: Iterable[MemberProcess], values: Iterable[str]) ->
     assert sorted(set(processed) - expected) == [], "records never produced"
     assert [v for v, n in committed.items() if n > 1] == [], "records committed twice"
     assert [v for v, n in processed.items() if n - in_flight[v] > 1] == [], "records twice"
+
+
+def consumed(members: list[MemberProcess], values: list[str]) -> bool:
+    """Whether every value was committed by a member, or processed by a killed one."""
+    done = {v for m in members for v in (m.processed if m.killed else m.committed)}
+    return set(values) <= done
+
+
+def committing(member: MemberProcess, timeout: float = 30) -> None:
+    """Wait until ``member`` commits a record it had not committed yet: it is mid-stream."""
+    n = len(member.committed)
+    wait_for(lambda: len(member.committed) > n, timeout, f"{member.name} to commit", repr)
+
+
+def run_group(
+    bootstrap: str,
+    client: str | Sequence[str],
+    assignor: str | None,
+    first: int,
+    joining: list[int],
+    **options: Any,
+) -> None:
+    """A group that starts with ``first`` members; ``joining`` more join in waves, mid-stream;
+    then one member leaves with close() and one dies by kill -9. Records are produced
+    throughout; then every one must have been consumed, and none twice. ``client`` is one
+    library for every member, or a list that the members take in turn (a mixed group)."""
+    clients = [client] if isinstance(client, str) else list(client)
+    topic, group = create_topic(bootstrap), f"{clients[0]}-{uuid.uuid4().hex[:6]}"
+    if assignor:
+        options["assignor"] = assignor
+
+    def spawn(n: int) -> list[MemberProcess]:
+        return [
+            MemberProcess(
+                bootstrap,
+                topic,
+                group,
+                clients[(len(members) + i) % len(clients)],
+                name=f"m{len(members) + i}",
+                **options,
+            )
+            for i in range(n)
+        ]
+
+    members: list[MemberProcess] = []
+    producer = SteadyProducer(bootstrap, topic)
+    try:
+        members += spawn(first)
+        producer.start()
+        wait_balanced(members)
+        for n in joining:
+            committing(members[-1])
+            members += spawn(n)
+            wait_balanced(members)
+        leaver, victim = members[0], members[-1]
+        committing(leaver)
+        assert leaver.close() == 0
+        wait_balanced(members)
+        committing(victim)
+        victim.kill9()
+        # Its partitions wait for its session to expire.
+        wait_balanced(members, timeout=SESSION_MS / 1000 + 60)
+        values = producer.finish()
+        wait_for(lambda: consumed(members, values), 60, "every record", lambda: members)
+    finally:
+        producer.halt.set()
+        for m in members:
+            m.stop()
+    assert [(m.name, m.errors) for m in members if m.errors] == []
+    assert {m.name: m.proc.returncode for m in members if m is not victim} == {
+        m.name: 0 for m in members if m is not victim
+    }
+    assert_delivered(members, values)

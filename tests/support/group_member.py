@@ -1,9 +1,9 @@
 """A group member in a process of its own, of any of the three client libraries
-(confluent-kafka, kafka-python, aiokafka), so that a test can kill it with kill -9 as a crash
-would. It subscribes to one topic, processes each record, commits it synchronously, and only
-then takes the next. It reports on standard output, one JSON line per event, each with the
-time it happened (``t``, ``time.monotonic()``, which is one clock for every process of the
-machine):
+(confluent-kafka, kafka-python, aiokafka) or kgroup's own Consumer, so that a test can kill it
+with kill -9 as a crash would. It subscribes to one topic, processes each record, commits it
+synchronously, and only then takes the next. It reports on standard output, one JSON line per
+event, each with the time it happened (``t``, ``time.monotonic()``, which is one clock for
+every process of the machine):
 
 - ``{"event": "assign" | "revoke" | "lost", "partitions": [...], "owned": [...]}`` from the
   client's rebalance callbacks: the partitions given or taken, and those it owns after;
@@ -91,6 +91,69 @@ def run_confluent(cfg: dict[str, Any], stop: threading.Event) -> None:
                 continue
             say("processed", value=m.value().decode(), partition=m.partition(), offset=m.offset())
             commit_after(c, m)
+            say("committed", value=m.value().decode())
+    finally:
+        c.close()
+
+
+def run_kgroup(cfg: dict[str, Any], stop: threading.Event) -> None:
+    """kgroup's own Consumer, written exactly as the confluent-kafka member: the same API."""
+    from kgroup import Consumer
+    from kgroup.client.types import CommitFailed
+    from kgroup.errors import IllegalGeneration, RebalanceInProgress
+
+    conf: dict[str, Any] = {
+        "bootstrap.servers": cfg["bootstrap"],
+        "group.id": cfg["group"],
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "session.timeout.ms": cfg["session_ms"],
+        "heartbeat.interval.ms": cfg["heartbeat_ms"],
+    }
+    if cfg.get("assignor"):
+        conf["partition.assignment.strategy"] = cfg["assignor"]
+    if cfg.get("instance_id"):
+        conf["group.instance.id"] = cfg["instance_id"]
+    if cfg.get("metadata_refresh_ms"):
+        conf["metadata.max.age.ms"] = cfg["metadata_refresh_ms"]
+    if cfg.get("delay_ms"):
+        conf["scheduled.rebalance.max.delay.ms"] = cfg["delay_ms"]
+    c = Consumer(conf)
+    owned: set[int] = set()
+
+    def assign(consumer, partitions) -> None:
+        owned.update(tp.partition for tp in partitions)
+        say("assign", partitions=sorted(tp.partition for tp in partitions), owned=sorted(owned))
+
+    def taken(event: str):
+        def callback(consumer, partitions) -> None:
+            owned.difference_update(tp.partition for tp in partitions)
+            say(event, partitions=sorted(tp.partition for tp in partitions), owned=sorted(owned))
+
+        return callback
+
+    c.subscribe([cfg["topic"]], on_assign=assign, on_revoke=taken("revoke"), on_lost=taken("lost"))
+    try:
+        while not stop.is_set():
+            m = c.poll(0.1)
+            if m is None:
+                continue
+            if m.error() is not None:
+                say("error", error=str(m.error()))
+                continue
+            say("processed", value=m.value().decode(), partition=m.partition(), offset=m.offset())
+            # As support.consumers.commit_after: a cooperative member's commit may race a
+            # rebalance (REBALANCE_IN_PROGRESS, or the generation it just left); it still owns
+            # the partition until its next poll(), so it commits again.
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    c.commit(message=m, asynchronous=False)
+                    break
+                except (RebalanceInProgress, IllegalGeneration, CommitFailed):
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
             say("committed", value=m.value().decode())
     finally:
         c.close()
@@ -221,7 +284,12 @@ def run_aiokafka(cfg: dict[str, Any], stop: threading.Event) -> None:
 
 def main() -> None:
     cfg = {"session_ms": 6000, "heartbeat_ms": 500, **json.loads(sys.argv[1])}
-    run = {"confluent": run_confluent, "kafka-python": run_kafka_python, "aiokafka": run_aiokafka}
+    run = {
+        "confluent": run_confluent,
+        "kafka-python": run_kafka_python,
+        "aiokafka": run_aiokafka,
+        "kgroup": run_kgroup,
+    }
     if cfg.get("debug_log"):
         logging.basicConfig(
             filename=cfg["debug_log"],
