@@ -16,11 +16,16 @@ use crate::protocol::records::{
     TimestampType,
 };
 
+/// Held is bytes a [`BatchData`] keeps alive: a `Vec`, or (in the bindings) the fetched
+/// Python `bytes` itself, so that an uncompressed batch is never copied.
+pub trait Held: AsRef<[u8]> + Send + Sync {}
+
+impl<T: AsRef<[u8]> + Send + Sync> Held for T {}
+
 /// BatchData is the record bytes of one decoded batch (decompressed, or a slice of the fetched
 /// bytes) and what every record of the batch shares: its timestamp type and leader epoch.
-#[derive(Debug)]
 pub struct BatchData {
-    buf: Arc<[u8]>,
+    buf: Arc<dyn Held>,
     start: usize,
     end: usize,
     pub timestamp_type: TimestampType,
@@ -28,10 +33,20 @@ pub struct BatchData {
     pub partition_leader_epoch: i32,
 }
 
+impl std::fmt::Debug for BatchData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchData")
+            .field("len", &(self.end - self.start))
+            .field("timestamp_type", &self.timestamp_type)
+            .field("partition_leader_epoch", &self.partition_leader_epoch)
+            .finish()
+    }
+}
+
 impl BatchData {
     /// bytes is the batch's record data, which the spans of its records index.
     pub fn bytes(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
+        &(*self.buf).as_ref()[self.start..self.end]
     }
 
     /// record reads a record of this batch through its span.
@@ -72,8 +87,12 @@ pub struct Chunk {
 /// aborted transactions are dropped (`aborted` holds the response's aborted transactions as
 /// `(producer_id, first_offset)`). A truncated last batch ends the decoding quietly. A bad CRC
 /// or a malformed batch fails the whole call with [`Error::CorruptRecord`](crate::Error).
+///
+/// `hold` gives an owner of bytes equal to `records`, which the uncompressed batches then
+/// share; it is called at most once, when such a batch keeps a record.
 pub fn decode_fetch(
     records: &[u8],
+    hold: impl FnOnce() -> Arc<dyn Held>,
     fetch_offset: i64,
     read_committed: bool,
     aborted: &[(i64, i64)],
@@ -91,9 +110,8 @@ pub fn decode_fetch(
     let mut pending = pending.into_iter().peekable();
     let mut aborted_producers: HashSet<i64> = HashSet::new();
 
-    // The fetched bytes are copied once, on the first uncompressed batch that keeps a record;
-    // every uncompressed batch then shares that copy.
-    let mut shared: Option<Arc<[u8]>> = None;
+    let mut hold = Some(hold);
+    let mut shared: Option<Arc<dyn Held>> = None;
     let mut out_batches: Vec<Arc<BatchData>> = Vec::new();
     let mut out: Vec<FetchedRecord> = Vec::new();
     let mut next = fetch_offset;
@@ -132,8 +150,16 @@ pub fn decode_fetch(
         }
         let data = match d.data {
             std::borrow::Cow::Borrowed(b) => {
-                let buf = shared.get_or_insert_with(|| Arc::from(records)).clone();
-                // `b` lies inside `records`, which `buf` copies byte for byte.
+                let buf = match &shared {
+                    Some(b) => b.clone(),
+                    None => {
+                        let b = hold
+                            .take()
+                            .map_or_else(|| Arc::new(records.to_vec()) as Arc<dyn Held>, |h| h());
+                        shared.insert(b).clone()
+                    }
+                };
+                // `b` lies inside `records`, whose bytes `buf` holds.
                 let start = b.as_ptr() as usize - records.as_ptr() as usize;
                 BatchData {
                     buf,
@@ -146,7 +172,7 @@ pub fn decode_fetch(
             std::borrow::Cow::Owned(v) => {
                 let end = v.len();
                 BatchData {
-                    buf: Arc::from(v),
+                    buf: Arc::new(v),
                     start: 0,
                     end,
                     timestamp_type: f.timestamp_type,
@@ -474,5 +500,124 @@ impl FetchQueue {
             .map(|q| (q.topic.clone(), q.partition))
             .collect();
         set.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::records::{
+        BatchFields, Compression, EndTransactionMarker, Record, RecordBatch,
+    };
+
+    fn batch(base: i64, n: i64, f: BatchFields) -> Vec<u8> {
+        let mut b = RecordBatch {
+            fields: BatchFields {
+                base_offset: base,
+                ..f
+            },
+            records: (0..n)
+                .map(|i| Record {
+                    offset: base + i,
+                    timestamp: 1000 + i,
+                    key: Some(vec![b'k'; 3]),
+                    value: Some(vec![b'v'; 10]),
+                    headers: Vec::new(),
+                })
+                .collect(),
+        };
+        b.derive_from_records().unwrap();
+        b.encode(None).unwrap()
+    }
+
+    fn txn(pid: i64) -> BatchFields {
+        BatchFields {
+            is_transactional: true,
+            producer_id: pid,
+            producer_epoch: 0,
+            ..BatchFields::default()
+        }
+    }
+
+    fn offsets(c: &Chunk) -> Vec<i64> {
+        c.records.iter().map(|r| r.span.offset).collect()
+    }
+
+    fn hold_copy(b: &[u8]) -> impl FnOnce() -> Arc<dyn Held> + '_ {
+        move || Arc::new(b.to_vec())
+    }
+
+    #[test]
+    fn skips_before_fetch_offset_and_stops_at_a_truncated_batch() {
+        let mut data = batch(0, 5, BatchFields::default());
+        let lz4 = BatchFields {
+            compression: Compression::Lz4,
+            ..BatchFields::default()
+        };
+        data.extend(batch(5, 5, lz4));
+        let third = batch(10, 5, BatchFields::default());
+        data.extend(&third[..third.len() - 1]);
+        let c = decode_fetch(&data, hold_copy(&data), 3, false, &[]).unwrap();
+        assert_eq!(offsets(&c), vec![3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(c.next_fetch_offset, 10);
+        let c = decode_fetch(&third[..20], hold_copy(&third), 10, false, &[]).unwrap();
+        assert_eq!((c.records.len(), c.next_fetch_offset), (0, 10));
+    }
+
+    #[test]
+    fn read_committed_drops_aborted_transactions() {
+        // Kafka's FetcherTest.testReadCommittedWithCommittedAndAbortedTransactions, in short.
+        let mut data = batch(0, 2, txn(1));
+        data.extend(batch(2, 2, txn(2)));
+        let abort = EndTransactionMarker {
+            commit: false,
+            coordinator_epoch: 0,
+        };
+        let mut m = abort.batch(4, 1000, -1, 1, 0);
+        m.derive_from_records().unwrap();
+        data.extend(m.encode(None).unwrap());
+        data.extend(batch(5, 2, txn(1)));
+        let c = decode_fetch(&data, hold_copy(&data), 0, true, &[(1, 0)]).unwrap();
+        // Producer 1's transaction from offset 0 ends at its ABORT marker (4); its batch at 5
+        // starts a transaction that the response does not list as aborted.
+        assert_eq!(offsets(&c), vec![2, 3, 5, 6]);
+        assert_eq!(c.next_fetch_offset, 7);
+        let c = decode_fetch(&data, hold_copy(&data), 0, false, &[(1, 0)]).unwrap();
+        assert_eq!(offsets(&c), vec![0, 1, 2, 3, 5, 6]);
+    }
+
+    #[test]
+    fn queue_pops_in_order_and_limits_bytes() {
+        let data = batch(0, 4, BatchFields::default());
+        let q = FetchQueue::new();
+        let c = decode_fetch(&data, hold_copy(&data), 0, false, &[]).unwrap();
+        assert_eq!(q.push("t".into(), 0, c), 4);
+        assert_eq!(q.buffered_bytes(), 4 * 13);
+        let runs = q.pop_runs(10, 30);
+        assert_eq!(runs.iter().map(Run::len).sum::<usize>(), 2);
+        assert_eq!(q.pop().map(|p| p.span.offset), Some(2));
+        assert_eq!(q.wait(Some(Duration::ZERO)), Waited::Ready);
+        assert_eq!(q.purge("t", 0), 1);
+        assert_eq!(q.wait(Some(Duration::ZERO)), Waited::TimedOut);
+        q.wake();
+        assert_eq!(q.wait(None), Waited::Woken);
+        assert_eq!(q.positions(), vec![("t".into(), 0, 3)]);
+    }
+
+    #[test]
+    fn arrow_export_releases_without_an_importer() {
+        let data = batch(0, 3, BatchFields::default());
+        let q = FetchQueue::new();
+        q.push(
+            "t".into(),
+            0,
+            decode_fetch(&data, hold_copy(&data), 0, false, &[]).unwrap(),
+        );
+        let e = super::super::arrow::export(&q.pop_runs(10, usize::MAX));
+        assert_eq!(
+            (e.array.length, e.array.n_children, e.schema.n_children),
+            (3, 8, 8)
+        );
+        drop(e);
     }
 }

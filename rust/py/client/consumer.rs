@@ -14,7 +14,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 
 use crate::client::arrow;
-use crate::client::fetch::{decode_fetch, BatchData, FetchQueue, Waited};
+use crate::client::fetch::{decode_fetch, BatchData, FetchQueue, Held, Waited};
 use crate::errors::Error;
 use crate::protocol::records::{RecordSpan, TimestampType};
 use crate::py::errors::{to_pyerr, IntoPyResult};
@@ -307,16 +307,36 @@ impl PyFetchQueue {
     }
 }
 
-/// BufArg holds a Python buffer's bytes for the call: borrowed from `bytes`, or copied from any
-/// other buffer (which another thread could change while the GIL is released).
-enum BufArg<'a> {
-    Bytes(&'a [u8]),
-    Owned(Vec<u8>),
+/// HeldBytes keeps a Python `bytes` alive for the batches that point into it, so that fetched
+/// records are not copied. A `bytes` never changes and its buffer stays put while referenced,
+/// so it is read without the GIL.
+struct HeldBytes {
+    _obj: Py<PyBytes>,
+    ptr: *const u8,
+    len: usize,
 }
 
-fn buf_arg<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<BufArg<'a>> {
+// SAFETY: the bytes behind `ptr` are immutable and live as long as `_obj`.
+unsafe impl Send for HeldBytes {}
+unsafe impl Sync for HeldBytes {}
+
+impl AsRef<[u8]> for HeldBytes {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: see above.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// buf_arg holds the fetched records: a `bytes` itself, or a copy of any other buffer (which
+/// another thread could change while the GIL is released).
+fn buf_arg(data: &Bound<'_, PyAny>) -> PyResult<Arc<dyn Held>> {
     if let Ok(b) = data.cast::<PyBytes>() {
-        return Ok(BufArg::Bytes(b.as_bytes()));
+        let s = b.as_bytes();
+        return Ok(Arc::new(HeldBytes {
+            ptr: s.as_ptr(),
+            len: s.len(),
+            _obj: b.clone().unbind(),
+        }));
     }
     let py = data.py();
     let buf = PyBuffer::<u8>::get(data).map_err(|_| {
@@ -327,7 +347,7 @@ fn buf_arg<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<BufArg<'a>> {
             ),
         )
     })?;
-    Ok(BufArg::Owned(buf.to_vec(py)?))
+    Ok(Arc::new(buf.to_vec(py)?))
 }
 
 #[pymethods]
@@ -353,15 +373,18 @@ impl PyFetchQueue {
         read_committed: bool,
         aborted: Option<Vec<(i64, i64)>>,
     ) -> PyResult<(i64, usize)> {
-        let buf = buf_arg(records)?;
-        let data: &[u8] = match &buf {
-            BufArg::Bytes(b) => b,
-            BufArg::Owned(v) => v,
-        };
+        let held = buf_arg(records)?;
         let topic: Arc<str> = Arc::from(topic);
         let aborted = aborted.unwrap_or_default();
         py.detach(|| {
-            let chunk = decode_fetch(data, fetch_offset, read_committed, &aborted)?;
+            let data: &[u8] = (*held).as_ref();
+            let chunk = decode_fetch(
+                data,
+                || held.clone(),
+                fetch_offset,
+                read_committed,
+                &aborted,
+            )?;
             let next = chunk.next_fetch_offset;
             Ok((next, self.inner.push(topic, partition, chunk)))
         })
