@@ -165,7 +165,8 @@ fn kafka_error(py: Python<'_>, code: i16) -> PyResult<Py<PyAny>> {
 impl PyAccumulator {
     #[new]
     #[pyo3(signature = (*, batch_size=16384, linger_ms=5.0, compression="none", compression_level=-1,
-                        partitioner="murmur2_builtin", buffer_memory=33554432, max_request_size=1048576, seed=None))]
+                        partitioner="murmur2_builtin", buffer_memory=33554432, max_request_size=1048576, seed=None),
+           text_signature = "(*, batch_size=16384, linger_ms=5.0, compression='none', compression_level=-1, partitioner='murmur2_builtin', buffer_memory=33554432, max_request_size=1048576, seed=None)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -213,7 +214,8 @@ impl PyAccumulator {
         self.lock().partitions(topic)
     }
 
-    #[pyo3(signature = (topic, value=None, key=None, partition=-1, timestamp=0, headers=None, on_delivery=None))]
+    #[pyo3(signature = (topic, value=None, key=None, partition=-1, timestamp=0, headers=None, on_delivery=None),
+           text_signature = "(self, /, topic, value=None, key=None, partition=-1, timestamp=0, headers=None, on_delivery=None)")]
     #[allow(clippy::too_many_arguments)]
     fn append(
         &self,
@@ -258,7 +260,8 @@ impl PyAccumulator {
         r.map(|a| a as u8).map_err(|e| append_error(py, e))
     }
 
-    #[pyo3(signature = (topic, data, *, key=Some("key"), value="value", partition=None, headers=None, timestamp=None))]
+    #[pyo3(signature = (topic, data, *, key=Some("key"), value="value", partition=None, headers=None, timestamp=None),
+           text_signature = "(self, /, topic, data, *, key='key', value='value', partition=None, headers=None, timestamp=None)")]
     #[allow(clippy::too_many_arguments)]
     fn append_arrow(
         &self,
@@ -369,7 +372,8 @@ impl PyAccumulator {
         self.lock().set_producer_id(producer_id, epoch);
     }
 
-    #[pyo3(signature = (batch, error_code, base_offset=-1, log_append_time=-1))]
+    #[pyo3(signature = (batch, error_code, base_offset=-1, log_append_time=-1),
+           text_signature = "(self, /, batch, error_code, base_offset=-1, log_append_time=-1)")]
     fn complete(
         &self,
         batch: &PyProducerBatch,
@@ -395,7 +399,7 @@ impl PyAccumulator {
         self.lock().fail_all(error_code, now);
     }
 
-    #[pyo3(signature = (max=-1))]
+    #[pyo3(signature = (max=-1), text_signature = "(self, /, max=-1)")]
     fn pop_reports<'py>(&self, py: Python<'py>, max: i64) -> PyResult<Bound<'py, PyList>> {
         let reports = self.lock().pop_reports((max >= 0).then_some(max as usize));
         let out = PyList::empty(py);
