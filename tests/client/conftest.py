@@ -13,5 +13,7 @@ from kgroup.broker import Broker
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    with run_broker(tmp_path_factory.mktemp("client"), {"group.initial.rebalance.delay.ms": 0}) as b:
+    with run_broker(
+        tmp_path_factory.mktemp("client"), {"group.initial.rebalance.delay.ms": 0}
+    ) as b:
         yield b

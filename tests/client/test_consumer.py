@@ -181,7 +181,7 @@ def test_offset_reset_latest_and_none(broker: Broker) -> None:
 
 
 def test_unknown_config_key_is_named() -> None:
-    with pytest.raises(InvalidArgument, match="sesion.timeout.ms"):
+    with pytest.raises(InvalidArgument, match=r"sesion\.timeout\.ms"):
         Consumer({"bootstrap.servers": "127.0.0.1:9", "sesion.timeout.ms": 6000})
 
 

@@ -29,9 +29,8 @@ from kgroup.client.config import ClientConfig
 from kgroup.client.fetcher import (
     LIST_OFFSETS_EARLIEST,
     LIST_OFFSETS_LATEST,
-    FetchQueue,
     Fetcher,
-    Message,
+    FetchQueue,
     PartitionState,
 )
 from kgroup.client.membership import Membership
@@ -398,10 +397,15 @@ class Consumer:
         finally:
             self._closed = True
             self._fetcher.close()
-            for coro in (self._cluster.close(), self._runtime.loop.shutdown_default_executor()):
+            closing = (
+                self._fetcher.aclose(),
+                self._cluster.close(),
+                self._runtime.loop.shutdown_default_executor(),
+            )
+            for coro in closing:
                 try:
                     self._runtime.call(coro, 5)
-                except Exception:  # noqa: BLE001 - closing regardless
+                except Exception:
                     pass
             self._runtime.close()
             self._queue.wake()
@@ -528,7 +532,9 @@ class Consumer:
         out = []
         for tp in partitions:
             pos = self._fetcher.position(_key(tp), popped)
-            out.append(TopicPartition(tp.topic, tp.partition, OFFSET_INVALID if pos is None else pos))
+            out.append(
+                TopicPartition(tp.topic, tp.partition, OFFSET_INVALID if pos is None else pos)
+            )
         return out
 
     def seek(self, partition: TopicPartition) -> None:
@@ -536,7 +542,9 @@ class Consumer:
         self._check()
         st = self._fetcher.parts.get(_key(partition))
         if st is None:
-            raise InvalidArgument(f"seek: {partition.topic} [{partition.partition}] is not assigned")
+            raise InvalidArgument(
+                f"seek: {partition.topic} [{partition.partition}] is not assigned"
+            )
         self._seek(st, partition.offset)
 
     def pause(self, partitions: list[TopicPartition]) -> None:
@@ -580,7 +588,7 @@ class Consumer:
 
     def _commit_sync(self, offsets: dict[Key, Any], timeout: float | None) -> dict[Key, int]:
         assert self._membership is not None
-        return self._call(self._membership.commit(offsets), timeout)  # type: ignore[no-any-return]
+        return self._call(self._membership.commit(offsets), timeout)
 
     def commit(
         self,
@@ -675,7 +683,7 @@ class Consumer:
             hi = await self._fetcher.list_offsets({key: LIST_OFFSETS_LATEST}, t)
             return lo[key], hi[key]
 
-        return self._call(both(), t)  # type: ignore[no-any-return]
+        return self._call(both(), t)
 
     def offsets_for_times(
         self, partitions: list[TopicPartition], timeout: float | None = None
@@ -725,4 +733,3 @@ def _error(code: int) -> KafkaError | None:
 def _resolve(fut: Any) -> None:
     if not fut.done():
         fut.set_result(None)
-

@@ -23,14 +23,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from kgroup._native.client import FetchQueue, Message
 from kgroup.client.cluster import Cluster
 from kgroup.client.config import ClientConfig
+from kgroup.client.connection import Connection
 from kgroup.errors import (
     KafkaError,
     NetworkException,
@@ -39,8 +42,6 @@ from kgroup.errors import (
     error_for_code,
 )
 from kgroup.protocol import ApiKey
-
-from kgroup._native.client import FetchQueue, Message
 
 __all__ = ["FetchQueue", "Fetcher", "Message", "PartitionState"]
 
@@ -129,6 +130,34 @@ class Fetcher:
         self._resolver: asyncio.Task[None] | None = None
         self._refresh: asyncio.Task[None] | None = None
         self._closed = False
+        #: Fetch connections of their own, as Java keeps the coordinator's apart: a Fetch
+        #: waiting fetch.max.wait.ms must not hold a commit or a heartbeat behind it.
+        self._conns: dict[int, Connection] = {}
+
+    async def _connection(self, node: int) -> Connection:
+        conn = self._conns.get(node)
+        if conn is not None and not conn.closed:
+            return conn
+        b = self.cluster.brokers.get(node)
+        if b is None:
+            return await self.cluster.connection(node)
+        conn = Connection(
+            b.host,
+            b.port,
+            node_id=node,
+            client_id=self.cluster.client_id,
+            request_timeout_ms=self.config["request.timeout.ms"],
+        )
+        await conn.open(self.config.ms("socket.connection.setup.timeout.ms"))
+        self._conns[node] = conn
+        return conn
+
+    async def aclose(self) -> None:
+        """Close the fetch connections (on the loop)."""
+        self.close()
+        for conn in self._conns.values():
+            conn.close()
+        self._conns.clear()
 
     # -- called from any thread ------------------------------------------------------------
 
@@ -204,13 +233,13 @@ class Fetcher:
         for node, batch in by_node.items():
             task = self.spawn(self._fetch(node, batch))
             self._inflight[node] = task
-            task.add_done_callback(lambda _t, n=node: self._done(n))
+            task.add_done_callback(functools.partial(self._done, node))
         if missing_leader:
             self.refresh_metadata()
             return 0.1
         return 0.01 if held_back else None
 
-    def _done(self, node: int) -> None:
+    def _done(self, node: int, _task: Any = None) -> None:
         self._inflight.pop(node, None)
         self._event.set()
 
@@ -234,7 +263,7 @@ class Fetcher:
 
     async def _fetch(self, node: int, batch: list[tuple[PartitionState, int, int]]) -> None:
         try:
-            conn = await self.cluster.connection(node)
+            conn = await self._connection(node)
             v = conn.version(ApiKey.FETCH, FETCH_VERSION_MAX)
             topics: dict[str, list[dict[str, Any]]] = {}
             for st, offset, _ in batch:
@@ -348,9 +377,7 @@ class Fetcher:
                 st.resolving = False
             self._event.set()
 
-    async def _reset(
-        self, todo: list[PartitionState], epochs: dict[tuple[str, int], int]
-    ) -> None:
+    async def _reset(self, todo: list[PartitionState], epochs: dict[tuple[str, int], int]) -> None:
         policy = reset_timestamp(self.config["auto.offset.reset"])
         wanted = {}
         for st in todo:

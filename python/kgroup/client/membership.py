@@ -45,8 +45,8 @@ from kgroup.assignors import (
     Assignor,
     CooperativeStickyAssignor,
     RebalanceProtocol,
-    Subscription,
     StickyAssignor,
+    Subscription,
     assignor,
     remaining_delay_ms,
 )
@@ -339,11 +339,11 @@ class Membership:
             racks = {}
             for t in counts:
                 for p, info in self.cluster.topics[t].partitions.items():
-                    rs = [
-                        self.cluster.brokers[r].rack
-                        for r in info.replicas
-                        if r in self.cluster.brokers and self.cluster.brokers[r].rack
-                    ]
+                    rs: list[str] = []
+                    for r in info.replicas:
+                        rack = self.cluster.brokers[r].rack if r in self.cluster.brokers else None
+                        if rack:
+                            rs.append(rack)
                     racks[(t, p)] = rs
         self._group_snapshot = counts
         out = a.assign(counts, subs, partition_racks=racks)
