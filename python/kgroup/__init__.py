@@ -12,6 +12,7 @@ from kgroup.assignors import (
     RoundRobinAssignor,
     StickyAssignor,
 )
+from kgroup.client import Consumer
 from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KafkaError, KGroupError
 from kgroup.partitioners import (
     HASH_NAMES,
@@ -29,6 +30,7 @@ from kgroup.partitioners import (
 __all__ = [
     "HASH_NAMES",
     "BuiltInPartitioner",
+    "Consumer",
     "CooperativeStickyAssignor",
     "DecodeError",
     "InvalidArgument",

@@ -7,5 +7,6 @@ connections and the group coordinators, :mod:`.config` parses Kafka's config key
 """
 
 from kgroup.client.config import ClientConfig
+from kgroup.client.consumer import Consumer
 
-__all__ = ["ClientConfig"]
+__all__ = ["ClientConfig", "Consumer"]

@@ -1,0 +1,175 @@
+"""kgroup Consumers in groups on kgroup's broker: with each assignor, members joining and
+leaving while they consume and commit synchronously after each record consume every record
+once; a group mixing kgroup and confluent-kafka members on cooperative-sticky does too; a
+static member restarting within its session keeps its partitions without a rebalance."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import Counter
+
+import pytest
+from support.consumers import CkMember, create_topic, produce, wait_for
+
+from kgroup import Consumer
+from kgroup.broker import Broker
+from kgroup.client.types import CommitFailed
+from kgroup.errors import RebalanceInProgress
+
+pytestmark = pytest.mark.network
+
+SESSION_MS, HEARTBEAT_MS, PARTITIONS = 6000, 300, 6
+
+
+class KgMember(threading.Thread):
+    """A kgroup consumer in a thread: poll, record, commit that record synchronously (again
+    while the group rebalances, as Java's users retry RebalanceInProgressException)."""
+
+    def __init__(self, bootstrap: str, topic: str, group: str, seen: list, **config) -> None:
+        super().__init__(daemon=True)
+        self.conf = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": SESSION_MS,
+            "heartbeat.interval.ms": HEARTBEAT_MS,
+            **config,
+        }
+        self.topic, self.seen = topic, seen
+        self.stop = threading.Event()
+        self.assigned: list[int] = []
+        self.errors: list[str] = []
+        self.assigns = self.revokes = 0
+        self.generation = -1
+        self.ready = threading.Event()
+
+    def run(self) -> None:
+        c = Consumer(self.conf)
+
+        def on_assign(consumer, partitions) -> None:
+            self.assigns += 1
+
+        def on_revoke(consumer, partitions) -> None:
+            self.revokes += 1
+
+        c.subscribe([self.topic], on_assign=on_assign, on_revoke=on_revoke)
+        try:
+            while not self.stop.is_set():
+                m = c.poll(0.1)
+                self.assigned = sorted(tp.partition for tp in c.assignment())
+                self.generation = c._membership.generation if c._membership else -1
+                if self.assigned:
+                    self.ready.set()
+                if m is None:
+                    continue
+                if m.error() is not None:
+                    self.errors.append(str(m.error()))
+                    continue
+                self.seen.append(m.value())
+                deadline = time.monotonic() + 10
+                while True:
+                    try:
+                        c.commit(message=m, asynchronous=False)
+                        break
+                    except (RebalanceInProgress, CommitFailed):
+                        if time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.05)
+        except Exception as e:  # surfaces in the test through .errors
+            self.errors.append(repr(e))
+        finally:
+            c.close()
+
+
+def run_group(broker: Broker, members_conf: list[dict], kinds: list[str] | None = None) -> None:
+    bs = broker.bootstrap_servers
+    topic, group = create_topic(bs, PARTITIONS), f"kg-{uuid.uuid4().hex[:6]}"
+    first = [f"a{i}".encode() for i in range(300)]
+    total = 600 + 60 * len(members_conf)
+    second = [f"b{i}".encode() for i in range(300)]
+    produce(bs, topic, first, PARTITIONS)
+    seen: list[bytes] = []
+    kinds = kinds or ["kgroup"] * len(members_conf)
+    members = [
+        (KgMember if kind == "kgroup" else CkMember)(bs, topic, group, seen, **conf)
+        for kind, conf in zip(kinds, members_conf, strict=True)
+    ]
+    try:
+        # Members join one by one while records are being consumed.
+        for i, m in enumerate(members):
+            m.start()
+            wait_for(lambda m=m: m.assigned != [], 30, f"member {i} assigned")
+            produce(bs, topic, [f"j{i}-{n}".encode() for n in range(60)], PARTITIONS)
+            wait_for(lambda i=i: len(seen) >= 60 * (i + 1), 30, f"{60 * (i + 1)} records")
+        wait_for(
+            lambda: sorted(p for m in members for p in m.assigned) == list(range(PARTITIONS)),
+            30,
+            "every partition assigned",
+            lambda: [(m.assigned, m.errors) for m in members],
+        )
+        # The first member leaves mid-stream; the others take its partitions.
+        members[0].stop.set()
+        members[0].join(30)
+        produce(bs, topic, second, PARTITIONS)
+        wait_for(lambda: len(set(seen)) >= total, 60, "every record", lambda: len(set(seen)))
+        wait_for(
+            lambda: sorted(p for m in members[1:] for p in m.assigned) == list(range(PARTITIONS)),
+            30,
+            "the final assignment",
+            lambda: [(m.assigned, m.errors) for m in members],
+        )
+    finally:
+        for m in members:
+            m.stop.set()
+        for m in members:
+            m.join(30)
+    assert [m.errors for m in members] == [[] for _ in members]
+    counts = Counter(seen)
+    assert len(counts) == total
+    assert [v for v, n in counts.items() if n > 1] == []
+
+
+@pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+def test_group_of_three_consumes_every_record_once(broker: Broker, strategy: str) -> None:
+    run_group(broker, [{"partition.assignment.strategy": strategy}] * 3)
+
+
+def test_mixed_kgroup_and_confluent_group_on_cooperative_sticky(broker: Broker) -> None:
+    conf = {"partition.assignment.strategy": "cooperative-sticky"}
+    run_group(broker, [conf] * 3, ["kgroup", "confluent", "kgroup"])
+
+
+def test_static_member_restart_keeps_partitions_without_rebalance(broker: Broker) -> None:
+    bs = broker.bootstrap_servers
+    topic, group = create_topic(bs, PARTITIONS), f"st-{uuid.uuid4().hex[:6]}"
+    seen: list[bytes] = []
+    a = KgMember(bs, topic, group, seen, **{"group.instance.id": "a"})
+    b = KgMember(bs, topic, group, seen, **{"group.instance.id": "b"})
+    a.start()
+    a.ready.wait(20)
+    b.start()
+    wait_for(
+        lambda: sorted(a.assigned + b.assigned) == list(range(PARTITIONS)) and b.assigned != [],
+        30,
+        "both members assigned",
+        lambda: (a.assigned, b.assigned),
+    )
+    generation, a_parts, b_assigns = b.generation, a.assigned, b.assigns
+    try:
+        a.stop.set()
+        a.join(30)  # a static member's close() sends no LeaveGroup
+        a2 = KgMember(bs, topic, group, seen, **{"group.instance.id": "a"})
+        a2.start()
+        wait_for(lambda: a2.assigned != [], 20, "the restarted member assigned")
+        assert a2.assigned == a_parts
+        assert a2.generation == generation == b.generation
+        assert (b.assigns, b.revokes) == (b_assigns, 0)
+        a2.stop.set()
+        a2.join(30)
+    finally:
+        b.stop.set()
+        b.join(30)
+    assert a.errors == b.errors == []
