@@ -12,6 +12,13 @@ from kgroup.assignors import (
     RoundRobinAssignor,
     StickyAssignor,
 )
+from kgroup.client.admin import (
+    AdminClient,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+)
 from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KafkaError, KGroupError
 from kgroup.partitioners import (
     HASH_NAMES,
@@ -27,6 +34,11 @@ from kgroup.partitioners import (
 )
 
 __all__ = [
+    "AdminClient",
+    "ConfigResource",
+    "NewPartitions",
+    "NewTopic",
+    "OffsetSpec",
     "HASH_NAMES",
     "BuiltInPartitioner",
     "CooperativeStickyAssignor",

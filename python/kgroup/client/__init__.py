@@ -6,6 +6,48 @@ The network side of each client runs in a background thread of its own (:mod:`.r
 connections and the group coordinators, :mod:`.config` parses Kafka's config keys.
 """
 
+from kgroup.client.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    ConsumerGroupDescription,
+    ConsumerGroupListing,
+    ListConsumerGroupsResult,
+    ListOffsetsResultInfo,
+    MemberDescription,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+    ResourceType,
+)
 from kgroup.client.config import ClientConfig
+from kgroup.client.metadata import (
+    BrokerMetadata,
+    ClusterMetadata,
+    PartitionMetadata,
+    TopicMetadata,
+)
 
 __all__ = ["ClientConfig"]
+__all__ += [
+    "AdminClient",
+    "AlterConfigOpType",
+    "BrokerMetadata",
+    "ClusterMetadata",
+    "ConfigEntry",
+    "ConfigResource",
+    "ConfigSource",
+    "ConsumerGroupDescription",
+    "ConsumerGroupListing",
+    "ListConsumerGroupsResult",
+    "ListOffsetsResultInfo",
+    "MemberDescription",
+    "NewPartitions",
+    "NewTopic",
+    "OffsetSpec",
+    "PartitionMetadata",
+    "ResourceType",
+    "TopicMetadata",
+]
