@@ -258,7 +258,8 @@ def _offsets(
 
 def _delete(admin: Any, groups: list[str], out: TextIO, timeout: float) -> int:
     futures = admin.delete_consumer_groups(groups, request_timeout=timeout)
-    ok, failed = [], {}
+    ok: list[str] = []
+    failed: dict[str, Exception] = {}
     for g, f in futures.items():
         try:
             f.result()
@@ -270,8 +271,8 @@ def _delete(admin: Any, groups: list[str], out: TextIO, timeout: float) -> int:
         print(f"Deletion of requested consumer groups ({names}) was successful.", file=out)
         return 0
     _error(out, "Deletion of some consumer groups failed:")
-    for g, e in failed.items():
-        print(f"* Group '{g}' could not be deleted due to: {type(e).__name__}: {e}", file=out)
+    for g, err in failed.items():
+        print(f"* Group '{g}' could not be deleted due to: {type(err).__name__}: {err}", file=out)
     if ok:
         names = ", ".join(f"'{g}'" for g in ok)
         print(f"\nThese consumer groups were deleted successfully: {names}", file=out)
