@@ -12,7 +12,16 @@ from kgroup.assignors import (
     RoundRobinAssignor,
     StickyAssignor,
 )
-from kgroup.client import Consumer
+from kgroup.client import (
+    AdminClient,
+    ConfigResource,
+    Consumer,
+    Message,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+    TopicPartition,
+)
 from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KafkaError, KGroupError
 from kgroup.partitioners import (
     HASH_NAMES,
@@ -29,7 +38,9 @@ from kgroup.partitioners import (
 
 __all__ = [
     "HASH_NAMES",
+    "AdminClient",
     "BuiltInPartitioner",
+    "ConfigResource",
     "Consumer",
     "CooperativeStickyAssignor",
     "DecodeError",
@@ -37,11 +48,16 @@ __all__ = [
     "InvalidType",
     "KGroupError",
     "KafkaError",
+    "Message",
+    "NewPartitions",
+    "NewTopic",
+    "OffsetSpec",
     "RangeAssignor",
     "RoundRobinAssignor",
     "RoundRobinPartitioner",
     "StickyAssignor",
     "StickyPartitionCache",
+    "TopicPartition",
     "__version__",
     "crc32",
     "fnv1a",

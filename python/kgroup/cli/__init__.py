@@ -3,6 +3,9 @@
 kgroup broker                                             a Kafka broker on 127.0.0.1:9092
 kgroup partition --partitions 12 KEY...                   where each key goes
 kgroup assign --strategy range --topics t:12 --members 4  which member reads which partition
+kgroup topics create --topic t --partitions 3             kafka-topics.sh
+kgroup groups describe GROUP                              kafka-consumer-groups.sh
+kgroup produce --topic t / kgroup consume --topic t       the console producer and consumer
 
 Each subcommand is one module of this package with the same two functions:
 
@@ -25,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
-from kgroup.cli import assign, broker, partition
+from kgroup.cli import assign, broker, consume, groups, partition, produce, topics
 from kgroup.errors import KGroupError
 
 __all__ = ["SUBCOMMANDS", "Subcommand", "build_parser", "main"]
@@ -44,6 +47,10 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     broker,
     partition,
     assign,
+    topics,
+    groups,
+    produce,
+    consume,
 )
 
 

@@ -6,7 +6,70 @@ The network side of each client runs in a background thread of its own (:mod:`.r
 connections and the group coordinators, :mod:`.config` parses Kafka's config keys.
 """
 
+from kgroup._native.client import Message
+from kgroup.client.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    ConsumerGroupDescription,
+    ConsumerGroupListing,
+    ListConsumerGroupsResult,
+    ListOffsetsResultInfo,
+    MemberDescription,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+    ResourceType,
+)
 from kgroup.client.config import ClientConfig
 from kgroup.client.consumer import Consumer
+from kgroup.client.metadata import (
+    BrokerMetadata,
+    ClusterMetadata,
+    PartitionMetadata,
+    TopicMetadata,
+)
+from kgroup.client.types import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    OFFSET_INVALID,
+    OFFSET_STORED,
+    TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_LOG_APPEND_TIME,
+    TIMESTAMP_NOT_AVAILABLE,
+    TopicPartition,
+)
 
-__all__ = ["ClientConfig", "Consumer"]
+__all__ = [
+    "OFFSET_BEGINNING",
+    "OFFSET_END",
+    "OFFSET_INVALID",
+    "OFFSET_STORED",
+    "TIMESTAMP_CREATE_TIME",
+    "TIMESTAMP_LOG_APPEND_TIME",
+    "TIMESTAMP_NOT_AVAILABLE",
+    "AdminClient",
+    "AlterConfigOpType",
+    "BrokerMetadata",
+    "ClientConfig",
+    "ClusterMetadata",
+    "ConfigEntry",
+    "ConfigResource",
+    "ConfigSource",
+    "Consumer",
+    "ConsumerGroupDescription",
+    "ConsumerGroupListing",
+    "ListConsumerGroupsResult",
+    "ListOffsetsResultInfo",
+    "MemberDescription",
+    "Message",
+    "NewPartitions",
+    "NewTopic",
+    "OffsetSpec",
+    "PartitionMetadata",
+    "ResourceType",
+    "TopicMetadata",
+    "TopicPartition",
+]

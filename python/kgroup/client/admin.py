@@ -1,0 +1,1234 @@
+"""admin: kgroup's AdminClient, shaped as confluent-kafka's.
+
+Each method that asks the cluster something returns a ``dict`` of
+:class:`concurrent.futures.Future`, keyed by what it was asked about (a topic, a group, a
+:class:`~kgroup.client.types.TopicPartition`, a :class:`ConfigResource`), as confluent-kafka's
+do, so ``for t, f in admin.create_topics([NewTopic("t", 3)]).items(): f.result()`` works. A
+future's exception is the :class:`~kgroup.errors.KafkaError` subclass of the broker's error
+code (``TopicAlreadyExists``, ``GroupIdNotFound``, ...), or
+:class:`~kgroup.client.types.ClientTimeout` when the call did not finish in its time.
+``list_topics`` and ``watermarks`` answer directly, as confluent-kafka's ``list_topics`` does.
+
+Where each request goes, as Java's KafkaAdminClient sends it: topic creation, deletion and new
+partitions to the controller (Metadata's ``controller_id``); a group's requests to its
+coordinator (FindCoordinator, retried on NOT_COORDINATOR); ListOffsets to each partition's
+leader; ListGroups to every broker; a broker's configs to that broker, a topic's to any.
+
+The work runs on the client's own event loop thread (:mod:`.runtime`); the AdminClient is
+thread-safe. ``close()`` (or ``with AdminClient(...) as admin``) stops the thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import enum
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
+
+from kgroup.client.cluster import Cluster, retrying
+from kgroup.client.config import ClientConfig
+from kgroup.client.connection import Connection
+from kgroup.client.metadata import (
+    BrokerMetadata,
+    ClusterMetadata,
+    TopicMetadata,
+    cluster_metadata,
+    error_from_code,
+)
+from kgroup.client.runtime import Runtime
+from kgroup.client.types import OFFSET_INVALID, ClientClosed, ClientTimeout, TopicPartition
+from kgroup.errors import (
+    CoordinatorLoadInProgress,
+    CoordinatorNotAvailable,
+    DecodeError,
+    InvalidArgument,
+    KafkaError,
+    LeaderNotAvailable,
+    NotController,
+    NotCoordinator,
+    UnknownTopicOrPartition,
+    UnsupportedVersion,
+    error_for_code,
+)
+from kgroup.protocol import ApiKey
+
+__all__ = [
+    "AdminClient",
+    "AlterConfigOpType",
+    "ConfigEntry",
+    "ConfigResource",
+    "ConfigSource",
+    "ConsumerGroupDescription",
+    "ConsumerGroupListing",
+    "ListConsumerGroupsResult",
+    "ListOffsetsResultInfo",
+    "MemberDescription",
+    "NewPartitions",
+    "NewTopic",
+    "OffsetSpec",
+    "ResourceType",
+]
+
+K = TypeVar("K")
+T = TypeVar("T")
+
+_COORDINATOR_CODES = (NotCoordinator.code, CoordinatorNotAvailable.code)
+
+
+# -- the values passed in and out -----------------------------------------------------------
+
+
+class NewTopic:
+    """NewTopic is a topic to create: ``num_partitions`` and ``replication_factor`` -1 take the
+    broker's defaults (num.partitions, default.replication.factor; CreateTopics v4+);
+    ``replica_assignment`` lists each partition's broker ids instead; ``config`` is the topic's
+    configs by Kafka's names."""
+
+    def __init__(
+        self,
+        topic: str,
+        num_partitions: int = -1,
+        replication_factor: int = -1,
+        replica_assignment: list[list[int]] | None = None,
+        config: Mapping[str, str] | None = None,
+    ) -> None:
+        self.topic = topic
+        self.num_partitions = num_partitions
+        self.replication_factor = replication_factor
+        self.replica_assignment = replica_assignment
+        self.config = {str(k): str(v) for k, v in (config or {}).items()}
+
+    def __repr__(self) -> str:
+        return f"NewTopic({self.topic!r}, {self.num_partitions}, {self.replication_factor})"
+
+
+class NewPartitions:
+    """NewPartitions raises ``topic``'s partition count to ``new_total_count``."""
+
+    def __init__(
+        self, topic: str, new_total_count: int, replica_assignment: list[list[int]] | None = None
+    ) -> None:
+        self.topic = topic
+        self.new_total_count = new_total_count
+        self.replica_assignment = replica_assignment
+
+    def __repr__(self) -> str:
+        return f"NewPartitions({self.topic!r}, {self.new_total_count})"
+
+
+class ResourceType(enum.IntEnum):
+    """ResourceType: Kafka's resource types (``ConfigResource.Type`` on the wire)."""
+
+    UNKNOWN = 0
+    ANY = 1
+    TOPIC = 2
+    GROUP = 3
+    BROKER = 4
+    BROKER_LOGGER = 8
+
+
+class ConfigSource(enum.IntEnum):
+    """ConfigSource: where a config's value comes from (DescribeConfigs v1+)."""
+
+    UNKNOWN_CONFIG = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
+
+
+class AlterConfigOpType(enum.IntEnum):
+    """AlterConfigOpType: what IncrementalAlterConfigs does with one config."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+class ConfigEntry:
+    """ConfigEntry is one config of a resource: as described (``value``, ``source``,
+    ``is_read_only``, ``is_default``, ``is_sensitive``, ``synonyms``), or as one change of
+    :meth:`AdminClient.incremental_alter_configs` (``incremental_operation``)."""
+
+    def __init__(
+        self,
+        name: str,
+        value: str | None,
+        source: ConfigSource = ConfigSource.UNKNOWN_CONFIG,
+        is_read_only: bool = False,
+        is_default: bool = False,
+        is_sensitive: bool = False,
+        is_synonym: bool = False,
+        synonyms: list[ConfigEntry] | None = None,
+        incremental_operation: AlterConfigOpType | None = None,
+    ) -> None:
+        self.name, self.value, self.source = name, value, source
+        self.is_read_only, self.is_default = is_read_only, is_default
+        self.is_sensitive, self.is_synonym = is_sensitive, is_synonym
+        self.synonyms = synonyms or []
+        self.incremental_operation = incremental_operation
+
+    def __repr__(self) -> str:
+        return f"ConfigEntry({self.name}={self.value!r}, {self.source.name})"
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value}"
+
+
+class ConfigResource:
+    """ConfigResource is a topic's or a broker's configs: ``restype`` (a
+    :class:`ResourceType`, its value, or its name: ``"topic"``, ``"broker"``) and ``name`` (a
+    broker's is its id). ``set_config`` holds the values :meth:`AdminClient.alter_configs`
+    sets; ``incremental_configs`` the :class:`ConfigEntry` changes of
+    :meth:`AdminClient.incremental_alter_configs`. Equal and hashed by type and name."""
+
+    Type = ResourceType
+
+    def __init__(
+        self,
+        restype: ResourceType | int | str,
+        name: str,
+        set_config: Mapping[str, str] | None = None,
+        incremental_configs: list[ConfigEntry] | None = None,
+    ) -> None:
+        if isinstance(restype, str):
+            try:
+                restype = ResourceType[restype.upper()]
+            except KeyError:
+                raise InvalidArgument(f"unknown resource type {restype!r}") from None
+        self.restype = ResourceType(restype)
+        self.name = str(name)
+        self.set_config_dict: dict[str, str] = dict(set_config or {})
+        self.incremental_configs: list[ConfigEntry] = list(incremental_configs or [])
+
+    def set_config(self, name: str, value: str) -> None:
+        """Set ``name`` to ``value`` in an :meth:`AdminClient.alter_configs` call."""
+        self.set_config_dict[name] = str(value)
+
+    def add_incremental_config(self, entry: ConfigEntry) -> None:
+        """Add one change to an :meth:`AdminClient.incremental_alter_configs` call."""
+        self.incremental_configs.append(entry)
+
+    def _key(self) -> tuple[int, str]:
+        return (int(self.restype), self.name)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, ConfigResource) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"ConfigResource({self.restype.name}, {self.name!r})"
+
+
+class OffsetSpec:
+    """OffsetSpec is what :meth:`AdminClient.list_offsets` looks for in a partition: the
+    earliest offset, the latest, the one with the largest timestamp, or the first whose
+    timestamp is at least ``for_timestamp(ms)``. ``timestamp`` is the value ListOffsets sends
+    (-2 earliest, -1 latest, -3 max timestamp)."""
+
+    EARLIEST = -2
+    LATEST = -1
+    MAX_TIMESTAMP = -3
+
+    def __init__(self, timestamp: int) -> None:
+        self.timestamp = int(timestamp)
+
+    @classmethod
+    def earliest(cls) -> OffsetSpec:
+        return cls(cls.EARLIEST)
+
+    @classmethod
+    def latest(cls) -> OffsetSpec:
+        return cls(cls.LATEST)
+
+    @classmethod
+    def max_timestamp(cls) -> OffsetSpec:
+        return cls(cls.MAX_TIMESTAMP)
+
+    @classmethod
+    def for_timestamp(cls, timestamp_ms: int) -> OffsetSpec:
+        return cls(timestamp_ms)
+
+    @classmethod
+    def of(cls, spec: OffsetSpec | int | str) -> OffsetSpec:
+        """``spec`` as an OffsetSpec: one already, ``"earliest"`` / ``"latest"`` /
+        ``"max_timestamp"``, or an int (a timestamp in ms, or -2 / -1 / -3)."""
+        if isinstance(spec, OffsetSpec):
+            return spec
+        if isinstance(spec, str):
+            named = {"earliest": cls.EARLIEST, "latest": cls.LATEST}
+            named["max_timestamp"] = cls.MAX_TIMESTAMP
+            if spec.lower() not in named:
+                raise InvalidArgument(f"unknown offset spec {spec!r}")
+            return cls(named[spec.lower()])
+        if isinstance(spec, bool) or not isinstance(spec, int):
+            raise InvalidArgument(f"an offset spec is an OffsetSpec, a name or an int: {spec!r}")
+        return cls(spec)
+
+    def __repr__(self) -> str:
+        return f"OffsetSpec({self.timestamp})"
+
+
+class ListOffsetsResultInfo:
+    """ListOffsetsResultInfo is a partition's answer to ListOffsets: ``offset`` (-1 when no
+    record has a timestamp at or after the one asked for), ``timestamp``, ``leader_epoch``."""
+
+    __slots__ = ("leader_epoch", "offset", "timestamp")
+
+    def __init__(self, offset: int, timestamp: int = -1, leader_epoch: int | None = None) -> None:
+        self.offset, self.timestamp, self.leader_epoch = offset, timestamp, leader_epoch
+
+    def __repr__(self) -> str:
+        return f"ListOffsetsResultInfo(offset={self.offset}, timestamp={self.timestamp})"
+
+
+class ConsumerGroupListing:
+    """ConsumerGroupListing is one group of :meth:`AdminClient.list_consumer_groups`:
+    ``group_id``, ``state`` (Kafka's name: ``Stable``, ``Empty``, ...; None before ListGroups
+    v4), ``type`` (``classic``, ``consumer``; None before v5), ``protocol_type`` and
+    ``is_simple_consumer_group`` (no protocol type: offsets committed without a member)."""
+
+    def __init__(
+        self, group_id: str, protocol_type: str, state: str | None, type: str | None
+    ) -> None:
+        self.group_id, self.protocol_type, self.state, self.type = (
+            group_id,
+            protocol_type,
+            state,
+            type,
+        )
+        self.is_simple_consumer_group = protocol_type == ""
+
+    def __repr__(self) -> str:
+        return f"ConsumerGroupListing({self.group_id!r}, {self.state})"
+
+
+class ListConsumerGroupsResult:
+    """ListConsumerGroupsResult: ``valid`` listings (of every broker that answered) and the
+    ``errors`` of those that did not."""
+
+    def __init__(self, valid: list[ConsumerGroupListing], errors: list[KafkaError]) -> None:
+        self.valid, self.errors = valid, errors
+
+
+class MemberDescription:
+    """MemberDescription is one member of a described group: ``member_id`` (``consumer_id``
+    too, Java's name), ``client_id``, ``host``, ``group_instance_id`` and ``assignment`` (the
+    :class:`TopicPartition` list its ConsumerProtocol assignment names; empty for other
+    protocols)."""
+
+    def __init__(
+        self,
+        member_id: str,
+        client_id: str,
+        host: str,
+        group_instance_id: str | None,
+        assignment: list[TopicPartition],
+    ) -> None:
+        self.member_id, self.client_id, self.host = member_id, client_id, host
+        self.group_instance_id, self.assignment = group_instance_id, assignment
+
+    @property
+    def consumer_id(self) -> str:
+        return self.member_id
+
+    def __repr__(self) -> str:
+        return f"MemberDescription({self.member_id!r}, {len(self.assignment)} partitions)"
+
+
+class ConsumerGroupDescription:
+    """ConsumerGroupDescription is DescribeGroups' answer for one group: ``group_id``,
+    ``state`` (Kafka's name; ``Dead`` for a group the coordinator does not know),
+    ``protocol_type``, ``protocol`` (the assignor's name for consumer groups; also
+    ``partition_assignor``), ``members`` and ``coordinator`` (a :class:`BrokerMetadata`)."""
+
+    def __init__(
+        self,
+        group_id: str,
+        state: str,
+        protocol_type: str,
+        protocol: str,
+        members: list[MemberDescription],
+        coordinator: BrokerMetadata,
+    ) -> None:
+        self.group_id, self.state = group_id, state
+        self.protocol_type, self.protocol = protocol_type, protocol
+        self.members, self.coordinator = members, coordinator
+        self.is_simple_consumer_group = protocol_type == ""
+
+    @property
+    def partition_assignor(self) -> str:
+        return self.protocol
+
+    def __repr__(self) -> str:
+        return (
+            f"ConsumerGroupDescription({self.group_id!r}, {self.state}, "
+            f"{len(self.members)} members)"
+        )
+
+
+def _tp(x: TopicPartition | tuple[str, int]) -> TopicPartition:
+    if isinstance(x, TopicPartition):
+        return x
+    topic, partition = x
+    return TopicPartition(topic, partition)
+
+
+def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
+    out: dict[str, list[TopicPartition]] = {}
+    for tp in tps:
+        out.setdefault(tp.topic, []).append(tp)
+    return out
+
+
+def _raise(code: int, message: str | None = None) -> None:
+    cls = error_for_code(code)
+    if cls is not None:
+        raise cls(message or None)
+
+
+# -- the client ----------------------------------------------------------------------------
+
+
+class AdminClient:
+    """AdminClient manages topics, configs, consumer groups and their offsets, with
+    confluent-kafka's API and Kafka's config keys (``{"bootstrap.servers": ...}``; unknown
+    keys raise InvalidArgument). Thread-safe."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        self._config = ClientConfig("admin", config, **kwargs)
+        self._runtime = Runtime("admin")
+        self._cluster = Cluster(self._config)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Close the connections and stop the client's thread. Idempotent."""
+        if self._runtime.closed:
+            return
+        try:
+            self._runtime.call(self._cluster.close(), timeout)
+        except Exception:  # closing anyway
+            pass
+        self._runtime.close(timeout)
+
+    def __enter__(self) -> AdminClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _timeout(self, request_timeout: float | None) -> float:
+        if request_timeout is None or request_timeout < 0:
+            return self._config.ms("default.api.timeout.ms")
+        return float(request_timeout)
+
+    def _fan_out(
+        self,
+        keys: Iterable[K],
+        work: Callable[[], Awaitable[Mapping[K, Any]]],
+        timeout: float,
+    ) -> dict[K, concurrent.futures.Future[Any]]:
+        """One future per key, completed from the mapping ``work`` returns: a value is the
+        key's result, an exception its error; an exception of ``work`` fails every key."""
+        futures: dict[K, concurrent.futures.Future[Any]] = {
+            k: concurrent.futures.Future() for k in keys
+        }
+        for f in futures.values():
+            f.set_running_or_notify_cancel()
+
+        def fail(e: BaseException) -> None:
+            for f in futures.values():
+                if not f.done():
+                    f.set_exception(e)
+
+        async def run() -> None:
+            try:
+                results = await asyncio.wait_for(work(), timeout)
+            except TimeoutError:
+                fail(ClientTimeout(f"the admin call did not finish in {timeout:g} s"))
+                return
+            except asyncio.CancelledError:
+                fail(ClientClosed("the admin client was closed"))
+                raise
+            except Exception as e:
+                fail(e)
+                return
+            for k, f in futures.items():
+                if f.done():
+                    continue
+                r = results.get(k, None)
+                if isinstance(r, BaseException):
+                    f.set_exception(r)
+                else:
+                    f.set_result(r)
+
+        if not futures:
+            return futures
+        try:
+            self._runtime.submit(run())
+        except RuntimeError:
+            fail(ClientClosed("the admin client is closed"))
+        return futures
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        try:
+            return self._runtime.call(asyncio.wait_for(coro, timeout))
+        except TimeoutError:
+            raise ClientTimeout(f"the admin call did not finish in {timeout:g} s") from None
+
+    async def _controller(self) -> Connection:
+        """The connection to the controller, from fresh metadata (any broker when the cluster
+        names none, as KRaft clusters may)."""
+        await self._cluster.refresh([])
+        node = self._cluster.controller_id
+        if node >= 0 and node in self._cluster.brokers:
+            return await self._cluster.connection(node)
+        return await self._cluster.any_connection()
+
+    async def _to_controller(self, fn: Callable[[Connection], Awaitable[T]], timeout: float) -> T:
+        """``fn(controller)``, again with a newly found controller while it raises
+        NOT_CONTROLLER (the controller moved)."""
+
+        async def once() -> T:
+            return await fn(await self._controller())
+
+        return await retrying(
+            once,
+            timeout=timeout,
+            base_ms=self._config["retry.backoff.ms"],
+            max_ms=self._config["retry.backoff.max.ms"],
+        )
+
+    async def _group_request(
+        self,
+        group: str,
+        api_key: int,
+        body: Any,
+        timeout: float,
+        code_of: Callable[[Any], int] | None = None,
+    ) -> Any:
+        """A request to ``group``'s coordinator; ``code_of`` finds the group's error code in
+        answers that carry it below the top level, so that NOT_COORDINATOR there is retried
+        too."""
+
+        async def once() -> Any:
+            resp = await self._cluster.coordinator_request(group, api_key, body, timeout=timeout)
+            code = code_of(resp) if code_of is not None else 0
+            if code in _COORDINATOR_CODES:
+                self._cluster.coordinator_dead(group)
+                _raise(code)
+            if code == CoordinatorLoadInProgress.code:
+                raise CoordinatorLoadInProgress()
+            return resp
+
+        return await retrying(
+            once,
+            timeout=timeout,
+            base_ms=self._config["retry.backoff.ms"],
+            max_ms=self._config["retry.backoff.max.ms"],
+        )
+
+    # -- topics ------------------------------------------------------------------------------
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+        """The cluster's brokers and topics (only ``topic`` when given; a topic that does not
+        exist is listed with its error), as confluent-kafka's ``list_topics``."""
+        t = self._timeout(timeout)
+
+        async def go() -> ClusterMetadata:
+            names = None if topic is None else [topic]
+            await retrying(lambda: self._cluster.refresh(names), timeout=t)
+            return cluster_metadata(self._cluster, names)
+
+        return self._call(go(), t)
+
+    def create_topics(
+        self,
+        new_topics: list[NewTopic],
+        operation_timeout: float = 0,
+        request_timeout: float | None = None,
+        validate_only: bool = False,
+    ) -> dict[str, concurrent.futures.Future[None]]:
+        """Create ``new_topics`` (CreateTopics to the controller): {topic: future of None}.
+        ``operation_timeout`` (s) is how long the controller waits for the topics to exist."""
+        timeout = self._timeout(request_timeout)
+
+        async def send(conn: Connection) -> dict[str, Any]:
+            v = conn.version(ApiKey.CREATE_TOPICS)
+            body: dict[str, Any] = {
+                "topics": [
+                    {
+                        "name": t.topic,
+                        "num_partitions": t.num_partitions,
+                        "replication_factor": t.replication_factor,
+                        "assignments": [
+                            {"partition_index": i, "broker_ids": list(ids)}
+                            for i, ids in enumerate(t.replica_assignment or [])
+                        ],
+                        "configs": [{"name": k, "value": v} for k, v in t.config.items()],
+                    }
+                    for t in new_topics
+                ],
+                "timeout_ms": int(operation_timeout * 1000),
+            }
+            if v >= 1:
+                body["validate_only"] = validate_only
+            elif validate_only:
+                raise UnsupportedVersion("validate_only needs CreateTopics v1+")
+            resp = await conn.request(ApiKey.CREATE_TOPICS, body, version=v)
+            if any(t["error_code"] == NotController.code for t in resp["topics"]):
+                raise NotController()
+            return {
+                t["name"]: error_from_code(t["error_code"], t.get("error_message"))
+                for t in resp["topics"]
+            }
+
+        return self._fan_out(
+            [t.topic for t in new_topics], lambda: self._to_controller(send, timeout), timeout
+        )
+
+    def delete_topics(
+        self,
+        topics: list[str],
+        operation_timeout: float = 0,
+        request_timeout: float | None = None,
+    ) -> dict[str, concurrent.futures.Future[None]]:
+        """Delete ``topics`` (DeleteTopics to the controller): {topic: future of None}."""
+        timeout = self._timeout(request_timeout)
+
+        async def send(conn: Connection) -> dict[str, Any]:
+            v = conn.version(ApiKey.DELETE_TOPICS)
+            body: dict[str, Any] = {"timeout_ms": int(operation_timeout * 1000)}
+            if v >= 6:
+                body["topics"] = [{"name": t} for t in topics]
+            else:
+                body["topic_names"] = list(topics)
+            resp = await conn.request(ApiKey.DELETE_TOPICS, body, version=v)
+            if any(r["error_code"] == NotController.code for r in resp["responses"]):
+                raise NotController()
+            return {
+                r["name"]: error_from_code(r["error_code"], r.get("error_message"))
+                for r in resp["responses"]
+            }
+
+        return self._fan_out(topics, lambda: self._to_controller(send, timeout), timeout)
+
+    def describe_topics(
+        self, topics: list[str], request_timeout: float | None = None
+    ) -> dict[str, concurrent.futures.Future[TopicMetadata]]:
+        """Each topic's :class:`TopicMetadata` (Metadata): {topic: future}; a topic that does
+        not exist fails with UnknownTopicOrPartition."""
+        timeout = self._timeout(request_timeout)
+
+        async def work() -> dict[str, Any]:
+            await self._cluster.refresh(topics)
+            md = cluster_metadata(self._cluster, topics)
+            out: dict[str, Any] = {}
+            for t in topics:
+                tm = md.topics.get(t)
+                if tm is None:
+                    out[t] = UnknownTopicOrPartition(t)
+                elif tm.error is not None:
+                    out[t] = tm.error
+                else:
+                    out[t] = tm
+            return out
+
+        return self._fan_out(topics, work, timeout)
+
+    def create_partitions(
+        self,
+        new_partitions: list[NewPartitions],
+        operation_timeout: float = 0,
+        request_timeout: float | None = None,
+        validate_only: bool = False,
+    ) -> dict[str, concurrent.futures.Future[None]]:
+        """Raise topics' partition counts (CreatePartitions to the controller): {topic:
+        future of None}."""
+        timeout = self._timeout(request_timeout)
+
+        async def send(conn: Connection) -> dict[str, Any]:
+            body = {
+                "topics": [
+                    {
+                        "name": p.topic,
+                        "count": p.new_total_count,
+                        "assignments": None
+                        if p.replica_assignment is None
+                        else [{"broker_ids": list(ids)} for ids in p.replica_assignment],
+                    }
+                    for p in new_partitions
+                ],
+                "timeout_ms": int(operation_timeout * 1000),
+                "validate_only": validate_only,
+            }
+            resp = await conn.request(ApiKey.CREATE_PARTITIONS, body)
+            if any(r["error_code"] == NotController.code for r in resp["results"]):
+                raise NotController()
+            return {
+                r["name"]: error_from_code(r["error_code"], r.get("error_message"))
+                for r in resp["results"]
+            }
+
+        return self._fan_out(
+            [p.topic for p in new_partitions], lambda: self._to_controller(send, timeout), timeout
+        )
+
+    # -- configs -----------------------------------------------------------------------------
+
+    async def _per_node(
+        self,
+        resources: list[ConfigResource],
+        send: Callable[[Connection, list[ConfigResource]], Awaitable[dict[ConfigResource, Any]]],
+    ) -> dict[ConfigResource, Any]:
+        """Send ``resources`` in one request per broker: a broker's own configs to that broker,
+        the rest to any."""
+        groups: dict[int | None, list[ConfigResource]] = {}
+        for r in resources:
+            node = None
+            if r.restype in (ResourceType.BROKER, ResourceType.BROKER_LOGGER) and r.name:
+                node = int(r.name)
+            groups.setdefault(node, []).append(r)
+        if any(node is not None for node in groups):
+            await self._cluster.refresh([])
+        out: dict[ConfigResource, Any] = {}
+        for node, rs in groups.items():
+            conn = (
+                await self._cluster.any_connection()
+                if node is None
+                else await self._cluster.connection(node)
+            )
+            out.update(await send(conn, rs))
+        return out
+
+    def describe_configs(
+        self, resources: list[ConfigResource], request_timeout: float | None = None
+    ) -> dict[ConfigResource, concurrent.futures.Future[dict[str, ConfigEntry]]]:
+        """Each resource's configs (DescribeConfigs): {resource: future of {name:
+        :class:`ConfigEntry`}}."""
+        timeout = self._timeout(request_timeout)
+
+        async def send(conn: Connection, rs: list[ConfigResource]) -> dict[ConfigResource, Any]:
+            v = conn.version(ApiKey.DESCRIBE_CONFIGS)
+            body: dict[str, Any] = {
+                "resources": [
+                    {
+                        "resource_type": int(r.restype),
+                        "resource_name": r.name,
+                        "configuration_keys": None,
+                    }
+                    for r in rs
+                ]
+            }
+            if v >= 1:
+                body["include_synonyms"] = False
+            resp = await conn.request(ApiKey.DESCRIBE_CONFIGS, body, version=v)
+            out: dict[ConfigResource, Any] = {}
+            for res in resp["results"]:
+                key = ConfigResource(res["resource_type"], res["resource_name"])
+                if res["error_code"]:
+                    out[key] = error_from_code(res["error_code"], res.get("error_message"))
+                    continue
+                entries: dict[str, ConfigEntry] = {}
+                for c in res["configs"]:
+                    if v >= 1:
+                        source = ConfigSource(c["config_source"])
+                        is_default = source == ConfigSource.DEFAULT_CONFIG
+                    else:
+                        is_default = c["is_default"]
+                        source = (
+                            ConfigSource.DEFAULT_CONFIG
+                            if is_default
+                            else ConfigSource.UNKNOWN_CONFIG
+                        )
+                    entries[c["name"]] = ConfigEntry(
+                        c["name"],
+                        c["value"],
+                        source,
+                        c["read_only"],
+                        is_default,
+                        c["is_sensitive"],
+                    )
+                out[key] = entries
+            return out
+
+        return self._fan_out(resources, lambda: self._per_node(resources, send), timeout)
+
+    def alter_configs(
+        self,
+        resources: list[ConfigResource],
+        request_timeout: float | None = None,
+        validate_only: bool = False,
+    ) -> dict[ConfigResource, concurrent.futures.Future[None]]:
+        """Replace each resource's configs with its ``set_config`` values (AlterConfigs: the
+        configs not named return to their defaults, as Kafka's AlterConfigs does)."""
+        timeout = self._timeout(request_timeout)
+
+        async def send(conn: Connection, rs: list[ConfigResource]) -> dict[ConfigResource, Any]:
+            body = {
+                "resources": [
+                    {
+                        "resource_type": int(r.restype),
+                        "resource_name": r.name,
+                        "configs": [{"name": k, "value": v} for k, v in r.set_config_dict.items()],
+                    }
+                    for r in rs
+                ],
+                "validate_only": validate_only,
+            }
+            resp = await conn.request(ApiKey.ALTER_CONFIGS, body)
+            return {
+                ConfigResource(r["resource_type"], r["resource_name"]): error_from_code(
+                    r["error_code"], r.get("error_message")
+                )
+                for r in resp["responses"]
+            }
+
+        return self._fan_out(resources, lambda: self._per_node(resources, send), timeout)
+
+    def incremental_alter_configs(
+        self,
+        resources: list[ConfigResource],
+        request_timeout: float | None = None,
+        validate_only: bool = False,
+    ) -> dict[ConfigResource, concurrent.futures.Future[None]]:
+        """Apply each resource's ``incremental_configs`` changes (IncrementalAlterConfigs:
+        SET, DELETE, APPEND, SUBTRACT; other configs stay as they are)."""
+        timeout = self._timeout(request_timeout)
+
+        async def send(conn: Connection, rs: list[ConfigResource]) -> dict[ConfigResource, Any]:
+            body = {
+                "resources": [
+                    {
+                        "resource_type": int(r.restype),
+                        "resource_name": r.name,
+                        "configs": [
+                            {
+                                "name": e.name,
+                                "config_operation": int(
+                                    e.incremental_operation
+                                    if e.incremental_operation is not None
+                                    else AlterConfigOpType.SET
+                                ),
+                                "value": e.value,
+                            }
+                            for e in r.incremental_configs
+                        ],
+                    }
+                    for r in rs
+                ],
+                "validate_only": validate_only,
+            }
+            resp = await conn.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, body)
+            return {
+                ConfigResource(r["resource_type"], r["resource_name"]): error_from_code(
+                    r["error_code"], r.get("error_message")
+                )
+                for r in resp["responses"]
+            }
+
+        return self._fan_out(resources, lambda: self._per_node(resources, send), timeout)
+
+    # -- consumer groups ---------------------------------------------------------------------
+
+    def list_consumer_groups(
+        self, states: Iterable[str] | None = None, request_timeout: float | None = None
+    ) -> concurrent.futures.Future[ListConsumerGroupsResult]:
+        """Every group of every broker (ListGroups to each), only those in ``states`` (Kafka's
+        names) when given: a future of :class:`ListConsumerGroupsResult`."""
+        timeout = self._timeout(request_timeout)
+        wanted = sorted(set(states or ()))
+
+        async def one(node: int) -> list[ConsumerGroupListing]:
+            conn = await self._cluster.connection(node)
+            v = conn.version(ApiKey.LIST_GROUPS)
+            body: dict[str, Any] = {}
+            if v >= 4:
+                body["states_filter"] = wanted
+            resp = await conn.request(ApiKey.LIST_GROUPS, body, version=v)
+            _raise(resp["error_code"])
+            out = [
+                ConsumerGroupListing(
+                    g["group_id"],
+                    g["protocol_type"],
+                    g.get("group_state") if v >= 4 else None,
+                    g.get("group_type") if v >= 5 else None,
+                )
+                for g in resp["groups"]
+            ]
+            if v < 4 and wanted:
+                raise UnsupportedVersion("filtering groups by state needs ListGroups v4+")
+            return out
+
+        async def work() -> dict[str, Any]:
+            await self._cluster.refresh([])
+            valid: list[ConsumerGroupListing] = []
+            errors: list[KafkaError] = []
+            nodes = sorted(self._cluster.brokers)
+            results = await asyncio.gather(*(one(n) for n in nodes), return_exceptions=True)
+            for r in results:
+                if isinstance(r, KafkaError):
+                    errors.append(r)
+                elif isinstance(r, BaseException):
+                    raise r
+                else:
+                    valid.extend(r)
+            return {"": ListConsumerGroupsResult(valid, errors)}
+
+        return self._fan_out([""], work, timeout)[""]
+
+    def describe_consumer_groups(
+        self, group_ids: list[str], request_timeout: float | None = None
+    ) -> dict[str, concurrent.futures.Future[ConsumerGroupDescription]]:
+        """Each group's state, assignor and members (DescribeGroups to its coordinator), the
+        members' assignments decoded from the ConsumerProtocol: {group: future of
+        :class:`ConsumerGroupDescription`}."""
+        timeout = self._timeout(request_timeout)
+        from kgroup.assignors.consumer_protocol import decode_assignment
+
+        async def one(group: str) -> Any:
+            def body(v: int) -> dict[str, Any]:
+                b: dict[str, Any] = {"groups": [group]}
+                if v >= 3:
+                    b["include_authorized_operations"] = False
+                return b
+
+            try:
+                resp = await self._group_request(
+                    group,
+                    ApiKey.DESCRIBE_GROUPS,
+                    body,
+                    timeout,
+                    lambda r: r["groups"][0]["error_code"],
+                )
+            except KafkaError as e:
+                return e
+            g = resp["groups"][0]
+            if g["error_code"]:
+                return error_from_code(g["error_code"], f"group {group!r}")
+            conn = await self._cluster.coordinator(group)
+            members = []
+            for m in g["members"]:
+                assignment: list[TopicPartition] = []
+                if g["protocol_type"] == "consumer" and m["member_assignment"]:
+                    try:
+                        decoded = decode_assignment(bytes(m["member_assignment"]))
+                        assignment = [TopicPartition(t, p) for t, p in decoded.partitions]
+                    except DecodeError:
+                        pass
+                members.append(
+                    MemberDescription(
+                        m["member_id"],
+                        m["client_id"],
+                        m["client_host"],
+                        m.get("group_instance_id"),
+                        assignment,
+                    )
+                )
+            return ConsumerGroupDescription(
+                g["group_id"],
+                g["group_state"],
+                g["protocol_type"],
+                g["protocol_data"],
+                members,
+                BrokerMetadata(conn.node_id, conn.host, conn.port),
+            )
+
+        async def work() -> dict[str, Any]:
+            results = await asyncio.gather(*(one(g) for g in group_ids))
+            return dict(zip(group_ids, results, strict=True))
+
+        return self._fan_out(group_ids, work, timeout)
+
+    def delete_consumer_groups(
+        self, group_ids: list[str], request_timeout: float | None = None
+    ) -> dict[str, concurrent.futures.Future[None]]:
+        """Delete groups with no members (DeleteGroups to each coordinator): {group: future of
+        None}; a group with members fails with NonEmptyGroup."""
+        timeout = self._timeout(request_timeout)
+
+        async def one(group: str) -> Any:
+            try:
+                resp = await self._group_request(
+                    group,
+                    ApiKey.DELETE_GROUPS,
+                    {"groups_names": [group]},
+                    timeout,
+                    lambda r: r["results"][0]["error_code"],
+                )
+            except KafkaError as e:
+                return e
+            return error_from_code(resp["results"][0]["error_code"], f"group {group!r}")
+
+        async def work() -> dict[str, Any]:
+            results = await asyncio.gather(*(one(g) for g in group_ids))
+            return dict(zip(group_ids, results, strict=True))
+
+        return self._fan_out(group_ids, work, timeout)
+
+    def list_consumer_group_offsets(
+        self,
+        group: str,
+        partitions: Iterable[TopicPartition | tuple[str, int]] | None = None,
+        require_stable: bool = False,
+        request_timeout: float | None = None,
+    ) -> dict[str, concurrent.futures.Future[list[TopicPartition]]]:
+        """``group``'s committed offsets (OffsetFetch to its coordinator), of ``partitions``
+        or of every partition it committed: {group: future of a sorted list of
+        :class:`TopicPartition` with ``offset`` (OFFSET_INVALID where none is committed),
+        ``metadata``, ``leader_epoch`` and ``error``}."""
+        timeout = self._timeout(request_timeout)
+        wanted = None if partitions is None else [_tp(p) for p in partitions]
+
+        def topics_body() -> list[dict[str, Any]] | None:
+            if wanted is None:
+                return None
+            return [
+                {"name": t, "partition_indexes": [tp.partition for tp in tps]}
+                for t, tps in _by_topic(wanted).items()
+            ]
+
+        def body(v: int) -> dict[str, Any]:
+            if v >= 8:
+                b: dict[str, Any] = {"groups": [{"group_id": group, "topics": topics_body()}]}
+            else:
+                topics = topics_body()
+                if topics is None and v < 2:
+                    raise UnsupportedVersion("fetching every offset needs OffsetFetch v2+")
+                b = {"group_id": group, "topics": topics}
+            if v >= 7:
+                b["require_stable"] = require_stable
+            return b
+
+        def code_of(resp: Any) -> int:
+            if "groups" in resp:
+                return int(resp["groups"][0]["error_code"])
+            return int(resp.get("error_code", 0))
+
+        async def work() -> dict[str, Any]:
+            resp = await self._group_request(group, ApiKey.OFFSET_FETCH, body, timeout, code_of)
+            code = code_of(resp)
+            if code:
+                return {group: error_from_code(code, f"group {group!r}")}
+            topics = resp["groups"][0]["topics"] if "groups" in resp else resp["topics"]
+            out: list[TopicPartition] = []
+            for t in topics:
+                for p in t["partitions"]:
+                    offset = p["committed_offset"]
+                    epoch = p.get("committed_leader_epoch", -1)
+                    out.append(
+                        TopicPartition(
+                            t["name"],
+                            p["partition_index"],
+                            OFFSET_INVALID if offset < 0 else offset,
+                            p["metadata"],
+                            None if epoch is None or epoch < 0 else epoch,
+                            error_from_code(p["error_code"]),
+                        )
+                    )
+            return {group: sorted(out)}
+
+        return self._fan_out([group], work, timeout)
+
+    def alter_consumer_group_offsets(
+        self,
+        group: str,
+        offsets: Iterable[TopicPartition],
+        request_timeout: float | None = None,
+    ) -> dict[TopicPartition, concurrent.futures.Future[None]]:
+        """Commit ``offsets`` for ``group`` as a tool does (OffsetCommit with no member,
+        generation -1: Kafka accepts it only while the group has no members): {partition:
+        future of None}; a group with members fails each with UnknownMemberId."""
+        timeout = self._timeout(request_timeout)
+        tps = [_tp(tp) for tp in offsets]
+
+        def body(v: int) -> dict[str, Any]:
+            b: dict[str, Any] = {
+                "group_id": group,
+                "topics": [
+                    {
+                        "name": t,
+                        "partitions": [
+                            {
+                                "partition_index": tp.partition,
+                                "committed_offset": tp.offset,
+                                "committed_metadata": tp.metadata or "",
+                                **(
+                                    {"committed_leader_epoch": tp.leader_epoch}
+                                    if v >= 6 and tp.leader_epoch is not None
+                                    else {}
+                                ),
+                            }
+                            for tp in group_tps
+                        ],
+                    }
+                    for t, group_tps in _by_topic(tps).items()
+                ],
+            }
+            if v >= 1:
+                b["generation_id_or_member_epoch"] = -1
+                b["member_id"] = ""
+            return b
+
+        def code_of(resp: Any) -> int:
+            codes = {p["error_code"] for t in resp["topics"] for p in t["partitions"]}
+            for c in (*_COORDINATOR_CODES, CoordinatorLoadInProgress.code):
+                if c in codes:
+                    return c
+            return 0
+
+        async def work() -> dict[TopicPartition, Any]:
+            resp = await self._group_request(group, ApiKey.OFFSET_COMMIT, body, timeout, code_of)
+            return {
+                TopicPartition(t["name"], p["partition_index"]): error_from_code(
+                    p["error_code"], f"group {group!r}, {t['name']} [{p['partition_index']}]"
+                )
+                for t in resp["topics"]
+                for p in t["partitions"]
+            }
+
+        return self._fan_out(tps, work, timeout)
+
+    def delete_consumer_group_offsets(
+        self,
+        group: str,
+        partitions: Iterable[TopicPartition | tuple[str, int]],
+        request_timeout: float | None = None,
+    ) -> dict[TopicPartition, concurrent.futures.Future[None]]:
+        """Delete ``group``'s committed offsets of ``partitions`` (OffsetDelete): {partition:
+        future of None}; a partition of a topic the group's members subscribe to fails with
+        GroupSubscribedToTopic, every partition with the group's error if it has one."""
+        timeout = self._timeout(request_timeout)
+        tps = [_tp(tp) for tp in partitions]
+        body = {
+            "group_id": group,
+            "topics": [
+                {"name": t, "partitions": [{"partition_index": tp.partition} for tp in ps]}
+                for t, ps in _by_topic(tps).items()
+            ],
+        }
+
+        async def work() -> dict[TopicPartition, Any]:
+            resp = await self._group_request(group, ApiKey.OFFSET_DELETE, body, timeout)
+            if resp["error_code"]:
+                _raise(resp["error_code"], f"group {group!r}")
+            return {
+                TopicPartition(t["name"], p["partition_index"]): error_from_code(
+                    p["error_code"], f"{t['name']} [{p['partition_index']}]"
+                )
+                for t in resp["topics"]
+                for p in t["partitions"]
+            }
+
+        return self._fan_out(tps, work, timeout)
+
+    # -- offsets -----------------------------------------------------------------------------
+
+    async def _list_offsets(
+        self, specs: Mapping[TopicPartition, OffsetSpec], isolation_level: int
+    ) -> dict[TopicPartition, Any]:
+        """ListOffsets to each partition's leader, from fresh metadata."""
+        await self._cluster.refresh({tp.topic for tp in specs})
+        out: dict[TopicPartition, Any] = {}
+        by_leader: dict[int, list[TopicPartition]] = {}
+        for tp in specs:
+            info = self._cluster.topics.get(tp.topic)
+            if info is None or info.error or tp.partition not in info.partitions:
+                out[tp] = UnknownTopicOrPartition(f"{tp.topic} [{tp.partition}]")
+                continue
+            leader = self._cluster.leader(tp.topic, tp.partition)
+            if leader is None:
+                out[tp] = LeaderNotAvailable(f"{tp.topic} [{tp.partition}]")
+                continue
+            by_leader.setdefault(leader, []).append(tp)
+
+        async def one(node: int, tps: list[TopicPartition]) -> None:
+            conn = await self._cluster.connection(node)
+            v = conn.version(ApiKey.LIST_OFFSETS)
+            if v < 7 and any(specs[tp].timestamp == OffsetSpec.MAX_TIMESTAMP for tp in tps):
+                raise UnsupportedVersion("max_timestamp needs ListOffsets v7+")
+            body: dict[str, Any] = {
+                "replica_id": -1,
+                "topics": [
+                    {
+                        "name": t,
+                        "partitions": [
+                            {"partition_index": tp.partition, "timestamp": specs[tp].timestamp}
+                            for tp in ps
+                        ],
+                    }
+                    for t, ps in _by_topic(tps).items()
+                ],
+            }
+            if v >= 2:
+                body["isolation_level"] = isolation_level
+            resp = await conn.request(ApiKey.LIST_OFFSETS, body, version=v)
+            for t in resp["topics"]:
+                for p in t["partitions"]:
+                    tp = TopicPartition(t["name"], p["partition_index"])
+                    if p["error_code"]:
+                        out[tp] = error_from_code(p["error_code"], f"{tp.topic} [{tp.partition}]")
+                    elif v == 0:
+                        olds = p["old_style_offsets"]
+                        out[tp] = ListOffsetsResultInfo(olds[0] if olds else -1)
+                    else:
+                        epoch = p.get("leader_epoch", -1)
+                        out[tp] = ListOffsetsResultInfo(
+                            p["offset"], p["timestamp"], None if epoch < 0 else epoch
+                        )
+
+        await asyncio.gather(*(one(n, tps) for n, tps in by_leader.items()))
+        return out
+
+    def list_offsets(
+        self,
+        topic_partition_offsets: Mapping[TopicPartition, OffsetSpec | int | str],
+        isolation_level: int = 0,
+        request_timeout: float | None = None,
+    ) -> dict[TopicPartition, concurrent.futures.Future[ListOffsetsResultInfo]]:
+        """Each partition's earliest or latest offset, or its first offset at or after a
+        timestamp (ListOffsets to its leader): {partition: future of
+        :class:`ListOffsetsResultInfo`}. A spec is an :class:`OffsetSpec`, ``"earliest"`` /
+        ``"latest"``, or an int (a timestamp in ms; -2 earliest, -1 latest).
+        ``isolation_level`` 1 is read_committed (the last stable offset)."""
+        timeout = self._timeout(request_timeout)
+        specs = {_tp(tp): OffsetSpec.of(s) for tp, s in topic_partition_offsets.items()}
+        return self._fan_out(
+            list(specs), lambda: self._list_offsets(specs, isolation_level), timeout
+        )
+
+    def watermarks(
+        self,
+        topic_partitions: Iterable[TopicPartition | tuple[str, int]],
+        timeout: float | None = None,
+    ) -> dict[TopicPartition, tuple[int, int]]:
+        """Each partition's (log start offset, log end offset), as confluent-kafka's
+        ``get_watermark_offsets`` for many partitions at once; raises the first partition's
+        error."""
+        t = self._timeout(timeout)
+        tps = [_tp(tp) for tp in topic_partitions]
+
+        async def go() -> dict[TopicPartition, tuple[int, int]]:
+            low = await self._list_offsets({tp: OffsetSpec.earliest() for tp in tps}, 0)
+            high = await self._list_offsets({tp: OffsetSpec.latest() for tp in tps}, 0)
+            out: dict[TopicPartition, tuple[int, int]] = {}
+            for tp in tps:
+                lo, hi = low.get(tp), high.get(tp)
+                for r in (lo, hi):
+                    if isinstance(r, BaseException):
+                        raise r
+                assert isinstance(lo, ListOffsetsResultInfo)
+                assert isinstance(hi, ListOffsetsResultInfo)
+                out[tp] = (lo.offset, hi.offset)
+            return out
+
+        return self._call(go(), t)
