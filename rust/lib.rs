@@ -4,6 +4,7 @@
 //! `python` feature so that `cargo test` runs without an interpreter.
 
 pub mod assignors;
+pub mod client;
 pub mod errors;
 pub mod group;
 pub mod log;

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 mod assignors;
+mod client;
 pub mod errors;
 mod group;
 pub(crate) mod log;
@@ -23,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     submodule(m, "protocol", protocol::register)?;
     submodule(m, "group", group::register)?;
     submodule(m, "log", log::register)?;
+    submodule(m, "client", client::register)?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 # import `kgroup`.
 
 from . import assignors as assignors
+from . import client as client
 from . import errors as errors
 from . import group as group
 from . import log as log
