@@ -196,7 +196,7 @@ impl BatchHeader {
 
     /// write puts this header into the first 61 bytes of `batch` and the CRC-32C of the whole
     /// batch into its CRC field (`self.crc` is ignored). `batch` must hold exactly the batch.
-    pub(super) fn write(&self, batch: &mut [u8]) {
+    pub fn write(&self, batch: &mut [u8]) {
         batch[BASE_OFFSET_OFFSET..8].copy_from_slice(&self.base_offset.to_be_bytes());
         batch[LENGTH_OFFSET..12].copy_from_slice(&self.length.to_be_bytes());
         batch[PARTITION_LEADER_EPOCH_OFFSET..16]
