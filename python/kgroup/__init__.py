@@ -12,6 +12,7 @@ from kgroup.assignors import (
     RoundRobinAssignor,
     StickyAssignor,
 )
+from kgroup.client.producer import Producer
 from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KafkaError, KGroupError
 from kgroup.partitioners import (
     HASH_NAMES,
@@ -48,3 +49,4 @@ __all__ = [
     "partition_keys",
     "to_positive",
 ]
+__all__ += ["Producer"]

@@ -7,5 +7,7 @@ connections and the group coordinators, :mod:`.config` parses Kafka's config key
 """
 
 from kgroup.client.config import ClientConfig
+from kgroup.client.producer import Producer
 
 __all__ = ["ClientConfig"]
+__all__ += ["Producer"]
