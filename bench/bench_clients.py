@@ -170,7 +170,6 @@ def test_produce_kafka_python(benchmark, kgroup_broker: Server, size: str) -> No
         acks=1,
         linger_ms=SETTINGS["linger.ms"],
         batch_size=SETTINGS["batch.size"],
-        buffer_memory=1 << 30,
     )
     p.send(topic, payload).get(30)
     send = p.send

@@ -310,9 +310,10 @@ class Producer:
 
     def poll(self, timeout: float | None = 0) -> int:
         """Serve delivery reports: call each record's ``on_delivery(err, msg)`` here, waiting
-        up to ``timeout`` seconds (None: forever) for the first. Returns how many."""
+        up to ``timeout`` seconds (None or negative: until one comes) for the first. Returns
+        how many. An exception from a callback is raised after the others were served."""
         n = self._serve()
-        if n or not timeout or (timeout is not None and timeout <= 0):
+        if n or timeout == 0:
             return n
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         while True:
@@ -328,9 +329,15 @@ class Producer:
         self._reports.clear()
         reports = self._acc.pop_reports()
         only_errors = self._only_errors
+        raised: BaseException | None = None
         for cb, err, msg in reports:
             if cb is not None and (err is not None or not only_errors):
-                cb(err, msg)
+                try:
+                    cb(err, msg)
+                except Exception as e:  # confluent raises it from poll(): after the rest
+                    raised = raised or e
+        if raised is not None:
+            raise raised
         return len(reports)
 
     def flush(self, timeout: float | None = None) -> int:
@@ -342,7 +349,8 @@ class Producer:
         while True:
             self._serve()
             if len(self._acc) == 0:
-                return self._serve() and 0
+                self._serve()
+                return 0
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return len(self._acc)
