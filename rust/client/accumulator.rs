@@ -412,7 +412,7 @@ impl<T> Accumulator<T> {
     /// new makes an empty accumulator; the configuration is checked.
     pub fn new(cfg: AccumulatorConfig) -> Result<Self> {
         cfg.compression.check_level(cfg.compression_level)?;
-        if !(cfg.linger_ms >= 0.0) {
+        if cfg.linger_ms.is_nan() || cfg.linger_ms < 0.0 {
             return Err(Error::InvalidArgument(format!(
                 "linger.ms must be >= 0, got {}",
                 cfg.linger_ms

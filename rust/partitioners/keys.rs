@@ -81,6 +81,59 @@ impl KeyColumn<'_> {
     }
 }
 
+impl<'a> KeyColumn<'a> {
+    /// get is item `i` of an Arrow column (`None` for a null), every offset checked: a bad
+    /// one is an error, never a panic. Fixed-width numpy columns are not items of bytes here.
+    pub fn get(&self, i: usize) -> Result<Option<&'a [u8]>> {
+        let validity = match self {
+            KeyColumn::Offsets32 { validity, .. }
+            | KeyColumn::Offsets64 { validity, .. }
+            | KeyColumn::Views { validity, .. } => *validity,
+            _ => {
+                return Err(Error::InvalidType(
+                    "a fixed-width column has no byte items".into(),
+                ))
+            }
+        };
+        if let Some(v) = validity {
+            let j = v.offset + i;
+            let byte = v.bits.get(j >> 3).ok_or_else(|| bad_offsets(i))?;
+            if byte & (1 << (j & 7)) == 0 {
+                return Ok(None);
+            }
+        }
+        let range = |s: Option<usize>, e: Option<usize>, data: &'a [u8]| match (s, e) {
+            (Some(s), Some(e)) if s <= e => data.get(s..e).ok_or_else(|| bad_offsets(i)),
+            _ => Err(bad_offsets(i)),
+        };
+        Ok(Some(match self {
+            KeyColumn::Offsets32 { offsets, data, .. } => {
+                let s = offsets.get(i).and_then(|o| o.to_usize());
+                let e = offsets.get(i + 1).and_then(|o| o.to_usize());
+                range(s, e, data)?
+            }
+            KeyColumn::Offsets64 { offsets, data, .. } => {
+                let s = offsets.get(i).and_then(|o| o.to_usize());
+                let e = offsets.get(i + 1).and_then(|o| o.to_usize());
+                range(s, e, data)?
+            }
+            KeyColumn::Views { views, buffers, .. } => {
+                let v: &'a [u8; 16] = views.get(i).ok_or_else(|| bad_offsets(i))?;
+                let len = i32::from_le_bytes([v[0], v[1], v[2], v[3]]).max(0) as usize;
+                if len <= 12 {
+                    &v[4..4 + len]
+                } else {
+                    let b = u32::from_le_bytes([v[8], v[9], v[10], v[11]]) as usize;
+                    let o = u32::from_le_bytes([v[12], v[13], v[14], v[15]]) as usize;
+                    let buf: &'a [u8] = buffers.get(b).ok_or_else(|| bad_offsets(i))?;
+                    buf.get(o..o + len).ok_or_else(|| bad_offsets(i))?
+                }
+            }
+            _ => unreachable!("checked above"),
+        }))
+    }
+}
+
 fn bad_offsets(i: usize) -> Error {
     Error::malformed(format!(
         "key column: offsets of key {i} are out of the data buffer"

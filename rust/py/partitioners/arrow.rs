@@ -403,3 +403,99 @@ pub fn for_each_chunk(
         }
     }
 }
+
+/// format_of is a schema's Arrow format string.
+///
+/// # Safety
+/// `schema` is a valid, unreleased Arrow C schema.
+pub unsafe fn format_of(schema: &FfiSchema) -> Result<&str, Error> {
+    if schema.format.is_null() {
+        return Err(decode("Arrow schema has no format"));
+    }
+    CStr::from_ptr(schema.format)
+        .to_str()
+        .map_err(|_| decode("Arrow format is not UTF-8"))
+}
+
+/// StructView is a struct array (a record batch) seen as named columns; row `i` of a column is
+/// item `offset + i` of the child.
+pub struct StructView<'a> {
+    pub len: usize,
+    pub offset: usize,
+    pub columns: Vec<(String, &'a FfiSchema, &'a FfiArray)>,
+}
+
+/// struct_view reads a record batch's columns.
+///
+/// # Safety
+/// `schema` and `array` are valid, unreleased Arrow C structs that outlive `'a`.
+pub unsafe fn struct_view<'a>(
+    schema: &'a FfiSchema,
+    array: &'a FfiArray,
+) -> Result<StructView<'a>, Error> {
+    let format = format_of(schema)?;
+    if format != "+s" {
+        return Err(Error::InvalidType(format!(
+            "expected a table or record batch (an Arrow struct), got {}",
+            type_name(format)
+        )));
+    }
+    if array.length < 0 || array.offset < 0 || array.n_children != schema.n_children {
+        return Err(decode("Arrow struct array does not match its schema"));
+    }
+    let n = schema.n_children.max(0) as usize;
+    let mut columns = Vec::with_capacity(n);
+    for i in 0..n {
+        let s = &**schema.children.add(i);
+        let a = &**array.children.add(i);
+        let name = if s.name.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(s.name).to_string_lossy().into_owned()
+        };
+        if a.length < array.offset + array.length {
+            return Err(decode(format!(
+                "Arrow column {name:?} is shorter than its batch"
+            )));
+        }
+        columns.push((name, s, a));
+    }
+    Ok(StructView {
+        len: array.length as usize,
+        offset: array.offset as usize,
+        columns,
+    })
+}
+
+/// int_column views an integer column (any width) or a `timestamp[ms]` column as integers.
+///
+/// # Safety
+/// As for [`struct_view`].
+pub unsafe fn int_column<'a>(
+    schema: &FfiSchema,
+    array: &FfiArray,
+) -> Result<Option<Indices<'a>>, Error> {
+    let format = format_of(schema)?;
+    let kind = match format.as_bytes() {
+        [k @ (b'c' | b'C' | b's' | b'S' | b'i' | b'I' | b'l' | b'L')] => *k,
+        _ if format.starts_with("tsm:") => b'l',
+        _ => return Ok(None),
+    };
+    let (len, off) = (array.length.max(0) as usize, array.offset.max(0) as usize);
+    let data = buffer(array, 1)?;
+    if data.is_null() && len > 0 {
+        return Err(decode("Arrow buffer is missing"));
+    }
+    Ok(Some(Indices {
+        kind,
+        data,
+        offset: off,
+        len,
+        validity: validity(array, off, len)?,
+    }))
+}
+
+/// describe is an Arrow format string as error messages name it.
+pub fn describe(format: &str) -> String {
+    type_name(format)
+}

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use pyo3::prelude::*;
 
-mod arrow;
+pub(crate) mod arrow;
 pub(crate) mod keys;
 
 use self::keys::key_bytes;
