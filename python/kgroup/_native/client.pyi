@@ -2,7 +2,6 @@
 # against the built module (mypy.stubtest). The Python Consumer and Producer wrap these.
 
 from collections.abc import Callable, Mapping, Sequence
-
 from typing import Any, final
 
 import pyarrow  # type: ignore[import-untyped, unused-ignore]
