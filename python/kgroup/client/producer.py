@@ -448,12 +448,18 @@ class _Sender:
         self._task: asyncio.Task[None] | None = None
         self._wake_pending = False
         self._fatal: BaseException | None = None
+        self._stopped = False
 
     async def start(self) -> None:
         self._event = asyncio.Event()
         self._task = self.runtime.spawn(self._run())
 
     async def stop(self) -> None:
+        # The loop sees the flag at its next turn; the cancel is for a pass in progress.
+        # (Python 3.11's wait_for can swallow a cancel that races its inner future.)
+        self._stopped = True
+        if self._event is not None:
+            self._event.set()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(BaseException):
@@ -478,7 +484,7 @@ class _Sender:
     async def _run(self) -> None:
         assert self._event is not None
         event = self._event
-        while True:
+        while not self._stopped:
             # cleared before the pass, so that a wake during the pass is not lost
             event.clear()
             try:
