@@ -34,6 +34,7 @@ from kgroup.client.fetcher import (
     PartitionState,
 )
 from kgroup.client.membership import Membership
+from kgroup.client.metadata import ClusterMetadata, cluster_metadata
 from kgroup.client.runtime import Runtime
 from kgroup.client.types import (
     OFFSET_BEGINNING,
@@ -44,75 +45,16 @@ from kgroup.client.types import (
     ClientTimeout,
     TopicPartition,
 )
-from kgroup.errors import InvalidArgument, KafkaError, error_for_code
+from kgroup.errors import InvalidArgument, KafkaError
 
 __all__ = [
-    "BrokerMetadata",
-    "ClusterMetadata",
     "Consumer",
-    "PartitionMetadata",
-    "TopicMetadata",
 ]
 
 log = logging.getLogger("kgroup.client.consumer")
 
 Key = tuple[str, int]
 Callback = Callable[["Consumer", list[TopicPartition]], Any]
-
-
-class BrokerMetadata:
-    """A broker, as confluent-kafka's ``BrokerMetadata``."""
-
-    def __init__(self, id: int, host: str, port: int) -> None:
-        self.id, self.host, self.port = id, host, port
-
-    def __repr__(self) -> str:
-        return f"BrokerMetadata({self.id}, {self.host}:{self.port})"
-
-
-class PartitionMetadata:
-    """A partition, as confluent-kafka's ``PartitionMetadata``."""
-
-    def __init__(
-        self, id: int, leader: int, replicas: list[int], isrs: list[int], error: Any = None
-    ) -> None:
-        self.id, self.leader, self.replicas, self.isrs, self.error = (
-            id,
-            leader,
-            replicas,
-            isrs,
-            error,
-        )
-
-    def __repr__(self) -> str:
-        return f"PartitionMetadata({self.id})"
-
-
-class TopicMetadata:
-    """A topic, as confluent-kafka's ``TopicMetadata``: ``partitions`` by id."""
-
-    def __init__(
-        self, topic: str, partitions: dict[int, PartitionMetadata], error: Any = None
-    ) -> None:
-        self.topic, self.partitions, self.error = topic, partitions, error
-
-    def __repr__(self) -> str:
-        return f"TopicMetadata({self.topic}, {len(self.partitions)} partitions)"
-
-
-class ClusterMetadata:
-    """The cluster, as confluent-kafka's ``ClusterMetadata``: ``brokers`` and ``topics``."""
-
-    def __init__(self) -> None:
-        self.cluster_id: str | None = None
-        self.controller_id = -1
-        self.brokers: dict[int, BrokerMetadata] = {}
-        self.topics: dict[str, TopicMetadata] = {}
-        self.orig_broker_id = -1
-        self.orig_broker_name: str | None = None
-
-    def __repr__(self) -> str:
-        return f"ClusterMetadata({self.cluster_id})"
 
 
 def _key(tp: TopicPartition) -> Key:
@@ -704,30 +646,9 @@ class Consumer:
         ``ClusterMetadata``."""
         self._check()
         t = None if timeout is None or timeout < 0 else timeout
-        resp = self._call(self._cluster.refresh(None if topic is None else [topic]), t)
-        md = ClusterMetadata()
-        md.cluster_id = resp.get("cluster_id")
-        md.controller_id = resp.get("controller_id", -1)
-        for b in resp["brokers"]:
-            md.brokers[b["node_id"]] = BrokerMetadata(b["node_id"], b["host"], b["port"])
-        for tm in resp["topics"]:
-            parts = {
-                p["partition_index"]: PartitionMetadata(
-                    p["partition_index"],
-                    p["leader_id"],
-                    list(p["replica_nodes"]),
-                    list(p["isr_nodes"]),
-                    _error(p["error_code"]),
-                )
-                for p in tm["partitions"]
-            }
-            md.topics[tm["name"]] = TopicMetadata(tm["name"], parts, _error(tm["error_code"]))
-        return md
-
-
-def _error(code: int) -> KafkaError | None:
-    cls = error_for_code(code)
-    return None if cls is None else cls()
+        names = None if topic is None else [topic]
+        self._call(self._cluster.refresh(names), t)
+        return cluster_metadata(self._cluster, names)
 
 
 def _resolve(fut: Any) -> None:

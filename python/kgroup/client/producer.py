@@ -44,12 +44,12 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from kgroup._native.client import Accumulator
 from kgroup.client.cluster import Cluster
 from kgroup.client.config import ClientConfig
+from kgroup.client.metadata import ClusterMetadata, cluster_metadata, error_from_code
 from kgroup.client.runtime import Runtime
 from kgroup.client.types import ClientTimeout
 from kgroup.errors import (
@@ -66,11 +66,7 @@ from kgroup.errors import (
 from kgroup.protocol import ApiKey
 
 __all__ = [
-    "BrokerMetadata",
-    "ClusterMetadata",
-    "PartitionMetadata",
     "Producer",
-    "TopicMetadata",
 ]
 
 # librdkafka's / Java's names for the partitioner, as the accumulator names them.
@@ -97,81 +93,6 @@ def _acks(value: str) -> int:
     if v in ("0", "1"):
         return int(v)
     raise InvalidArgument(f"configuration property 'acks': {value!r} is not one of 0, 1, all")
-
-
-# -- list_topics: confluent-kafka's ClusterMetadata ---------------------------------------------
-
-
-@dataclass
-class BrokerMetadata:
-    """BrokerMetadata is one broker as confluent-kafka's ``BrokerMetadata``."""
-
-    id: int
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"{self.host}:{self.port}/{self.id}"
-
-
-@dataclass
-class PartitionMetadata:
-    """PartitionMetadata is one partition as confluent-kafka's ``PartitionMetadata``."""
-
-    id: int
-    leader: int
-    replicas: list[int]
-    isrs: list[int]
-    error: KafkaError | None = None
-
-
-@dataclass
-class TopicMetadata:
-    """TopicMetadata is one topic as confluent-kafka's ``TopicMetadata``."""
-
-    topic: str
-    partitions: dict[int, PartitionMetadata] = field(default_factory=dict)
-    error: KafkaError | None = None
-
-
-@dataclass
-class ClusterMetadata:
-    """ClusterMetadata is what ``list_topics`` returns, as confluent-kafka's."""
-
-    cluster_id: str | None = None
-    controller_id: int = -1
-    brokers: dict[int, BrokerMetadata] = field(default_factory=dict)
-    topics: dict[str, TopicMetadata] = field(default_factory=dict)
-    orig_broker_id: int = -1
-    orig_broker_name: str | None = None
-
-
-def _error(code: int, message: str | None = None) -> KafkaError | None:
-    if not code:
-        return None
-    cls = error_for_code(code)
-    if cls is None:
-        return KafkaError(message or f"error code {code}")
-    return cls(message) if message else cls()
-
-
-def cluster_metadata(resp: Any) -> ClusterMetadata:
-    """A Metadata response body as confluent-kafka's :class:`ClusterMetadata`."""
-    md = ClusterMetadata(resp.get("cluster_id"), resp.get("controller_id", -1))
-    for b in resp["brokers"]:
-        md.brokers[b["node_id"]] = BrokerMetadata(b["node_id"], b["host"], b["port"])
-    for t in resp["topics"]:
-        tm = TopicMetadata(t["name"], error=_error(t["error_code"]))
-        for p in t["partitions"]:
-            tm.partitions[p["partition_index"]] = PartitionMetadata(
-                p["partition_index"],
-                p["leader_id"],
-                list(p["replica_nodes"]),
-                list(p["isr_nodes"]),
-                _error(p["error_code"]),
-            )
-        md.topics[t["name"]] = tm
-    return md
 
 
 # -- the producer ---------------------------------------------------------------------------------
@@ -371,15 +292,17 @@ class Producer:
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """The cluster's metadata (every topic, or just ``topic``) as confluent-kafka's."""
 
-        async def fetch() -> Any:
-            return await self._sender.cluster.refresh(None if topic is None else [topic])
+        names = None if topic is None else [topic]
+
+        async def fetch() -> ClusterMetadata:
+            await self._sender.cluster.refresh(names)
+            return cluster_metadata(self._sender.cluster, names)
 
         t = None if timeout is None or timeout < 0 else timeout
         try:
-            resp = self._runtime.call(fetch(), timeout=t)
+            return self._runtime.call(fetch(), timeout=t)
         except TimeoutError:
             raise ClientTimeout(f"list_topics timed out after {timeout} s") from None
-        return cluster_metadata(resp)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -587,7 +510,7 @@ class _Sender:
         except KafkaError:
             return False
         if resp["error_code"]:
-            err = _error(resp["error_code"])
+            err = error_from_code(resp["error_code"])
             if err is not None and err.retriable:
                 return False
             self._fatal = err
