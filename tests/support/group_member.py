@@ -44,29 +44,9 @@ def say(event: str, **fields: Any) -> None:
     sys.stdout.flush()
 
 
-def run_confluent(cfg: dict[str, Any], stop: threading.Event) -> None:
-    from confluent_kafka import Consumer
-
-    from support.consumers import commit_after
-
-    conf = {
-        "bootstrap.servers": cfg["bootstrap"],
-        "group.id": cfg["group"],
-        "auto.offset.reset": "earliest",
-        "enable.auto.commit": False,
-        "session.timeout.ms": cfg["session_ms"],
-        "heartbeat.interval.ms": cfg["heartbeat_ms"],
-    }
-    if cfg.get("assignor"):
-        conf["partition.assignment.strategy"] = cfg["assignor"]
-    if cfg.get("instance_id"):
-        conf["group.instance.id"] = cfg["instance_id"]
-    if cfg.get("metadata_refresh_ms"):
-        conf["topic.metadata.refresh.interval.ms"] = cfg["metadata_refresh_ms"]
-    if cfg.get("debug_log"):
-        conf["debug"] = "cgrp,consumer"
-        conf["log_cb"] = logging.getLogger("librdkafka")
-    c = Consumer(conf)
+def _confluent_api_member(c: Any, cfg: dict[str, Any], stop: threading.Event, commit: Any) -> None:
+    """The member loop for confluent-kafka's Consumer API (confluent-kafka's and kgroup's):
+    rebalance callbacks report, each record is processed, then ``commit(consumer, message)``."""
     owned: set[int] = set()
 
     def assign(consumer, partitions) -> None:
@@ -90,18 +70,14 @@ def run_confluent(cfg: dict[str, Any], stop: threading.Event) -> None:
                 say("error", error=str(m.error()))
                 continue
             say("processed", value=m.value().decode(), partition=m.partition(), offset=m.offset())
-            commit_after(c, m)
+            commit(c, m)
             say("committed", value=m.value().decode())
     finally:
         c.close()
 
 
-def run_kgroup(cfg: dict[str, Any], stop: threading.Event) -> None:
-    """kgroup's own Consumer, written exactly as the confluent-kafka member: the same API."""
-    from kgroup import Consumer
-    from kgroup.client.types import CommitFailed
-    from kgroup.errors import IllegalGeneration, RebalanceInProgress
-
+def _group_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The settings both confluent-kafka-API members share, by Kafka's names."""
     conf: dict[str, Any] = {
         "bootstrap.servers": cfg["bootstrap"],
         "group.id": cfg["group"],
@@ -114,49 +90,50 @@ def run_kgroup(cfg: dict[str, Any], stop: threading.Event) -> None:
         conf["partition.assignment.strategy"] = cfg["assignor"]
     if cfg.get("instance_id"):
         conf["group.instance.id"] = cfg["instance_id"]
+    return conf
+
+
+def run_confluent(cfg: dict[str, Any], stop: threading.Event) -> None:
+    from confluent_kafka import Consumer
+
+    from support.consumers import commit_after
+
+    conf = _group_config(cfg)
+    if cfg.get("metadata_refresh_ms"):
+        conf["topic.metadata.refresh.interval.ms"] = cfg["metadata_refresh_ms"]
+    if cfg.get("debug_log"):
+        conf["debug"] = "cgrp,consumer"
+        conf["log_cb"] = logging.getLogger("librdkafka")
+    _confluent_api_member(Consumer(conf), cfg, stop, commit_after)
+
+
+def run_kgroup(cfg: dict[str, Any], stop: threading.Event) -> None:
+    """kgroup's own Consumer, written as the confluent-kafka member: the same API."""
+    from kgroup import Consumer
+    from kgroup.client.types import CommitFailed
+    from kgroup.errors import IllegalGeneration, RebalanceInProgress
+
+    conf = _group_config(cfg)
     if cfg.get("metadata_refresh_ms"):
         conf["metadata.max.age.ms"] = cfg["metadata_refresh_ms"]
     if cfg.get("delay_ms"):
         conf["scheduled.rebalance.max.delay.ms"] = cfg["delay_ms"]
-    c = Consumer(conf)
-    owned: set[int] = set()
 
-    def assign(consumer, partitions) -> None:
-        owned.update(tp.partition for tp in partitions)
-        say("assign", partitions=sorted(tp.partition for tp in partitions), owned=sorted(owned))
+    def commit(c: Any, m: Any) -> None:
+        # As support.consumers.commit_after: a cooperative member's commit may race a
+        # rebalance (REBALANCE_IN_PROGRESS, or the generation it just left); it still owns
+        # the partition until its next poll(), so it commits again.
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                c.commit(message=m, asynchronous=False)
+                return
+            except (RebalanceInProgress, IllegalGeneration, CommitFailed):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
-    def taken(event: str):
-        def callback(consumer, partitions) -> None:
-            owned.difference_update(tp.partition for tp in partitions)
-            say(event, partitions=sorted(tp.partition for tp in partitions), owned=sorted(owned))
-
-        return callback
-
-    c.subscribe([cfg["topic"]], on_assign=assign, on_revoke=taken("revoke"), on_lost=taken("lost"))
-    try:
-        while not stop.is_set():
-            m = c.poll(0.1)
-            if m is None:
-                continue
-            if m.error() is not None:
-                say("error", error=str(m.error()))
-                continue
-            say("processed", value=m.value().decode(), partition=m.partition(), offset=m.offset())
-            # As support.consumers.commit_after: a cooperative member's commit may race a
-            # rebalance (REBALANCE_IN_PROGRESS, or the generation it just left); it still owns
-            # the partition until its next poll(), so it commits again.
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    c.commit(message=m, asynchronous=False)
-                    break
-                except (RebalanceInProgress, IllegalGeneration, CommitFailed):
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.05)
-            say("committed", value=m.value().decode())
-    finally:
-        c.close()
+    _confluent_api_member(Consumer(conf), cfg, stop, commit)
 
 
 def run_kafka_python(cfg: dict[str, Any], stop: threading.Event) -> None:
