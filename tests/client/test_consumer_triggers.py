@@ -117,3 +117,37 @@ def test_a_second_static_member_with_the_same_instance_id_fences_the_first(
     finally:
         second.close()
         first.close()
+
+
+def test_enable_partition_eof_reports_each_end_once_after_the_records(broker: Broker) -> None:
+    # librdkafka's _PARTITION_EOF: a Message whose error() says the partition's end was
+    # reached, after the partition's last record, once per end reached.
+    from support.consumers import produce
+
+    from kgroup import TopicPartition
+    from kgroup.client.types import PartitionEOF
+
+    topic = create_topic(broker.bootstrap_servers, 1)
+    produce(broker.bootstrap_servers, topic, [b"a", b"b"], 1)
+    c = _consumer(broker, f"eof-{uuid.uuid4().hex[:6]}", **{"enable.partition.eof": True})
+    seen: list[Any] = []
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(seen) < 3:
+            m = c.poll(0.2)
+            if m is not None:
+                seen.append(m)
+        more = [m for m in (c.poll(0.2) for _ in range(5)) if m is not None]
+        produce(broker.bootstrap_servers, topic, [b"c"], 1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(more) < 2:
+            m = c.poll(0.2)
+            if m is not None:
+                more.append(m)
+    finally:
+        c.close()
+    assert [m.value() for m in seen[:2]] == [b"a", b"b"]
+    assert isinstance(seen[2].error(), PartitionEOF) and seen[2].offset() == 2
+    assert more[0].value() == b"c"
+    assert isinstance(more[1].error(), PartitionEOF) and more[1].offset() == 3

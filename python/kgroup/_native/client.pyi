@@ -6,7 +6,7 @@ from typing import Any, final
 
 import pyarrow  # type: ignore[import-untyped, unused-ignore]
 
-from ..errors import KafkaError
+from ..errors import KafkaError, KGroupError
 
 TIMESTAMP_NOT_AVAILABLE: int
 TIMESTAMP_CREATE_TIME: int
@@ -25,13 +25,13 @@ class Message:
         key: Any = None,
         value: Any = None,
         *,
-        error: KafkaError | None = None,
+        error: KGroupError | None = None,
         timestamp: tuple[int, int] = ...,  # (0, -1)
         headers: Any = None,
         leader_epoch: int | None = None,
         latency: float | None = None,
     ) -> Message: ...
-    def error(self) -> KafkaError | None: ...
+    def error(self) -> KGroupError | None: ...
     def topic(self) -> str | None: ...
     def partition(self) -> int | None: ...
     def offset(self) -> int | None: ...

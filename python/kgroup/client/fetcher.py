@@ -34,6 +34,7 @@ from kgroup._native.client import FetchQueue, Message
 from kgroup.client.cluster import Cluster
 from kgroup.client.config import ClientConfig
 from kgroup.client.connection import Connection
+from kgroup.client.types import PartitionEOF
 from kgroup.errors import (
     KafkaError,
     NetworkException,
@@ -73,6 +74,7 @@ class PartitionState:
     is paused. ``epoch`` changes on every seek, so an answer to an older fetch is dropped."""
 
     __slots__ = (
+        "at_eof",
         "epoch",
         "fetch_offset",
         "high_watermark",
@@ -100,6 +102,8 @@ class PartitionState:
         self.epoch = 0
         self.high_watermark = -1
         self.log_start = -1
+        #: an end-of-partition event was posted for the current end (enable.partition.eof)
+        self.at_eof = False
 
 
 class Fetcher:
@@ -123,6 +127,7 @@ class Fetcher:
         self.parts: dict[tuple[str, int], PartitionState] = {}
         self.lock = threading.Lock()
         self.read_committed = config["isolation.level"] == "read_committed"
+        self.partition_eof: bool = config["enable.partition.eof"]
         self._isolation = 1 if self.read_committed else 0
         self._limit = config["queued.max.messages.kbytes"] * 1024
         self._event = asyncio.Event()
@@ -314,6 +319,8 @@ class Fetcher:
                     st.log_start = p.get("log_start_offset", -1)
                     records = p["records"]
                     if not records:
+                        if self.partition_eof:
+                            self._maybe_eof(st, offset, epoch)
                         continue
                     aborted = None
                     if self.read_committed:
@@ -332,7 +339,11 @@ class Fetcher:
                             read_committed=self.read_committed,
                             aborted=aborted,
                         )
+                        if nxt != offset:
+                            st.at_eof = False
                         st.fetch_offset = nxt
+                    if self.partition_eof:
+                        self._maybe_eof(st, nxt, epoch)
                 elif code == OffsetOutOfRange.code:
                     with self.lock:
                         if st.epoch == epoch and st.fetch_offset == offset:
@@ -346,6 +357,23 @@ class Fetcher:
                     log.warning("fetch %s[%s]: %s", topic, st.partition, cls and cls.name)
         if refresh:
             self.refresh_metadata()
+
+    def _maybe_eof(self, st: PartitionState, offset: int, epoch: int) -> None:
+        """enable.partition.eof: once per end reached, after the partition's buffered records
+        (librdkafka's _PARTITION_EOF event follows the partition's last message)."""
+        if st.at_eof or offset < st.high_watermark or st.epoch != epoch:
+            return
+        if st.key in self.queue.buffered_partitions():
+            return  # a later answer posts it, once the application has the records
+        st.at_eof = True
+        self.post_error(
+            Message(
+                st.topic,
+                st.partition,
+                offset,
+                error=PartitionEOF(f"{st.topic} [{st.partition}] reached end at offset {offset}"),
+            )
+        )
 
     async def _resolve(self, todo: list[PartitionState]) -> None:
         """Find starting positions: committed offsets, else the reset policy."""
