@@ -1,8 +1,8 @@
 """config: the clients' configuration, under Kafka's own key names.
 
 A client takes a ``dict`` as confluent-kafka's do (``{"bootstrap.servers": "127.0.0.1:9092"}``).
-Every key is one of Kafka's client configs (or one of confluent-kafka's Python callbacks such as
-``on_commit`` and ``error_cb``); a key the client does not know is an error that names it, so a
+Every key is one of Kafka's client configs (or one of confluent-kafka's Python callbacks:
+``on_commit``, ``on_delivery``); a key the client does not know is an error that names it, so a
 typo is not silently ignored. Values may be given as Python values or as the strings of a
 ``.properties`` file (``"true"``, ``"500"``). Defaults are Java's.
 """
@@ -58,10 +58,6 @@ def _callable(v: Any) -> Callable[..., Any] | None:
     return v
 
 
-def _any(v: Any) -> Any:
-    return v
-
-
 def _choice(*names: str) -> Callable[[Any], str]:
     def parse(v: Any) -> str:
         s = _str(v).lower()
@@ -93,17 +89,9 @@ _COMMON: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "reconnect.backoff.ms": (50, _int),
     "reconnect.backoff.max.ms": (1000, _int),
     "socket.connection.setup.timeout.ms": (10000, _int),
-    "connections.max.idle.ms": (540000, _int),
     "metadata.max.age.ms": (300000, _int),
     "security.protocol": ("plaintext", _choice("plaintext")),
-    "receive.buffer.bytes": (65536, _int),
-    "send.buffer.bytes": (131072, _int),
     "allow.auto.create.topics": (True, _bool),
-    # confluent-kafka's Python callbacks and settings
-    "error_cb": (None, _callable),
-    "throttle_cb": (None, _callable),
-    "stats_cb": (None, _callable),
-    "logger": (None, _any),
 }
 
 _CONSUMER: dict[str, tuple[Any, Callable[[Any], Any]]] = {
@@ -126,7 +114,6 @@ _CONSUMER: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "fetch.max.wait.ms": (500, _int),
     "max.partition.fetch.bytes": (1048576, _int),
     "queued.max.messages.kbytes": (65536, _int),
-    "max.poll.records": (500, _int),
     "partition.assignment.strategy": ("range,cooperative-sticky", _list),
     "scheduled.rebalance.max.delay.ms": (0, _int),
     "check.crcs": (True, _bool),
