@@ -80,29 +80,32 @@ def run(args: argparse.Namespace, out: TextIO | None = None, stdin: TextIO | Non
         if err is not None:
             errors.append(err)
 
-    lines = stdin or sys.stdin
-    for n, raw in enumerate(lines, 1):
-        line = raw.rstrip("\n").rstrip("\r")
-        key: str | None = None
-        value = line
-        if separator is not None:
-            key, sep, value = line.partition(separator)
-            if not sep:
-                producer.flush()
-                raise InvalidArgument(f"No key separator found on line number {n}: '{line}'")
-        while True:
-            try:
-                producer.produce(
-                    args.topic,
-                    value.encode(),
-                    key=None if key is None else key.encode(),
-                    on_delivery=delivered,
-                )
-                break
-            except BufferError:  # buffer.memory is full: let deliveries make room
-                producer.poll(0.1)
-        producer.poll(0)
-    remaining = producer.flush()
+    try:
+        lines = stdin or sys.stdin
+        for n, raw in enumerate(lines, 1):
+            line = raw.rstrip("\n").rstrip("\r")
+            key: str | None = None
+            value = line
+            if separator is not None:
+                key, sep, value = line.partition(separator)
+                if not sep:
+                    producer.flush()
+                    raise InvalidArgument(f"No key separator found on line number {n}: '{line}'")
+            while True:
+                try:
+                    producer.produce(
+                        args.topic,
+                        value.encode(),
+                        key=None if key is None else key.encode(),
+                        on_delivery=delivered,
+                    )
+                    break
+                except BufferError:  # buffer.memory is full: let deliveries make room
+                    producer.poll(0.1)
+            producer.poll(0)
+        remaining = producer.flush()
+    finally:
+        producer.close(0)
     if errors or remaining:
         print(
             f"kgroup: error: {len(errors) + (remaining or 0)} records not delivered: "
