@@ -20,6 +20,7 @@ from kgroup.client import (
     NewPartitions,
     NewTopic,
     OffsetSpec,
+    Producer,
     TopicPartition,
 )
 from kgroup.errors import DecodeError, InvalidArgument, InvalidType, KafkaError, KGroupError
@@ -52,6 +53,7 @@ __all__ = [
     "NewPartitions",
     "NewTopic",
     "OffsetSpec",
+    "Producer",
     "RangeAssignor",
     "RoundRobinAssignor",
     "RoundRobinPartitioner",

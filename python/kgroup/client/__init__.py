@@ -31,6 +31,7 @@ from kgroup.client.metadata import (
     PartitionMetadata,
     TopicMetadata,
 )
+from kgroup.client.producer import Producer
 from kgroup.client.types import (
     OFFSET_BEGINNING,
     OFFSET_END,
@@ -69,6 +70,7 @@ __all__ = [
     "NewTopic",
     "OffsetSpec",
     "PartitionMetadata",
+    "Producer",
     "ResourceType",
     "TopicMetadata",
     "TopicPartition",

@@ -72,6 +72,15 @@ def _choice(*names: str) -> Callable[[Any], str]:
     return parse
 
 
+def _acks(v: Any) -> str:
+    s = str(v).strip().lower()
+    if s in ("all", "-1"):
+        return "all"
+    if s in ("0", "1"):
+        return s
+    raise InvalidArgument(f"{v!r} is not one of 0, 1, all, -1")
+
+
 # key: (default, parser). Java's defaults unless said otherwise.
 _COMMON: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "bootstrap.servers": (None, _str),
@@ -128,7 +137,7 @@ _CONSUMER: dict[str, tuple[Any, Callable[[Any], Any]]] = {
 }
 
 _PRODUCER: dict[str, tuple[Any, Callable[[Any], Any]]] = {
-    "acks": ("all", _str),
+    "acks": ("all", _acks),
     "batch.size": (16384, _int),
     "linger.ms": (5, _int),
     "compression.type": ("none", _choice("none", "gzip", "snappy", "lz4", "zstd")),
