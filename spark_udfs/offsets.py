@@ -15,7 +15,7 @@ from typing import Any
 
 from spark_udfs.options import EARLIEST, LATEST, OffsetSpec, ReadOptions
 
-__all__ = ["Range", "Planner", "split_ranges"]
+__all__ = ["Planner", "Range", "split_ranges"]
 
 Key = tuple[str, int]
 

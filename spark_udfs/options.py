@@ -158,7 +158,9 @@ def _positive_int(options: Mapping[str, str], key: str) -> int | None:
     try:
         n = int(str(v).strip())
     except ValueError:
-        raise ValueError(f"Invalid value '{v}' for option '{key}', must be a positive integer")
+        raise ValueError(
+            f"Invalid value '{v}' for option '{key}', must be a positive integer"
+        ) from None
     if n <= 0:
         raise ValueError(f"Invalid value '{v}' for option '{key}', must be a positive integer")
     return n
@@ -209,7 +211,7 @@ def _partition_json(text: str, what: str) -> dict[str, dict[str, Any]]:
         obj = None
     if not isinstance(obj, dict) or not all(isinstance(v, dict) for v in obj.values()):
         raise ValueError(
-            f"Expected e.g. {{\"topicA\":{{\"0\":23,\"1\":-1}},\"topicB\":{{\"0\":-2}}}}, "
+            f'Expected e.g. {{"topicA":{{"0":23,"1":-1}},"topicB":{{"0":-2}}}}, '
             f"got {text} (option '{what}')"
         )
     return obj
@@ -222,7 +224,7 @@ def _per_partition(text: str, what: str) -> dict[tuple[str, int], int]:
             try:
                 out[(topic, int(p))] = int(v)
             except (TypeError, ValueError):
-                raise ValueError(f"option '{what}': {topic}-{p}: {v!r} is not an integer")
+                raise ValueError(f"option '{what}': {topic}-{p}: {v!r} is not an integer") from None
     return out
 
 
@@ -234,10 +236,14 @@ def _offset_spec(options: Mapping[str, str], side: str, default: str) -> OffsetS
         try:
             return OffsetSpec("timestamp", timestamp=int(ts))
         except ValueError:
-            raise ValueError(f"option '{side}Timestamp' must be a timestamp in ms, got {ts!r}")
+            raise ValueError(
+                f"option '{side}Timestamp' must be a timestamp in ms, got {ts!r}"
+            ) from None
     by_ts = options.get(f"{side}offsetsbytimestamp")
     if by_ts is not None:
-        return OffsetSpec("timestamps", per_partition=_per_partition(by_ts, f"{side}OffsetsByTimestamp"))
+        return OffsetSpec(
+            "timestamps", per_partition=_per_partition(by_ts, f"{side}OffsetsByTimestamp")
+        )
     text = options.get(f"{side}offsets", default).strip()
     if text.lower() in ("earliest", "latest"):
         return OffsetSpec(text.lower())
@@ -283,7 +289,9 @@ def parse_read_options(options: Mapping[str, str], *, batch: bool | None) -> Rea
         try:
             re.compile(pattern)
         except re.error as e:
-            raise ValueError(f"option 'subscribePattern': {pattern!r} is not a pattern: {e}")
+            raise ValueError(
+                f"option 'subscribePattern': {pattern!r} is not a pattern: {e}"
+            ) from None
     else:
         if not value.strip().startswith("{"):
             raise ValueError(
@@ -292,12 +300,14 @@ def parse_read_options(options: Mapping[str, str], *, batch: bool | None) -> Rea
         try:
             obj = json.loads(value)
             assign = tuple(
-                (str(t), int(p)) for t, ps in obj.items() for p in ps  # type: ignore[union-attr]
+                (str(t), int(p))
+                for t, ps in obj.items()
+                for p in ps  # type: ignore[union-attr]
             )
         except (ValueError, TypeError, AttributeError):
             raise ValueError(
-                f"Expected e.g. {{\"topicA\":[0,1],\"topicB\":[0,1]}}, got {value} (option 'assign')"
-            )
+                f'Expected e.g. {{"topicA":[0,1],"topicB":[0,1]}}, got {value} (option \'assign\')'
+            ) from None
         if not assign:
             raise ValueError(
                 f"No topicpartitions to assign as specified value for option 'assign' is '{value}'"
@@ -354,9 +364,7 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
     murmur2 as Java's producer, crc32 / fnv1a as librdkafka's)."""
     _unknown(options, _WRITE_KEYS, "sink")
     kafka = {
-        k: v
-        for k, v in kafka_params(options, _REFUSED_PRODUCER).items()
-        if k != "partitioner"
+        k: v for k, v in kafka_params(options, _REFUSED_PRODUCER).items() if k != "partitioner"
     }
     raw = options.get("kafka.partitioner", "murmur2").strip().lower()
     if raw not in PARTITIONERS:

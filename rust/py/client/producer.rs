@@ -446,6 +446,12 @@ impl PyAccumulator {
     fn unreported(&self) -> u64 {
         self.lock().unreported
     }
+
+    /// unreported_failed counts the records of `unreported` that failed.
+    #[getter]
+    fn unreported_failed(&self) -> u64 {
+        self.lock().unreported_failed
+    }
 }
 
 struct ArrowNames<'a> {
