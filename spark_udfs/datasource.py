@@ -550,10 +550,8 @@ def _merge(messages: Sequence[WriterCommitMessage | None]) -> dict[tuple[str, in
 
 
 class KafkaWriter(DataSourceArrowWriter):
-    """The batch writer: one idempotent producer per task; :meth:`commit` keeps the rows
-    written per (topic, partition) in ``last_commit`` and logs them."""
-
-    last_commit: dict[tuple[str, int], int] = {}  # noqa: RUF012 (the driver's last report)
+    """The batch writer: one idempotent producer per task; :meth:`commit` logs the rows
+    written per (topic, partition), and writes them to the ``kgroup.commitReport`` file."""
 
     def __init__(self, opts: WriteOptions, schema: StructType) -> None:
         check_sink_schema(schema, opts)
@@ -563,9 +561,7 @@ class KafkaWriter(DataSourceArrowWriter):
         return write_batches(self.opts, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
-        total = _merge(messages)
-        KafkaWriter.last_commit = total
-        _log_commit(total)
+        _log_commit(_merge(messages), self.opts)
 
 
 try:  # Spark 4.1+: the streaming writer may take Arrow batches
@@ -597,7 +593,7 @@ class KafkaStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         return write_batches(self.opts, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
-        _log_commit(_merge(messages), batchId)
+        _log_commit(_merge(messages), self.opts, batchId)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         pass
@@ -609,8 +605,15 @@ def _ARROW_SINK(schema: StructType) -> pa.Schema:
     return to_arrow_schema(schema)
 
 
-def _log_commit(total: dict[tuple[str, int], int], batch_id: int | None = None) -> None:
+def _log_commit(
+    total: dict[tuple[str, int], int], opts: WriteOptions, batch_id: int | None = None
+) -> None:
     import logging
+
+    if opts.report_path:
+        report = {"batch": batch_id, "rows": offsets_json(total)}
+        with open(opts.report_path, "w", encoding="utf-8") as f:
+            json.dump(report, f)
 
     rows = sum(total.values())
     where = ", ".join(f"{t}-{p}: {n}" for (t, p), n in sorted(total.items()))

@@ -186,8 +186,6 @@ class Planner:
         for k in keys:
             s, e = start[k], end[k]
             s = self.check_start(k, s, marks[k][0])
-            if e > marks[k][1]:
-                e = marks[k][1]
             out.append(Range(k[0], k[1], s, max(e, s)))
         return out
 

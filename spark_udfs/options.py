@@ -58,7 +58,9 @@ _READ_KEYS = {
     "groupidprefix",
     "includeheaders",
 }
-_WRITE_KEYS = {"topic", "includeheaders"}
+# kgroup.commitReport: a file where the driver's commit writes the rows written per partition
+# as JSON {"topic": {"partition": rows}} (Spark runs commit() in a Python worker of its own).
+_WRITE_KEYS = {"topic", "includeheaders", "kgroup.commitreport"}
 
 # Consumer settings Spark's source refuses, with Spark's words.
 _REFUSED_CONSUMER = {
@@ -139,6 +141,7 @@ class WriteOptions:
     kafka: dict[str, str]
     topic: str | None = None
     partitioner: str = "murmur2_builtin"
+    report_path: str | None = None
 
 
 def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
@@ -195,9 +198,13 @@ def _check_client(kind: str, config: Mapping[str, Any]) -> None:
         raise ValueError(f"kgroup: kafka.* options: {e}") from None
 
 
+# Options Spark itself hands every source and sink (a stream's checkpoint, a path).
+_SPARK_KEYS = {"checkpointlocation", "path", "queryname"}
+
+
 def _unknown(options: Mapping[str, str], known: set[str], what: str) -> None:
     for k in options:
-        if not k.startswith("kafka.") and k not in known:
+        if not k.startswith("kafka.") and k not in known and k not in _SPARK_KEYS:
             raise ValueError(
                 f"kgroup {what}: unknown option '{k}' (known: "
                 f"{', '.join(sorted(known))}, and kafka.* client settings)"
@@ -375,4 +382,9 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
     topic = options.get("topic")
     if topic is not None and not topic.strip():
         raise ValueError("option 'topic' must not be empty")
-    return WriteOptions(kafka=kafka, topic=topic, partitioner=PARTITIONERS[raw])
+    return WriteOptions(
+        kafka=kafka,
+        topic=topic,
+        partitioner=PARTITIONERS[raw],
+        report_path=options.get("kgroup.commitreport"),
+    )
