@@ -162,8 +162,8 @@ def test_offsets_timestamps_and_min_partitions(kspark, broker):
         kspark,
         broker,
         topic,
-        startingOffsets='{"%s":{"0":5,"1":-2}}' % topic,
-        endingOffsets='{"%s":{"0":-1,"1":10}}' % topic,
+        startingOffsets=json.dumps({topic: {"0": 5, "1": -2}}),
+        endingOffsets=json.dumps({topic: {"0": -1, "1": 10}}),
         minPartitions="5",
     )
     assert df.rdd.getNumPartitions() == 5
