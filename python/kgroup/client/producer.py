@@ -451,6 +451,7 @@ class _Sender:
         self._producer_id: tuple[int, int] | None = None
         self._bump_epoch = False
         self._event: asyncio.Event | None = None
+        self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._wake_pending = False
         self._fatal: BaseException | None = None
@@ -460,6 +461,9 @@ class _Sender:
         self._task = self.runtime.spawn(self._run())
 
     async def stop(self) -> None:
+        # The flag as well as the cancel: Python 3.11's wait_for loses a cancel that comes as
+        # its awaited event fires (gh-86296), which held close() for a whole sender wait.
+        self._stopping = True
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(BaseException):
@@ -484,7 +488,7 @@ class _Sender:
     async def _run(self) -> None:
         assert self._event is not None
         event = self._event
-        while True:
+        while not self._stopping:
             # cleared before the pass, so that a wake during the pass is not lost
             event.clear()
             try:
