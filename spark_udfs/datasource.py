@@ -395,10 +395,13 @@ class _TaskProducer:
     def __init__(self, opts: WriteOptions) -> None:
         from kgroup import Producer
 
+        # Batches of librdkafka's default size (1 MB, not Java's 16 KB): a task writes in bulk,
+        # and the broker's work is per batch. The user's kafka.* settings win.
         config: dict[str, Any] = {
             "enable.idempotence": "true",
             "acks": "all",
             "linger.ms": "5",
+            "batch.size": "1000000",
             **opts.kafka,
             "partitioner": opts.partitioner,
         }
