@@ -413,6 +413,7 @@ class _TaskProducer:
         self.counts: dict[tuple[str, int], int] = {}
         self.partitions: dict[str, int] = {}
         self.failed = 0
+        self.error: Any = None
 
     def partition_count(self, topic: str) -> int:
         n = self.partitions.get(topic)
@@ -481,6 +482,7 @@ class _TaskProducer:
         def failed(err: Any, msg: Any) -> None:
             if err is not None:
                 self.failed += 1
+                self.error = err
 
         rows = batch.to_pylist()
         for r in rows:
@@ -507,8 +509,10 @@ class _TaskProducer:
             left = self.producer.flush(None)
             failed = self.failed + self.producer.failed_without_report
             if left or failed:
+                err = self.producer.last_error_without_report or self.error
                 raise RuntimeError(
-                    f"kgroup sink: {failed + left} records were not delivered to Kafka"
+                    f"kgroup sink: {failed + left} records were not delivered to Kafka "
+                    f"(last error: {err!r})"
                 )
             return WriteReport(self.counts)
         finally:

@@ -340,6 +340,8 @@ pub struct Accumulator<T> {
     pub unreported: u64,
     /// unreported_failed counts the records of `unreported` that failed.
     pub unreported_failed: u64,
+    /// unreported_error is the error code of the last of them (0: none failed).
+    pub unreported_error: i16,
 }
 
 fn opt_len(b: Option<&[u8]>) -> usize {
@@ -438,6 +440,7 @@ impl<T> Accumulator<T> {
             reports: VecDeque::new(),
             unreported: 0,
             unreported_failed: 0,
+            unreported_error: 0,
         })
     }
 
@@ -594,6 +597,7 @@ impl<T> Accumulator<T> {
                 self.unreported += 1;
                 if code != 0 {
                     self.unreported_failed += 1;
+                    self.unreported_error = code;
                 }
             }
         }
@@ -921,8 +925,9 @@ impl<T> Accumulator<T> {
         let untracked = (b.count as usize - b.tracked.len()) as u64;
         self.unreported += untracked;
         let ok = error_code == 0;
-        if !ok {
+        if !ok && untracked > 0 {
             self.unreported_failed += untracked;
+            self.unreported_error = error_code;
         }
         for tr in b.tracked {
             let lat = log_append_time >= 0 && ok;

@@ -452,6 +452,12 @@ impl PyAccumulator {
     fn unreported_failed(&self) -> u64 {
         self.lock().unreported_failed
     }
+
+    /// unreported_error is the error code of the last of them (0: none failed).
+    #[getter]
+    fn unreported_error(&self) -> i16 {
+        self.lock().unreported_error
+    }
 }
 
 struct ArrowNames<'a> {
