@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.kgroup_broker import run_broker
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
