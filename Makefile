@@ -14,7 +14,7 @@ export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
 # What `make lint` and `make fmt` check and format: every Python tree of the repository.
-PY_PATHS := python tests bench spark_udfs scripts
+PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python bench lint fmt build build-bench venv clean fuzz
 

@@ -119,3 +119,6 @@ def register(spark: SparkSession, name: str = SQL_NAME) -> None:
     from pyspark.sql.types import IntegerType
 
     spark.udf.register(name, arrow_udf(_sql_partitions, IntegerType()))
+    from spark_udfs.datasource import KafkaDataSource
+
+    spark.dataSource.register(KafkaDataSource)

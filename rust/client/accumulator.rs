@@ -338,6 +338,10 @@ pub struct Accumulator<T> {
     reports: VecDeque<Report<T>>,
     /// unreported counts completed records that had no token (delivered or failed).
     pub unreported: u64,
+    /// unreported_failed counts the records of `unreported` that failed.
+    pub unreported_failed: u64,
+    /// unreported_error is the error code of the last of them (0: none failed).
+    pub unreported_error: i16,
 }
 
 fn opt_len(b: Option<&[u8]>) -> usize {
@@ -435,6 +439,8 @@ impl<T> Accumulator<T> {
             producer: None,
             reports: VecDeque::new(),
             unreported: 0,
+            unreported_failed: 0,
+            unreported_error: 0,
         })
     }
 
@@ -587,7 +593,13 @@ impl<T> Accumulator<T> {
                 error_code: code,
                 latency_ms: now_ms - appended_ms,
             }),
-            None => self.unreported += 1,
+            None => {
+                self.unreported += 1;
+                if code != 0 {
+                    self.unreported_failed += 1;
+                    self.unreported_error = code;
+                }
+            }
         }
     }
 
@@ -910,8 +922,13 @@ impl<T> Accumulator<T> {
         let b = batch.batch;
         self.buffered_bytes = self.buffered_bytes.saturating_sub(b.size - BATCH_OVERHEAD);
         self.records = self.records.saturating_sub(b.count as usize);
-        self.unreported += (b.count as usize - b.tracked.len()) as u64;
+        let untracked = (b.count as usize - b.tracked.len()) as u64;
+        self.unreported += untracked;
         let ok = error_code == 0;
+        if !ok && untracked > 0 {
+            self.unreported_failed += untracked;
+            self.unreported_error = error_code;
+        }
         for tr in b.tracked {
             let lat = log_append_time >= 0 && ok;
             self.reports.push_back(Report {

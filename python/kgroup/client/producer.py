@@ -281,6 +281,17 @@ class Producer:
         """The records produced and not yet delivered or failed (confluent-kafka's)."""
         return len(self._acc)
 
+    @property
+    def failed_without_report(self) -> int:
+        """The records produced without a delivery callback (``produce_arrow``'s rows) that
+        failed for good: their only trace, since they have no report."""
+        return int(self._acc.unreported_failed)
+
+    @property
+    def last_error_without_report(self) -> KafkaError | None:
+        """The error of the last of :attr:`failed_without_report` (None: none failed)."""
+        return error_from_code(int(self._acc.unreported_error))
+
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
         """Fail every record still queued with PURGE_QUEUE (-152, librdkafka's
         ``_PURGE_QUEUE``); their reports come with the next poll or flush. Records already

@@ -446,6 +446,18 @@ impl PyAccumulator {
     fn unreported(&self) -> u64 {
         self.lock().unreported
     }
+
+    /// unreported_failed counts the records of `unreported` that failed.
+    #[getter]
+    fn unreported_failed(&self) -> u64 {
+        self.lock().unreported_failed
+    }
+
+    /// unreported_error is the error code of the last of them (0: none failed).
+    #[getter]
+    fn unreported_error(&self) -> i16 {
+        self.lock().unreported_error
+    }
 }
 
 struct ArrowNames<'a> {
