@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -45,6 +46,7 @@ SETTINGS = {"acks": "1", "linger.ms": 5, "batch.size": 1_000_000}
 
 #: (what, client, size) -> messages/s of the best round
 _results: dict[tuple[str, str, str], float] = {}
+_busy: dict[tuple[str, str, str], float] = {}
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +69,21 @@ def _topic(server: Server, key: str) -> str:
 
 
 def _bench(
-    benchmark: Any, what: str, client: str, size: str, n: int, run: Callable[[], None]
+    benchmark: Any,
+    what: str,
+    client: str,
+    size: str,
+    n: int,
+    run: Callable[[], None],
+    server: Server | None = None,
 ) -> None:
+    """Time ``run`` (best of 2 rounds); with ``server``, also how busy the broker process was
+    (its CPU seconds over the wall time of the rounds: 1.0 is one core all the time)."""
     benchmark.group = f"clients: {what} {size}"
+    cpu0, t0 = (server.cpu_seconds() if server else 0.0), time.perf_counter()
     benchmark.pedantic(run, rounds=2, iterations=1, warmup_rounds=0)
+    if server is not None:
+        _busy[(what, client, size)] = (server.cpu_seconds() - cpu0) / (time.perf_counter() - t0)
     benchmark.extra_info["items"] = n
     benchmark.extra_info["baseline"] = client == "confluent-kafka"
     _results[(what, client, size)] = n / benchmark.stats.stats.min
@@ -107,7 +120,7 @@ def test_produce_kgroup(benchmark, kgroup_broker: Server, size: str) -> None:
         assert flush(120) == 0
 
     try:
-        _bench(benchmark, "produce", "kgroup", size, n, run)
+        _bench(benchmark, "produce", "kgroup", size, n, run, kgroup_broker)
     finally:
         p.close()
 
@@ -127,7 +140,7 @@ def test_produce_arrow_kgroup(benchmark, kgroup_broker: Server, size: str) -> No
         assert p.flush(120) == 0
 
     try:
-        _bench(benchmark, "produce", "kgroup produce_arrow", size, n, run)
+        _bench(benchmark, "produce", "kgroup produce_arrow", size, n, run, kgroup_broker)
     finally:
         p.close()
 
@@ -156,7 +169,7 @@ def test_produce_confluent(benchmark, kgroup_broker: Server, size: str) -> None:
             produce(topic, payload)
         assert p.flush(120) == 0
 
-    _bench(benchmark, "produce", "confluent-kafka", size, n, run)
+    _bench(benchmark, "produce", "confluent-kafka", size, n, run, kgroup_broker)
 
 
 @pytest.mark.parametrize("size", list(SIZES))
@@ -180,7 +193,7 @@ def test_produce_kafka_python(benchmark, kgroup_broker: Server, size: str) -> No
         p.flush(120)
 
     try:
-        _bench(benchmark, "produce", "kafka-python", size, n, run)
+        _bench(benchmark, "produce", "kafka-python", size, n, run, kgroup_broker)
     finally:
         p.close(10)
 
@@ -214,7 +227,9 @@ def test_summary(benchmark) -> None:
             for client, rate in sorted(rows.items(), key=lambda cr: -cr[1]):
                 ratio = f"{rate / base:6.2f}x confluent" if base else ""
                 mbs = rate * SIZES[size] / 1e6
-                lines.append(f"    {client:<22} {rate:12,.0f} msg/s {mbs:9.1f} MB/s  {ratio}")
+                busy = _busy.get((what, client, size))
+                cpu = f"  broker {busy:4.2f} cores busy" if busy is not None else ""
+                lines.append(f"    {client:<22} {rate:12,.0f} msg/s {mbs:9.1f} MB/s  {ratio}{cpu}")
             kg, ck = rows.get("kgroup"), base
             kp, arrow = rows.get("kafka-python"), rows.get("kgroup produce_arrow")
             if what == "produce" and kg and kp:

@@ -213,8 +213,19 @@ class Producer:
             self._sender.unknown_topics.add(topic)
             self._loop_wake()
             self._wait_for_topic(topic)
-        n: int = self._acc.append_arrow(topic, data, **kwargs)
-        self._loop_wake()
+        # In slices of about 4 MB, waking the sender after each: it sends full batches while
+        # the next slice is appended (append_arrow releases the GIL), instead of starting only
+        # once the whole table is in memory.
+        rows, nbytes = getattr(data, "num_rows", None), getattr(data, "nbytes", None)
+        if not (isinstance(rows, int) and isinstance(nbytes, int) and hasattr(data, "slice")):
+            n: int = self._acc.append_arrow(topic, data, **kwargs)
+            self._loop_wake()
+            return n
+        step = max(1024, (4 << 20) * rows // max(nbytes, 1))
+        n = 0
+        for start in range(0, rows, step):
+            n += self._acc.append_arrow(topic, data.slice(start, step), **kwargs)
+            self._loop_wake()
         return n
 
     def _wait_for_topic(self, topic: str) -> None:
