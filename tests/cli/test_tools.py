@@ -328,3 +328,17 @@ def test_groups_describe_and_reset_a_real_group(
     assert out == f"Deletion of requested consumer groups ('{group}') was successful.\n"
     status, out, _ = kgroup(capsys, bootstrap, "groups", "describe", group)
     assert out == f"\nError: Consumer group '{group}' does not exist.\n"
+
+
+def test_command_config_is_read_as_a_java_properties_file(
+    capsys: pytest.CaptureFixture[str], bootstrap: str, tmp_path
+) -> None:
+    # Java's rules: "key: value" and "key value" separators, comments, continuations.
+    good = tmp_path / "client.properties"
+    good.write_text("# a comment\nclient.id: tools-\\\n    test\nrequest.timeout.ms 5000\n")
+    status, _, _ = kgroup(capsys, bootstrap, "topics", "list", "--command-config", str(good))
+    assert status == 0
+    bad = tmp_path / "typo.properties"
+    bad.write_text("request.timeout.mss=5000\n")
+    status, _, err = kgroup(capsys, bootstrap, "topics", "list", "--command-config", str(bad))
+    assert status == 2 and "request.timeout.mss" in err

@@ -1,6 +1,7 @@
 """The options every command that talks to a cluster shares, as Kafka's scripts take them:
 ``--bootstrap-server HOST:PORT`` (default 127.0.0.1:9092) and ``--command-config FILE`` (a
-``.properties`` file of client configs: ``key=value`` lines, ``#`` and ``!`` comments).
+``.properties`` file of client configs, read by Java's rules: ``key=value`` or ``key: value``
+lines, ``#`` and ``!`` comments, backslash continuations).
 
 Not a subcommand: ``topics``, ``groups``, ``produce`` and ``consume`` use it.
 """
@@ -11,9 +12,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from kgroup.errors import InvalidArgument
+from kgroup.broker.config import parse_properties
 
-__all__ = ["add_connection_options", "client_config", "read_properties"]
+__all__ = ["add_connection_options", "client_config"]
 
 
 def add_connection_options(p: argparse.ArgumentParser) -> None:
@@ -31,27 +32,13 @@ def add_connection_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def read_properties(path: str | Path) -> dict[str, str]:
-    """A Java ``.properties`` file's ``key=value`` (or ``key:value``) lines as a dict; blank
-    lines and lines starting with ``#`` or ``!`` are skipped."""
-    out: dict[str, str] = {}
-    for n, raw in enumerate(Path(path).read_text().splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if sep < 0:
-            raise InvalidArgument(f"{path}:{n}: expected key=value, got {raw!r}")
-        out[line[:sep].strip()] = line[sep + 1 :].strip()
-    return out
-
-
 def client_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     """The client config of ``args``: the command config file's keys, then
     ``bootstrap.servers`` from ``--bootstrap-server``, then ``extra``."""
     config: dict[str, Any] = {}
     if getattr(args, "command_config", None):
-        config.update(read_properties(args.command_config))
+        # Java's .properties rules, shared with the broker's server.properties.
+        config.update(parse_properties(Path(args.command_config).read_text()))
     config["bootstrap.servers"] = args.bootstrap_server
     config.update(extra)
     return config
