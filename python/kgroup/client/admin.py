@@ -26,7 +26,13 @@ import enum
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
-from kgroup.client.cluster import Cluster, retrying
+from kgroup.assignors.consumer_protocol import decode_assignment
+from kgroup.client.cluster import (
+    Cluster,
+    offset_fetch_code,
+    partitions_coordinator_code,
+    retrying,
+)
 from kgroup.client.config import ClientConfig
 from kgroup.client.connection import Connection
 from kgroup.client.metadata import (
@@ -39,17 +45,14 @@ from kgroup.client.metadata import (
 from kgroup.client.runtime import Runtime
 from kgroup.client.types import OFFSET_INVALID, ClientClosed, ClientTimeout, TopicPartition
 from kgroup.errors import (
-    CoordinatorLoadInProgress,
-    CoordinatorNotAvailable,
     DecodeError,
     InvalidArgument,
     KafkaError,
     LeaderNotAvailable,
     NotController,
-    NotCoordinator,
     UnknownTopicOrPartition,
     UnsupportedVersion,
-    error_for_code,
+    raise_for_code,
 )
 from kgroup.protocol import ApiKey
 
@@ -72,8 +75,6 @@ __all__ = [
 
 K = TypeVar("K")
 T = TypeVar("T")
-
-_COORDINATOR_CODES = (NotCoordinator.code, CoordinatorNotAvailable.code)
 
 
 # -- the values passed in and out -----------------------------------------------------------
@@ -389,12 +390,6 @@ def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
     return out
 
 
-def _raise(code: int, message: str | None = None) -> None:
-    cls = error_for_code(code)
-    if cls is not None:
-        raise cls(message or None)
-
-
 # -- the client ----------------------------------------------------------------------------
 
 
@@ -500,35 +495,6 @@ class AdminClient:
 
         async def once() -> T:
             return await fn(await self._controller())
-
-        return await retrying(
-            once,
-            timeout=timeout,
-            base_ms=self._config["retry.backoff.ms"],
-            max_ms=self._config["retry.backoff.max.ms"],
-        )
-
-    async def _group_request(
-        self,
-        group: str,
-        api_key: int,
-        body: Any,
-        timeout: float,
-        code_of: Callable[[Any], int] | None = None,
-    ) -> Any:
-        """A request to ``group``'s coordinator; ``code_of`` finds the group's error code in
-        answers that carry it below the top level, so that NOT_COORDINATOR there is retried
-        too."""
-
-        async def once() -> Any:
-            resp = await self._cluster.coordinator_request(group, api_key, body, timeout=timeout)
-            code = code_of(resp) if code_of is not None else 0
-            if code in _COORDINATOR_CODES:
-                self._cluster.coordinator_dead(group)
-                _raise(code)
-            if code == CoordinatorLoadInProgress.code:
-                raise CoordinatorLoadInProgress()
-            return resp
 
         return await retrying(
             once,
@@ -855,7 +821,7 @@ class AdminClient:
             if v >= 4:
                 body["states_filter"] = wanted
             resp = await conn.request(ApiKey.LIST_GROUPS, body, version=v)
-            _raise(resp["error_code"])
+            raise_for_code(resp["error_code"])
             out = [
                 ConsumerGroupListing(
                     g["group_id"],
@@ -893,7 +859,6 @@ class AdminClient:
         members' assignments decoded from the ConsumerProtocol: {group: future of
         :class:`ConsumerGroupDescription`}."""
         timeout = self._timeout(request_timeout)
-        from kgroup.assignors.consumer_protocol import decode_assignment
 
         async def one(group: str) -> Any:
             def body(v: int) -> dict[str, Any]:
@@ -903,12 +868,12 @@ class AdminClient:
                 return b
 
             try:
-                resp = await self._group_request(
+                resp = await self._cluster.coordinator_request(
                     group,
                     ApiKey.DESCRIBE_GROUPS,
                     body,
-                    timeout,
-                    lambda r: r["groups"][0]["error_code"],
+                    timeout=timeout,
+                    code_of=lambda r: r["groups"][0]["error_code"],
                 )
             except KafkaError as e:
                 return e
@@ -958,12 +923,12 @@ class AdminClient:
 
         async def one(group: str) -> Any:
             try:
-                resp = await self._group_request(
+                resp = await self._cluster.coordinator_request(
                     group,
                     ApiKey.DELETE_GROUPS,
                     {"groups_names": [group]},
-                    timeout,
-                    lambda r: r["results"][0]["error_code"],
+                    timeout=timeout,
+                    code_of=lambda r: r["results"][0]["error_code"],
                 )
             except KafkaError as e:
                 return e
@@ -1009,14 +974,11 @@ class AdminClient:
                 b["require_stable"] = require_stable
             return b
 
-        def code_of(resp: Any) -> int:
-            if "groups" in resp:
-                return int(resp["groups"][0]["error_code"])
-            return int(resp.get("error_code", 0))
-
         async def work() -> dict[str, Any]:
-            resp = await self._group_request(group, ApiKey.OFFSET_FETCH, body, timeout, code_of)
-            code = code_of(resp)
+            resp = await self._cluster.coordinator_request(
+                group, ApiKey.OFFSET_FETCH, body, timeout=timeout, code_of=offset_fetch_code
+            )
+            code = offset_fetch_code(resp)
             if code:
                 return {group: error_from_code(code, f"group {group!r}")}
             topics = resp["groups"][0]["topics"] if "groups" in resp else resp["topics"]
@@ -1079,15 +1041,14 @@ class AdminClient:
                 b["member_id"] = ""
             return b
 
-        def code_of(resp: Any) -> int:
-            codes = {p["error_code"] for t in resp["topics"] for p in t["partitions"]}
-            for c in (*_COORDINATOR_CODES, CoordinatorLoadInProgress.code):
-                if c in codes:
-                    return c
-            return 0
-
         async def work() -> dict[TopicPartition, Any]:
-            resp = await self._group_request(group, ApiKey.OFFSET_COMMIT, body, timeout, code_of)
+            resp = await self._cluster.coordinator_request(
+                group,
+                ApiKey.OFFSET_COMMIT,
+                body,
+                timeout=timeout,
+                code_of=partitions_coordinator_code,
+            )
             return {
                 TopicPartition(t["name"], p["partition_index"]): error_from_code(
                     p["error_code"], f"group {group!r}, {t['name']} [{p['partition_index']}]"
@@ -1118,9 +1079,11 @@ class AdminClient:
         }
 
         async def work() -> dict[TopicPartition, Any]:
-            resp = await self._group_request(group, ApiKey.OFFSET_DELETE, body, timeout)
+            resp = await self._cluster.coordinator_request(
+                group, ApiKey.OFFSET_DELETE, body, timeout=timeout
+            )
             if resp["error_code"]:
-                _raise(resp["error_code"], f"group {group!r}")
+                raise_for_code(resp["error_code"], f"group {group!r}")
             return {
                 TopicPartition(t["name"], p["partition_index"]): error_from_code(
                     p["error_code"], f"{t['name']} [{p['partition_index']}]"

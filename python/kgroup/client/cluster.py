@@ -28,7 +28,15 @@ from kgroup.errors import (
 )
 from kgroup.protocol import ApiKey
 
-__all__ = ["BrokerInfo", "Cluster", "PartitionInfo", "TopicInfo", "retrying"]
+__all__ = [
+    "BrokerInfo",
+    "Cluster",
+    "PartitionInfo",
+    "TopicInfo",
+    "offset_fetch_code",
+    "partitions_coordinator_code",
+    "retrying",
+]
 
 T = TypeVar("T")
 
@@ -91,6 +99,29 @@ async def retrying(
                 await on_retry(e)
             attempt += 1
             await asyncio.sleep(wait)
+
+
+_COORDINATOR_MOVED = (
+    NotCoordinator.code,
+    CoordinatorNotAvailable.code,
+    CoordinatorLoadInProgress.code,
+)
+
+
+def partitions_coordinator_code(resp: Any) -> int:
+    """The coordinator error among an OffsetCommit / OffsetDelete answer's partitions (which
+    carry NOT_COORDINATOR and the like per partition): a ``code_of`` for
+    :meth:`Cluster.coordinator_request`; 0 when there is none."""
+    codes = {p["error_code"] for t in resp["topics"] for p in t["partitions"]}
+    return next((c for c in _COORDINATOR_MOVED if c in codes), 0)
+
+
+def offset_fetch_code(resp: Any) -> int:
+    """The group's error code in an OffsetFetch answer: under ``groups`` from v8, at the top
+    level before."""
+    if "groups" in resp:
+        return int(resp["groups"][0]["error_code"])
+    return int(resp.get("error_code", 0))
 
 
 class Cluster:
@@ -332,11 +363,14 @@ class Cluster:
         *,
         timeout: float | None = None,
         request_timeout: float | None = None,
+        code_of: Callable[[Any], int] | None = None,
     ) -> Any:
         """Send a request to ``group``'s coordinator; on NOT_COORDINATOR,
         COORDINATOR_NOT_AVAILABLE or a lost connection, find the coordinator again and retry
         (COORDINATOR_LOAD_IN_PROGRESS too). ``body`` may be a function of the version.
-        Other error codes are left in the answer for the caller."""
+        ``code_of`` finds the group's error code in answers that carry it below the top level
+        (``groups[0]``, per partition; default: the top-level ``error_code``). Other error
+        codes are left in the answer for the caller."""
 
         async def once() -> Any:
             conn = await self.coordinator(group, timeout=timeout)
@@ -347,7 +381,10 @@ class Cluster:
             except NetworkException:
                 self.coordinator_dead(group)
                 raise
-            code = resp.get("error_code", 0) if hasattr(resp, "get") else 0
+            if code_of is not None:
+                code = code_of(resp)
+            else:
+                code = resp.get("error_code", 0) if hasattr(resp, "get") else 0
             if code in (NotCoordinator.code, CoordinatorNotAvailable.code):
                 self.coordinator_dead(group)
                 cls = error_for_code(code)

@@ -31,10 +31,10 @@ from collections.abc import Callable
 from typing import Any
 
 from kgroup._native.client import FetchQueue, Message
-from kgroup.client.cluster import Cluster
+from kgroup.client.cluster import Cluster, offset_fetch_code, retrying
 from kgroup.client.config import ClientConfig
 from kgroup.client.connection import Connection
-from kgroup.client.types import PartitionEOF
+from kgroup.client.types import ClientTimeout, PartitionEOF
 from kgroup.errors import (
     KafkaError,
     NetworkException,
@@ -472,15 +472,11 @@ class Fetcher:
                 ApiKey.OFFSET_FETCH,
                 body,
                 timeout=timeout,
+                code_of=offset_fetch_code,
             )
-            if "groups" in resp:
-                g = resp["groups"][0]
-                code, topics = g["error_code"], g["topics"]
-            else:
-                code, topics = resp.get("error_code", 0), resp["topics"]
+            code = offset_fetch_code(resp)
+            topics = resp["groups"][0]["topics"] if "groups" in resp else resp["topics"]
             if code:
-                if code in (15, 16):  # COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
-                    self.cluster.coordinator_dead(self.group)  # type: ignore[arg-type]
                 cls = error_for_code(code)
                 assert cls is not None
                 raise cls(f"OffsetFetch: {cls.name}")
@@ -499,8 +495,6 @@ class Fetcher:
                         p.get("committed_leader_epoch", -1),
                     )
             return out
-
-        from kgroup.client.cluster import retrying
 
         return await retrying(
             once,
@@ -549,8 +543,6 @@ class Fetcher:
             if not todo:
                 break
             if time.monotonic() > deadline:
-                from kgroup.client.types import ClientTimeout
-
                 raise ClientTimeout(f"ListOffsets: no answer for {sorted(todo)}")
             attempt += 1
             await asyncio.sleep(min(0.05 * attempt, 1.0))

@@ -56,12 +56,13 @@ from kgroup.assignors.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from kgroup.client.cluster import Cluster
+from kgroup.client.cluster import Cluster, partitions_coordinator_code, retrying
 from kgroup.client.config import ClientConfig
 from kgroup.client.types import CommitFailed
 from kgroup.errors import (
     FencedInstanceId,
     IllegalGeneration,
+    InvalidArgument,
     KafkaError,
     MemberIdRequired,
     RebalanceInProgress,
@@ -97,8 +98,6 @@ def make_assignors(config: ClientConfig) -> list[Assignor]:
         else:
             out.append(assignor(name))
     if not out:
-        from kgroup.errors import InvalidArgument
-
         raise InvalidArgument("partition.assignment.strategy is empty")
     return out
 
@@ -543,18 +542,18 @@ class Membership:
                         p.pop("committed_leader_epoch")
             return b
 
-        from kgroup.client.cluster import retrying
-
         async def once() -> dict[Key, int]:
             resp = await self.cluster.coordinator_request(
-                self.group, ApiKey.OFFSET_COMMIT, body, timeout=timeout
+                self.group,
+                ApiKey.OFFSET_COMMIT,
+                body,
+                timeout=timeout,
+                code_of=partitions_coordinator_code,
             )
             codes = {c for t in resp["topics"] for p in t["partitions"] if (c := p["error_code"])}
             if not codes:
                 return flat
             code = min(codes)
-            if code in (15, 16):
-                self.cluster.coordinator_dead(self.group)
             if code == RebalanceInProgress.code:
                 raise RebalanceInProgress(f"group {self.group} is rebalancing")
             if code in (UnknownMemberId.code, IllegalGeneration.code):
