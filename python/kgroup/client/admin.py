@@ -42,6 +42,7 @@ from kgroup.client.metadata import (
     cluster_metadata,
     error_from_code,
 )
+from kgroup.client.offsets import MAX_TIMESTAMP, list_offsets_at
 from kgroup.client.runtime import Runtime
 from kgroup.client.types import OFFSET_INVALID, ClientClosed, ClientTimeout, TopicPartition
 from kgroup.errors import (
@@ -237,7 +238,7 @@ class OffsetSpec:
 
     EARLIEST = -2
     LATEST = -1
-    MAX_TIMESTAMP = -3
+    MAX_TIMESTAMP = MAX_TIMESTAMP
 
     def __init__(self, timestamp: int) -> None:
         self.timestamp = int(timestamp)
@@ -1116,38 +1117,15 @@ class AdminClient:
 
         async def one(node: int, tps: list[TopicPartition]) -> None:
             conn = await self._cluster.connection(node)
-            v = conn.version(ApiKey.LIST_OFFSETS)
-            if v < 7 and any(specs[tp].timestamp == OffsetSpec.MAX_TIMESTAMP for tp in tps):
-                raise UnsupportedVersion("max_timestamp needs ListOffsets v7+")
-            body: dict[str, Any] = {
-                "replica_id": -1,
-                "topics": [
-                    {
-                        "name": t,
-                        "partitions": [
-                            {"partition_index": tp.partition, "timestamp": specs[tp].timestamp}
-                            for tp in ps
-                        ],
-                    }
-                    for t, ps in _by_topic(tps).items()
-                ],
-            }
-            if v >= 2:
-                body["isolation_level"] = isolation_level
-            resp = await conn.request(ApiKey.LIST_OFFSETS, body, version=v)
-            for t in resp["topics"]:
-                for p in t["partitions"]:
-                    tp = TopicPartition(t["name"], p["partition_index"])
-                    if p["error_code"]:
-                        out[tp] = error_from_code(p["error_code"], f"{tp.topic} [{tp.partition}]")
-                    elif v == 0:
-                        olds = p["old_style_offsets"]
-                        out[tp] = ListOffsetsResultInfo(olds[0] if olds else -1)
-                    else:
-                        epoch = p.get("leader_epoch", -1)
-                        out[tp] = ListOffsetsResultInfo(
-                            p["offset"], p["timestamp"], None if epoch < 0 else epoch
-                        )
+            wanted = {(tp.topic, tp.partition): specs[tp].timestamp for tp in tps}
+            for (t, p), r in (await list_offsets_at(conn, wanted, isolation_level)).items():
+                if isinstance(r, KafkaError):
+                    out[TopicPartition(t, p)] = r
+                else:
+                    offset, ts, epoch = r
+                    out[TopicPartition(t, p)] = ListOffsetsResultInfo(
+                        offset, ts, None if epoch < 0 else epoch
+                    )
 
         await asyncio.gather(*(one(n, tps) for n, tps in by_leader.items()))
         return out

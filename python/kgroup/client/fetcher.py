@@ -34,6 +34,7 @@ from kgroup._native.client import FetchQueue, Message
 from kgroup.client.cluster import Cluster, offset_fetch_code, retrying
 from kgroup.client.config import ClientConfig
 from kgroup.client.connection import Connection
+from kgroup.client.offsets import list_offsets_at
 from kgroup.client.types import ClientTimeout, PartitionEOF
 from kgroup.errors import (
     KafkaError,
@@ -553,27 +554,13 @@ class Fetcher:
     async def _list_offsets_at(
         self, node: int, wanted: dict[tuple[str, int], int]
     ) -> dict[tuple[str, int], tuple[int, int]]:
+        """One broker's answers: retriable errors are left out (asked again), others raised."""
         conn = await self.cluster.connection(node)
-        v = conn.version(ApiKey.LIST_OFFSETS)
-        if v < 1:
-            raise NetworkException("ListOffsets v0 is not supported")
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        for (t, p), ts in wanted.items():
-            by_topic.setdefault(t, []).append({"partition_index": p, "timestamp": ts})
-        body = {
-            "replica_id": -1,
-            "isolation_level": self._isolation,
-            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
-        }
-        resp = await conn.request(ApiKey.LIST_OFFSETS, body, version=v)
         out = {}
-        for t in resp["topics"]:
-            for p in t["partitions"]:
-                if p["error_code"]:
-                    cls = error_for_code(p["error_code"])
-                    assert cls is not None
-                    if not cls.retriable:
-                        raise cls(f"ListOffsets {t['name']} [{p['partition_index']}]")
-                    continue
-                out[(t["name"], p["partition_index"])] = (p["offset"], p.get("timestamp", -1))
+        for key, r in (await list_offsets_at(conn, wanted, self._isolation)).items():
+            if isinstance(r, KafkaError):
+                if not r.retriable:
+                    raise r
+                continue
+            out[key] = (r[0], r[1])
         return out
