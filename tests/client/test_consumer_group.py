@@ -5,10 +5,10 @@ static member restarting within its session keeps its partitions without a rebal
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections import Counter
+from typing import Any, ClassVar
 
 import pytest
 from support.consumers import CkMember, create_topic, produce, wait_for
@@ -23,65 +23,41 @@ pytestmark = pytest.mark.network
 SESSION_MS, HEARTBEAT_MS, PARTITIONS = 6000, 300, 6
 
 
-class KgMember(threading.Thread):
-    """A kgroup consumer in a thread: poll, record, commit that record synchronously (again
-    while the group rebalances, as Java's users retry RebalanceInProgressException)."""
+class KgMember(CkMember):
+    """A kgroup consumer in a thread (support.consumers.CkMember's loop): it commits each
+    record synchronously, again while the group rebalances (as Java's users retry
+    RebalanceInProgressException), and notes its revocations and generation."""
 
-    def __init__(self, bootstrap: str, topic: str, group: str, seen: list, **config) -> None:
-        super().__init__(daemon=True)
-        self.conf = {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-            "session.timeout.ms": SESSION_MS,
-            "heartbeat.interval.ms": HEARTBEAT_MS,
-            **config,
-        }
-        self.topic, self.seen = topic, seen
-        self.stop = threading.Event()
-        self.assigned: list[int] = []
-        self.errors: list[str] = []
-        self.assigns = self.revokes = 0
+    defaults: ClassVar[dict[str, Any]] = {"heartbeat.interval.ms": HEARTBEAT_MS}
+
+    def __init__(self, *args: Any, **config: Any) -> None:
+        super().__init__(*args, **config)
+        self.revokes = 0
         self.generation = -1
-        self.ready = threading.Event()
 
-    def run(self) -> None:
-        c = Consumer(self.conf)
+    def consumer(self) -> Any:
+        return Consumer(self.conf)
 
-        def on_assign(consumer, partitions) -> None:
-            self.assigns += 1
-
+    def callbacks(self) -> dict[str, Any]:
         def on_revoke(consumer, partitions) -> None:
             self.revokes += 1
 
-        c.subscribe([self.topic], on_assign=on_assign, on_revoke=on_revoke)
-        try:
-            while not self.stop.is_set():
-                m = c.poll(0.1)
-                self.assigned = sorted(tp.partition for tp in c.assignment())
-                self.generation = c._membership.generation if c._membership else -1
-                if self.assigned:
-                    self.ready.set()
-                if m is None:
-                    continue
-                if m.error() is not None:
-                    self.errors.append(str(m.error()))
-                    continue
-                self.seen.append(m.value())
-                deadline = time.monotonic() + 10
-                while True:
-                    try:
-                        c.commit(message=m, asynchronous=False)
-                        break
-                    except (RebalanceInProgress, CommitFailed):
-                        if time.monotonic() > deadline:
-                            raise
-                        time.sleep(0.05)
-        except Exception as e:  # surfaces in the test through .errors
-            self.errors.append(repr(e))
-        finally:
-            c.close()
+        return {**super().callbacks(), "on_revoke": on_revoke}
+
+    def observe(self, consumer: Any) -> None:
+        m = consumer._membership
+        self.generation = m.generation if m else -1
+
+    def commit(self, consumer: Any, message: Any) -> None:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                consumer.commit(message=message, asynchronous=False)
+                return
+            except (RebalanceInProgress, CommitFailed):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
 
 def run_group(broker: Broker, members_conf: list[dict], kinds: list[str] | None = None) -> None:
@@ -157,7 +133,7 @@ def test_static_member_restart_keeps_partitions_without_rebalance(broker: Broker
         "both members assigned",
         lambda: (a.assigned, b.assigned),
     )
-    generation, a_parts, b_assigns = b.generation, a.assigned, b.assigns
+    generation, a_parts, b_rebalances = b.generation, a.assigned, b.rebalances
     try:
         a.stop.set()
         a.join(30)  # a static member's close() sends no LeaveGroup
@@ -166,7 +142,7 @@ def test_static_member_restart_keeps_partitions_without_rebalance(broker: Broker
         wait_for(lambda: a2.assigned != [], 20, "the restarted member assigned")
         assert a2.assigned == a_parts
         assert a2.generation == generation == b.generation
-        assert (b.assigns, b.revokes) == (b_assigns, 0)
+        assert (b.rebalances, b.revokes) == (b_rebalances, 0)
         a2.stop.set()
         a2.join(30)
     finally:

@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 PARTITIONS = 12
 #: Client settings that keep rebalances quick: the broker's group.min.session.timeout.ms is
@@ -82,7 +82,17 @@ def commit_after(consumer, message) -> None:
 
 
 class CkMember(threading.Thread):
-    """A confluent-kafka consumer in a thread: poll, record, commit that record synchronously."""
+    """A confluent-kafka consumer in a thread: poll, record, commit that record synchronously.
+
+    The loop is written against confluent-kafka's Consumer API, which kgroup's Consumer shares:
+    a subclass changes :meth:`consumer`, :meth:`commit`, :meth:`callbacks` and
+    :meth:`observe` (``tests/client``'s kgroup member)."""
+
+    #: defaults are the member's settings unless the test passes its own.
+    defaults: ClassVar[dict[str, Any]] = {
+        "heartbeat.interval.ms": HEARTBEAT_MS,
+        "partition.assignment.strategy": "range",
+    }
 
     def __init__(self, bootstrap: str, topic: str, group: str, seen: list, **config) -> None:
         super().__init__(daemon=True)
@@ -92,8 +102,7 @@ class CkMember(threading.Thread):
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             "session.timeout.ms": SESSION_MS,
-            "heartbeat.interval.ms": HEARTBEAT_MS,
-            "partition.assignment.strategy": "range",
+            **self.defaults,
             **config,
         }
         self.topic, self.seen = topic, seen
@@ -101,29 +110,47 @@ class CkMember(threading.Thread):
         self.assigned: list[int] = []
         self.errors: list[str] = []
         self.closed = threading.Event()
+        #: ready is set once the member owns a partition.
+        self.ready = threading.Event()
         #: rebalances counts the assignments the member was given (on_assign calls).
         self.rebalances = 0
 
-    def run(self) -> None:
+    def consumer(self) -> Any:
         from confluent_kafka import Consumer
 
-        c = Consumer(self.conf)
+        return Consumer(self.conf)
+
+    def commit(self, consumer: Any, message: Any) -> None:
+        commit_after(consumer, message)
+
+    def callbacks(self) -> dict[str, Any]:
+        """The rebalance callbacks subscribe() is given."""
 
         def assigned(consumer, partitions) -> None:
             self.rebalances += 1
 
-        c.subscribe([self.topic], on_assign=assigned)
+        return {"on_assign": assigned}
+
+    def observe(self, consumer: Any) -> None:
+        """Called after every poll(), to note what the test checks."""
+
+    def run(self) -> None:
+        c = self.consumer()
+        c.subscribe([self.topic], **self.callbacks())
         try:
             while not self.stop.is_set():
                 m = c.poll(0.1)
                 self.assigned = sorted(tp.partition for tp in c.assignment())
+                if self.assigned:
+                    self.ready.set()
+                self.observe(c)
                 if m is None:
                     continue
                 if m.error() is not None:
                     self.errors.append(str(m.error()))
                     continue
                 self.seen.append(m.value())
-                commit_after(c, m)
+                self.commit(c, m)
         except Exception as e:  # surfaces in the test through .errors
             self.errors.append(repr(e))
         finally:
