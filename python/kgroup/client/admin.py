@@ -391,6 +391,16 @@ def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
     return out
 
 
+def _config_errors(resp: Any) -> dict[ConfigResource, KafkaError | None]:
+    """Each resource's error in an AlterConfigs / IncrementalAlterConfigs answer."""
+    return {
+        ConfigResource(r["resource_type"], r["resource_name"]): error_from_code(
+            r["error_code"], r.get("error_message")
+        )
+        for r in resp["responses"]
+    }
+
+
 # -- the client ----------------------------------------------------------------------------
 
 
@@ -752,13 +762,7 @@ class AdminClient:
                 ],
                 "validate_only": validate_only,
             }
-            resp = await conn.request(ApiKey.ALTER_CONFIGS, body)
-            return {
-                ConfigResource(r["resource_type"], r["resource_name"]): error_from_code(
-                    r["error_code"], r.get("error_message")
-                )
-                for r in resp["responses"]
-            }
+            return _config_errors(await conn.request(ApiKey.ALTER_CONFIGS, body))
 
         return self._fan_out(resources, lambda: self._per_node(resources, send), timeout)
 
@@ -795,13 +799,7 @@ class AdminClient:
                 ],
                 "validate_only": validate_only,
             }
-            resp = await conn.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, body)
-            return {
-                ConfigResource(r["resource_type"], r["resource_name"]): error_from_code(
-                    r["error_code"], r.get("error_message")
-                )
-                for r in resp["responses"]
-            }
+            return _config_errors(await conn.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, body))
 
         return self._fan_out(resources, lambda: self._per_node(resources, send), timeout)
 
