@@ -255,6 +255,9 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
     p.close()
 
     c = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, **GROUP_CONSUMER)
+    # The subscribed topic's metadata before the first join: kafka-python 3.0.12 may otherwise
+    # hang without an assignment (see support.kafka_python_member).
+    c.topics()
     if not wait_until(lambda: bool(c.assignment()), 20, lambda: c.poll(100)):
         raise AssertionError("kafka-python consumer got no assignment")
     for _ in range(3):
