@@ -275,6 +275,29 @@ def test_produce_arrow_equals_a_loop_of_produce(kbroker: Broker) -> None:
     assert layout(a) == layout(b)
 
 
+def test_appended_counts_rows_per_partition_as_the_log_has_them(kbroker: Broker) -> None:
+    # Keyed, null-keyed (the sticky partitioner's choice) and explicit rows: what appended()
+    # says per partition is what each partition's log holds after the flush.
+    pa = pytest.importorskip("pyarrow")
+    bootstrap = kbroker.bootstrap_servers
+    topic = create_topic(bootstrap, 6)
+    keys = [f"k{i}".encode() if i % 3 else None for i in range(3000)]
+    table = pa.table({"key": pa.array(keys, pa.binary()), "value": pa.array([b"v"] * 3000)})
+    with Producer({"bootstrap.servers": bootstrap, "batch.size": 2000}) as p:
+        assert p.appended(topic) == []
+        p.produce_arrow(topic, table)
+        p.produce(topic, b"x", partition=5)
+        assert p.flush(30) == 0
+        counts = p.appended(topic)
+    assert sum(counts) == 3001 and len(counts) == 6
+    assert sum(1 for n in counts if n) > 1  # the null keys moved between partitions
+    got = read_back(bootstrap, topic, 3001, 6)
+    per_partition = [0] * 6
+    for m in got:
+        per_partition[m.partition()] += 1
+    assert per_partition == counts
+
+
 def test_list_topics_and_len(kbroker: Broker) -> None:
     topic = create_topic(kbroker.bootstrap_servers, 3)
     with Producer({"bootstrap.servers": kbroker.bootstrap_servers, "linger.ms": 60000}) as p:

@@ -292,6 +292,13 @@ class Producer:
         """The records produced and not yet delivered or failed (confluent-kafka's)."""
         return len(self._acc)
 
+    def appended(self, topic: str) -> list[int]:
+        """How many records this producer placed in each partition of ``topic`` (index =
+        partition), delivered or not yet: with :attr:`failed_without_report` 0 after a flush,
+        the rows written per partition. Records still waiting for the topic's metadata are
+        not counted; an unknown topic gives []."""
+        return list(self._acc.appended(topic) or [])
+
     @property
     def failed_without_report(self) -> int:
         """The records produced without a delivery callback (``produce_arrow``'s rows) that

@@ -214,6 +214,11 @@ impl PyAccumulator {
         self.lock().partitions(topic)
     }
 
+    /// appended is the number of records placed in each partition of `topic` so far.
+    fn appended(&self, topic: &str) -> Option<Vec<u64>> {
+        self.lock().appended(topic)
+    }
+
     #[pyo3(signature = (topic, value=None, key=None, partition=-1, timestamp=0, headers=None, on_delivery=None),
            text_signature = "(self, /, topic, value=None, key=None, partition=-1, timestamp=0, headers=None, on_delivery=None)")]
     #[allow(clippy::too_many_arguments)]
