@@ -353,8 +353,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 @dataclasses.dataclass
 class WriteReport(WriterCommitMessage):
-    """One task's rows written, per (topic, partition); partition -1 counts null-key rows
-    that the producer's sticky partitioner placed."""
+    """One task's rows written, per (topic, partition): where the producer placed them (its
+    partitioner's choice for rows without a partition, null keys included)."""
 
     rows: dict[tuple[str, int], int]
 
@@ -407,44 +407,9 @@ class _TaskProducer:
         }
         self.producer = Producer(config)
         self.buffer_memory = int(self.producer.config["buffer.memory"])
-        self.hash = {"murmur2_builtin": "murmur2", "murmur2_random": "murmur2"}.get(
-            opts.partitioner, "fnv1a" if opts.partitioner.startswith("fnv1a") else "crc32"
-        )
-        self.counts: dict[tuple[str, int], int] = {}
-        self.partitions: dict[str, int] = {}
+        self.topics: set[str] = set()
         self.failed = 0
         self.error: Any = None
-
-    def partition_count(self, topic: str) -> int:
-        n = self.partitions.get(topic)
-        if n is None:
-            md = self.producer.list_topics(topic, timeout=30)
-            tm = md.topics.get(topic)
-            n = len(tm.partitions) if tm is not None and tm.partitions else 0
-            self.partitions[topic] = n
-        return n
-
-    def count(self, topic: str, keys: pa.Array | None, parts: pa.Array | None) -> None:
-        """Add the rows' partitions to the report: explicit ones, else the key's hash (what
-        the producer's partitioner computes); null keys without a partition under -1."""
-        import numpy as np
-
-        import kgroup
-
-        n = len(keys) if keys is not None else len(parts) if parts is not None else 0
-        out = np.full(n, -1, dtype=np.int64)
-        if keys is not None and keys.null_count < n:
-            count = self.partition_count(topic)
-            if count > 0:
-                out = kgroup.partition_keys(keys, count, hash=self.hash).astype(np.int64)
-        if parts is not None:
-            given = parts.to_numpy(zero_copy_only=False)
-            mask = ~np.asarray(parts.is_null())
-            out[mask] = given[mask]
-        vals, cnts = np.unique(out, return_counts=True)
-        for v, c in zip(vals.tolist(), cnts.tolist(), strict=True):
-            k = (topic, int(v))
-            self.counts[k] = self.counts.get(k, 0) + int(c)
 
     def throttle(self, row_bytes: float) -> None:
         # produce_arrow refuses rows beyond buffer.memory: wait while half of it is queued.
@@ -460,7 +425,7 @@ class _TaskProducer:
         keys = _column(batch, "key")
         parts = _column(batch, "partition")
         headers = _column(batch, "headers")
-        self.count(topic, keys, parts)
+        self.topics.add(topic)
         if headers is not None and headers.null_count < n:
             self._produce_rows(topic, batch)
             return
@@ -514,7 +479,14 @@ class _TaskProducer:
                     f"kgroup sink: {failed + left} records were not delivered to Kafka "
                     f"(last error: {err!r})"
                 )
-            return WriteReport(self.counts)
+            return WriteReport(
+                {
+                    (t, p): n
+                    for t in self.topics
+                    for p, n in enumerate(self.producer.appended(t))
+                    if n
+                }
+            )
         finally:
             self.producer.close()
 
