@@ -9,8 +9,10 @@ shuffle is reused) and is forced the same way: rows counted per partition,
   ``kgroup.partition_keys``), the UDF the package ships;
 - ``kgroup mapInArrow`` / ``kgroup pandas_udf``: the same kernel in Spark's other vectorised
   shapes, to show which is fastest;
-- ``arrow floor``: an identity ``mapInArrow`` that adds a constant column: the Arrow round
-  trip alone, the floor of any Python-side UDF (the baseline of the ratios);
+- ``arrow_udf floor``: a no-op ``arrow_udf`` returning a constant int column: the JVM-to-Python
+  round trip of the arrow_udf shape alone, the floor of every Python UDF of that shape;
+- ``arrow floor``: an identity ``mapInArrow`` that adds a constant column: the same round trip
+  in the mapInArrow shape (the baseline of the ratios printed per case);
 - ``mapInArrow + confluent_kafka``: ``confluent_kafka.murmur2`` per element (the best a user
   can write today); ``pandas_udf + confluent_kafka``: the same in a pandas_udf;
 - ``row udf + kafka-python``: a row-at-a-time Python UDF with kafka-python's murmur2;
@@ -20,9 +22,10 @@ Then the pipeline (``spark_udfs.repartition``) on the same keys written as Parqu
 steps to show where its time goes: scan, + partition UDF, + shuffle into Kafka partitions,
 + write (the whole pipeline without and with its skew report).
 
-Targets (issue 4): kgroup within 1.15x of the Arrow floor, faster than mapInArrow +
-confluent_kafka, at least 25x faster than the kafka-python row UDF. A summary with the ratios
-prints at the end.
+Targets (restated by issue 13): the kgroup arrow_udf within 1.05x of the no-op arrow_udf in the
+same run, and faster than mapInArrow + confluent_kafka. Issue 4's "25x the kafka-python row
+UDF" is withdrawn (Spark's own JVM-to-Python round trip is the floor of every Python UDF, which
+caps that ratio); the row UDF stays as a reference. A summary with the ratios prints at the end.
 
 Run: ``make bench`` or ``.venv/bin/python -m pytest bench/bench_spark.py -o
 python_files='bench_*.py' --benchmark-only``. Takes about 10 minutes on 2 cores.
@@ -49,6 +52,8 @@ GROUP = f"spark: kafka partition of {ROWS:,} 16-char keys, local[2]"
 PIPELINE = f"spark pipeline: {ROWS:,} rows, parquet in and out, 12 partitions"
 
 _results: dict[str, float] = {}
+#: the interleaved kgroup / no-op arrow_udf pairs (medians, seconds, and the median ratio).
+_pairs: dict[str, float] = {}
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +173,45 @@ def test_arrow_udf_floor(benchmark, keys):
         return pa.array(np.zeros(len(keys), dtype=np.int32))
 
     run(benchmark, "arrow_udf floor (constant column)", lambda: force(keys, zero("key")))
+
+
+def test_kgroup_arrow_udf_beside_noop_arrow_udf(spark, keys):
+    """The restated target, measured so that drift cannot favour either side: rounds of the
+    kgroup arrow_udf and the no-op arrow_udf alternate (7 pairs, the first pair a warm-up),
+    and the ratio is the median of the pairs' ratios. Both are forced by ``sum(p)``, an
+    action whose cost does not depend on the values (``groupBy(p)`` would favour the no-op's
+    single group)."""
+    import time
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.functions import arrow_udf
+
+    from spark_udfs import kafka_partition
+
+    @arrow_udf("int")
+    def zero(keys: pa.Array) -> pa.Array:
+        return pa.array(np.zeros(len(keys), dtype=np.int32))
+
+    def timed(col) -> float:
+        t = time.perf_counter()
+        keys.select(col.alias("p")).agg(F.sum("p")).collect()
+        return time.perf_counter() - t
+
+    ratios, ours, noops = [], [], []
+    for i in range(7):
+        a, b = timed(kafka_partition("key", PARTITIONS)), timed(zero("key"))
+        if i:
+            ours.append(a)
+            noops.append(b)
+            ratios.append(a / b)
+    _pairs["kgroup arrow_udf"] = float(np.median(ours))
+    _pairs["no-op arrow_udf"] = float(np.median(noops))
+    _pairs["ratio"] = float(np.median(ratios))
+    _pairs["ratio of medians"] = _pairs["kgroup arrow_udf"] / _pairs["no-op arrow_udf"]
+    print(
+        "\n  pairs (kgroup s, no-op s):",
+        ", ".join(f"({a:.2f}, {b:.2f})" for a, b in zip(ours, noops, strict=True)),
+    )
 
 
 def test_arrow_floor(benchmark, keys):
@@ -346,9 +390,9 @@ class _Summary:
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
-        if not _results:
+        if not _results and not _pairs:
             return
-        tr.write_sep("=", "spark: medians and targets (issue 4)")
+        tr.write_sep("=", "spark: medians and targets (issues 4 and 13)")
         floor = _results.get("arrow floor")
         for name, secs in _results.items():
             if isinstance(secs, dict):
@@ -357,24 +401,36 @@ class _Summary:
                 continue
             ratio = f"{secs / floor:6.2f}x the Arrow floor" if floor else ""
             tr.write_line(f"  {name:<56} {secs:8.2f} s  {ratio}")
-        k = _results.get("kgroup arrow_udf")
+        k = _results.get("kgroup arrow_udf", _pairs.get("kgroup arrow_udf"))
+        noop = _results.get("arrow_udf floor (constant column)")
         confluent = _results.get("mapInArrow + confluent_kafka")
         row = _results.get("row udf + kafka-python")
         if k is None:
             return
         lines = []
-        if floor:
-            lines.append((k / floor <= 1.15, f"kgroup / Arrow floor = {k / floor:.3f} (<= 1.15)"))
+        if _pairs:
+            r = _pairs["ratio"]
+            lines.append(
+                (
+                    r <= 1.05,
+                    f"kgroup arrow_udf / no-op arrow_udf = {r:.3f} (<= 1.05; median of 6 "
+                    f"interleaved pairs; medians {_pairs['kgroup arrow_udf']:.2f} s beside "
+                    f"{_pairs['no-op arrow_udf']:.2f} s, their ratio "
+                    f"{_pairs['ratio of medians']:.3f})",
+                )
+            )
+        elif noop:
+            lines.append(
+                (k / noop <= 1.05, f"kgroup arrow_udf / no-op arrow_udf = {k / noop:.3f} (<= 1.05)")
+            )
         if confluent:
             lines.append(
                 (k < confluent, f"kgroup / mapInArrow+confluent_kafka = {k / confluent:.3f} (< 1)")
             )
-        if row:
-            lines.append(
-                (row / k >= 25, f"kafka-python row UDF / kgroup = {row / k:.1f}x (>= 25x)")
-            )
         for ok, text in lines:
             tr.write_line(f"  {'MET' if ok else 'MISSED':<7}{text}")
+        if row:
+            tr.write_line(f"  (reference) kafka-python row UDF / kgroup = {row / k:.1f}x")
 
 
 @pytest.fixture(scope="module", autouse=True)
