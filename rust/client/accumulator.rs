@@ -254,7 +254,7 @@ impl<T> DrainedBatch<T> {
             self.encoded = bytes;
             return Ok(());
         }
-        let b = &self.batch;
+        let b = &mut self.batch;
         let fields = BatchFields {
             compression: self.compression,
             last_offset_delta: b.count - 1,
@@ -265,19 +265,22 @@ impl<T> DrainedBatch<T> {
             base_sequence: self.base_sequence,
             ..BatchFields::default()
         };
-        let mut out = Vec::with_capacity(BATCH_OVERHEAD + b.records.len());
-        out.resize(BATCH_OVERHEAD, 0);
-        if self.compression == Compression::None {
-            out.extend_from_slice(&b.records);
+        let mut out = if self.compression == Compression::None {
+            // The records were written after room for the header: the batch is its own
+            // encoding, with no copy.
+            std::mem::take(&mut b.records)
         } else {
+            let mut out = Vec::with_capacity(b.records.len());
+            out.resize(BATCH_OVERHEAD, 0);
             crate::protocol::records::compression::compress(
                 self.compression,
                 self.level,
                 2,
-                &b.records,
+                &b.records[BATCH_OVERHEAD..],
                 &mut out,
             )?;
-        }
+            out
+        };
         let length = (out.len() - crate::protocol::records::LOG_OVERHEAD) as i32;
         BatchHeader::from_fields(&fields, length, b.count).write(&mut out);
         self.encoded = out;
@@ -776,7 +779,12 @@ impl<T> Accumulator<T> {
             q.batches.push_back(Batch {
                 topic,
                 partition,
-                records: Vec::with_capacity(batch_size.min(1 << 20)),
+                records: {
+                    // Room for the batch header first, written in place by `encode`.
+                    let mut v = Vec::with_capacity(BATCH_OVERHEAD + batch_size.min(1 << 20));
+                    v.resize(BATCH_OVERHEAD, 0);
+                    v
+                },
                 count: 0,
                 base_timestamp: r.timestamp,
                 max_timestamp: r.timestamp,
