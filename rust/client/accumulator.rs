@@ -567,8 +567,8 @@ impl<T> Accumulator<T> {
                 timestamp: p.timestamp,
             };
             match self.place(topic, &r) {
-                Ok((ti, partition)) => {
-                    self.insert(ti, partition, &r, p.token, p.appended_ms);
+                Ok(partition) => {
+                    self.insert(topic, partition, &r, p.token, p.appended_ms);
                 }
                 Err(e) => {
                     failed += 1;
@@ -632,29 +632,42 @@ impl<T> Accumulator<T> {
         now_ms: f64,
     ) -> std::result::Result<Appended, AppendError> {
         let size = self.check(r)?;
-        let known = self.topics.get(topic).is_some_and(|t| t.info.is_some());
-        if !known {
-            let t = self.topic_mut(topic);
-            t.pending.push(Pending {
-                key: r.key.map(<[u8]>::to_vec),
-                value: r.value.map(<[u8]>::to_vec),
-                headers: r
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (k.to_vec(), v.map(<[u8]>::to_vec)))
-                    .collect(),
-                partition: r.partition,
-                timestamp: r.timestamp,
-                appended_ms: now_ms,
-                token,
-                size,
-            });
-            self.buffered_bytes += size;
+        // One lookup of the topic per record: the partitioners and the batch are reached
+        // through it (bulk appends call this millions of times).
+        let Accumulator {
+            cfg,
+            topics,
+            sticky,
+            round_robin,
+            rng,
+            ..
+        } = self;
+        if let Some(t) = topics.get_mut(topic).filter(|t| t.info.is_some()) {
+            let partition =
+                place(cfg, sticky, round_robin, rng, t, r).map_err(AppendError::Failed)?;
+            let (appended, added) = insert(cfg, t, partition, r, token, now_ms);
+            self.buffered_bytes += added;
             self.records += 1;
-            return Ok(Appended::UnknownTopic);
+            return Ok(appended);
         }
-        let (ti, partition) = self.place(topic, r).map_err(AppendError::Failed)?;
-        Ok(self.insert(ti, partition, r, token, now_ms))
+        let t = self.topic_mut(topic);
+        t.pending.push(Pending {
+            key: r.key.map(<[u8]>::to_vec),
+            value: r.value.map(<[u8]>::to_vec),
+            headers: r
+                .headers
+                .iter()
+                .map(|(k, v)| (k.to_vec(), v.map(<[u8]>::to_vec)))
+                .collect(),
+            partition: r.partition,
+            timestamp: r.timestamp,
+            appended_ms: now_ms,
+            token,
+            size,
+        });
+        self.buffered_bytes += size;
+        self.records += 1;
+        Ok(Appended::UnknownTopic)
     }
 
     /// check refuses a record too large or with no room left; it returns the record's size as
@@ -675,160 +688,33 @@ impl<T> Accumulator<T> {
         Ok(size)
     }
 
-    /// has_room is Java's `MemoryRecordsBuilder.hasRoomFor` on the partition's last batch.
-    fn has_room(&self, t: &Topic<T>, partition: i32, r: &Record<'_>) -> bool {
-        match t.queues[partition as usize].batches.back() {
-            None => false,
-            Some(b) if b.closed || b.retry.is_some() => false,
-            Some(b) => {
-                let od = b.count;
-                let td = r.timestamp.wrapping_sub(b.base_timestamp);
-                b.size + record_size(r, od, td) <= self.cfg.batch_size
-            }
-        }
-    }
-
     /// place chooses the record's partition in a topic whose count is known.
-    fn place(&mut self, topic: &str, r: &Record<'_>) -> Result<(Arc<str>, i32)> {
-        let kind = self.cfg.partitioner;
+    fn place(&mut self, topic: &str, r: &Record<'_>) -> Result<i32> {
         let t = self.topics.get_mut(topic).expect("known topic");
-        let info = t.info.as_ref().expect("known count");
-        let n = info.num_partitions;
-        let name = t.name.clone();
-        if r.partition >= 0 {
-            if r.partition >= n {
-                return Err(Error::kafka(
-                    ErrorCode::UnknownTopicOrPartition,
-                    format!(
-                        "partition {} of topic {topic:?} does not exist ({n} partitions)",
-                        r.partition
-                    ),
-                ));
-            }
-            return Ok((name, r.partition));
-        }
-        let p = match kind {
-            PartitionerKind::Murmur2Builtin => match r.key {
-                Some(k) => KeyHash::Murmur2.partition(k, n as u32),
-                None => t
-                    .builtin
-                    .as_mut()
-                    .expect("made with the count")
-                    .peek_partition(),
-            },
-            PartitionerKind::Murmur2Sticky => {
-                let p = match r.key {
-                    Some(k) => KeyHash::Murmur2.partition(k, n as u32),
-                    None => self.sticky.partition(topic, info),
-                };
-                // Java 2.4-3.2: a record that would open a new batch calls onNewBatch, which
-                // moves the sticky partition if it was this one; a null key is placed again.
-                let t = &self.topics[topic];
-                if self.has_room(t, p, r) {
-                    p
-                } else {
-                    let info = t.info.as_ref().expect("known count");
-                    let next = self.sticky.next_partition(topic, info, p);
-                    if r.key.is_none() {
-                        next
-                    } else {
-                        p
-                    }
-                }
-            }
-            PartitionerKind::Murmur2RoundRobin => match r.key {
-                Some(k) => KeyHash::Murmur2.partition(k, n as u32),
-                None => self.round_robin.partition(topic, info),
-            },
-            PartitionerKind::RoundRobin => self.round_robin.partition(topic, info),
-            PartitionerKind::Librdkafka {
-                hash,
-                random_null,
-                empty_is_null,
-            } => match r.key {
-                Some(k) if !(empty_is_null && k.is_empty()) => hash.partition(k, n as u32),
-                _ if random_null => self.rng.next_positive() % n,
-                _ => hash.partition(b"", n as u32),
-            },
-            PartitionerKind::Random => self.rng.next_positive() % n,
-        };
-        Ok((name, p))
+        place(
+            &self.cfg,
+            &mut self.sticky,
+            &mut self.round_robin,
+            &mut self.rng,
+            t,
+            r,
+        )
     }
 
     /// insert writes the record into the partition's last batch, or a new one.
     fn insert(
         &mut self,
-        topic: Arc<str>,
+        topic: &str,
         partition: i32,
         r: &Record<'_>,
         token: Option<T>,
         now_ms: f64,
     ) -> Appended {
-        let room = self.has_room(&self.topics[&*topic], partition, r);
-        let batch_size = self.cfg.batch_size;
-        let builtin_null = self.cfg.partitioner == PartitionerKind::Murmur2Builtin
-            && r.key.is_none()
-            && r.partition < 0;
-        let t = self.topics.get_mut(&*topic).expect("known topic");
-        let q = &mut t.queues[partition as usize];
-        let before = q.batches.back().map_or(0, |b| b.size);
-        if !room {
-            if let Some(last) = q.batches.back_mut() {
-                last.closed = true;
-            }
-            q.batches.push_back(Batch {
-                topic,
-                partition,
-                records: {
-                    // Room for the batch header first, written in place by `encode`.
-                    let mut v = Vec::with_capacity(BATCH_OVERHEAD + batch_size.min(1 << 20));
-                    v.resize(BATCH_OVERHEAD, 0);
-                    v
-                },
-                count: 0,
-                base_timestamp: r.timestamp,
-                max_timestamp: r.timestamp,
-                created_ms: now_ms,
-                tracked: Vec::new(),
-                size: BATCH_OVERHEAD,
-                closed: false,
-                retry: None,
-                attempts: 0,
-            });
-        }
-        let b = q.batches.back_mut().expect("pushed above");
-        let od = b.count;
-        let td = r.timestamp.wrapping_sub(b.base_timestamp);
-        let start = b.records.len();
-        write_record(&mut b.records, r, od, td);
-        let added = b.records.len() - start;
-        b.size += added;
-        b.count += 1;
-        b.max_timestamp = b.max_timestamp.max(r.timestamp);
-        if let Some(token) = token {
-            b.tracked.push(Tracked {
-                index: od,
-                timestamp: r.timestamp,
-                appended_ms: now_ms,
-                token,
-            });
-        }
-        let appended_bytes = if room { b.size - before } else { b.size };
-        let last_full = b.is_full(batch_size);
-        let full = q.batches.len() > 1 || last_full;
-        q.appended += 1;
-        if builtin_null {
-            if let Some(bp) = t.builtin.as_mut() {
-                bp.update_partition_info(appended_bytes as i64, last_full);
-            }
-        }
+        let t = self.topics.get_mut(topic).expect("known topic");
+        let (appended, added) = insert(&self.cfg, t, partition, r, token, now_ms);
         self.buffered_bytes += added;
         self.records += 1;
-        if full {
-            Appended::BatchFull
-        } else {
-            Appended::Appended
-        }
+        appended
     }
 
     /// begin_flush makes every batch ready until the accumulator has drained them all
@@ -1050,6 +936,162 @@ pub enum AppendError {
     TooLarge(usize),
     /// Failed: an explicit partition that does not exist (UNKNOWN_TOPIC_OR_PARTITION).
     Failed(Error),
+}
+
+/// has_room is Java's `MemoryRecordsBuilder.hasRoomFor` on the partition's last batch.
+fn has_room<T>(cfg: &AccumulatorConfig, t: &Topic<T>, partition: i32, r: &Record<'_>) -> bool {
+    match t.queues[partition as usize].batches.back() {
+        None => false,
+        Some(b) if b.closed || b.retry.is_some() => false,
+        Some(b) => {
+            let od = b.count;
+            let td = r.timestamp.wrapping_sub(b.base_timestamp);
+            b.size + record_size(r, od, td) <= cfg.batch_size
+        }
+    }
+}
+
+/// place chooses a record's partition in `t`, a topic whose count is known.
+fn place<T>(
+    cfg: &AccumulatorConfig,
+    sticky: &mut StickyPartitionCache,
+    round_robin: &mut RoundRobinPartitioner,
+    rng: &mut Rng,
+    t: &mut Topic<T>,
+    r: &Record<'_>,
+) -> Result<i32> {
+    let info = t.info.as_ref().expect("known count");
+    let n = info.num_partitions;
+    if r.partition >= 0 {
+        if r.partition >= n {
+            return Err(Error::kafka(
+                ErrorCode::UnknownTopicOrPartition,
+                format!(
+                    "partition {} of topic {:?} does not exist ({n} partitions)",
+                    r.partition, &*t.name
+                ),
+            ));
+        }
+        return Ok(r.partition);
+    }
+    let topic = &*t.name;
+    Ok(match cfg.partitioner {
+        PartitionerKind::Murmur2Builtin => match r.key {
+            Some(k) => KeyHash::Murmur2.partition(k, n as u32),
+            None => t
+                .builtin
+                .as_mut()
+                .expect("made with the count")
+                .peek_partition(),
+        },
+        PartitionerKind::Murmur2Sticky => {
+            let p = match r.key {
+                Some(k) => KeyHash::Murmur2.partition(k, n as u32),
+                None => sticky.partition(topic, info),
+            };
+            // Java 2.4-3.2: a record that would open a new batch calls onNewBatch, which
+            // moves the sticky partition if it was this one; a null key is placed again.
+            if has_room(cfg, t, p, r) {
+                p
+            } else {
+                let next = sticky.next_partition(topic, info, p);
+                if r.key.is_none() {
+                    next
+                } else {
+                    p
+                }
+            }
+        }
+        PartitionerKind::Murmur2RoundRobin => match r.key {
+            Some(k) => KeyHash::Murmur2.partition(k, n as u32),
+            None => round_robin.partition(topic, info),
+        },
+        PartitionerKind::RoundRobin => round_robin.partition(topic, info),
+        PartitionerKind::Librdkafka {
+            hash,
+            random_null,
+            empty_is_null,
+        } => match r.key {
+            Some(k) if !(empty_is_null && k.is_empty()) => hash.partition(k, n as u32),
+            _ if random_null => rng.next_positive() % n,
+            _ => hash.partition(b"", n as u32),
+        },
+        PartitionerKind::Random => rng.next_positive() % n,
+    })
+}
+
+/// insert writes a record into the partition's last batch, or a new one; returns what
+/// happened and the bytes added.
+fn insert<T>(
+    cfg: &AccumulatorConfig,
+    t: &mut Topic<T>,
+    partition: i32,
+    r: &Record<'_>,
+    token: Option<T>,
+    now_ms: f64,
+) -> (Appended, usize) {
+    let room = has_room(cfg, t, partition, r);
+    let batch_size = cfg.batch_size;
+    let builtin_null =
+        cfg.partitioner == PartitionerKind::Murmur2Builtin && r.key.is_none() && r.partition < 0;
+    let q = &mut t.queues[partition as usize];
+    let before = q.batches.back().map_or(0, |b| b.size);
+    if !room {
+        if let Some(last) = q.batches.back_mut() {
+            last.closed = true;
+        }
+        q.batches.push_back(Batch {
+            topic: t.name.clone(),
+            partition,
+            records: {
+                // Room for the batch header first, written in place by `encode`.
+                let mut v = Vec::with_capacity(BATCH_OVERHEAD + batch_size.min(1 << 20));
+                v.resize(BATCH_OVERHEAD, 0);
+                v
+            },
+            count: 0,
+            base_timestamp: r.timestamp,
+            max_timestamp: r.timestamp,
+            created_ms: now_ms,
+            tracked: Vec::new(),
+            size: BATCH_OVERHEAD,
+            closed: false,
+            retry: None,
+            attempts: 0,
+        });
+    }
+    let b = q.batches.back_mut().expect("pushed above");
+    let od = b.count;
+    let td = r.timestamp.wrapping_sub(b.base_timestamp);
+    let start = b.records.len();
+    write_record(&mut b.records, r, od, td);
+    let added = b.records.len() - start;
+    b.size += added;
+    b.count += 1;
+    b.max_timestamp = b.max_timestamp.max(r.timestamp);
+    if let Some(token) = token {
+        b.tracked.push(Tracked {
+            index: od,
+            timestamp: r.timestamp,
+            appended_ms: now_ms,
+            token,
+        });
+    }
+    let appended_bytes = if room { b.size - before } else { b.size };
+    let last_full = b.is_full(batch_size);
+    let full = q.batches.len() > 1 || last_full;
+    q.appended += 1;
+    if builtin_null {
+        if let Some(bp) = t.builtin.as_mut() {
+            bp.update_partition_info(appended_bytes as i64, last_full);
+        }
+    }
+    let appended = if full {
+        Appended::BatchFull
+    } else {
+        Appended::Appended
+    };
+    (appended, added)
 }
 
 #[cfg(test)]
