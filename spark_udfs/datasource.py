@@ -408,8 +408,6 @@ class _TaskProducer:
         self.producer = Producer(config)
         self.buffer_memory = int(self.producer.config["buffer.memory"])
         self.topics: set[str] = set()
-        self.failed = 0
-        self.error: Any = None
 
     def throttle(self, row_bytes: float) -> None:
         # produce_arrow refuses rows beyond buffer.memory: wait while half of it is queued.
@@ -417,8 +415,7 @@ class _TaskProducer:
             self.producer.poll(0.005)
 
     def produce(self, topic: str, batch: pa.RecordBatch) -> None:
-        """Every row of ``batch`` to ``topic``: through produce_arrow, or one produce() per
-        row for rows with headers (the Arrow path has none yet)."""
+        """Every row of ``batch`` to ``topic`` through produce_arrow, headers included."""
         n = batch.num_rows
         if n == 0:
             return
@@ -426,14 +423,13 @@ class _TaskProducer:
         parts = _column(batch, "partition")
         headers = _column(batch, "headers")
         self.topics.add(topic)
-        if headers is not None and headers.null_count < n:
-            self._produce_rows(topic, batch)
-            return
         cols = {"value": _column(batch, "value")}
         if keys is not None:
             cols["key"] = keys
         if parts is not None:
             cols["partition"] = parts
+        if headers is not None and headers.null_count < n:
+            cols["headers"] = headers
         data = pa.RecordBatch.from_pydict(cols)
         self.throttle(max(data.nbytes / n, 1.0) + 70)
         self.producer.produce_arrow(
@@ -441,40 +437,17 @@ class _TaskProducer:
             data,
             key="key" if keys is not None else None,
             partition="partition" if parts is not None else None,
+            headers="headers" if "headers" in cols else None,
         )
-
-    def _produce_rows(self, topic: str, batch: pa.RecordBatch) -> None:
-        def failed(err: Any, msg: Any) -> None:
-            if err is not None:
-                self.failed += 1
-                self.error = err
-
-        rows = batch.to_pylist()
-        for r in rows:
-            low = {k.lower(): v for k, v in r.items()}
-            kwargs: dict[str, Any] = {"value": low["value"], "on_delivery": failed}
-            if low.get("key") is not None:
-                kwargs["key"] = low["key"]
-            if low.get("partition") is not None:
-                kwargs["partition"] = low["partition"]
-            if low.get("headers"):
-                kwargs["headers"] = [(h["key"], h["value"]) for h in low["headers"]]
-            while True:
-                try:
-                    self.producer.produce(topic, **kwargs)
-                    break
-                except BufferError:
-                    self.producer.poll(0.05)
-        self.producer.poll(0)
 
     def finish(self) -> WriteReport:
         """Flush, and fail the task when any record was not delivered (Spark then retries the
         task: at-least-once, as Spark's own sink)."""
         try:
             left = self.producer.flush(None)
-            failed = self.failed + self.producer.failed_without_report
+            failed = self.producer.failed_without_report
             if left or failed:
-                err = self.producer.last_error_without_report or self.error
+                err = self.producer.last_error_without_report
                 raise RuntimeError(
                     f"kgroup sink: {failed + left} records were not delivered to Kafka "
                     f"(last error: {err!r})"

@@ -305,3 +305,133 @@ def test_append_arrow_bad_columns() -> None:
         acc.append_arrow("t", table, value="nope")
     with pytest.raises(InvalidType, match=r"column .value. must be binary"):
         acc.append_arrow("t", table, key="value", value="key")
+
+
+HEADER = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+LARGE_HEADER = pa.struct([pa.field("key", pa.large_string()), pa.field("value", pa.large_binary())])
+
+
+def random_headers(rng: random.Random, n: int) -> list[list[tuple[str, bytes | None]] | None]:
+    """Spark's sink shapes: a null list, an empty one, or a few headers with null values."""
+    out: list[list[tuple[str, bytes | None]] | None] = []
+    for i in range(n):
+        if i % 11 == 0:
+            out.append(None)
+            continue
+        hs = []
+        for _ in range(rng.randint(0, 4)):
+            value = None if rng.random() < 0.2 else rng.randbytes(rng.randint(0, 30))
+            hs.append((rng.choice(["trace", "ключ", "", "h"]) + str(rng.randint(0, 9)), value))
+        out.append(hs)
+    return out
+
+
+def header_array(headers: list, large: bool = False) -> pa.Array:
+    entry = LARGE_HEADER if large else HEADER
+    rows = [None if h is None else [{"key": k, "value": v} for k, v in h] for h in headers]
+    return pa.array(rows, pa.large_list(entry) if large else pa.list_(entry))
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_append_arrow_headers_equal_a_loop_of_append(large: bool) -> None:
+    rng = random.Random(large)
+    n = 1500
+    keys = [rng.randbytes(rng.randint(1, 12)) for _ in range(n)]
+    values = [b"%d:" % i + rng.randbytes(rng.randint(0, 100)) for i in range(n)]
+    headers = random_headers(rng, n)
+    table = pa.table(
+        {
+            "key": pa.array(keys, pa.binary()),
+            "value": pa.array(values, pa.binary()),
+            "h": header_array(headers, large),
+            "ts": pa.array([5_000 + i for i in range(n)], pa.int64()),
+        }
+    )
+    a = Accumulator(seed=2, linger_ms=1e9)
+    b = Accumulator(seed=2, linger_ms=1e9)
+    for acc in (a, b):
+        acc.set_partitions("t", 3)
+    # A slice starts at an offset inside each column, the header lists included.
+    assert a.append_arrow("t", table.slice(0, 700), headers="h", timestamp="ts") == 700
+    assert a.append_arrow("t", table.slice(700), headers="h", timestamp="ts") == n - 700
+    for i in range(n):
+        b.append("t", values[i], keys[i], timestamp=5_000 + i, headers=headers[i])
+    got_a = sorted((x.partition, x.records()) for x in drain_all(a))
+    got_b = sorted((x.partition, x.records()) for x in drain_all(b))
+    assert got_a == got_b
+    # And the records' own headers, decoded: Kafka v2 record headers, null values kept.
+    decoded = {
+        r.value: r.headers
+        for _, data in got_a
+        for batch in decode_batches(data)
+        for r in batch.records
+    }
+    for v, h in zip(values, headers, strict=True):
+        assert decoded[v] == tuple(h or ())
+
+
+def test_append_arrow_headers_of_spark_types_and_null_values() -> None:
+    # The sink's Arrow: Spark's array<struct<key:string,value:binary>>, a value column of the
+    # null type, string values.
+    table = pa.table(
+        {
+            "value": [b"a", b"b"],
+            "headers": pa.array(
+                [[{"key": "x", "value": None}], None],
+                pa.list_(pa.struct([("key", pa.string()), ("value", pa.null())])),
+            ),
+            "h2": pa.array(
+                [[{"key": "s", "value": "text"}], []],
+                pa.list_(pa.struct([("key", pa.string_view()), ("value", pa.string())])),
+            ),
+        }
+    )
+    acc = Accumulator()
+    acc.set_partitions("t", 1)
+    assert acc.append_arrow("t", table, key=None, headers="headers") == 2
+    assert acc.append_arrow("t", table, key=None, headers="h2") == 2
+    records = [r for x in drain_all(acc) for r in decode_batches(x.records())[0].records]
+    assert [r.headers for r in records] == [(("x", None),), (), (("s", b"text"),), ()]
+
+
+def test_append_arrow_bad_header_columns() -> None:
+    acc = Accumulator()
+    acc.set_partitions("t", 1)
+
+    def with_headers(h: pa.Array) -> pa.Table:
+        return pa.table({"value": pa.array([b"v"] * len(h)), "h": h})
+
+    bad_types = [
+        (
+            pa.array([1]),
+            r'column "h": must be list<struct<key: string, value: binary>>, got Arrow integer',
+        ),
+        (pa.array([[1]]), r"got a list of Arrow integer"),
+        (
+            pa.array([[{"k": "a", "value": b"x"}]]),
+            r"got a list of struct with fields \[.k., .value.\]",
+        ),
+        (
+            pa.array([[{"key": b"a", "value": b"x"}]]),
+            r"header key must be string or large_string, got Arrow binary",
+        ),
+        (
+            pa.array([[{"key": "a", "value": 1}]]),
+            r"header value must be binary or string, got Arrow integer",
+        ),
+    ]
+    for h, message in bad_types:
+        with pytest.raises(InvalidType, match=message):
+            acc.append_arrow("t", with_headers(h), key=None, headers="h")
+    with pytest.raises(InvalidArgument, match='no column "nope"'):
+        acc.append_arrow("t", with_headers(header_array([[("a", b"x")]])), key=None, headers="nope")
+    # A null key or a null header fails the whole batch: no row of it is appended.
+    null_key = pa.array(
+        [[{"key": "a", "value": b"x"}], [{"key": None, "value": b"x"}]], pa.list_(HEADER)
+    )
+    with pytest.raises(InvalidArgument, match="row 1: the key of header 0 is null"):
+        acc.append_arrow("t", with_headers(null_key), key=None, headers="h")
+    null_entry = pa.array([[{"key": "a", "value": b"x"}, None]], pa.list_(HEADER))
+    with pytest.raises(InvalidArgument, match="row 0: header 1 is null"):
+        acc.append_arrow("t", with_headers(null_entry), key=None, headers="h")
+    assert len(acc) == 0

@@ -298,6 +298,36 @@ def test_appended_counts_rows_per_partition_as_the_log_has_them(kbroker: Broker)
     assert per_partition == counts
 
 
+def test_produce_arrow_headers_read_back_by_confluent(bootstrap: str) -> None:
+    pa = pytest.importorskip("pyarrow")
+    topic = create_topic(bootstrap, 3)
+    n = 3000
+    headers = [
+        None
+        if i % 7 == 0
+        else [("i", b"%d" % i), ("null", None), ("ключ", b"\x00" * (i % 5))][: i % 4]
+        for i in range(n)
+    ]
+    entry = pa.struct([("key", pa.string()), ("value", pa.binary())])
+    table = pa.table(
+        {
+            "key": pa.array([b"k%d" % i for i in range(n)]),
+            "value": pa.array([b"%d" % i for i in range(n)]),
+            "headers": pa.array(
+                [None if h is None else [{"key": k, "value": v} for k, v in h] for h in headers],
+                pa.list_(entry),
+            ),
+        }
+    )
+    with Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True}) as p:
+        assert p.produce_arrow(topic, table, headers="headers") == n
+        assert p.flush(30) == 0
+    got = {int(m.value()): m.headers() for m in read_back(bootstrap, topic, n, 3)}
+    for i, h in enumerate(headers):
+        # confluent gives None for a record without headers, (str, bytes | None) pairs otherwise.
+        assert got[i] == (h or None), i
+
+
 def test_list_topics_and_len(kbroker: Broker) -> None:
     topic = create_topic(kbroker.bootstrap_servers, 3)
     with Producer({"bootstrap.servers": kbroker.bootstrap_servers, "linger.ms": 60000}) as p:

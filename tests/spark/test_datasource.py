@@ -151,6 +151,46 @@ def test_headers_partition_column_and_topic_column(kspark, servers):
     assert [(h.key, h.value) for h in got[b"v3"].headers] == [("h3", b"\x00\xff")]
 
 
+def test_headers_of_many_rows_go_through_arrow(kspark, broker):
+    # 50,000 rows with headers: the sink hands them to produce_arrow (one Python produce() per
+    # row before headers reached the Arrow path).
+    topic = new_topic(broker, 2)
+    n = 50_000
+    header = F.struct(
+        F.lit("id").alias("key"), F.col("id").cast("string").cast("binary").alias("value")
+    )
+    df = kspark.range(n, numPartitions=2).select(
+        F.col("id").cast("string").alias("key"),
+        F.col("id").cast("string").alias("value"),
+        F.when(F.col("id") % 10 == 0, F.lit(None))
+        .otherwise(
+            F.array(
+                header.alias("h"),
+                F.struct(F.lit("n").alias("key"), F.lit(None).cast("binary").alias("value")),
+            )
+        )
+        .cast(HEADERS)
+        .alias("headers"),
+    )
+    df.write.format("kgroup").mode("append").option("kafka.bootstrap.servers", broker).option(
+        "topic", topic
+    ).save()
+    back = read(kspark, broker, topic, includeHeaders="true")
+    wrong = back.where(
+        F.when(
+            F.col("value").cast("string").cast("long") % 10 == 0, F.col("headers").isNotNull()
+        ).otherwise(
+            (F.size("headers") != 2)
+            | (F.col("headers")[0]["key"] != "id")
+            | (F.col("headers")[0]["value"] != F.col("value"))
+            | (F.col("headers")[1]["key"] != "n")
+            | F.col("headers")[1]["value"].isNotNull()
+        )
+    )
+    assert back.count() == n
+    assert wrong.count() == 0
+
+
 def test_offsets_timestamps_and_min_partitions(kspark, broker):
     topic = new_topic(broker, 2)
     p = kgroup.Producer({"bootstrap.servers": broker})

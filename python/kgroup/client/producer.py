@@ -198,7 +198,10 @@ class Producer:
     ) -> int:
         """Append every row of a pyarrow Table or RecordBatch (columns ``key`` and ``value``,
         binary or string; missing columns are null) as produce() would, placed and batched in
-        Rust. Returns the rows appended; ``flush``/``poll`` deliver them."""
+        Rust. ``headers`` names a ``list<struct<key: string, value: binary>>`` column (Spark's
+        sink type; a null list is no headers, a null value is allowed); a null key or header
+        fails the batch before any of its rows is appended. Returns the rows appended;
+        ``flush``/``poll`` deliver them."""
         kwargs: dict[str, Any] = {"key": key, "value": value}
         if partition is not None:
             kwargs["partition"] = partition

@@ -279,18 +279,11 @@ impl PyAccumulator {
         headers: Option<&str>,
         timestamp: Option<&str>,
     ) -> PyResult<usize> {
-        if let Some(h) = headers {
-            return Err(to_pyerr(
-                py,
-                Error::InvalidArgument(format!(
-                    "headers column {h:?}: Arrow headers are not supported yet"
-                )),
-            ));
-        }
         let names = ArrowNames {
             key,
             value,
             partition,
+            headers,
             timestamp,
         };
         let mut rows = 0usize;
@@ -469,6 +462,7 @@ struct ArrowNames<'a> {
     key: Option<&'a str>,
     value: &'a str,
     partition: Option<&'a str>,
+    headers: Option<&'a str>,
     timestamp: Option<&'a str>,
 }
 
@@ -556,18 +550,40 @@ impl ArrowJob<'_> {
         let keys = self.names.key.map(bin).transpose()?;
         let parts = self.names.partition.map(ints).transpose()?;
         let stamps = self.names.timestamp.map(ints).transpose()?;
+        let headers = self
+            .names
+            .headers
+            .map(|name| {
+                let (s, a) = find(name)?;
+                // SAFETY: as above.
+                unsafe { arrow::headers_from_c(s, a) }.map_err(|e| match e {
+                    Error::InvalidType(m) => Error::InvalidType(format!("column {name:?}: {m}")),
+                    e => e,
+                })
+            })
+            .transpose()?;
+        let mut row_headers = Vec::new();
+        if let Some(h) = &headers {
+            // A null key or header fails the whole batch before any of its rows is appended.
+            for i in 0..view.len {
+                h.get_into(view.offset + i, &mut row_headers)?;
+            }
+        }
         let now_wall = wall_ms();
         let now = self.acc.clock.now_ms();
         let mut g = self.acc.lock();
         for i in 0..view.len {
             let j = view.offset + i;
+            if let Some(h) = &headers {
+                h.get_into(j, &mut row_headers)?;
+            }
             let r = Record {
                 key: match &keys {
                     Some(k) => k.get(j)?,
                     None => None,
                 },
                 value: values.get(j)?,
-                headers: &[],
+                headers: &row_headers,
                 partition: parts
                     .as_ref()
                     .and_then(|p| p.get(j))

@@ -10,6 +10,7 @@ use std::ptr;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyTuple};
 
+use crate::client::headers::{HeaderColumn, ListOffsets};
 use crate::errors::Error;
 use crate::partitioners::keys::{Bitmap, KeyColumn};
 
@@ -493,6 +494,112 @@ pub unsafe fn int_column<'a>(
         len,
         validity: validity(array, off, len)?,
     }))
+}
+
+/// headers_from_c views a `list<struct<key, value>>` (or `large_list`) column as record headers:
+/// keys `string`, `large_string` or `string_view`; values binary or string of any width, or of
+/// the null type. Errors name what was found instead.
+///
+/// # Safety
+/// As for [`struct_view`], for the array, its child and grandchildren.
+pub unsafe fn headers_from_c<'a>(
+    schema: &'a FfiSchema,
+    array: &'a FfiArray,
+) -> Result<HeaderColumn<'a>, Error> {
+    const WANT: &str = "list<struct<key: string, value: binary>>";
+    let format = format_of(schema)?;
+    let wrong = |what: String| Error::InvalidType(format!("must be {WANT}, got {what}"));
+    if format != "+l" && format != "+L" {
+        return Err(wrong(type_name(format)));
+    }
+    if !schema.dictionary.is_null() {
+        return Err(wrong("a dictionary".into()));
+    }
+    if schema.n_children != 1 || array.n_children != 1 {
+        return Err(decode("Arrow list array does not have one child"));
+    }
+    if array.length < 0 || array.offset < 0 {
+        return Err(decode("Arrow array has a negative length or offset"));
+    }
+    let entry_schema = &**schema.children;
+    let entry = &**array.children;
+    let entry_format = format_of(entry_schema)?;
+    if entry_format != "+s" {
+        return Err(wrong(format!("a list of {}", type_name(entry_format))));
+    }
+    if entry.n_children != entry_schema.n_children || entry.offset < 0 || entry.length < 0 {
+        return Err(decode("Arrow struct array does not match its schema"));
+    }
+    let mut key = None;
+    let mut value = None;
+    let mut names = Vec::new();
+    for i in 0..entry_schema.n_children.max(0) as usize {
+        let s = &**entry_schema.children.add(i);
+        let a = &**entry.children.add(i);
+        let name = if s.name.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(s.name).to_string_lossy().into_owned()
+        };
+        match name.as_str() {
+            "key" => key = Some((s, a)),
+            "value" => value = Some((s, a)),
+            _ => {}
+        }
+        names.push(name);
+    }
+    let (Some((ks, ka)), Some((vs, va))) = (key, value) else {
+        return Err(wrong(format!("a list of struct with fields {names:?}")));
+    };
+    let kf = format_of(ks)?;
+    if !matches!(kf, "u" | "U" | "vu") || !ks.dictionary.is_null() {
+        return Err(Error::InvalidType(format!(
+            "header key must be string or large_string, got {}",
+            if ks.dictionary.is_null() {
+                type_name(kf)
+            } else {
+                "a dictionary".into()
+            }
+        )));
+    }
+    let keys = column(kf, ka)?.expect("a string format");
+    let vf = format_of(vs)?;
+    let values = if vf == "n" {
+        None
+    } else {
+        let c = if vs.dictionary.is_null() {
+            column(vf, va)?
+        } else {
+            None
+        };
+        Some(c.ok_or_else(|| {
+            Error::InvalidType(format!(
+                "header value must be binary or string, got {}",
+                if vs.dictionary.is_null() {
+                    type_name(vf)
+                } else {
+                    "a dictionary".into()
+                }
+            ))
+        })?)
+    };
+    let (len, off) = (array.length as usize, array.offset as usize);
+    let offsets = if format == "+l" {
+        let o = slice::<i32>(buffer(array, 1)?, off + len + 1)?;
+        ListOffsets::I32(&o[off.min(o.len())..])
+    } else {
+        let o = slice::<i64>(buffer(array, 1)?, off + len + 1)?;
+        ListOffsets::I64(&o[off.min(o.len())..])
+    };
+    let entry_offset = entry.offset as usize;
+    Ok(HeaderColumn {
+        offsets,
+        validity: validity(array, off, len)?,
+        entry_offset,
+        entry_validity: validity(entry, 0, entry_offset + entry.length as usize)?,
+        keys,
+        values,
+    })
 }
 
 /// describe is an Arrow format string as error messages name it.
