@@ -19,7 +19,7 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -143,9 +143,7 @@ def read_range(
     from kgroup import Consumer, TopicPartition
 
     schema = _arrow_schema(opts.include_headers)
-    config: dict[str, Any] = dict(opts.kafka)
-    config.setdefault("enable.partition.eof", "false")
-    consumer = Consumer(config)
+    consumer = Consumer(consumer_config(opts))
     try:
         consumer.assign([TopicPartition(topic, partition, start)])
         position = start
@@ -195,6 +193,18 @@ def read_range(
         consumer.close()
 
 
+def consumer_config(opts: ReadOptions) -> dict[str, Any]:
+    """A task's Consumer settings: the ``kafka.*`` options, ``group.id`` as
+    :class:`~spark_udfs.options.ReadOptions` says, and never a commit (Spark's
+    kafkaParamsForExecutors). The consumer reads by ``assign`` from planned offsets, so the
+    group is never joined nor its offsets fetched."""
+    config: dict[str, Any] = dict(opts.kafka)
+    config.setdefault("enable.partition.eof", "false")
+    config["group.id"] = opts.group_id
+    config["enable.auto.commit"] = "false"
+    return config
+
+
 def _log_start(opts: ReadOptions, topic: str, partition: int) -> int:
     with Planner(opts) as planner:
         return planner.watermarks([(topic, partition)])[(topic, partition)][0]
@@ -207,7 +217,7 @@ class KafkaReader(DataSourceReader):
         self.opts = opts
         with Planner(opts) as planner:
             ranges = planner.batch_ranges()
-        self.ranges = split_ranges(ranges, opts.min_partitions)
+        self.ranges = split_ranges(ranges, opts.min_partitions, opts.max_records_per_partition)
 
     def partitions(self) -> Sequence[InputPartition]:
         return [RangePartition(r.topic, r.partition, r.start, r.end) for r in self.ranges]
@@ -247,6 +257,38 @@ except ImportError:  # Spark 4.0/4.1: latestOffset() takes no arguments, every t
         """Stand-in so that the reader's bases stay the same on older Sparks."""
 
 
+try:
+    from pyspark.sql.streaming.datasource import ReadMinRows
+except ImportError:
+    ReadMinRows = None  # type: ignore[assignment,misc]
+
+
+class TriggerDelay:
+    """Spark's KafkaMicroBatchStream.delayBatch, for ``minOffsetsPerTrigger`` and
+    ``maxTriggerDelay``: a trigger is held back while fewer than ``min_offsets`` new offsets
+    (summed over partitions, a new partition counted from 0) are available, until
+    ``max_delay_ms`` passed since the last trigger that went ahead; the first trigger goes
+    ahead. ``clock`` gives ms on a monotonic clock. Not thread-safe (Spark asks one trigger at a
+    time)."""
+
+    def __init__(
+        self, min_offsets: int, max_delay_ms: int, clock: Callable[[], float] | None = None
+    ) -> None:
+        self.min_offsets, self.max_delay_ms = min_offsets, max_delay_ms
+        self.clock = clock or (lambda: time.monotonic() * 1000)
+        self.last: float | None = None
+
+    def holds(self, start: dict[tuple[str, int], int], latest: dict[tuple[str, int], int]) -> bool:
+        now = self.clock()
+        if self.last is None or now - self.last >= self.max_delay_ms:
+            self.last = now
+            return False
+        if sum(off - start.get(k, 0) for k, off in latest.items()) < self.min_offsets:
+            return True
+        self.last = now
+        return False
+
+
 def rate_limit(
     start: dict[tuple[str, int], int], latest: dict[tuple[str, int], int], limit: int
 ) -> dict[tuple[str, int], int]:
@@ -271,16 +313,24 @@ def rate_limit(
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The streaming reader. Offsets are Spark's Kafka checkpoint form
-    ``{"topic": {"partition": offset}}``; ``maxOffsetsPerTrigger`` goes through Spark's
-    admission control (``latestOffset(start, limit)``, Spark 4.2+; on older Sparks the reader
-    applies it itself); ``trigger(availableNow=True)`` stops at the offsets of its start;
-    partitions that appear later are read from their start."""
+    ``{"topic": {"partition": offset}}``. Admission as Spark's KafkaMicroBatchStream:
+    ``minOffsetsPerTrigger`` holds a trigger back (see :class:`TriggerDelay`), then
+    ``maxOffsetsPerTrigger`` caps it (:func:`rate_limit`); Spark's ``ReadAllAvailable``
+    (``Trigger.Once``) lifts both. Spark 4.2+ asks through admission control
+    (``latestOffset(start, limit)``); on 4.0/4.1 the reader applies the options itself.
+    ``trigger(availableNow=True)`` stops at the offsets of its start and is never held back by
+    ``minOffsetsPerTrigger`` (a held trigger would end the query with records left, the case
+    pyspark's ReadMinRows leaves to the source). Partitions that appear later are read from
+    their start."""
 
     def __init__(self, opts: ReadOptions) -> None:
         self.opts = opts
         self._planner = Planner(opts)
         self._target: dict[tuple[str, int], int] | None = None
         self._last: dict[tuple[str, int], int] | None = None
+        self._available: dict[tuple[str, int], int] | None = None
+        n = opts.min_offsets_per_trigger
+        self._delay = TriggerDelay(n, opts.max_trigger_delay_ms) if n is not None else None
 
     def _marks(self) -> tuple[list[tuple[str, int]], dict[tuple[str, int], tuple[int, int]]]:
         keys = self._planner.partitions()
@@ -292,9 +342,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offsets_json(start)
 
     def getDefaultReadLimit(self) -> Any:
-        n = self.opts.max_offsets_per_trigger
-        if n is not None and ReadMaxRows is not None:
-            return ReadMaxRows(n)
+        # Spark's Python sources have no CompositeReadLimit: the limit tells ReadAllAvailable
+        # from "apply the options", and latestOffset applies both of them from the options.
+        o = self.opts
+        if o.min_offsets_per_trigger is not None and ReadMinRows is not None:
+            return ReadMinRows(o.min_offsets_per_trigger)
+        if o.max_offsets_per_trigger is not None and ReadMaxRows is not None:
+            return ReadMaxRows(o.max_offsets_per_trigger)
         return ReadAllAvailable() if ReadAllAvailable is not None else None
 
     def prepareForTriggerAvailableNow(self) -> None:
@@ -307,23 +361,39 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         else:
             keys, marks = self._marks()
             latest = {k: marks[k][1] for k in keys}
+        self._available = dict(latest)
         if start is None:  # Spark 4.0/4.1: no admission control from the engine
             begin = self._last
-            n = self.opts.max_offsets_per_trigger
+            limited = True
         else:
             begin = offsets_of(start)
-            n = (
-                limit.max_rows
-                if ReadMaxRows is not None and isinstance(limit, ReadMaxRows)
-                else None
+            limited = not (
+                ReadAllAvailable is not None
+                and isinstance(limit, ReadAllAvailable)
+                and not isinstance(self.getDefaultReadLimit(), ReadAllAvailable)
             )
         if begin is not None:
             for k, off in begin.items():
                 latest.setdefault(k, off)
-            if n is not None:
-                latest = rate_limit(begin, latest, n)
+            if limited:
+                latest = self._admit(begin, latest)
         self._last = latest
         return offsets_json(latest)
+
+    def _admit(
+        self, begin: dict[tuple[str, int], int], latest: dict[tuple[str, int], int]
+    ) -> dict[tuple[str, int], int]:
+        """The end of the next batch: ``begin`` while minOffsetsPerTrigger holds the trigger
+        back (never under availableNow), else ``latest`` capped by maxOffsetsPerTrigger."""
+        if self._delay is not None and self._target is None and self._delay.holds(begin, latest):
+            return dict(begin)
+        n = self.opts.max_offsets_per_trigger
+        return rate_limit(begin, latest, n) if n is not None else latest
+
+    def reportLatestOffset(self) -> dict | None:
+        """The latest offsets the last trigger saw (Spark 4.2+ shows them in the query's
+        progress as the source's ``latestOffset``)."""
+        return offsets_json(self._available) if self._available else None
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         begin, stop = offsets_of(start), offsets_of(end)
@@ -336,7 +406,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             ranges.append(Range(k[0], k[1], s, max(stop[k], s)))
         return [
             RangePartition(r.topic, r.partition, r.start, r.end)
-            for r in split_ranges(ranges, self.opts.min_partitions)
+            for r in split_ranges(
+                ranges, self.opts.min_partitions, self.opts.max_records_per_partition
+            )
         ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]

@@ -2,16 +2,21 @@
 
 A read is a list of :class:`Range` (one topic partition, offsets ``[start, end)``); the driver
 resolves the subscription to partitions and the offset options to numbers (ListOffsets,
-earliest, latest or by timestamp), and splits large ranges when ``minPartitions`` asks for
-more Spark partitions than there are Kafka partitions (as Spark's KafkaOffsetRangeCalculator).
+earliest, latest or by timestamp), retrying as ``fetchOffset.numRetries`` and
+``fetchOffset.retryIntervalMs`` say, and splits ranges larger than ``maxRecordsPerPartition``
+and large ranges when ``minPartitions`` asks for more Spark partitions than there are Kafka
+partitions (as Spark's KafkaOffsetRangeCalculator).
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import re
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from spark_udfs.options import EARLIEST, LATEST, OffsetSpec, ReadOptions
 
@@ -34,43 +39,79 @@ class Range:
         return max(self.end - self.start, 0)
 
 
-def split_ranges(ranges: list[Range], min_partitions: int | None) -> list[Range]:
-    """Spark's KafkaOffsetRangeCalculator: with ``min_partitions`` above the number of
-    non-empty ranges, each range becomes ``round(size / total * min_partitions)`` parts (at
-    least one), the last part taking the rounding; empty ranges are dropped."""
+def _divide(r: Range, parts: int) -> list[Range]:
+    """``r`` in ``parts`` consecutive ranges of sizes differing by at most one (the last ones
+    take the rounding, as Spark's integer division does)."""
+    out = []
+    remaining, start = r.size, r.start
+    for part in range(parts):
+        this = remaining // (parts - part)
+        remaining -= this
+        end = min(start + this, r.end)
+        if end > start:
+            out.append(Range(r.topic, r.partition, start, end))
+        start = end
+    return out
+
+
+def split_ranges(
+    ranges: list[Range], min_partitions: int | None, max_records: int | None = None
+) -> list[Range]:
+    """Spark's KafkaOffsetRangeCalculator.getRanges. Empty ranges are dropped; with
+    ``max_records`` (maxRecordsPerPartition) a range of ``size`` records becomes
+    ``ceil(size / max_records)`` even parts; then, with ``min_partitions`` above the number of
+    ranges, each range whose share ``round(size / total * min_partitions)`` is above one is
+    divided in its share of the ranges left once those of share one stay whole (SPARK-36576).
+    Every offset of every range lands in exactly one output range, in offset order."""
     ranges = [r for r in ranges if r.size > 0]
+    if max_records is not None:
+        ranges = [p for r in ranges for p in _divide(r, -(-r.size // max_records))]
     if min_partitions is None or min_partitions <= len(ranges):
         return ranges
     total = sum(r.size for r in ranges)
+
+    def share(size: int, of: int, parts: int) -> int:
+        # Scala's math.round: half up.
+        return max(math.floor(size / of * parts + 0.5), 1)
+
+    whole = {r for r in ranges if share(r.size, total, min_partitions) == 1}
+    split_total = total - sum(r.size for r in whole)
+    split_parts = max(min_partitions - len(whole), 1)
     out: list[Range] = []
     for r in ranges:
-        parts = max(round(r.size / total * min_partitions), 1)
-        remaining = r.size
-        start = r.start
-        for part in range(parts):
-            this = remaining // (parts - part)
-            remaining -= this
-            end = min(start + this, r.end)
-            if end > start:
-                out.append(Range(r.topic, r.partition, start, end))
-            start = end
+        if r in whole:
+            out.append(r)
+        else:
+            out.extend(_divide(r, share(r.size, split_total, split_parts)))
     return out
+
+
+T = TypeVar("T")
+
+log = logging.getLogger("spark_udfs.offsets")
 
 
 class Planner:
     """Planner answers the driver's questions about the cluster for one set of options; it
-    opens its AdminClient on first use and closes it with :meth:`close`."""
+    opens its AdminClient on first use and closes it with :meth:`close`. Each question is
+    asked up to ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart, with a
+    new AdminClient after a failure (Spark's KafkaOffsetReaderAdmin.withRetries); the last
+    failure is raised."""
 
-    def __init__(self, opts: ReadOptions) -> None:
+    def __init__(self, opts: ReadOptions, connect: Callable[[], Any] | None = None) -> None:
         self.opts = opts
+        self._connect = connect
         self._admin: Any = None
 
     @property
     def admin(self) -> Any:
         if self._admin is None:
-            from kgroup import AdminClient
+            if self._connect is not None:
+                self._admin = self._connect()
+            else:
+                from kgroup import AdminClient
 
-            self._admin = AdminClient(self.opts.admin_config())
+                self._admin = AdminClient(self.opts.admin_config())
         return self._admin
 
     def close(self) -> None:
@@ -84,12 +125,28 @@ class Planner:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _ask(self, question: Callable[[Any], T]) -> T:
+        attempts = self.opts.fetch_offset_attempts
+        for attempt in range(1, attempts + 1):
+            try:
+                return question(self.admin)
+            except Exception as e:
+                if attempt == attempts:
+                    raise
+                log.warning("Error in attempt %d getting Kafka offsets: %r", attempt, e)
+                time.sleep(self.opts.fetch_offset_retry_interval_ms / 1000)
+                try:
+                    self.close()
+                except Exception:  # a broken client may fail to close; a new one is made
+                    self._admin = None
+        raise AssertionError("unreachable")
+
     def partitions(self) -> list[Key]:
         """The topic partitions the subscription names now, sorted."""
         o = self.opts
         if o.strategy == "assign":
             return sorted(set(o.assign))
-        md = self.admin.list_topics(timeout=30)
+        md = self._ask(lambda admin: admin.list_topics(timeout=30))
         out: list[Key] = []
         if o.strategy == "subscribe":
             for t in o.topics:
@@ -111,16 +168,19 @@ class Planner:
             return {}
         from kgroup import TopicPartition
 
-        futures = self.admin.list_offsets(
-            {TopicPartition(t, p): s for (t, p), s in specs.items()}, request_timeout=30
-        )
-        return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+        def ask(admin: Any) -> dict[Key, int]:
+            futures = admin.list_offsets(
+                {TopicPartition(t, p): s for (t, p), s in specs.items()}, request_timeout=30
+            )
+            return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+
+        return self._ask(ask)
 
     def watermarks(self, keys: Iterable[Key]) -> dict[Key, tuple[int, int]]:
         keys = list(keys)
         if not keys:
             return {}
-        got = self.admin.watermarks(keys, timeout=30)
+        got = self._ask(lambda admin: admin.watermarks(keys, timeout=30))
         return {(tp.topic, tp.partition): v for tp, v in got.items()}
 
     def resolve(

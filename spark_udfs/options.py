@@ -10,7 +10,9 @@ before any job runs.
 from __future__ import annotations
 
 import json
+import logging
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +21,7 @@ from kgroup.client.config import ClientConfig
 from kgroup.errors import KafkaError
 
 __all__ = [
+    "CUSTOM_GROUP_ID_WARNING",
     "EARLIEST",
     "LATEST",
     "OffsetSpec",
@@ -62,10 +65,11 @@ _READ_KEYS = {
 # as JSON {"topic": {"partition": rows}} (Spark runs commit() in a Python worker of its own).
 _WRITE_KEYS = {"topic", "includeheaders", "kgroup.commitreport"}
 
-# Consumer settings Spark's source refuses, with Spark's words.
+log = logging.getLogger("spark_udfs.options")
+
+# Consumer settings Spark's source refuses, with Spark's words. Spark 3.x+ allows `group.id`
+# (KafkaSourceProvider.validateGeneralOptions logs CUSTOM_GROUP_ID_ERROR_MESSAGE instead).
 _REFUSED_CONSUMER = {
-    "group.id": "Kafka option 'group.id' is not supported as user-specified consumer groups "
-    "are not used to track offsets.",
     "auto.offset.reset": "Kafka option 'auto.offset.reset' is not supported. Instead set the "
     "source option 'startingoffsets' to 'earliest' or 'latest' to specify where to start. "
     "Structured Streaming manages which offsets are consumed internally, rather than relying "
@@ -79,6 +83,19 @@ _REFUSED_CONSUMER = {
     "enable.auto.commit": "Kafka option 'enable.auto.commit' is not supported",
     "interceptor.classes": "Kafka option 'interceptor.classes' is not supported",
 }
+#: Spark's caution when ``kafka.group.id`` is set (its CUSTOM_GROUP_ID_ERROR_MESSAGE), logged
+#: as Spark logs it. kgroup's tasks never join the group (see :class:`ReadOptions`).
+CUSTOM_GROUP_ID_WARNING = (
+    "Kafka option 'kafka.group.id' has been set on this query, it is not recommended to set "
+    "this option. This option is unsafe to use since multiple concurrent queries or sources "
+    "using the same group id will interfere with each other as they are part of the same "
+    "consumer group. Restarted queries may also suffer interference from the previous run "
+    "having the same group id. The user should have only one query per group id, and/or set "
+    "the option 'kafka.session.timeout.ms' to be very small so that the Kafka consumers from "
+    "the previous query are marked dead by the Kafka group coordinator before the restarted "
+    "query starts running."
+)
+
 _REFUSED_PRODUCER = {
     "key.serializer": "Kafka option 'key.serializer' is not supported as keys are serialized "
     "with ByteArraySerializer.",
@@ -113,7 +130,14 @@ class OffsetSpec:
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """The source's options, parsed and checked."""
+    """The source's options, parsed and checked.
+
+    ``group_id`` is the ``group.id`` of the tasks' consumers: ``kafka.group.id``, or one made
+    up as Spark makes it (``<groupIdPrefix>-<uuid>-executor``, the prefix
+    ``spark-kafka-relation`` for batch reads and ``spark-kafka-source`` for streams). The
+    consumers read by ``assign`` from offsets the driver planned, with ``enable.auto.commit``
+    off: they never join the group, fetch or commit its offsets, so no group appears on the
+    broker and none needs an ACL."""
 
     kafka: dict[str, str]
     strategy: str  # subscribe | subscribepattern | assign
@@ -126,8 +150,14 @@ class ReadOptions:
     fail_on_data_loss: bool = True
     include_headers: bool = False
     min_partitions: int | None = None
+    max_records_per_partition: int | None = None
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60_000
     poll_timeout_ms: int = 120_000
+    fetch_offset_attempts: int = 3
+    fetch_offset_retry_interval_ms: int = 1000
+    group_id: str = "spark-kafka-relation-executor"
 
     def admin_config(self) -> dict[str, Any]:
         """The ``kafka.*`` settings an AdminClient takes (the common ones)."""
@@ -167,6 +197,23 @@ def _positive_int(options: Mapping[str, str], key: str) -> int | None:
     if n <= 0:
         raise ValueError(f"Invalid value '{v}' for option '{key}', must be a positive integer")
     return n
+
+
+_TIME_UNITS_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
+_TIME_UNITS_MS["d"] = 24 * _TIME_UNITS_MS["h"]
+
+
+def time_ms(value: str, key: str) -> int:
+    """A duration as Spark's ``Utils.timeStringAsMs`` reads it: a whole number with an optional
+    unit (us, ms, s, m, min, h, d; none is ms), rounded down to ms."""
+    m = re.fullmatch(r"(-?[0-9]+)([a-z]+)?", str(value).strip().lower())
+    unit = m.group(2) if m else None
+    if m is None or (unit is not None and unit not in _TIME_UNITS_MS):
+        raise ValueError(
+            f"option '{key}': {value!r} is not a duration: a whole number with a unit of "
+            f"{', '.join(_TIME_UNITS_MS)} (none is ms), e.g. 15m"
+        )
+    return int(int(m.group(1)) * _TIME_UNITS_MS[unit or "ms"])
 
 
 def kafka_params(options: Mapping[str, str], refused: Mapping[str, str]) -> dict[str, str]:
@@ -347,8 +394,51 @@ def parse_read_options(options: Mapping[str, str], *, batch: bool | None) -> Rea
             f"got {strat!r}"
         )
     min_partitions = _positive_int(options, "minpartitions")
+    max_records = _positive_int(options, "maxrecordsperpartition")
     max_per_trigger = _positive_int(options, "maxoffsetspertrigger")
+    min_per_trigger = _positive_int(options, "minoffsetspertrigger")
+    delay = options.get("maxtriggerdelay")
+    delay_ms = time_ms(delay, "maxTriggerDelay") if delay is not None else 15 * 60_000
+    if min_per_trigger is not None and max_per_trigger is not None:
+        if min_per_trigger > max_per_trigger:
+            raise ValueError(
+                f"The value of minOffsetPerTrigger({min_per_trigger}) is higher than the "
+                f"maxOffsetsPerTrigger({max_per_trigger})."
+            )
+    if batch:
+        for k, name in (
+            ("maxoffsetspertrigger", "maxOffsetsPerTrigger"),
+            ("minoffsetspertrigger", "minOffsetsPerTrigger"),
+            ("maxtriggerdelay", "maxTriggerDelay"),
+        ):
+            if k in options:
+                log.warning("%s option ignored in batch queries", name)
     poll = _positive_int(options, "kafkaconsumer.polltimeoutms")
+    attempts = _positive_int(options, "fetchoffset.numretries")
+    interval = options.get("fetchoffset.retryintervalms")
+    interval_ms = 1000
+    if interval is not None:
+        try:
+            interval_ms = int(str(interval).strip())
+        except ValueError:
+            interval_ms = -1
+        if interval_ms < 0:
+            raise ValueError(
+                f"Invalid value '{interval}' for option 'fetchOffset.retryIntervalMs', must be "
+                "a whole number of ms"
+            )
+    group_id = kafka.get("group.id")
+    if group_id is not None:
+        log.warning(CUSTOM_GROUP_ID_WARNING)
+        if "groupidprefix" in options:
+            log.warning(
+                "Option groupIdPrefix will be ignored as option kafka.group.id has been set."
+            )
+    else:
+        prefix = options.get("groupidprefix") or (
+            "spark-kafka-source" if batch is False else "spark-kafka-relation"
+        )
+        group_id = f"{prefix}-{uuid.uuid4()}-executor"
     return ReadOptions(
         kafka=kafka,
         strategy=strategy,
@@ -361,8 +451,14 @@ def parse_read_options(options: Mapping[str, str], *, batch: bool | None) -> Rea
         fail_on_data_loss=_bool(options, "failondataloss", True),
         include_headers=_bool(options, "includeheaders", False),
         min_partitions=min_partitions,
+        max_records_per_partition=max_records,
         max_offsets_per_trigger=max_per_trigger,
+        min_offsets_per_trigger=min_per_trigger,
+        max_trigger_delay_ms=delay_ms,
         poll_timeout_ms=poll or 120_000,
+        fetch_offset_attempts=attempts or 3,
+        fetch_offset_retry_interval_ms=interval_ms,
+        group_id=group_id,
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import math
 import tempfile
 import time
 
@@ -20,6 +21,7 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+from support.consumers import wait_for
 from support.kgroup_broker import run_broker
 
 import kgroup
@@ -230,7 +232,8 @@ def test_bad_options_fail_before_any_job(kspark, broker):
         ({"subscribe": "t"}, "kafka.bootstrap.servers' must be specified"),
         ({**bs}, "One of the following options must be specified"),
         ({**bs, "subscribe": "t", "assign": '{"t":[0]}'}, "Only one of the following options"),
-        ({**bs, "subscribe": "t", "kafka.group.id": "g"}, "'group.id' is not supported"),
+        ({**bs, "subscribe": "t", "maxRecordsPerPartition": "0"}, "must be a positive integer"),
+        ({**bs, "subscribe": "t", "maxTriggerDelay": "soon"}, "'maxTriggerDelay'"),
         ({**bs, "subscribe": "t", "kafka.auto.offset.reset": "x"}, "'auto.offset.reset'"),
         ({**bs, "subscribe": "t", "startingOffsets": "latest"}, "can't be latest for batch"),
         ({**bs, "subscribe": "t", "kafka.fetch.max.bytess": "1"}, "fetch.max.bytess"),
@@ -339,3 +342,169 @@ def test_long_and_int_columns_of_the_schema():
     s = source_schema(True)
     assert [f.dataType for f in s.fields][3:5] == [IntegerType(), LongType()]
     assert s.fields[-1].dataType == HEADERS
+
+
+def test_max_records_per_partition_splits_ranges_and_reads_each_record_once(kspark, servers):
+    topic = new_topic(servers, 2)
+    p = kgroup.Producer({"bootstrap.servers": servers})
+    for i in range(35):
+        p.produce(topic, value=b"%d" % i, partition=0 if i < 25 else 1)
+    assert p.flush(30) == 0
+    p.close()
+    ends = json.dumps({topic: {"0": 25, "1": 10}})  # tansu's ListOffsets latest: see above
+    df = read(kspark, servers, topic, maxRecordsPerPartition="4", endingOffsets=ends)
+    assert df.rdd.getNumPartitions() == math.ceil(25 / 4) + math.ceil(10 / 4)
+    tasks = (
+        df.groupBy(F.spark_partition_id().alias("task"))
+        .agg(
+            F.count("*").alias("n"),
+            F.countDistinct("partition").alias("kafka_partitions"),
+            (F.max("offset") - F.min("offset") + 1).alias("span"),
+        )
+        .collect()
+    )
+    assert len(tasks) == 10
+    for t in tasks:  # each task reads at most 4 consecutive offsets of one Kafka partition
+        assert t.n <= 4 and t.kafka_partitions == 1 and t.span == t.n
+    offs = sorted((r.partition, r.offset) for r in df.collect())
+    assert offs == [(0, o) for o in range(25)] + [(1, o) for o in range(10)]
+
+
+def test_group_id_options_never_make_a_group_on_the_broker(kspark, broker):
+    topic = new_topic(broker, 1)
+    p = kgroup.Producer({"bootstrap.servers": broker})
+    for i in range(10):
+        p.produce(topic, value=b"%d" % i)
+    assert p.flush(30) == 0
+    p.close()
+    group = f"mine-{time.monotonic_ns()}"
+    # Spark 3.x+ takes kafka.group.id (with a caution in its log), and groupIdPrefix only names
+    # the group id it makes up; kgroup's tasks read by assign and never commit.
+    assert read(kspark, broker, topic, **{"kafka.group.id": group}).count() == 10
+    assert read(kspark, broker, topic, groupIdPrefix=group).count() == 10
+    admin = kgroup.AdminClient({"bootstrap.servers": broker})
+    try:
+        listed = admin.list_consumer_groups().result(30)
+    finally:
+        admin.close()
+    assert not [g for g in listed.valid if g.group_id.startswith(group)]
+
+
+def test_offsets_by_timestamp_options(kspark, broker):
+    servers = broker
+    topic = new_topic(servers, 2)
+    p = kgroup.Producer({"bootstrap.servers": servers})
+    for i in range(20):
+        # Partition 0: offset o at 1,000,000 + 2o s; partition 1: o at 1,001,000 + 2o s, up
+        # to 1,009,000.
+        if i < 10 or i % 2 == 0:
+            p.produce(topic, value=b"%d" % i, partition=i % 2, timestamp=1_000_000 + i * 1000)
+    assert p.flush(30) == 0
+    p.close()
+    ends = {topic: {"0": 10, "1": 5}}
+    # endingOffsetsByTimestamp: partition 0 ends at its first record at or after 1,006,000,
+    # partition 1 (no record that late) at its end.
+    df = read(
+        kspark,
+        servers,
+        topic,
+        startingOffsetsByTimestamp=json.dumps({topic: {"0": 1_002_000, "1": 1_003_000}}),
+        endingOffsetsByTimestamp=json.dumps({topic: {"0": 1_006_000, "1": 1_050_000}}),
+    )
+    got = sorted((r.partition, r.offset) for r in df.collect())
+    assert got == [(0, 1), (0, 2), (1, 1), (1, 2), (1, 3), (1, 4)]
+    # A starting timestamp after partition 1's last record: an error by default, the latest
+    # offset with startingOffsetsByTimestampStrategy=latest (Spark's).
+    late = json.dumps({topic: {"0": 1_012_000, "1": 1_012_000}})
+    with pytest.raises(Exception, match="No offset matched"):
+        read(kspark, servers, topic, startingOffsetsByTimestamp=late).collect()
+    df = read(
+        kspark,
+        servers,
+        topic,
+        startingOffsetsByTimestamp=late,
+        startingOffsetsByTimestampStrategy="latest",
+        endingOffsets=json.dumps(ends),
+    )
+    got = sorted((r.partition, r.offset) for r in df.collect())
+    assert got == [(0, o) for o in range(6, 10)]
+
+
+def _progress_offsets(value) -> int:
+    """The sum of a progress's source offsets (JSON text or None)."""
+    if not value:
+        return 0
+    obj = json.loads(value) if isinstance(value, str) else value
+    return sum(int(o) for parts in obj.values() for o in parts.values())
+
+
+def test_stream_min_offsets_per_trigger_holds_batches_back(kspark, broker):
+    topic = new_topic(broker, 2)
+    p = kgroup.Producer({"bootstrap.servers": broker})
+
+    def produce(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            p.produce(topic, value=b"%d" % i, partition=i % 2)
+        assert p.flush(30) == 0
+
+    def start(d: str, name: str, **options: str):
+        r = (
+            kspark.readStream.format("kgroup")
+            .option("kafka.bootstrap.servers", broker)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+        )
+        for k, v in options.items():
+            r = r.option(k, v)
+        return (
+            r.load()
+            .select("value")
+            .writeStream.format("memory")
+            .queryName(name)
+            .option("checkpointLocation", f"{d}/{name}")
+            .start()
+        )
+
+    def batches(q) -> list[int]:
+        return [b["numInputRows"] for b in q.recentProgress if b["numInputRows"]]
+
+    def saw(q, n: int) -> bool:
+        return any(
+            _progress_offsets(b["sources"][0]["latestOffset"]) >= n for b in q.recentProgress
+        )
+
+    # Progress for triggers without data at once (Spark's default reports them every 10 s).
+    kspark.conf.set("spark.sql.streaming.noDataProgressEventInterval", "0")
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            q = start(d, "min_offsets", minOffsetsPerTrigger="50", maxTriggerDelay="10m")
+            try:
+                # The first trigger always goes ahead (Spark's lastTriggerMillis starts at 0).
+                wait_for(lambda: bool(q.recentProgress), 60, "a first trigger", q.status)
+                produce(0, 20)
+                # A trigger saw the 20 records and held them back: fewer than 50.
+                wait_for(lambda: saw(q, 20), 60, "a trigger that saw 20 records", q.lastProgress)
+                assert batches(q) == []
+                produce(20, 50)
+                wait_for(lambda: sum(batches(q)) == 50, 60, "50 rows", q.recentProgress)
+                assert batches(q) == [50]  # one batch, once 50 were there
+                assert q.exception() is None
+            finally:
+                q.stop()
+            # maxTriggerDelay: 5 records, far under minOffsetsPerTrigger, go after 1.5 s.
+            t0 = time.monotonic()
+            q = start(d, "max_delay", minOffsetsPerTrigger="1000", maxTriggerDelay="1500ms")
+            try:
+                wait_for(lambda: sum(batches(q)) == 50, 60, "the backlog", q.recentProgress)
+                produce(50, 55)
+                wait_for(lambda: sum(batches(q)) == 55, 60, "5 more rows", q.recentProgress)
+                # The first trigger reads the backlog; the 5 come no sooner than the delay after.
+                assert batches(q) == [50, 5]
+                assert time.monotonic() - t0 >= 1.5
+            finally:
+                q.stop()
+            rows = kspark.sql("select value from max_delay").collect()
+            assert sorted(int(r.value) for r in rows) == list(range(55))
+    finally:
+        kspark.conf.unset("spark.sql.streaming.noDataProgressEventInterval")
+        p.close()
