@@ -575,7 +575,8 @@ def _merge(messages: Sequence[WriterCommitMessage | None]) -> dict[tuple[str, in
 
 class KafkaWriter(DataSourceArrowWriter):
     """The batch writer: one idempotent producer per task; :meth:`commit` logs the rows
-    written per (topic, partition), and writes them to the ``kgroup.commitReport`` file."""
+    written per (topic, partition), and writes them (and each task's) to the
+    ``kgroup.commitReport`` file."""
 
     def __init__(self, opts: WriteOptions, schema: StructType) -> None:
         check_sink_schema(schema, opts)
@@ -585,7 +586,7 @@ class KafkaWriter(DataSourceArrowWriter):
         return write_batches(self.opts, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
-        _log_commit(_merge(messages), self.opts)
+        _log_commit(messages, self.opts)
 
 
 try:  # Spark 4.1+: the streaming writer may take Arrow batches
@@ -617,7 +618,7 @@ class KafkaStreamWriter(_StreamWriterBase):  # type: ignore[misc,valid-type]
         return write_batches(self.opts, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
-        _log_commit(_merge(messages), self.opts, batchId)
+        _log_commit(messages, self.opts, batchId)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         pass
@@ -630,12 +631,17 @@ def _ARROW_SINK(schema: StructType) -> pa.Schema:
 
 
 def _log_commit(
-    total: dict[tuple[str, int], int], opts: WriteOptions, batch_id: int | None = None
+    messages: Sequence[WriterCommitMessage | None], opts: WriteOptions, batch_id: int | None = None
 ) -> None:
+    """Log the rows written per (topic, partition); with ``kgroup.commitReport``, write them to
+    that file as ``{"batch": id, "rows": {topic: {partition: rows}}, "tasks": [...]}``, where
+    ``tasks`` holds each task's own rows in the same form, in Spark's partition order."""
     import logging
 
+    total = _merge(messages)
     if opts.report_path:
-        report = {"batch": batch_id, "rows": offsets_json(total)}
+        tasks = [offsets_json(m.rows) if isinstance(m, WriteReport) else None for m in messages]
+        report = {"batch": batch_id, "rows": offsets_json(total), "tasks": tasks}
         with open(opts.report_path, "w", encoding="utf-8") as f:
             json.dump(report, f)
 

@@ -22,11 +22,14 @@ from pyspark.sql.types import (
     StructType,
 )
 from support.consumers import wait_for
-from support.kgroup_broker import run_broker
+from support.kgroup_broker import Wire, run_broker
 
 import kgroup
 import spark_udfs
+from kgroup.protocol import ApiKey
+from kgroup.protocol.records import decode_batches
 from spark_udfs.datasource import source_schema
+from spark_udfs.frame import repartition_by_kafka_key
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
@@ -508,3 +511,59 @@ def test_stream_min_offsets_per_trigger_holds_batches_back(kspark, broker):
     finally:
         kspark.conf.unset("spark.sql.streaming.noDataProgressEventInterval")
         p.close()
+
+
+def stored_batches(servers: str, topic: str, partition: int) -> list:
+    """Every record batch of one partition as the broker stores it, fetched raw (Fetch v11)."""
+    out: list = []
+    offset = 0
+    with Wire(servers) as w:
+        while True:
+            part = {"partition": partition, "fetch_offset": offset, "partition_max_bytes": 1 << 20}
+            body = {
+                "replica_id": -1,
+                "max_wait_ms": 500,  # tansu answers nothing with 0; data answers at once
+                "min_bytes": 1,
+                "topics": [{"topic": topic, "partitions": [part]}],
+            }
+            f = w.request(ApiKey.FETCH, 11, body).body.responses[0].partitions[0]
+            assert f.error_code == 0, f
+            batches = decode_batches(f.records) if f.records else []
+            if not batches:
+                return out
+            out.extend(batches)
+            offset = batches[-1].base_offset + batches[-1].last_offset_delta + 1
+            if offset >= f.high_watermark:
+                return out
+
+
+def test_repartition_by_kafka_key_then_write_gives_one_kafka_partition_per_task(kspark, servers):
+    # Each Spark task has its own idempotent producer, so the producer id of a stored batch
+    # names the task that wrote it: every Kafka partition holds one producer id, and no
+    # producer id is in two partitions.
+    n_parts, n = 4, 4000
+    topic = new_topic(servers, n_parts)
+    df = repartition_by_kafka_key(keyed_frame(kspark, n, parts=3), "key", n_parts)
+    with tempfile.TemporaryDirectory() as d:
+        df.write.format("kgroup").mode("append").option("kafka.bootstrap.servers", servers).option(
+            "topic", topic
+        ).option("kgroup.commitReport", f"{d}/report.json").save()
+        with open(f"{d}/report.json") as f:
+            report = json.load(f)
+    pids: dict[int, set[int]] = {}
+    counts: dict[int, int] = {}
+    for p in range(n_parts):
+        batches = stored_batches(servers, topic, p)
+        pids[p] = {b.producer_id for b in batches}
+        counts[p] = sum(len(b.records) for b in batches)
+        assert all(
+            kgroup.partition_for_key(r.key, n_parts) == p for b in batches for r in b.records
+        )
+    assert sum(counts.values()) == n
+    assert all(len(ids) == 1 and -1 not in ids for ids in pids.values()), pids
+    assert len(set().union(*pids.values())) == n_parts, pids
+    # The commit report says the same per task: task i wrote Kafka partition i only.
+    tasks = report["tasks"]
+    assert len(tasks) == n_parts
+    for i, rows in enumerate(tasks):
+        assert rows == {topic: {str(i): counts[i]}}
