@@ -58,6 +58,18 @@ fn bit(b: &Bitmap<'_>, i: usize) -> Option<bool> {
 }
 
 impl<'a> HeaderColumn<'a> {
+    /// may_refuse is false when no entry and no key can be null (neither has a bitmap): then
+    /// [`get_into`](Self::get_into) fails only on malformed offsets.
+    pub fn may_refuse(&self) -> bool {
+        let keys_nullable = match &self.keys {
+            KeyColumn::Offsets32 { validity, .. }
+            | KeyColumn::Offsets64 { validity, .. }
+            | KeyColumn::Views { validity, .. } => validity.is_some(),
+            _ => false,
+        };
+        self.entry_validity.is_some() || keys_nullable
+    }
+
     /// get_into replaces `out` with the headers of row `row`, in their order. Deterministic; reads
     /// only.
     pub fn get_into(&self, row: usize, out: &mut Vec<(&'a [u8], Option<&'a [u8]>)>) -> Result<()> {
@@ -173,6 +185,7 @@ mod tests {
         let ok = col(ListOffsets::I32(&[0, 1]));
         ok.get_into(0, &mut out).unwrap();
         assert_eq!(out, vec![(&b"k"[..], None)]);
+        assert!(!ok.may_refuse());
 
         let null_entry = [0u8];
         let mut c = ok.clone();
@@ -180,6 +193,7 @@ mod tests {
             bits: &null_entry,
             offset: 0,
         });
+        assert!(c.may_refuse());
         let e = c.get_into(0, &mut out).unwrap_err();
         assert!(e.to_string().contains("header 0 is null"), "{e}");
 
@@ -193,6 +207,7 @@ mod tests {
                 offset: 0,
             }),
         };
+        assert!(c.may_refuse());
         let e = c.get_into(0, &mut out).unwrap_err();
         assert!(e.to_string().contains("key of header 0 is null"), "{e}");
     }

@@ -563,7 +563,7 @@ impl ArrowJob<'_> {
             })
             .transpose()?;
         let mut row_headers = Vec::new();
-        if let Some(h) = &headers {
+        if let Some(h) = headers.as_ref().filter(|h| h.may_refuse()) {
             // A null key or header fails the whole batch before any of its rows is appended.
             for i in 0..view.len {
                 h.get_into(view.offset + i, &mut row_headers)?;
