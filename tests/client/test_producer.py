@@ -328,6 +328,23 @@ def test_produce_arrow_headers_read_back_by_confluent(bootstrap: str) -> None:
         assert got[i] == (h or None), i
 
 
+def test_produce_arrow_to_one_partition_and_with_a_configured_callback(kbroker: Broker) -> None:
+    # An int partition sends every row there; a producer configured with on_delivery still
+    # takes Arrow rows (they have no reports: the callback is never called for them).
+    pa = pytest.importorskip("pyarrow")
+    bootstrap = kbroker.bootstrap_servers
+    topic = create_topic(bootstrap, 4)
+    reports = Reports()
+    table = pa.table({"key": [f"k{i}" for i in range(200)], "value": [b"v"] * 200})
+    with Producer({"bootstrap.servers": bootstrap, "on_delivery": reports}) as p:
+        assert p.produce_arrow(topic, table, partition=3) == 200
+        assert p.flush(30) == 0
+        assert p.appended(topic) == [0, 0, 0, 200]
+        assert p.failed_without_report == 0
+    assert reports.items == []
+    assert {m.partition() for m in read_back(bootstrap, topic, 200, 4)} == {3}
+
+
 def test_list_topics_and_len(kbroker: Broker) -> None:
     topic = create_topic(kbroker.bootstrap_servers, 3)
     with Producer({"bootstrap.servers": kbroker.bootstrap_servers, "linger.ms": 60000}) as p:

@@ -194,24 +194,33 @@ class Producer:
         partition: str | int | None = None,
         headers: str | None = None,
         timestamp: str | None = None,
-        on_delivery: Callable[..., Any] | None = None,
     ) -> int:
         """Append every row of a pyarrow Table or RecordBatch (columns ``key`` and ``value``,
         binary or string; missing columns are null) as produce() would, placed and batched in
-        Rust. ``headers`` names a ``list<struct<key: string, value: binary>>`` column (Spark's
-        sink type; a null list is no headers, a null value is allowed); a null key or header
-        fails the batch before any of its rows is appended. Returns the rows appended;
-        ``flush``/``poll`` deliver them."""
+        Rust. ``partition`` is a column name (per row; null or -1: the partitioner chooses) or
+        one partition for every row. ``headers`` names a ``list<struct<key: string, value:
+        binary>>`` column (Spark's sink type; a null list is no headers, a null value is
+        allowed); a null key or header fails the batch before any of its rows is appended.
+        Returns the rows appended; ``flush``/``poll`` deliver them.
+
+        Rows have no delivery report (no per-row callback: not even the ``on_delivery`` of the
+        configuration); those that fail for good are counted in
+        :attr:`failed_without_report`."""
         kwargs: dict[str, Any] = {"key": key, "value": value}
-        if partition is not None:
+        if isinstance(partition, int) and not isinstance(partition, bool):
+            import pyarrow as pa
+
+            rows = int(getattr(data, "num_rows", len(data)))
+            data = data.append_column(
+                "__kgroup_partition", pa.repeat(pa.scalar(partition, pa.int32()), rows)
+            )
+            kwargs["partition"] = "__kgroup_partition"
+        elif partition is not None:
             kwargs["partition"] = partition
         if headers is not None:
             kwargs["headers"] = headers
         if timestamp is not None:
             kwargs["timestamp"] = timestamp
-        cb = on_delivery or self._default_cb
-        if cb is not None:
-            kwargs["on_delivery"] = cb
         if self._acc.partitions(topic) is None:
             self._sender.unknown_topics.add(topic)
             self._loop_wake()
