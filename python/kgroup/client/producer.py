@@ -210,9 +210,9 @@ class Producer:
         if isinstance(partition, int) and not isinstance(partition, bool):
             import pyarrow as pa
 
-            rows = int(getattr(data, "num_rows", len(data)))
             data = data.append_column(
-                "__kgroup_partition", pa.repeat(pa.scalar(partition, pa.int32()), rows)
+                "__kgroup_partition",
+                pa.repeat(pa.scalar(partition, pa.int32()), int(data.num_rows)),
             )
             kwargs["partition"] = "__kgroup_partition"
         elif partition is not None:
