@@ -40,17 +40,17 @@ from spark_udfs.demo.summary import checks, generation_table, partition_table
 
 __all__ = ["DEFAULT_PARTITIONS", "DEFAULT_ROWS", "GROUP", "TOPIC", "generate", "main"]
 
-#: DEFAULT_ROWS keeps ``make run`` near a minute on a busy 2-core machine: 54 s for 300,000
-#: rows, 75 s for 1,000,000 (Spark's start and its first jobs take most of it, whatever the
-#: size: 1,000 rows took 71 s before the JVM settings below).
+#: DEFAULT_ROWS keeps ``make run`` near a minute on a shared 2-core machine: 300,000 rows took
+#: 32 s when it was quiet (load 3) and 53 s when busy (load 5-8); 1,000,000 took 38 s and 75 s.
+#: Spark's start and first jobs take most of it whatever the size.
 DEFAULT_ROWS = 300_000
 DEFAULT_PARTITIONS = 12
 TOPIC = "events"
 GROUP = "kgroup-demo"
 # The local Spark's JVM: C1 alone (a JIT that compiles at once serves a run of a minute
-# better than C2's optimising one) and one garbage collector thread (the cores have work):
-# the story took about a quarter less wall time so on 2 cores (69-77 s against 96-130 s for
-# 1,000,000 rows, on a busy machine).
+# better than C2's optimising one) and one garbage collector thread (the cores have work).
+# The story's Spark steps for 1,000,000 rows took 69-77 s so against 96-130 s with the JVM's
+# defaults, alternating runs on the same busy 2-core machine.
 _LOCAL_JVM = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
 
 
