@@ -147,6 +147,9 @@ def _story(args: argparse.Namespace, work: str) -> list[str]:
     timings: dict[str, float] = {}
     print("== 1. kgroup's broker, in the background")
     data = os.path.join(work, "broker")
+    # A --keep folder of an earlier run: start from an empty broker, as the data and the
+    # pipeline's output are written anew.
+    shutil.rmtree(data, ignore_errors=True)
     # No initial rebalance delay: the consumers' group forms as soon as they join.
     config = {"group.initial.rebalance.delay.ms": 0}
     with background_broker(data, config=config) as broker:
