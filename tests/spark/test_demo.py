@@ -252,7 +252,6 @@ def _broker_pid(lines: queue.Queue[str | None], seen: list[str], timeout: float 
             return int(m.group(1))
 
 
-@pytest.mark.slow
 @pytest.mark.network
 def test_ctrl_c_stops_the_demo_and_its_broker() -> None:
     proc = _demo("--rows", "1000", "--partitions", "2", "--master", "local[1]")
