@@ -18,9 +18,12 @@ PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python bench lint fmt build build-bench venv clean fuzz
 
+# The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
+# keyed sample to it, a consumer group reading it while a member leaves and comes back, every
+# count checked. RUN_ARGS passes options: make run RUN_ARGS="--rows 1000000 --keep demo-out"
+RUN_ARGS ?=
 run: build
-	$(PY) -m kgroup.cli partition --sample 1000000 --partitions 12 --summary
-	$(PY) -m spark_udfs.demo --rows 1000000 --partitions 12
+	$(PY) -m spark_udfs.demo $(RUN_ARGS)
 
 test: test-rust test-python
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_LISTED", "HeavyKey", "SkewReport"]
+__all__ = ["MAX_LISTED", "HeavyKey", "SkewReport", "ranges"]
 
 # MAX_LISTED is how many partitions the text report lists one per line; past it, it lists
 # the HEAVIEST heaviest and LIGHTEST lightest.
@@ -92,7 +92,7 @@ class SkewReport:
         else:
             lines.append("no rows")
         if self.empty_partitions:
-            lines.append(f"empty partitions: {_ranges(self.empty_partitions)}")
+            lines.append(f"empty partitions: {ranges(self.empty_partitions)}")
         if self.heavy_keys:
             lines.append("heaviest keys:")
             keyw = min(40, max(len(_show(k.key)) for k in self.heavy_keys))
@@ -167,7 +167,10 @@ def _show(key: str | bytes, limit: int | None = None) -> str:
     return text
 
 
-def _ranges(ps: list[int]) -> str:
+def ranges(ps: list[int]) -> str:
+    """ranges writes ascending partition numbers as runs: ``[0, 1, 2, 5]`` is ``0-2, 5``."""
+    if not ps:
+        return ""
     out: list[str] = []
     start = prev = ps[0]
     for p in [*ps[1:], None]:

@@ -1,7 +1,8 @@
 """kgroup Consumers in groups on kgroup's broker: with each assignor, members joining and
 leaving while they consume and commit synchronously after each record consume every record
 once; a group mixing kgroup and confluent-kafka members on cooperative-sticky does too; a
-static member restarting within its session keeps its partitions without a rebalance."""
+static member restarting within its session keeps its partitions without a rebalance; each
+rebalance callback sees its own generation in consumer_group_metadata()."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from typing import Any, ClassVar
 
 import pytest
 from support.consumers import CkMember, create_topic, produce, wait_for
+from support.groups import group_metadata
 
 from kgroup import Consumer
 from kgroup.broker import Broker
-from kgroup.client.types import CommitFailed
-from kgroup.errors import RebalanceInProgress
+from kgroup.client import ConsumerGroupMetadata
+from kgroup.client.types import ClientClosed, CommitFailed
+from kgroup.errors import InvalidArgument, RebalanceInProgress
 
 pytestmark = pytest.mark.network
 
@@ -45,8 +48,7 @@ class KgMember(CkMember):
         return {**super().callbacks(), "on_revoke": on_revoke}
 
     def observe(self, consumer: Any) -> None:
-        m = consumer._membership
-        self.generation = m.generation if m else -1
+        self.generation = consumer.consumer_group_metadata().generation_id
 
     def commit(self, consumer: Any, message: Any) -> None:
         deadline = time.monotonic() + 10
@@ -149,3 +151,92 @@ def test_static_member_restart_keeps_partitions_without_rebalance(broker: Broker
         b.stop.set()
         b.join(30)
     assert a.errors == b.errors == []
+
+
+def test_consumer_group_metadata_is_the_generation_of_each_rebalance(broker: Broker) -> None:
+    bs = broker.bootstrap_servers
+    topic, group = create_topic(bs, PARTITIONS), f"gm-{uuid.uuid4().hex[:6]}"
+    alone = Consumer({"bootstrap.servers": bs})
+    try:
+        with pytest.raises(InvalidArgument):
+            alone.consumer_group_metadata()
+    finally:
+        alone.close()
+    conf = {
+        "bootstrap.servers": bs,
+        "group.id": group,
+        "partition.assignment.strategy": "cooperative-sticky",
+        "session.timeout.ms": SESSION_MS,
+        "heartbeat.interval.ms": HEARTBEAT_MS,
+        "enable.auto.commit": False,
+    }
+    seen: dict[str, list[tuple[ConsumerGroupMetadata, list[int]]]] = {"a": [], "b": []}
+
+    def recorder(name: str) -> Any:
+        def on_assign(consumer: Consumer, partitions: list) -> None:
+            meta = consumer.consumer_group_metadata()
+            seen[name].append((meta, sorted(tp.partition for tp in partitions)))
+
+        return on_assign
+
+    a, b = Consumer(conf), Consumer(conf)
+    try:
+        assert a.consumer_group_metadata() == ConsumerGroupMetadata(group, -1, "", None)
+        a.subscribe([topic], on_assign=recorder("a"))
+        wait_for(
+            lambda: a.poll(0.05) is None and len(a.assignment()) == PARTITIONS, 20, "a assigned"
+        )
+        first = a.consumer_group_metadata()
+        assert first.generation_id >= 1 and first.member_id == a.memberid()
+
+        # b joins but its application thread does not poll: its background thread goes
+        # through the cooperative rebalance's generations alone (nothing in the first, the
+        # partitions a gave up in the next), and queues one assignment event for each.
+        b.subscribe([topic], on_assign=recorder("b"))
+        wait_for(
+            lambda: a.poll(0.05) is None and b._membership is not None and b._membership.owned,
+            30,
+            "b's background thread assigned",
+            lambda: (a.assignment(), seen),
+        )
+        assert b.consumer_group_metadata().generation_id == -1  # nothing handled yet
+        wait_for(lambda: b.poll(0.05) is None and b.assignment() != [], 10, "b assigned")
+        wait_for(
+            lambda: (
+                a.poll(0.05) is None
+                and a.consumer_group_metadata().generation_id
+                == b.consumer_group_metadata().generation_id
+            ),
+            20,
+            "a and b in one generation",
+            lambda: seen,
+        )
+        final = b.consumer_group_metadata()
+        assert final.member_id == b.memberid() != a.memberid()
+        # Each callback saw the generation its assignment came with, though b handled both
+        # only after its background thread had reached the last one.
+        b_generations = [m.generation_id for m, _ in seen["b"]]
+        assert len(b_generations) >= 2 and b_generations == sorted(set(b_generations))
+        assert b_generations[-1] == final.generation_id and seen["b"][0][1] == []
+        assert seen["b"][-1][1] == sorted(tp.partition for tp in b.assignment())
+        a_generations = [m.generation_id for m, _ in seen["a"]]
+        assert a_generations == sorted(set(a_generations))
+        assert a_generations[0] == first.generation_id and a_generations[-1] == final.generation_id
+
+        # The broker's record of each generation (its GroupMetadataValue in
+        # __consumer_offsets) lists the member under that generation.
+        members = {
+            g["generation"]: {m["member_id"] for m in g["members"]}
+            for g in group_metadata(bs, group)
+        }
+        for meta, _ in seen["a"] + seen["b"]:
+            assert meta.group_id == group and meta.group_instance_id is None
+            assert meta.member_id in members[meta.generation_id], (meta, members)
+
+        b.unsubscribe()
+        assert b.consumer_group_metadata() == ConsumerGroupMetadata(group, -1, "", None)
+    finally:
+        a.close()
+        b.close()
+    with pytest.raises(ClientClosed):
+        a.consumer_group_metadata()

@@ -1,11 +1,13 @@
 """kgroup's Producer against kgroup's broker and tansu: what it writes is read back by
 confluent-kafka's Consumer (keys, values, headers, timestamps, the offsets in the delivery
 reports), records land where Java's partitioner puts them, the idempotent producer's batches
-carry a producer id and running sequences, delivery fails in time when the broker is gone, and
-close() leaves no thread behind."""
+carry a producer id and running sequences (in order also when batches wait for the connection to
+the leader), delivery fails in time when the broker is gone, and close() leaves no thread
+behind."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import uuid
@@ -17,6 +19,7 @@ import pytest
 from support.kgroup_broker import BrokerProcess, run_broker
 
 from kgroup.broker import Broker
+from kgroup.client.cluster import Cluster
 from kgroup.client.producer import Producer
 from kgroup.errors import InvalidArgument, RequestTimedOut
 from kgroup.partitioners import partition_for_key
@@ -208,6 +211,38 @@ def test_idempotent_batches_carry_producer_id_and_sequences(tmp_path: Path) -> N
     assert {bt.producer_id for bt in batches} != {-1}
     assert len({bt.producer_id for bt in batches}) == 1
     assert [bt.base_sequence for bt in batches] == [0, 10, 20]
+
+
+def test_batches_waiting_for_the_leader_connection_keep_their_order(
+    kbroker: Broker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen in the Spark sink under load: a new producer drained batches while its connection
+    # to the leader was opening; one drained once it was open went out before those waiting
+    # for it, and the broker answered OUT_OF_ORDER_SEQUENCE_NUMBER. Here the callers that
+    # wait for a connection another one opens resume 200 ms late, so that the window is wide.
+    opening = Cluster.connection
+
+    async def late(self: Cluster, node_id: int) -> Any:
+        waited = node_id in self._connecting
+        conn = await opening(self, node_id)
+        if waited:
+            await asyncio.sleep(0.2)
+        return conn
+
+    monkeypatch.setattr(Cluster, "connection", late)
+    bs = kbroker.bootstrap_servers
+    topic = create_topic(bs)
+    reports = Reports()
+    with Producer({"bootstrap.servers": bs, "linger.ms": 0, "batch.size": 200}) as p:
+        assert p._idempotent
+        for i in range(100):
+            p.produce(topic, b"%03d" % i, on_delivery=reports)
+        assert p.flush(30) == 0
+    assert [r[0] for r in reports.items if r[0] is not None] == []
+    assert [r[5] for r in sorted(reports.items, key=lambda r: r[3])] == [
+        b"%03d" % i for i in range(100)
+    ]
+    assert [m.value() for m in read_back(bs, topic, 100)] == [b"%03d" % i for i in range(100)]
 
 
 def test_delivery_timeout_when_the_broker_is_gone(tmp_path: Path) -> None:

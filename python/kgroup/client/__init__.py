@@ -40,6 +40,7 @@ from kgroup.client.types import (
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
     TIMESTAMP_NOT_AVAILABLE,
+    ConsumerGroupMetadata,
     TopicPartition,
 )
 
@@ -62,6 +63,7 @@ __all__ = [
     "Consumer",
     "ConsumerGroupDescription",
     "ConsumerGroupListing",
+    "ConsumerGroupMetadata",
     "ListConsumerGroupsResult",
     "ListOffsetsResultInfo",
     "MemberDescription",

@@ -172,7 +172,14 @@ class Connection:
     ) -> Any:
         """Send one request and wait for its answer (at most ``timeout`` s, default
         request.timeout.ms); a timeout closes the connection and raises RequestTimedOut."""
-        fut = self.send(api_key, body, version=version)
+        return await self.answer(api_key, self.send(api_key, body, version=version), timeout)
+
+    async def answer(
+        self, api_key: int, fut: asyncio.Future[Any], timeout: float | None = None
+    ) -> Any:
+        """answer waits for the answer to a request :meth:`send` wrote (``fut``), as
+        :meth:`request` does: a caller that must write in order writes with send() while it
+        holds its turn, and waits here after."""
         writer = self._writer
         if writer is not None and writer.transport.get_write_buffer_size() > (1 << 20):
             await writer.drain()

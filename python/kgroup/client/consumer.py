@@ -11,7 +11,9 @@ The network side (group membership, fetches, commits) runs in the consumer's bac
 (:class:`~kgroup._native.client.FetchQueue`). ``poll()`` first checks, cheaply, for pending
 events (rebalance callbacks, errors), then waits on the queue with the GIL released. Rebalance
 callbacks (``on_assign``, ``on_revoke``, ``on_lost``) and ``on_commit`` run in the
-application's thread, inside ``poll()`` / ``consume()``, as confluent-kafka runs them.
+application's thread, inside ``poll()`` / ``consume()``, as confluent-kafka runs them. Each
+rebalance event carries the generation it belongs to, so :meth:`Consumer.consumer_group_metadata`
+inside a callback names that rebalance's generation even when the background thread has moved on.
 
 Thread safety: like confluent-kafka's, a Consumer is used from one application thread.
 """
@@ -43,6 +45,7 @@ from kgroup.client.types import (
     ClientClosed,
     ClientError,
     ClientTimeout,
+    ConsumerGroupMetadata,
     TopicPartition,
 )
 from kgroup.errors import InvalidArgument, KafkaError
@@ -104,7 +107,12 @@ class Consumer:
             post_error=self._post_message,
         )
         self._membership: Membership | None = None
+        #: the group as the application last saw it (consumer_group_metadata())
+        self._group_metadata: ConsumerGroupMetadata | None = None
         if self._group is not None:
+            self._group_metadata = ConsumerGroupMetadata(
+                self._group, -1, "", cfg["group.instance.id"]
+            )
             self._membership = Membership(
                 cfg,
                 self._cluster,
@@ -121,10 +129,17 @@ class Consumer:
     # -- events from the loop ----------------------------------------------------------------
 
     def _post(self, kind: str, arg: Any) -> Any:
-        """On the loop: an event for the application's thread; the future resolves when the
-        application has handled it."""
+        """On the loop: a rebalance event for the application's thread, with the membership's
+        generation and member id as they are now, when the rebalance posts it; the future
+        resolves when the application has handled it."""
         fut = self._runtime.loop.create_future()
-        self._events.append((kind, arg, fut))
+        m = self._membership
+        assert m is not None and self._group is not None
+        # Lost partitions belong to no generation any more (the poll timeout posts them
+        # before it leaves).
+        generation = -1 if kind == "lost" else m.generation
+        meta = ConsumerGroupMetadata(self._group, generation, m.member_id, m.instance_id)
+        self._events.append((kind, (arg, meta), fut))
         self._queue.wake()
         return fut
 
@@ -152,12 +167,14 @@ class Consumer:
                 if kind == "fatal":
                     self._fatal = arg
                     raise arg
+                if kind in ("assign", "revoke", "lost"):
+                    keys, self._group_metadata = arg
                 if kind == "assign":
-                    self._assigned(arg)
+                    self._assigned(keys)
                 elif kind == "revoke":
-                    self._revoked(arg, lost=False)
+                    self._revoked(keys, lost=False)
                 elif kind == "lost":
-                    self._revoked(arg, lost=True)
+                    self._revoked(keys, lost=True)
                 elif kind == "commit":
                     if self._on_commit is not None:
                         self._on_commit(*arg)
@@ -308,6 +325,10 @@ class Consumer:
         self._subscribed = False
         self._call(self._membership.unsubscribe(), 30)
         self._remove(list(self._assignment))
+        assert self._group is not None
+        self._group_metadata = ConsumerGroupMetadata(
+            self._group, -1, "", self._config["group.instance.id"]
+        )
 
     def _handle_pending(self) -> None:
         while self._events:
@@ -463,6 +484,22 @@ class Consumer:
         self._check()
         m = self._membership
         return m.member_id if m is not None and m.member_id else None
+
+    def consumer_group_metadata(self) -> ConsumerGroupMetadata:
+        """consumer_group_metadata is the consumer's place in its group as the application
+        has seen it: the generation and member id of the last rebalance event that poll() /
+        consume() handled (generation -1 before the first one and after unsubscribe() or a
+        loss of the partitions). Inside ``on_assign`` / ``on_revoke`` it is that rebalance's
+        own generation, even when the group has moved on in the background since: record it
+        there to know which generation an assignment belongs to.
+
+        Java's ``KafkaConsumer.groupMetadata()``, with its four fields; confluent-kafka's
+        method of this name returns an opaque object instead. Raises
+        :class:`~kgroup.errors.InvalidArgument` without ``group.id``."""
+        self._check()
+        if self._group_metadata is None:
+            raise InvalidArgument("consumer_group_metadata() needs group.id")
+        return self._group_metadata
 
     # -- positions ---------------------------------------------------------------------------
 

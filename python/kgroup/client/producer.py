@@ -15,7 +15,9 @@ The sender is one task on the client's event loop (:mod:`.runtime`), Java's ``Se
 - with idempotence, an InitProducerId first; every batch then carries the producer id, epoch and
   per-partition sequence numbers (taken when a batch is first drained, kept on retries);
 - partitions ready by ``linger.ms`` / a full batch / ``flush()``, drained per leader into one
-  ProduceRequest each, at most ``max.in.flight.requests.per.connection`` per broker;
+  ProduceRequest each, at most ``max.in.flight.requests.per.connection`` per broker, written
+  to the broker in the order they were drained (also those that waited for the connection to
+  open), so that a partition's sequences reach it in order;
 - retriable errors (NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, REQUEST_TIMED_OUT,
   NOT_ENOUGH_REPLICAS, a lost connection, ...) refresh the metadata, and the partition's failed
   batches go back to the front of its queue, in their original order, after
@@ -401,6 +403,8 @@ class _Sender:
         self.topic_known = threading.Event()
         self._unknown_since: dict[str, float] = {}
         self._in_flight: dict[int, int] = defaultdict(int)
+        #: per broker, the turn to write a request: taken in drain order (asyncio's Lock is FIFO)
+        self._write_turn: dict[int, asyncio.Lock] = {}
         #: batches in flight per partition, and the retried ones waiting for the others.
         self._partition_in_flight: dict[tuple[str, int], int] = defaultdict(int)
         self._muted: dict[tuple[str, int], list[tuple[int, Any]]] = {}
@@ -581,12 +585,18 @@ class _Sender:
                     {"name": t, "partition_data": parts} for t, parts in topic_data.items()
                 ],
             }
-            conn = await self.cluster.connection(node)
-            v = conn.version(ApiKey.PRODUCE)
-            if self.acks == 0:
-                conn.send(ApiKey.PRODUCE, body, version=v, expect_response=False)
-            else:
-                resp = await conn.request(ApiKey.PRODUCE, body, version=v)
+            # One request at a time gets the connection and writes, in drain order: one that
+            # waited for the connection to open could otherwise go out after one drained
+            # later, and its partitions' sequences reach the broker out of order
+            # (OUT_OF_ORDER_SEQUENCE_NUMBER for the later one). Answers are awaited outside
+            # the turn: up to max.in.flight requests stay in flight.
+            turn = self._write_turn.setdefault(node, asyncio.Lock())
+            async with turn:
+                conn = await self.cluster.connection(node)
+                v = conn.version(ApiKey.PRODUCE)
+                sent = conn.send(ApiKey.PRODUCE, body, version=v, expect_response=self.acks != 0)
+            if self.acks != 0:
+                resp = await conn.answer(ApiKey.PRODUCE, sent)
         except KafkaError as e:
             error = e
         except Exception as e:  # an encoding bug must not lose the records

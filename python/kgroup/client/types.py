@@ -9,6 +9,7 @@ local error codes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kgroup.errors import KafkaError, KGroupError
@@ -25,6 +26,7 @@ __all__ = [
     "ClientError",
     "ClientTimeout",
     "CommitFailed",
+    "ConsumerGroupMetadata",
     "PartitionEOF",
     "TopicPartition",
 ]
@@ -90,6 +92,19 @@ class TopicPartition:
         )
 
     __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMetadata:
+    """ConsumerGroupMetadata is a consumer's place in its group, Java's ConsumerGroupMetadata:
+    the group, the generation and member id the coordinator gave it (-1 and "" when it is not a
+    member) and its static instance id. Immutable: a consumer hands out a new one when they
+    change."""
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
 
 
 class ClientError(KGroupError):
