@@ -5,12 +5,17 @@ Python objects); ``kgroup.partition_keys`` reads the batch's buffers in place an
 key with the GIL released; the partitions go back to Spark as one Arrow int32 array. A null key
 gives null: Kafka's producer does not hash a null key, its null-key partitioner picks a
 partition when the record is sent.
+
+Spark 4.0 has no ``arrow_udf`` (Spark 4.1 added it): there the same function runs inside a
+``pandas_udf`` that turns each pandas batch back into Arrow, which needs pandas and costs a
+conversion each way, with the same results.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -55,17 +60,56 @@ def partition_array(keys: pa.Array, num_partitions: int, hash: str) -> pa.Array:
     return pa.array(parts)
 
 
+def _arrow_udf(func: Callable[..., pa.Array]) -> Any:
+    """_arrow_udf is ``func`` (Arrow arrays in, an Arrow int32 array out) as a vectorised
+    Spark UDF returning IntegerType: an ``arrow_udf`` on Spark 4.1+, a ``pandas_udf`` that
+    converts each batch to Arrow and back on Spark 4.0. ``.func`` is the function Spark
+    pickles and calls."""
+    from pyspark.sql.types import IntegerType
+
+    try:
+        from pyspark.sql.functions import arrow_udf
+    except ImportError:  # Spark 4.0
+        return _pandas_udf(func)
+    return arrow_udf(func, IntegerType())
+
+
+def _pandas_udf(func: Callable[..., pa.Array]) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError(
+            "kafka_partition needs pandas on Spark 4.0 (Spark 4.1 and later run it with "
+            "arrow_udf, without pandas): pip install pandas"
+        ) from None
+    from pyspark.sql.functions import pandas_udf
+    from pyspark.sql.types import IntegerType
+
+    nullable_int32 = {pa.int32(): pd.Int32Dtype()}.get
+
+    def on_pandas(*cols: Any) -> Any:
+        arrays = []
+        for c in cols:
+            a = pa.Array.from_pandas(c)
+            # A batch of nulls only has no type of its own: its keys are binary.
+            arrays.append(a.cast(pa.binary()) if a.type == pa.null() else a)
+        return func(*arrays).to_pandas(types_mapper=nullable_int32)
+
+    # pandas_udf tells a Series-to-Series UDF by its type hints; pandas is imported here only.
+    on_pandas.__annotations__ = {"cols": pd.Series, "return": pd.Series}
+    on_pandas.__name__ = on_pandas.__qualname__ = func.__name__
+    return pandas_udf(on_pandas, IntegerType())  # type: ignore[call-overload]
+
+
 @functools.lru_cache(maxsize=256)
 def _udf(num_partitions: int, hash: str):
-    from pyspark.sql.functions import arrow_udf
-    from pyspark.sql.types import IntegerType
 
     # num_partitions and hash travel inside the pickled function, not as literal columns:
     # a literal column would cross the Arrow boundary once per row.
     def kafka_partition(keys: pa.Array) -> pa.Array:
         return partition_array(keys, num_partitions, hash)
 
-    return arrow_udf(kafka_partition, IntegerType())
+    return _arrow_udf(kafka_partition)
 
 
 def kafka_partition(col: Column | str, num_partitions: int, hash: str = "murmur2") -> Column:
@@ -115,10 +159,7 @@ def register(spark: SparkSession, name: str = SQL_NAME) -> None:
     in ``spark``'s session: the same function as :func:`kafka_partition`, with the partition
     count (and optionally the hash name) as SQL expressions, usually literals.
     """
-    from pyspark.sql.functions import arrow_udf
-    from pyspark.sql.types import IntegerType
-
-    spark.udf.register(name, arrow_udf(_sql_partitions, IntegerType()))
+    spark.udf.register(name, _arrow_udf(_sql_partitions))
     from spark_udfs.datasource import KafkaDataSource
 
     spark.dataSource.register(KafkaDataSource)

@@ -171,17 +171,22 @@ def test_udf_code_travels_by_value(tmp_path):
     # Executors need kgroup, not spark_udfs: the UDF unpickles where spark_udfs cannot be
     # imported (a fresh interpreter outside the repository).
     from pyspark import cloudpickle
+    from pyspark.util import PythonEvalType
 
     from spark_udfs.udf import _udf
 
-    payload = cloudpickle.dumps(_udf(12, "murmur2").func)
+    udf = _udf(12, "murmur2")
+    payload = cloudpickle.dumps(udf.func)
+    # Spark 4.0's form of the UDF (a pandas_udf) takes and gives pandas Series.
+    pandas = udf.evalType == PythonEvalType.SQL_SCALAR_PANDAS_UDF
     code = (
         "import pickle, sys, pyarrow as pa\n"
         "assert 'spark_udfs' not in sys.modules\n"
         "try:\n    import spark_udfs\nexcept ImportError:\n    pass\n"
         "else:\n    raise SystemExit('spark_udfs importable')\n"
         "f = pickle.loads(sys.stdin.buffer.read())\n"
-        "print(f(pa.array(['a', None, ''])).to_pylist())\n"
+        "keys = pa.array(['a', None, ''])\n"
+        f"print(pa.array(f(keys.to_pandas() if {pandas} else keys)).to_pylist())\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(
@@ -193,3 +198,43 @@ def test_udf_code_travels_by_value(tmp_path):
         check=True,
     )
     assert out.stdout.decode().strip() == str([kgroup.partition_for_key("a", 12), None, 9])
+
+
+def test_the_spark_4_0_form_gives_the_same_partitions(spark, frame):
+    # Spark 4.0 has no arrow_udf: kafka_partition runs there as a pandas_udf that turns each
+    # batch back into Arrow. Every Spark 4 has pandas_udf, so that form runs on this one too.
+    from spark_udfs.udf import _pandas_udf, _sql_partitions
+
+    df, rows = frame
+
+    def by_pandas(keys: pa.Array) -> pa.Array:
+        return partition_array(keys, 12, "murmur2")
+
+    udf = _pandas_udf(by_pandas)
+    got = {r["id"]: r for r in df.select("id", udf("s").alias("s"), udf("b").alias("b")).collect()}
+    spark.udf.register("kafka_partition_by_pandas", _pandas_udf(_sql_partitions))
+    df.createOrReplaceTempView("keys_by_pandas")
+    sql = spark.sql(
+        "SELECT id, kafka_partition_by_pandas(b, 7, 'crc32') AS c, "
+        "kafka_partition_by_pandas(s, CAST(id % 5 + 1 AS INT)) AS v FROM keys_by_pandas"
+    ).collect()
+    null = {-1: None}
+    for i, s, b in rows:
+        want_s, want_b = kgroup.partition_for_key(s, 12), kgroup.partition_for_key(b, 12)
+        assert got[i]["s"] == null.get(want_s, want_s)
+        assert got[i]["b"] == null.get(want_b, want_b)
+    by_id = {i: (s, b) for i, s, b in rows}
+    for r in sql:
+        s, b = by_id[r["id"]]
+        want_c = kgroup.partition_for_key(b, 7, hash="crc32")
+        want_v = kgroup.partition_for_key(s, r["id"] % 5 + 1)
+        assert r["c"] == null.get(want_c, want_c)
+        assert r["v"] == null.get(want_v, want_v)
+
+
+def test_the_spark_4_0_form_names_pandas_when_it_is_missing(monkeypatch):
+    from spark_udfs.udf import _pandas_udf
+
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match=r"kafka_partition needs pandas on Spark 4\.0"):
+        _pandas_udf(partition_array)
