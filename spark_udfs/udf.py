@@ -160,6 +160,14 @@ def register(spark: SparkSession, name: str = SQL_NAME) -> None:
     count (and optionally the hash name) as SQL expressions, usually literals.
     """
     spark.udf.register(name, _arrow_udf(_sql_partitions))
+    from pyspark.errors import AnalysisException
+
     from spark_udfs.datasource import KafkaDataSource
 
-    spark.dataSource.register(KafkaDataSource)
+    try:
+        spark.dataSource.register(KafkaDataSource)
+    except AnalysisException as e:
+        # Spark 4.0 refuses a second source of one name (4.1+ replaces it): kgroup's is there
+        # already, from an earlier register() or found through pyspark_kgroup.
+        if e.getCondition() != "DATA_SOURCE_ALREADY_EXISTS":
+            raise
