@@ -29,7 +29,7 @@ rows = (
     .load()
     .collect()
 )
-print(sorted(r.value for r in rows))
+print(sorted(bytes(r.value) for r in rows))  # bytearray before Spark 4.1
 spark.stop()
 """
 
