@@ -51,6 +51,7 @@ from spark_udfs.options import (
 )
 
 __all__ = [
+    "ADMISSION_CONTROL",
     "FORMAT",
     "KafkaDataSource",
     "KafkaReader",
@@ -59,6 +60,7 @@ __all__ = [
     "KafkaWriter",
     "RangePartition",
     "WriteReport",
+    "check_stream_options",
     "read_range",
     "source_schema",
 ]
@@ -289,6 +291,26 @@ class TriggerDelay:
         return False
 
 
+# ADMISSION_CONTROL is true where Spark gives Python stream readers its admission control
+# (latestOffset(start, limit), Spark 4.2+): only there can maxOffsetsPerTrigger work.
+ADMISSION_CONTROL = ReadMaxRows is not None
+
+
+def check_stream_options(opts: ReadOptions) -> None:
+    """check_stream_options refuses what this Spark cannot do for a streaming read:
+    maxOffsetsPerTrigger before Spark 4.2. Spark 4.0/4.1 ask a Python reader for its latest
+    offsets without the batch's start, so a reader cannot cap a run's first batch (a restart's
+    backlog), and under trigger(availableNow=True) it is asked once and runs one batch."""
+    if opts.max_offsets_per_trigger is not None and not ADMISSION_CONTROL:
+        import pyspark
+
+        raise ValueError(
+            "option 'maxOffsetsPerTrigger' needs Spark 4.2 or later (admission control for "
+            f"Python data sources); this is Spark {pyspark.__version__}: leave it out, and "
+            "each trigger reads every available offset"
+        )
+
+
 def rate_limit(
     start: dict[tuple[str, int], int], latest: dict[tuple[str, int], int], limit: int
 ) -> dict[tuple[str, int], int]:
@@ -317,13 +339,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     ``minOffsetsPerTrigger`` holds a trigger back (see :class:`TriggerDelay`), then
     ``maxOffsetsPerTrigger`` caps it (:func:`rate_limit`); Spark's ``ReadAllAvailable``
     (``Trigger.Once``) lifts both. Spark 4.2+ asks through admission control
-    (``latestOffset(start, limit)``); on 4.0/4.1 the reader applies the options itself.
+    (``latestOffset(start, limit)``); on 4.0/4.1 ``maxOffsetsPerTrigger`` is refused (see
+    :func:`check_stream_options`) and the reader holds triggers back itself.
     ``trigger(availableNow=True)`` stops at the offsets of its start and is never held back by
     ``minOffsetsPerTrigger`` (a held trigger would end the query with records left, the case
     pyspark's ReadMinRows leaves to the source). Partitions that appear later are read from
     their start."""
 
     def __init__(self, opts: ReadOptions) -> None:
+        check_stream_options(opts)
         self.opts = opts
         self._planner = Planner(opts)
         self._target: dict[tuple[str, int], int] | None = None
@@ -363,6 +387,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             latest = {k: marks[k][1] for k in keys}
         self._available = dict(latest)
         if start is None:  # Spark 4.0/4.1: no admission control from the engine
+            # The batch starts where this reader's last answer ended; a run's first trigger has
+            # none, and goes ahead as TriggerDelay lets a first trigger go.
             begin = self._last
             limited = True
         else:

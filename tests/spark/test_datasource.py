@@ -3,6 +3,7 @@ Spark against kgroup's broker and tansu."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -12,6 +13,7 @@ import time
 
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql.datasource import CaseInsensitiveDict
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -28,8 +30,10 @@ import kgroup
 import spark_udfs
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches
-from spark_udfs.datasource import source_schema
+from spark_udfs import datasource
+from spark_udfs.datasource import ADMISSION_CONTROL, check_stream_options, source_schema
 from spark_udfs.frame import repartition_by_kafka_key
+from spark_udfs.options import parse_read_options
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
@@ -282,6 +286,9 @@ def test_stream_available_now_with_max_offsets_exactly_once_across_restart(kspar
         p.flush()
 
     produce(0, 300)
+    # maxOffsetsPerTrigger needs Spark's admission control (4.2+); without it an availableNow
+    # run is one batch (Spark's fallback for sources without admission control).
+    limit = {"maxOffsetsPerTrigger": "70"} if ADMISSION_CONTROL else {}
     with tempfile.TemporaryDirectory() as d:
 
         def run_once() -> None:
@@ -290,7 +297,7 @@ def test_stream_available_now_with_max_offsets_exactly_once_across_restart(kspar
                 .option("kafka.bootstrap.servers", broker)
                 .option("subscribe", topic)
                 .option("startingOffsets", "earliest")
-                .option("maxOffsetsPerTrigger", "70")
+                .options(**limit)
                 .load()
                 .select("value", "partition", "offset")
                 .writeStream.format("parquet")
@@ -304,9 +311,12 @@ def test_stream_available_now_with_max_offsets_exactly_once_across_restart(kspar
             return q
 
         q = run_once()
-        batches = [b for b in q.recentProgress if b["numInputRows"]]
-        assert len(batches) >= 300 // 70  # admission control cut the backlog
-        assert all(b["numInputRows"] <= 70 for b in batches)
+        batches = [b["numInputRows"] for b in q.recentProgress if b["numInputRows"]]
+        if ADMISSION_CONTROL:
+            assert len(batches) >= 300 // 70  # admission control cut the backlog
+            assert all(n <= 70 for n in batches)
+        else:
+            assert batches == [300]
         produce(300, 450)
         run_once()  # restarts from the checkpoint
         p.close()
@@ -314,6 +324,40 @@ def test_stream_available_now_with_max_offsets_exactly_once_across_restart(kspar
     values = sorted(int(r.value) for r in got)
     assert values == list(range(450))  # each record exactly once
     assert len({(r.partition, r.offset) for r in got}) == 450
+
+
+@pytest.mark.skipif(ADMISSION_CONTROL, reason="Spark 4.2+ gives Python sources admission control")
+def test_max_offsets_per_trigger_before_spark_4_2_fails_the_query_at_start(kspark, broker):
+    topic = new_topic(broker, 1)
+    with tempfile.TemporaryDirectory() as d:
+        with pytest.raises(Exception, match=r"'maxOffsetsPerTrigger' needs Spark 4\.2 or later"):
+            q = (
+                kspark.readStream.format("kgroup")
+                .option("kafka.bootstrap.servers", broker)
+                .option("subscribe", topic)
+                .option("maxOffsetsPerTrigger", "70")
+                .load()
+                .writeStream.format("parquet")
+                .option("path", f"{d}/out")
+                .option("checkpointLocation", f"{d}/ck")
+                .trigger(availableNow=True)
+                .start()
+            )
+            q.awaitTermination(120)
+            raise AssertionError(f"the query ended with {q.exception()!r}")
+
+
+def test_max_offsets_per_trigger_is_checked_against_admission_control(monkeypatch):
+    # The Spark 4.0/4.1 side runs for real in `make test-spark-compat`; here, either side.
+    options = {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "t"}
+    options["maxOffsetsPerTrigger"] = "7"
+    opts = parse_read_options(CaseInsensitiveDict(options), batch=False)  # as Spark passes them
+    monkeypatch.setattr(datasource, "ADMISSION_CONTROL", False)
+    with pytest.raises(ValueError, match=r"needs Spark 4\.2 or later .*; this is Spark 4\."):
+        check_stream_options(opts)
+    check_stream_options(dataclasses.replace(opts, max_offsets_per_trigger=None))
+    monkeypatch.setattr(datasource, "ADMISSION_CONTROL", True)
+    check_stream_options(opts)
 
 
 def test_stream_write_lands_every_row(kspark, broker):
