@@ -16,7 +16,8 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 # What `make lint` and `make fmt` check and format: every Python tree of the repository.
 PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
-.PHONY: run test test-rust test-python bench lint fmt build build-bench venv clean fuzz
+.PHONY: run test test-rust test-python test-spark-compat bench lint fmt build build-bench venv \
+	clean fuzz
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -32,6 +33,25 @@ test-rust:
 
 test-python: build
 	$(PY) -m pytest -q tests
+
+# tests/spark on an older Spark than .venv's: by default the newest 4.0 release, the oldest that
+# pyproject's [spark] extra allows (`make test-spark-compat SPARK=4.1` for another). Its own
+# virtualenv, from .venv's interpreter, so that the kgroup built for .venv imports there as is.
+SPARK ?= 4.0
+SPARK_VENV := $(CURDIR)/.venv-spark$(SPARK)
+SPARK_PY := $(SPARK_VENV)/bin/python
+
+test-spark-compat: $(STAMPS)/venv-spark$(SPARK) $(STAMPS)/build
+	PYSPARK_PYTHON=$(SPARK_PY) PYSPARK_DRIVER_PYTHON=$(SPARK_PY) VIRTUAL_ENV=$(SPARK_VENV) \
+		PATH=$(SPARK_VENV)/bin:$$PATH $(SPARK_PY) -m pytest -q tests/spark
+
+$(STAMPS)/venv-spark$(SPARK): requirements/spark-compat.txt $(STAMPS)/venv
+	test -x $(SPARK_PY) || $(PY) -m venv $(SPARK_VENV)
+	$(SPARK_PY) -m pip install --quiet --upgrade pip
+	$(SPARK_PY) -m pip install --quiet -r requirements/spark-compat.txt "pyspark==$(SPARK).*"
+	$(SPARK_PY) -c 'import pathlib, sys, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), \
+		"kgroup.pth").write_text(sys.argv[1] + "\n")' $(CURDIR)/python
+	@touch $@
 
 # Benchmarks need the `bench` feature's hooks (never in the shipped module): a build of its own.
 bench: build-bench
