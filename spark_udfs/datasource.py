@@ -290,6 +290,11 @@ class TriggerDelay:
         self.last = now
         return False
 
+    def went(self) -> None:
+        """went records a trigger that went ahead without asking :meth:`holds`: the delay
+        counts from it."""
+        self.last = self.clock()
+
 
 # ADMISSION_CONTROL is true where Spark gives Python stream readers its admission control
 # (latestOffset(start, limit), Spark 4.2+): only there can maxOffsetsPerTrigger work.
@@ -387,8 +392,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             latest = {k: marks[k][1] for k in keys}
         self._available = dict(latest)
         if start is None:  # Spark 4.0/4.1: no admission control from the engine
-            # The batch starts where this reader's last answer ended; a run's first trigger has
-            # none, and goes ahead as TriggerDelay lets a first trigger go.
+            # The batch starts where this reader's last answer ended (Spark runs a batch up to
+            # each answer that moved). A run's first trigger has no such start: see below.
             begin = self._last
             limited = True
         else:
@@ -403,6 +408,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 latest.setdefault(k, off)
             if limited:
                 latest = self._admit(begin, latest)
+        elif self._delay is not None:
+            # Spark 4.0/4.1, a run's first trigger: it goes ahead with every available offset,
+            # as a first trigger does on 4.2+, and maxTriggerDelay counts from it.
+            self._delay.went()
         self._last = latest
         return offsets_json(latest)
 

@@ -189,6 +189,34 @@ def test_stream_reader_admission_min_then_max() -> None:
     assert offsets_of(r.latestOffset(nxt, ReadAllAvailable())) == {k0: 101, k1: 100}
 
 
+def test_stream_reader_without_admission_control_holds_triggers_itself() -> None:
+    # Spark 4.0/4.1 call latestOffset() alone: the batch starts where the reader's last answer
+    # ended, and a run's first trigger (no answer before it) goes ahead with all there is.
+    k0, k1 = ("t", 0), ("t", 1)
+    ends = {k0: 30, k1: 10}
+    r = stream_reader(ends, minOffsetsPerTrigger="50", maxTriggerDelay="1m")
+    clock = Clock()
+    assert r._delay is not None
+    r._delay.clock = clock
+    assert offsets_of(r.latestOffset()) == {k0: 30, k1: 10}  # first trigger: the backlog
+    # The first trigger started maxTriggerDelay's clock: 20 new offsets (< 50) are held back.
+    ends.update({k0: 40, k1: 20})
+    clock.ms += 10
+    assert offsets_of(r.latestOffset()) == {k0: 30, k1: 10}
+    ends.update({k0: 55, k1: 35})
+    clock.ms += 10
+    assert offsets_of(r.latestOffset()) == {k0: 55, k1: 35}  # 50 new: admitted
+    ends.update({k0: 60, k1: 35})
+    clock.ms += 10
+    assert offsets_of(r.latestOffset()) == {k0: 55, k1: 35}  # 5 new: held
+    clock.ms += 60_000
+    assert offsets_of(r.latestOffset()) == {k0: 60, k1: 35}  # maxTriggerDelay passed
+    # A restart is a new reader: its first trigger goes ahead, whatever the backlog.
+    ends.update({k0: 61, k1: 36})
+    r = stream_reader(ends, minOffsetsPerTrigger="50", maxTriggerDelay="1m")
+    assert offsets_of(r.latestOffset()) == {k0: 61, k1: 36}
+
+
 @pytest.mark.skipif(
     not ADMISSION_CONTROL, reason="Spark 4.0/4.1 refuse maxOffsetsPerTrigger (no admission control)"
 )
