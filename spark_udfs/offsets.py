@@ -246,7 +246,14 @@ class Planner:
         for k in keys:
             s, e = start[k], end[k]
             s = self.check_start(k, s, marks[k][0])
-            out.append(Range(k[0], k[1], s, max(e, s)))
+            if s > e:
+                # Spark's source fails the read the same way (its task asserts it).
+                raise ValueError(
+                    f"Beginning offset {s} is after the ending offset {e} for topic {k[0]} "
+                    f"partition {k[1]}. You either provided an invalid fromOffset, or the "
+                    "Kafka topic has been damaged"
+                )
+            out.append(Range(k[0], k[1], s, e))
         return out
 
     def check_start(self, key: Key, start: int, log_start: int) -> int:

@@ -225,6 +225,17 @@ def test_offsets_timestamps_and_min_partitions(kspark, broker):
         (1, o) for o in range(5, 15)
     ]
     assert got[0][2] == dt.datetime(1970, 1, 1, 0, 16, 50)  # 1,010,000 ms in UTC
+    # A start after the end fails the read, in Spark's words, rather than reading nothing:
+    # by offsets, and by timestamps (the start's first record after the end's).
+    for options in (
+        {
+            "startingOffsets": json.dumps({topic: {"0": 12, "1": -2}}),
+            "endingOffsets": json.dumps({topic: {"0": 8, "1": -1}}),
+        },
+        {"startingTimestamp": "1030000", "endingTimestamp": "1010000"},
+    ):
+        with pytest.raises(Exception, match=r"Beginning offset \d+ is after the ending offset"):
+            read(kspark, broker, topic, **options).collect()
 
 
 def test_bad_options_fail_before_any_job(kspark, broker):
