@@ -199,3 +199,21 @@ def test_a_closed_client_fails_its_futures(kgroup_bootstrap: str) -> None:
     [f] = admin.delete_topics(["x"]).values()
     with pytest.raises(Exception, match="closed"):
         f.result(5)
+
+
+def test_offset_fetch_body_at_each_version() -> None:
+    # One builder for the Consumer and the AdminClient: the v8 groups form, require_stable
+    # from v7, "every partition" (topics null) only from v2.
+    from kgroup.client.offsets import offset_fetch_body
+    from kgroup.errors import UnsupportedVersion
+
+    some = offset_fetch_body("g", {"t": [0, 2]}, True)
+    topics = [{"name": "t", "partition_indexes": [0, 2]}]
+    assert some(8) == {"groups": [{"group_id": "g", "topics": topics}], "require_stable": True}
+    assert some(7) == {"group_id": "g", "topics": topics, "require_stable": True}
+    assert some(1) == {"group_id": "g", "topics": topics}
+    every = offset_fetch_body("g", None, False)
+    assert every(8) == {"groups": [{"group_id": "g", "topics": None}], "require_stable": False}
+    assert every(2) == {"group_id": "g", "topics": None}
+    with pytest.raises(UnsupportedVersion):
+        every(1)

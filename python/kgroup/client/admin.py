@@ -42,7 +42,12 @@ from kgroup.client.metadata import (
     cluster_metadata,
     error_from_code,
 )
-from kgroup.client.offsets import MAX_TIMESTAMP, list_offsets_at
+from kgroup.client.offsets import (
+    MAX_TIMESTAMP,
+    list_offsets_at,
+    offset_fetch_body,
+    offset_fetch_topics,
+)
 from kgroup.client.runtime import Runtime
 from kgroup.client.types import OFFSET_INVALID, ClientClosed, ClientTimeout, TopicPartition
 from kgroup.errors import (
@@ -953,25 +958,13 @@ class AdminClient:
         timeout = self._timeout(request_timeout)
         wanted = None if partitions is None else [_tp(p) for p in partitions]
 
-        def topics_body() -> list[dict[str, Any]] | None:
-            if wanted is None:
-                return None
-            return [
-                {"name": t, "partition_indexes": [tp.partition for tp in tps]}
-                for t, tps in _by_topic(wanted).items()
-            ]
-
-        def body(v: int) -> dict[str, Any]:
-            if v >= 8:
-                b: dict[str, Any] = {"groups": [{"group_id": group, "topics": topics_body()}]}
-            else:
-                topics = topics_body()
-                if topics is None and v < 2:
-                    raise UnsupportedVersion("fetching every offset needs OffsetFetch v2+")
-                b = {"group_id": group, "topics": topics}
-            if v >= 7:
-                b["require_stable"] = require_stable
-            return b
+        body = offset_fetch_body(
+            group,
+            None
+            if wanted is None
+            else {t: [tp.partition for tp in tps] for t, tps in _by_topic(wanted).items()},
+            require_stable,
+        )
 
         async def work() -> dict[str, Any]:
             resp = await self._cluster.coordinator_request(
@@ -980,7 +973,7 @@ class AdminClient:
             code = offset_fetch_code(resp)
             if code:
                 return {group: error_from_code(code, f"group {group!r}")}
-            topics = resp["groups"][0]["topics"] if "groups" in resp else resp["topics"]
+            topics = offset_fetch_topics(resp)
             out: list[TopicPartition] = []
             for t in topics:
                 for p in t["partitions"]:

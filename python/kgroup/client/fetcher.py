@@ -34,7 +34,7 @@ from kgroup._native.client import FetchQueue, Message
 from kgroup.client.cluster import Cluster, offset_fetch_code, retrying
 from kgroup.client.config import ClientConfig
 from kgroup.client.connection import Connection
-from kgroup.client.offsets import list_offsets_at
+from kgroup.client.offsets import list_offsets_at, offset_fetch_body, offset_fetch_topics
 from kgroup.client.types import ClientTimeout, PartitionEOF
 from kgroup.errors import (
     KafkaError,
@@ -455,17 +455,7 @@ class Fetcher:
         for t, p in keys:
             by_topic.setdefault(t, []).append(p)
 
-        def body(v: int) -> dict[str, Any]:
-            topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
-            if v >= 8:
-                return {
-                    "groups": [{"group_id": self.group, "topics": topics}],
-                    "require_stable": True,
-                }
-            b: dict[str, Any] = {"group_id": self.group, "topics": topics}
-            if v >= 7:
-                b["require_stable"] = True
-            return b
+        body = offset_fetch_body(self.group, by_topic, require_stable=True)
 
         async def once() -> dict[tuple[str, int], tuple[int, str | None, int]]:
             resp = await self.cluster.coordinator_request(
@@ -476,7 +466,7 @@ class Fetcher:
                 code_of=offset_fetch_code,
             )
             code = offset_fetch_code(resp)
-            topics = resp["groups"][0]["topics"] if "groups" in resp else resp["topics"]
+            topics = offset_fetch_topics(resp)
             if code:
                 cls = error_for_code(code)
                 assert cls is not None

@@ -1,17 +1,19 @@
-"""offsets: the ListOffsets request every client sends the same way (the Consumer for its
-starting positions, watermarks and offsets_for_times; the AdminClient for list_offsets and
-watermarks).
+"""offsets: the offset requests every client sends the same way: ListOffsets (the Consumer for
+its starting positions, watermarks and offsets_for_times; the AdminClient for list_offsets and
+watermarks) and OffsetFetch's body and answer (the Consumer's committed offsets; the
+AdminClient's list_consumer_group_offsets).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kgroup.client.connection import Connection
 from kgroup.errors import KafkaError, UnsupportedVersion, error_for_code
 from kgroup.protocol import ApiKey
 
-__all__ = ["MAX_TIMESTAMP", "list_offsets_at"]
+__all__ = ["MAX_TIMESTAMP", "list_offsets_at", "offset_fetch_body", "offset_fetch_topics"]
 
 #: ListOffsets' timestamp for "the offset with the largest timestamp" (v7+, KIP-734).
 MAX_TIMESTAMP = -3
@@ -55,3 +57,34 @@ async def list_offsets_at(
             else:
                 out[key] = (p["offset"], p["timestamp"], p.get("leader_epoch", -1))
     return out
+
+
+def offset_fetch_body(
+    group: str, partitions: Mapping[str, list[int]] | None, require_stable: bool
+) -> Callable[[int], dict[str, Any]]:
+    """The OffsetFetch body for ``group`` at each version: ``partitions`` by topic, or None
+    for every partition the group committed (v2+); ``require_stable`` from v7 (KIP-447);
+    the one-group ``groups`` form from v8."""
+
+    def body(v: int) -> dict[str, Any]:
+        topics = (
+            None
+            if partitions is None
+            else [{"name": t, "partition_indexes": list(ps)} for t, ps in partitions.items()]
+        )
+        if v >= 8:
+            b: dict[str, Any] = {"groups": [{"group_id": group, "topics": topics}]}
+        else:
+            if topics is None and v < 2:
+                raise UnsupportedVersion("fetching every offset needs OffsetFetch v2+")
+            b = {"group_id": group, "topics": topics}
+        if v >= 7:
+            b["require_stable"] = require_stable
+        return b
+
+    return body
+
+
+def offset_fetch_topics(resp: Mapping[str, Any]) -> Any:
+    """The topics of an OffsetFetch answer, under its one group from v8."""
+    return resp["groups"][0]["topics"] if "groups" in resp else resp["topics"]
