@@ -409,6 +409,13 @@ def _config_errors(resp: Any) -> dict[ConfigResource, KafkaError | None]:
 # -- the client ----------------------------------------------------------------------------
 
 
+def _operation_ms(operation_timeout: float | None, request_timeout: float) -> int:
+    """The ``timeout_ms`` of a topic operation: ``operation_timeout`` seconds when given, else
+    the request's timeout (Java's Admin sends the time left before its own deadline)."""
+    seconds = request_timeout if operation_timeout is None else operation_timeout
+    return int(seconds * 1000)
+
+
 class AdminClient:
     """AdminClient manages topics, configs, consumer groups and their offsets, with
     confluent-kafka's API and Kafka's config keys (``{"bootstrap.servers": ...}``; unknown
@@ -536,12 +543,14 @@ class AdminClient:
     def create_topics(
         self,
         new_topics: list[NewTopic],
-        operation_timeout: float = 0,
+        operation_timeout: float | None = None,
         request_timeout: float | None = None,
         validate_only: bool = False,
     ) -> dict[str, concurrent.futures.Future[None]]:
         """Create ``new_topics`` (CreateTopics to the controller): {topic: future of None}.
-        ``operation_timeout`` (s) is how long the controller waits for the topics to exist."""
+        ``operation_timeout`` (s) is how long the controller waits for the topics to exist:
+        by default the request's own timeout, as Java's Admin sends (Apache Kafka's KRaft
+        controller answers a 0 with REQUEST_TIMED_OUT and creates nothing)."""
         timeout = self._timeout(request_timeout)
 
         async def send(conn: Connection) -> dict[str, Any]:
@@ -560,7 +569,7 @@ class AdminClient:
                     }
                     for t in new_topics
                 ],
-                "timeout_ms": int(operation_timeout * 1000),
+                "timeout_ms": _operation_ms(operation_timeout, timeout),
             }
             if v >= 1:
                 body["validate_only"] = validate_only
@@ -581,7 +590,7 @@ class AdminClient:
     def delete_topics(
         self,
         topics: list[str],
-        operation_timeout: float = 0,
+        operation_timeout: float | None = None,
         request_timeout: float | None = None,
     ) -> dict[str, concurrent.futures.Future[None]]:
         """Delete ``topics`` (DeleteTopics to the controller): {topic: future of None}."""
@@ -589,7 +598,7 @@ class AdminClient:
 
         async def send(conn: Connection) -> dict[str, Any]:
             v = conn.version(ApiKey.DELETE_TOPICS)
-            body: dict[str, Any] = {"timeout_ms": int(operation_timeout * 1000)}
+            body: dict[str, Any] = {"timeout_ms": _operation_ms(operation_timeout, timeout)}
             if v >= 6:
                 body["topics"] = [{"name": t} for t in topics]
             else:
@@ -630,7 +639,7 @@ class AdminClient:
     def create_partitions(
         self,
         new_partitions: list[NewPartitions],
-        operation_timeout: float = 0,
+        operation_timeout: float | None = None,
         request_timeout: float | None = None,
         validate_only: bool = False,
     ) -> dict[str, concurrent.futures.Future[None]]:
@@ -650,7 +659,7 @@ class AdminClient:
                     }
                     for p in new_partitions
                 ],
-                "timeout_ms": int(operation_timeout * 1000),
+                "timeout_ms": _operation_ms(operation_timeout, timeout),
                 "validate_only": validate_only,
             }
             resp = await conn.request(ApiKey.CREATE_PARTITIONS, body)
