@@ -17,7 +17,7 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python test-spark-compat bench lint fmt build build-bench venv \
-	clean fuzz
+	clean fuzz kafka-ref
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -31,8 +31,18 @@ test: test-rust test-python
 test-rust:
 	cargo test --release --quiet
 
-test-python: build
+test-python: build kafka-ref
 	$(PY) -m pytest -q tests
+
+# Apache Kafka beside kgroup (tests/support/apache_kafka.py): Java and Maven from Debian when the
+# machine lacks them, then Kafka's jars from Maven Central into ~/.cache/kgroup, once.
+kafka-ref: $(STAMPS)/kafka-ref
+
+$(STAMPS)/kafka-ref: tests/support/kafka_ref/pom.xml tests/support/apache_kafka.py $(STAMPS)/venv
+	command -v javac >/dev/null && command -v mvn >/dev/null || { apt-get update -q && \
+		apt-get install -y -q --no-install-recommends openjdk-17-jdk-headless maven; }
+	cd tests && $(PY) -c 'from support.apache_kafka import lib_dir; print("Apache Kafka jars:", lib_dir())'
+	@touch $@
 
 # tests/spark on an older Spark than .venv's: by default the newest 4.0 release, the oldest that
 # pyproject's [spark] extra allows (`make test-spark-compat SPARK=4.1` for another). Its own

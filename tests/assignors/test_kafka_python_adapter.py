@@ -114,18 +114,20 @@ def _consume(consumer, stop: threading.Event) -> None:
 
 @pytest.mark.network
 @pytest.mark.slow
-def test_real_consumer_group_on_tansu(tansu):
+@pytest.mark.parametrize("peer", ["tansu", "kafka"])
+def test_real_consumer_group_on_another_broker(request, peer):
     from kafka import KafkaAdminClient, KafkaConsumer
     from kafka.admin import NewTopic
 
-    admin = KafkaAdminClient(bootstrap_servers=tansu.bootstrap)
+    server = request.getfixturevalue(peer)
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap)
     admin.create_topics([NewTopic("kgroup-assign", 6, 1)])
     admin.close()
 
     def consumer():
         return KafkaConsumer(
             "kgroup-assign",
-            bootstrap_servers=tansu.bootstrap,
+            bootstrap_servers=server.bootstrap,
             group_id="kgroup-assign-group",
             partition_assignment_strategy=[CooperativeStickyAssignor],
             session_timeout_ms=10000,

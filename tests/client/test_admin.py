@@ -39,10 +39,10 @@ def kgroup_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield b.bootstrap_servers
 
 
-@pytest.fixture(params=["kgroup", "tansu"])
+@pytest.fixture(params=["kgroup", "tansu", "kafka"])
 def bootstrap(request: pytest.FixtureRequest, kgroup_bootstrap: str) -> str:
-    if request.param == "tansu":
-        return request.getfixturevalue("tansu").bootstrap
+    if request.param != "kgroup":
+        return request.getfixturevalue(request.param).bootstrap
     return kgroup_bootstrap
 
 

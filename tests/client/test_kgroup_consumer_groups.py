@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from support.apache_kafka import KafkaCluster
 from support.consumers import (
     PARTITIONS,
     MemberProcess,
@@ -41,11 +42,11 @@ def kgroup_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def _bootstrap(request: pytest.FixtureRequest, broker: str) -> str:
     if broker == "kgroup":
         return request.getfixturevalue("kgroup_bootstrap")
-    tansu: Tansu = request.getfixturevalue("tansu")
-    return tansu.bootstrap
+    peer: Tansu | KafkaCluster = request.getfixturevalue(broker)
+    return peer.bootstrap
 
 
-@pytest.fixture(params=["kgroup", "tansu"])
+@pytest.fixture(params=["kgroup", "tansu", "kafka"])
 def bootstrap(request: pytest.FixtureRequest) -> str:
     return _bootstrap(request, request.param)
 
@@ -69,6 +70,8 @@ def _produce(bootstrap: str, topic: str, prefix: str, n: int) -> list[str]:
         # REBALANCE_IN_PROGRESS for minutes, its members' join rounds staggered 4 s apart,
         # while the same group on kgroup's broker settles at once.
         ("tansu", "range"),
+        ("kafka", "range"),
+        ("kafka", "cooperative-sticky"),
     ],
 )
 def test_kgroup_members_joining_closing_and_killed_mid_stream_consume_every_record_once(

@@ -35,11 +35,11 @@ def kbroker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
         yield b
 
 
-@pytest.fixture(params=["kgroup", "tansu"])
+@pytest.fixture(params=["kgroup", "tansu", "kafka"])
 def bootstrap(request: pytest.FixtureRequest) -> str:
     if request.param == "kgroup":
         return str(request.getfixturevalue("kbroker").bootstrap_servers)
-    return str(request.getfixturevalue("tansu").bootstrap)
+    return str(request.getfixturevalue(request.param).bootstrap)
 
 
 def create_topic(bootstrap: str, partitions: int = 1) -> str:

@@ -50,11 +50,11 @@ def broker():
         yield b.bootstrap_servers
 
 
-@pytest.fixture(scope="module", params=["kgroup", "tansu"])
+@pytest.fixture(scope="module", params=["kgroup", "tansu", "kafka"])
 def servers(request, broker):
     if request.param == "kgroup":
         return broker
-    return request.getfixturevalue("tansu").bootstrap
+    return request.getfixturevalue(request.param).bootstrap
 
 
 @pytest.fixture(scope="module")
