@@ -27,6 +27,12 @@ def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield b.bootstrap_servers
 
 
+@pytest.fixture(params=["kgroup", "kafka"])
+def group_bootstrap(request: pytest.FixtureRequest, bootstrap: str) -> str:
+    """kgroup's broker, then Apache Kafka: the groups tool reads both alike."""
+    return bootstrap if request.param == "kgroup" else request.getfixturevalue("kafka").bootstrap
+
+
 def kgroup(capsys: pytest.CaptureFixture[str], bootstrap: str, *argv: str) -> tuple[int, str, str]:
     capsys.readouterr()
     status = main([*argv, "--bootstrap-server", bootstrap])
@@ -135,8 +141,9 @@ def _lagging_group(bootstrap: str, topic: str, group: str, base_ms: int) -> Cons
 
 
 def test_groups_describe_and_reset_a_real_group(
-    capsys: pytest.CaptureFixture[str], bootstrap: str
+    capsys: pytest.CaptureFixture[str], group_bootstrap: str
 ) -> None:
+    bootstrap = group_bootstrap
     topic, group = f"lag-{uuid.uuid4().hex[:8]}", f"g-{uuid.uuid4().hex[:8]}"
     assert (
         main(

@@ -14,18 +14,25 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from support.kgroup_broker import run_broker
 
-import kgroup
 from kgroup.cli import main
 
 pytestmark = pytest.mark.network
 
 
 @pytest.fixture(scope="module")
-def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def kgroup_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with run_broker(
         tmp_path_factory.mktemp("console"), {"group.initial.rebalance.delay.ms": 0}
     ) as b:
         yield b.bootstrap_servers
+
+
+@pytest.fixture(params=["kgroup", "kafka"])
+def bootstrap(request: pytest.FixtureRequest) -> str:
+    """kgroup's broker, then Apache Kafka."""
+    if request.param == "kafka":
+        return request.getfixturevalue("kafka").bootstrap
+    return request.getfixturevalue("kgroup_bootstrap")
 
 
 def _topic(bootstrap: str, partitions: int = 1) -> str:
@@ -48,10 +55,6 @@ def _topic(bootstrap: str, partitions: int = 1) -> str:
     return topic
 
 
-@pytest.mark.skipif(
-    not hasattr(kgroup, "Consumer"),
-    reason="kgroup.Consumer (branch consumer) has not landed: for the lead to run after merging",
-)
 def test_consume_prints_json_lines_and_stops(
     capsys: pytest.CaptureFixture[str], bootstrap: str
 ) -> None:
@@ -93,10 +96,6 @@ def test_consume_prints_json_lines_and_stops(
     assert err.endswith("Processed a total of 5 messages\n")
 
 
-@pytest.mark.skipif(
-    not hasattr(kgroup, "Producer"),
-    reason="kgroup.Producer (branch producer) has not landed: for the lead to run after merging",
-)
 def test_produce_sends_lines_with_keys(monkeypatch: pytest.MonkeyPatch, bootstrap: str) -> None:
     topic = _topic(bootstrap)
     monkeypatch.setattr("sys.stdin", io.StringIO("a\tone\nb\ttwo\nc\tthree\n"))
