@@ -44,7 +44,7 @@ import uuid
 
 import pytest
 
-from bench.report import load_average, side_by_side, summary
+from bench.report import side_by_side, summary
 from bench.servers import RssSampler, Server
 
 MESSAGES = int(os.environ.get("KGROUP_BENCH_BROKER_MESSAGES", 300_000))
@@ -254,5 +254,4 @@ def _summary() -> list[str]:
         )
     for what, ok in checks:
         lines.append(f"  target: {what:<40} {'met' if ok else 'MISSED'}")
-    lines.append(f"  at the end: {load_average()}")
     return lines
