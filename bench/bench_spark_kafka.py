@@ -1,30 +1,41 @@
-"""Spark into and out of Kafka with nothing but pip: the ``kgroup`` data source beside the best
-a Spark user can write today without the JVM connector.
+"""Spark into and out of Kafka: the ``kgroup`` data source beside Spark's own JVM Kafka connector
+and beside the best a Spark user can write with nothing but pip, against Apache Kafka and
+kgroup's broker, in one run.
 
-Rows: ``KGROUP_BENCH_SPARK_ROWS`` (default 10,000,000) of a 16-character key and a 100-byte
-value, generated and cached inside Spark, local[2]; kgroup's broker in a process of its own
-(bench/servers.py), topics of 4 partitions.
+Rows: ``KGROUP_BENCH_SPARK_ROWS`` (default 200,000; 10,000,000 for the real figures, see
+bench/README.md) of a 16-character key and a 100-byte value, generated and cached inside Spark,
+local[2] (both Python workers started and importing kgroup and confluent-kafka before anything
+is timed); topics of 4 partitions. The brokers, one after the other
+(``KGROUP_BENCH_SPARK_BROKERS``, default kafka,kgroup), each a process of its own on 127.0.0.1
+(bench/servers.py): Apache Kafka 4.x (one KRaft node, data on disk, Kafka's JVM flags, a heap of
+``KGROUP_BENCH_KAFKA_HEAP`` (1g)) and kgroup's broker (data on disk). Each way in and out is used
+with its own defaults:
 
 - write: ``df.write.format("kgroup")`` (one idempotent kgroup Producer per task,
-  ``produce_arrow``) beside ``mapInArrow`` calling confluent-kafka's ``Producer.produce`` per
-  row (librdkafka, linger.ms=5, acks=all as the sink), flushed at the end of each task;
+  ``produce_arrow``); ``df.write.format("kafka")``, Spark's JVM connector
+  (spark-sql-kafka-0-10_2.13, bench/spark_connector.py: the jars for pyspark's version from
+  Maven Central, given with spark.jars; its producer's defaults: idempotent, acks=all); and
+  ``mapInArrow`` calling confluent-kafka's ``Producer.produce`` per row (librdkafka,
+  linger.ms=5, acks=all), flushed at the end of each task;
 - read: ``spark.read.format("kgroup")`` (one offset range per Kafka partition, Arrow batches from
-  ``consume_arrow``) beside ``mapInArrow`` over one row per Kafka partition calling
-  confluent-kafka's ``Consumer.consume`` and building the same columns (key, value, partition,
-  offset, timestamp) as Arrow arrays. Both are forced by ``sum(length(value))``.
+  ``consume_arrow``); ``spark.read.format("kafka")`` from the earliest to the latest offsets; and
+  ``mapInArrow`` over one row per Kafka partition calling confluent-kafka's ``Consumer.consume``
+  and building the same columns (key, value, partition, offset, timestamp) as Arrow arrays. All
+  are forced by ``count(*), sum(length(value))`` and every row is counted.
 
-Targets (issue 13): the data source at least 2x faster than each baseline. A summary with the
-ratios prints at the end.
+Targets: (issue 13) the data source at least 2x faster than the mapInArrow baseline; (issue 18)
+ahead of Spark's JVM connector on write and on read, against Apache Kafka. The summary at the
+end prints every median time, the ratios and the load average.
 
-Run: ``KGROUP_BENCH_SPARK_ROWS=1000000 .venv/bin/python -m pytest bench/bench_spark_kafka.py
--o python_files='bench_*.py' --benchmark-only -s``.
+Run: ``KGROUP_BENCH_SPARK_ROWS=10000000 .venv/bin/python -m pytest bench/bench_spark_kafka.py
+-o python_files='bench_*.py' -p no:cacheprovider --benchmark-only`` (``KGROUP_BENCH_SPARK_ROUNDS``,
+default 3, rounds of each).
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 
@@ -32,23 +43,42 @@ import pyarrow as pa
 import pytest
 
 import kgroup
+from bench import servers, spark_connector
+from bench.report import load_average, summary
+from bench.servers import Server
 
-ROWS = int(os.environ.get("KGROUP_BENCH_SPARK_ROWS", 10_000_000))
+ROWS = int(os.environ.get("KGROUP_BENCH_SPARK_ROWS", 200_000))
+ROUNDS = int(os.environ.get("KGROUP_BENCH_SPARK_ROUNDS", 3))
+BROKERS = [
+    b.strip() for b in os.environ.get("KGROUP_BENCH_SPARK_BROKERS", "kafka,kgroup").split(",")
+]
 PARTITIONS = 4
-WRITE = f"spark write to kafka: {ROWS:,} rows of 100-byte values, local[2]"
-READ = f"spark read from kafka: {ROWS:,} rows of 100-byte values, local[2]"
+BROKER_NAMES = {"kafka": "Apache Kafka", "kgroup": "kgroup's broker"}
+DATASOURCE, CONNECTOR, BASELINE = (
+    "kgroup data source",
+    "Spark's JVM connector",
+    "mapInArrow + confluent-kafka",
+)
 
-_results: dict[str, float] = {}
+# Median seconds by (broker, "write" or "read", way).
+_results: dict[tuple[str, str, str], float] = {}
 _topics = itertools.count()
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[str]:
-    from bench import servers
+def _group(what: str, broker: str) -> str:
+    way = "write to" if what == "write" else "read from"
+    return f"spark {way} {BROKER_NAMES[broker]}: {ROWS:,} rows of 100-byte values, local[2]"
 
-    with tempfile.TemporaryDirectory(prefix="kgroup-bench-spark-") as d:
-        with servers.kgroup(f"{d}/data") as s:
-            yield s.bootstrap
+
+@pytest.fixture(scope="module", params=BROKERS)
+def server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    with servers.start(request.param) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def broker(server: Server) -> str:
+    return server.bootstrap
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +90,12 @@ def spark() -> Iterator[object]:
         "local[2]",
         app_name="kgroup-bench-kafka",
         progress=False,
-        conf={"spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "2"},
+        conf={
+            "spark.driver.memory": "4g",
+            "spark.sql.shuffle.partitions": "2",
+            # Spark's JVM Kafka connector: read when the session's JVM starts.
+            "spark.jars": ",".join(spark_connector.jars()),
+        },
         log_level="ERROR",
     )
     spark_udfs.register(session)
@@ -81,6 +116,21 @@ def rows(spark):
         .cache()
     )
     assert df.count() == ROWS
+
+    # Start both Python workers (Spark reuses them) and import there what the Python ways
+    # import, before anything is timed: a cold worker's start would land on whichever way
+    # runs first, and the JVM connector needs none. (A function defined here: Spark pickles
+    # it by value; one at module level would be looked up by a module name workers lack.)
+    def warm(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import confluent_kafka  # noqa: F401
+
+        import kgroup  # noqa: F401
+        import spark_udfs.datasource  # noqa: F401
+
+        n = sum(b.num_rows for b in batches)
+        yield pa.RecordBatch.from_pydict({"n": pa.array([n], pa.int64())})
+
+    assert df.mapInArrow(warm, "n long").groupBy().sum("n").collect()[0][0] == ROWS
     yield df
     df.unpersist()
 
@@ -104,20 +154,19 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     return {tp.partition: hi for tp, hi in ((tp, v[1]) for tp, v in marks.items())}
 
 
-def run(benchmark, name: str, fn, *, group: str, rounds: int = 3, baseline: bool = False):
-    benchmark.group = group
+def run(benchmark, server: Server, what: str, way: str, fn) -> None:
+    benchmark.group = _group(what, server.name)
     benchmark.extra_info["items"] = ROWS
-    if baseline:
+    if way == BASELINE:
         benchmark.extra_info["baseline"] = True
-    result = benchmark.pedantic(fn, rounds=rounds, iterations=1)
-    _results[name] = benchmark.stats.stats.median
-    return result
+    benchmark.pedantic(fn, rounds=ROUNDS, iterations=1)
+    _results[(server.name, what, way)] = benchmark.stats.stats.median
 
 
 # -- write ---------------------------------------------------------------------------------------
 
 
-def test_write_kgroup_datasource(benchmark, spark, rows, broker):
+def test_write_kgroup_datasource(benchmark, spark, rows, server, broker):
     topics = []
 
     def go():
@@ -127,14 +176,28 @@ def test_write_kgroup_datasource(benchmark, spark, rows, broker):
             "topic", topic
         ).save()
 
-    run(benchmark, "write: kgroup data source", go, group=WRITE)
+    run(benchmark, server, "write", DATASOURCE, go)
     ends = end_offsets(broker, topics[-1])
     assert sum(ends.values()) == ROWS
     want = kgroup.partition_for_key("0" * 16, PARTITIONS)
     assert want in ends
 
 
-def test_write_map_in_arrow_confluent_kafka(benchmark, spark, rows, broker):
+def test_write_spark_kafka_connector(benchmark, spark, rows, server, broker):
+    topics = []
+
+    def go():
+        topic = new_topic(broker)
+        topics.append(topic)
+        rows.write.format("kafka").option("kafka.bootstrap.servers", broker).option(
+            "topic", topic
+        ).save()
+
+    run(benchmark, server, "write", CONNECTOR, go)
+    assert sum(end_offsets(broker, topics[-1]).values()) == ROWS
+
+
+def test_write_map_in_arrow_confluent_kafka(benchmark, spark, rows, server, broker):
     def writer(bootstrap: str, topic: str):
         def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             import confluent_kafka
@@ -168,13 +231,7 @@ def test_write_map_in_arrow_confluent_kafka(benchmark, spark, rows, broker):
         got = rows.mapInArrow(writer(broker, topic), "n long").groupBy().sum("n").collect()
         assert got[0][0] == ROWS
 
-    run(
-        benchmark,
-        "write: mapInArrow + confluent-kafka produce per row",
-        go,
-        group=WRITE,
-        baseline=True,
-    )
+    run(benchmark, server, "write", BASELINE, go)
     assert sum(end_offsets(broker, topics[-1]).values()) == ROWS
 
 
@@ -197,7 +254,7 @@ def _force(df) -> int:
     return df.select(F.count("*"), F.sum(F.length("value"))).collect()[0][0]
 
 
-def test_read_kgroup_datasource(benchmark, spark, broker, filled):
+def test_read_kgroup_datasource(benchmark, spark, server, broker, filled):
     def go():
         df = (
             spark.read.format("kgroup")
@@ -207,10 +264,25 @@ def test_read_kgroup_datasource(benchmark, spark, broker, filled):
         )
         assert _force(df) == ROWS
 
-    run(benchmark, "read: kgroup data source", go, group=READ)
+    run(benchmark, server, "read", DATASOURCE, go)
 
 
-def test_read_map_in_arrow_confluent_kafka(benchmark, spark, broker, filled):
+def test_read_spark_kafka_connector(benchmark, spark, server, broker, filled):
+    def go():
+        df = (
+            spark.read.format("kafka")
+            .option("kafka.bootstrap.servers", broker)
+            .option("subscribe", filled)
+            .option("startingOffsets", "earliest")
+            .option("endingOffsets", "latest")
+            .load()
+        )
+        assert _force(df) == ROWS
+
+    run(benchmark, server, "read", CONNECTOR, go)
+
+
+def test_read_map_in_arrow_confluent_kafka(benchmark, spark, server, broker, filled):
     ends = end_offsets(broker, filled)
 
     def reader(bootstrap: str):
@@ -276,21 +348,39 @@ def test_read_map_in_arrow_confluent_kafka(benchmark, spark, broker, filled):
         ).repartition(PARTITIONS)
         assert _force(plan.mapInArrow(reader(broker), schema)) == ROWS
 
-    run(benchmark, "read: mapInArrow + confluent-kafka consume", go, group=READ, baseline=True)
+    run(benchmark, server, "read", BASELINE, go)
 
 
-def test_summary():
-    """Prints the ratios (run with -s to see them)."""
-    pairs = [
-        (
-            "write",
-            "write: mapInArrow + confluent-kafka produce per row",
-            "write: kgroup data source",
-        ),
-        ("read", "read: mapInArrow + confluent-kafka consume", "read: kgroup data source"),
+@summary("spark <-> kafka: the kgroup data source vs Spark's JVM connector vs mapInArrow")
+def _summary() -> list[str]:
+    if not _results:
+        return []
+    version, pyspark_version = spark_connector.connector_version()
+    lines = [
+        f"{ROWS:,} rows of 100-byte values, local[2], median of {ROUNDS} rounds, seconds "
+        "(lower is better); ratios: the other's time over the data source's",
+        f"Spark's connector spark-sql-kafka-0-10_2.13 {version} on pyspark {pyspark_version}",
     ]
-    print(f"\nspark <-> kafka, {ROWS:,} rows of 100-byte values, local[2] (median seconds)")
-    for what, base, ours in pairs:
-        if base in _results and ours in _results:
-            b, o = _results[base], _results[ours]
-            print(f"  {what}: kgroup {o:.2f} s, baseline {b:.2f} s: {b / o:.2f}x (target >= 2x)")
+    checks: list[tuple[str, bool]] = []
+    for broker in BROKERS:
+        for what in ("write", "read"):
+            got = {w: t for (b, x, w), t in _results.items() if b == broker and x == what}
+            if not got:
+                continue
+            ours = got.get(DATASOURCE)
+            lines.append(f"  {what} on {BROKER_NAMES[broker]}:")
+            for way, t in got.items():
+                ratio = f"  data source {t / ours:5.2f}x" if ours and way != DATASOURCE else ""
+                lines.append(f"    {way:<30} {t:8.2f} s {ROWS / t / 1e6:7.3f} M rows/s{ratio}")
+            if ours and BASELINE in got:
+                checks.append(
+                    (f"{what} on {broker}: at least 2x mapInArrow", got[BASELINE] >= 2 * ours)
+                )
+            if ours and CONNECTOR in got and broker == "kafka":
+                checks.append(
+                    (f"{what} on Apache Kafka: ahead of Spark's connector", got[CONNECTOR] > ours)
+                )
+    for what, ok in checks:
+        lines.append(f"  target: {what:<50} {'met' if ok else 'MISSED'}")
+    lines.append(f"  at the end: {load_average()}")
+    return lines
