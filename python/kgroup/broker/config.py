@@ -504,6 +504,17 @@ _SYNONYM_TYPES = {
     "log.roll.jitter.hours": T.INT,
 }
 
+
+def _synonym_default(spec: ConfigSpec, index: int) -> Any:
+    """The default of a topic config's broker synonym, as Kafka has it: the last synonym of the
+    chain (``log.retention.hours``) holds the topic default in its unit, the finer ones before
+    it (``log.retention.ms``, ``log.retention.minutes``) are unset."""
+    if index != len(spec.synonyms) - 1 or spec.default is None:
+        return None
+    factor = spec.synonyms[index][1]
+    return spec.default // factor if factor != 1 else spec.default
+
+
 #: BROKER_CONFIGS are the ``server.properties`` keys kgroup reads: its own, and every broker
 #: synonym of a topic config.
 BROKER_CONFIGS: dict[str, ConfigSpec] = {
@@ -682,12 +693,12 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             ConfigSpec(
                 syn,
                 _SYNONYM_TYPES.get(syn, spec.type),
-                None,
+                _synonym_default(spec, i),
                 f"The broker's default for the topic config {spec.name}.",
                 read_only=True,
             )
             for spec in TOPIC_CONFIGS.values()
-            for syn, _ in spec.synonyms
+            for i, (syn, _) in enumerate(spec.synonyms)
         ),
     )
 }
