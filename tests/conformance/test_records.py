@@ -10,7 +10,7 @@ import uuid
 from typing import Any
 
 import pytest
-from support.differential import Differential, Peer, create_topic
+from support.differential import Differential, Peer, create_topic, wait_until
 
 from kgroup import errors
 from kgroup.protocol import ApiKey
@@ -263,16 +263,21 @@ def test_delete_records_and_leader_epochs(diff: Differential) -> None:
 
 def test_idempotent_produce(diff: Differential) -> None:
     topic = create_topic(diff)
-    answer = diff.request(
-        ApiKey.INIT_PRODUCER_ID,
-        5,
-        {
-            "transactional_id": None,
-            "transaction_timeout_ms": 60_000,
-            "producer_id": -1,
-            "producer_epoch": -1,
-        },
-    )
+    body = {
+        "transactional_id": None,
+        "transaction_timeout_ms": 60_000,
+        "producer_id": -1,
+        "producer_epoch": -1,
+    }
+    # A fresh Kafka answers COORDINATOR_LOAD_IN_PROGRESS until its controller has handed it a
+    # block of producer ids.
+    for p in diff.peers:
+        wait_until(
+            lambda p=p: (
+                p.conn("main").request(ApiKey.INIT_PRODUCER_ID, 5, body).body.error_code == 0
+            )
+        )
+    answer = diff.request(ApiKey.INIT_PRODUCER_ID, 5, body)
     diff.keep("pid", answer, lambda b: (b.producer_id, b.producer_epoch))
 
     def send(seq: int, n: int = 2) -> Any:
