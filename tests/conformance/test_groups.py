@@ -7,7 +7,7 @@ ListGroups, OffsetCommit/Fetch/Delete, DeleteGroups, FindCoordinator)."""
 from __future__ import annotations
 
 import pytest
-from support.differential import Differential, Members, create_topic, new_name
+from support.differential import Differential, Members, Peer, create_topic, new_name
 
 from kgroup.protocol import ApiKey
 
@@ -191,3 +191,49 @@ def test_find_coordinator(diff: Differential) -> None:
         ignore=["coordinators"],
         expect=lambda b: b.coordinators[0].error_code == 15,  # COORDINATOR_NOT_AVAILABLE
     )
+
+
+def test_list_groups_by_type(diff: Differential) -> None:
+    g = Members(diff)
+    g.new_member("m1")
+    g.join("m1")
+    g.joined("m1")
+    for types in (["classic"], ["consumer"], ["Classic"], ["share"], ["nope"]):
+        answer = diff.request(
+            ApiKey.LIST_GROUPS,
+            5,
+            {"states_filter": [], "types_filter": types},
+            conn="admin",
+            ignore=["groups"],
+        )
+        lines = [
+            [x.to_dict() for x in r.body.groups if x.group_id == g.group]
+            for r in (answer.kgroup, answer.kafka)
+            if r is not None
+        ]
+        assert lines[0] == lines[1], (types, lines)
+
+
+@pytest.mark.parametrize("version", [0, 3, 4])
+def test_join_group_older_versions(diff: Differential, version: int) -> None:
+    """Before v4 a new member gets its id at once (no MEMBER_ID_REQUIRED); v0 has no
+    rebalance timeout."""
+    g = Members(diff)
+    body = g.join_body("m1")
+
+    def old(p: Peer) -> dict:
+        b = dict(body(p))
+        b.pop("reason")
+        b.pop("group_instance_id")
+        if version == 0:
+            b.pop("rebalance_timeout_ms")
+        return b
+
+    answer = diff.request(ApiKey.JOIN_GROUP, version, old, conn="m1")
+    g.keep_join("m1", answer)
+    if version >= 4:
+        assert answer.body.error_code == 79  # MEMBER_ID_REQUIRED
+        answer = diff.request(ApiKey.JOIN_GROUP, version, old, conn="m1")
+        g.keep_join("m1", answer)
+    assert answer.body.generation_id == 1
+    g.heartbeat("m1")
