@@ -1,10 +1,12 @@
 """Classic consumer groups on both brokers, on the wire: a member's life (KIP-394's member id
 first), a rebalance with two members, static members and fencing, and each error path a client
 meets (unknown member, illegal generation, rebalance in progress, inconsistent protocols,
-invalid session timeout, fenced instance id), with the admin apis around them (DescribeGroups,
-ListGroups, OffsetCommit/Fetch/Delete, DeleteGroups, FindCoordinator)."""
+invalid session timeout, fenced instance id, an expired session), with the admin apis around
+them (DescribeGroups, ListGroups, OffsetCommit/Fetch/Delete, DeleteGroups, FindCoordinator)."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 from support.differential import Differential, Members, Peer, create_topic, new_name
@@ -237,3 +239,20 @@ def test_join_group_older_versions(diff: Differential, version: int) -> None:
         g.keep_join("m1", answer)
     assert answer.body.generation_id == 1
     g.heartbeat("m1")
+
+
+def test_session_expiry(diff: Differential) -> None:
+    """A member silent for longer than its session (6 s, Kafka's group.min.session.timeout.ms)
+    is removed on both: its heartbeat and commit are then UNKNOWN_MEMBER_ID, the group Empty."""
+    topic = create_topic(diff)
+    g = Members(diff)
+    g.new_member("m1")
+    g.join("m1")
+    g.joined("m1")
+    g.sync("m1", ["m1"])
+    diff.receive("m1")
+    time.sleep(g.session_ms / 1000 + 1.5)
+    g.describe()
+    g.heartbeat("m1")
+    g.commit("m1", {(topic, 0): 1})
+    list_groups(diff, g.group, ["Empty"])
