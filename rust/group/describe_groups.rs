@@ -67,13 +67,14 @@ impl Coordinator {
             .into_iter()
             .map(|s| {
                 let m = group.member(s);
-                let (metadata, assignment) = match &protocol {
-                    Some(p) => (
-                        m.metadata(p).cloned().unwrap_or_else(empty_bytes),
-                        m.assignment.clone(),
-                    ),
-                    None => (empty_bytes(), empty_bytes()),
+                // Kafka's describeNoMetadata: a member's assignment is described in every
+                // state (the last one synced, during a rebalance), its metadata only when
+                // Stable.
+                let metadata = match &protocol {
+                    Some(p) => m.metadata(p).cloned().unwrap_or_else(empty_bytes),
+                    None => empty_bytes(),
                 };
+                let assignment = m.assignment.clone();
                 DescribedMember {
                     member_id: m.id.clone(),
                     group_instance_id: m.instance_id.clone(),

@@ -42,10 +42,19 @@ impl Coordinator {
         let mut gone = Vec::new();
         for (name, partitions) in &req.topics {
             let keep = check_subscribed && group.is_subscribed_to_topic(name);
+            // Kafka answers partitions the broker does not have before its coordinator sees
+            // the request (KafkaApis.handleOffsetDeleteRequest).
+            let count = self.topics.as_ref().map(|k| k.get(*name).copied());
             let parts = partitions
                 .iter()
                 .map(|p| {
-                    if keep {
+                    let known = match count {
+                        None => true,
+                        Some(n) => n.is_some_and(|n| *p >= 0 && *p < n),
+                    };
+                    if !known {
+                        (*p, ErrorCode::UnknownTopicOrPartition)
+                    } else if keep {
                         (*p, ErrorCode::GroupSubscribedToTopic)
                     } else {
                         gone.push((Arc::<str>::from(*name), *p));

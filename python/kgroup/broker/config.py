@@ -504,6 +504,24 @@ _SYNONYM_TYPES = {
     "log.roll.jitter.hours": T.INT,
 }
 
+
+#: NULL_DEFAULT_SYNONYMS are the broker synonyms that Kafka leaves without a default though
+#: they end their chain (KafkaConfig's log.flush.interval.ms: the topic default stands).
+NULL_DEFAULT_SYNONYMS = frozenset({"log.flush.interval.ms"})
+
+
+def _synonym_default(spec: ConfigSpec, index: int) -> Any:
+    """The default of a topic config's broker synonym, as Kafka has it: the last synonym of the
+    chain (``log.retention.hours``) holds the topic default in its unit, the finer ones before
+    it (``log.retention.ms``, ``log.retention.minutes``) are unset."""
+    if index != len(spec.synonyms) - 1 or spec.default is None:
+        return None
+    if spec.synonyms[index][0] in NULL_DEFAULT_SYNONYMS:
+        return None
+    factor = spec.synonyms[index][1]
+    return spec.default // factor if factor != 1 else spec.default
+
+
 #: BROKER_CONFIGS are the ``server.properties`` keys kgroup reads: its own, and every broker
 #: synonym of a topic config.
 BROKER_CONFIGS: dict[str, ConfigSpec] = {
@@ -682,12 +700,12 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             ConfigSpec(
                 syn,
                 _SYNONYM_TYPES.get(syn, spec.type),
-                None,
+                _synonym_default(spec, i),
                 f"The broker's default for the topic config {spec.name}.",
                 read_only=True,
             )
             for spec in TOPIC_CONFIGS.values()
-            for syn, _ in spec.synonyms
+            for i, (syn, _) in enumerate(spec.synonyms)
         ),
     )
 }
@@ -784,7 +802,9 @@ class BrokerConfig:
             for syn, _ in spec.synonyms
             if self.explicit.get(syn) is not None
         ]
-        if spec.synonyms:
+        # Kafka lists the default under the first synonym's name, and only when that synonym
+        # has a default of its own (log.retention.ms has none: retention.ms lists no default).
+        if spec.synonyms and BROKER_CONFIGS[spec.synonyms[0][0]].default is not None:
             out.append(
                 (spec.synonyms[0][0], format_value(spec, spec.default), ConfigSource.DEFAULT_CONFIG)
             )

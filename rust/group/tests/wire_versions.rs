@@ -313,7 +313,7 @@ fn describe_groups_authorized_operations_by_version() {
         let ops = &g.fields[field(gf, "authorized_operations")];
         assert_eq!(
             ops,
-            &Value::Int32(if v >= 3 { 328 } else { i32::MIN }),
+            &Value::Int32(if v >= 3 { 3400 } else { i32::MIN }),
             "v{v}"
         );
         assert_eq!(

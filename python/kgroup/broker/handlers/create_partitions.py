@@ -20,14 +20,22 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     state, body = ctx.state, ctx.request.body
     names = [t.name for t in body.topics]
     results = []
+    answered: set[str] = set()
     for t in body.topics:
+        if t.name in answered:
+            # Kafka answers a topic given more than once with one result.
+            continue
+        answered.add(t.name)
         out: dict[str, Any] = {"name": t.name, "error_code": 0, "error_message": None}
         try:
             if names.count(t.name) > 1:
                 raise errors.InvalidRequest("Duplicate topic in request.")
             topic = state.topics.by_name.get(t.name)
             if topic is None:
-                raise errors.UnknownTopicOrPartition(f"The topic '{t.name}' does not exist.")
+                # Kafka's controller answers an unknown topic without a message.
+                out["error_code"] = errors.UnknownTopicOrPartition.code
+                results.append(out)
+                continue
             current = len(topic.partitions)
             if t.count < current:
                 raise errors.InvalidPartitions(

@@ -9,6 +9,7 @@ Kafka refuses one larger than its live brokers.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
@@ -68,6 +69,12 @@ def check(
                 )
         num_partitions = len(assignments)
     else:
+        # Kafka's controller checks both values' signs, the replication factor first, before it
+        # applies the defaults.
+        if replication_factor < -1 or replication_factor == 0:
+            raise errors.InvalidReplicationFactor(
+                "Replication factor must be larger than 0, or -1 to use the default value."
+            )
         if num_partitions == -1:
             num_partitions = int(state.config.get("num.partitions"))
         if num_partitions <= 0:
@@ -105,11 +112,20 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     validate_only = version >= 1 and body.validate_only
     names = [t.name for t in body.topics]
     out = []
+    answered: set[str] = set()
     for t in body.topics:
         result: dict[str, Any] = {"name": t.name}
+        if t.name in answered:
+            # Kafka answers a name given more than once with one result.
+            continue
+        answered.add(t.name)
         try:
             if names.count(t.name) > 1:
-                raise errors.InvalidRequest("Duplicate topic name.")
+                raise errors.InvalidRequest(
+                    "Create topics request from client `"
+                    f"{request.client_id}` contains multiple entries for the following "
+                    f"topics: {t.name}"
+                )
             num_partitions, configs = check(
                 state,
                 t.name,
@@ -119,7 +135,9 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                 [(c.name, c.value) for c in t.configs],
             )
             if validate_only:
-                topic_id = None
+                # Kafka's controller picks the id before it checks validate_only, and answers
+                # with it though nothing is created.
+                topic_id = uuid.uuid4()
             else:
                 topic_id = create(state, t.name, num_partitions, configs).id
         except errors.KafkaError as e:
@@ -131,6 +149,8 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             out.append(result)
             continue
         result["error_code"] = 0
+        if version >= 1:
+            result["error_message"] = None
         if version >= 5:
             result["num_partitions"] = num_partitions
             result["replication_factor"] = 1

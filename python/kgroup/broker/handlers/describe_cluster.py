@@ -17,6 +17,8 @@ API_KEY = ApiKey.DESCRIBE_CLUSTER
 VERSIONS = (0, 1)
 
 BROKER_ENDPOINT = 1
+#: ENDPOINT_TYPES are Kafka's EndpointType names by id.
+ENDPOINT_TYPES = {1: "BROKER", 2: "CONTROLLER"}
 
 
 def handle(ctx: RequestContext) -> dict[str, Any]:
@@ -25,13 +27,19 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     out: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "error_message": None}
     if request.api_version >= 1:
         out["endpoint_type"] = BROKER_ENDPOINT
-        if body.endpoint_type != BROKER_ENDPOINT:
+        # Kafka's AuthHelper.computeDescribeClusterResponse: an unknown type is unsupported,
+        # a controller one mismatched; either answers with the spec's defaults beside the error.
+        wanted = ENDPOINT_TYPES.get(body.endpoint_type)
+        if wanted is None:
             out["error_code"] = errors.UnsupportedEndpointType.code
+            out["error_message"] = f"Unsupported endpoint type {body.endpoint_type}"
+            return out
+        if body.endpoint_type != BROKER_ENDPOINT:
+            out["error_code"] = errors.MismatchedEndpointType.code
             out["error_message"] = (
                 "The request was sent to an endpoint of type BROKER, but we wanted an endpoint "
-                f"of type {body.endpoint_type}"
+                f"of type {wanted}"
             )
-            out["cluster_id"] = state.cluster_id
             return out
     b = state.broker()
     out["cluster_id"] = state.cluster_id

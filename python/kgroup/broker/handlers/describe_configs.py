@@ -3,7 +3,8 @@ source and synonyms (replacing v0's is_default); v3 adds its type and documentat
 flexible.
 
 Resource types: TOPIC (2) and BROKER (4: this node's id, or "" for the cluster-wide defaults,
-which are the broker's own here). Others are answered with INVALID_REQUEST.
+which are the broker's own here). Kafka's other types are answered with INVALID_REQUEST;
+a type Kafka does not know fails every resource of the request.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ VERSIONS = (0, 4)
 
 TOPIC = 2
 BROKER = 4
+#: KNOWN_TYPES are the resource types Kafka's ConfigResource.Type knows; another one fails the
+#: whole request, as Kafka's request parsing does.
+KNOWN_TYPES = frozenset({2, 4, 8, 16, 32})
 
 
 def handle(ctx: RequestContext) -> dict[str, Any]:
@@ -31,12 +35,27 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     synonyms = version >= 1 and body.include_synonyms
     documentation = version >= 3 and body.include_documentation
     results = []
+    if any(r.resource_type not in KNOWN_TYPES for r in body.resources):
+        return {
+            "throttle_time_ms": 0,
+            "results": [
+                {
+                    "resource_type": r.resource_type,
+                    "resource_name": r.resource_name,
+                    "error_code": errors.InvalidRequest.code,
+                    "error_message": errors.InvalidRequest.message,
+                    "configs": [],
+                }
+                for r in body.resources
+            ],
+        }
     for r in body.resources:
         result: dict[str, Any] = {
             "resource_type": r.resource_type,
             "resource_name": r.resource_name,
             "error_code": 0,
-            "error_message": None,
+            # Kafka leaves the message at its spec default, "", when there is no error.
+            "error_message": "",
             "configs": [],
         }
         keys = r.configuration_keys
@@ -44,9 +63,8 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             if r.resource_type == TOPIC:
                 topic = state.topics.by_name.get(r.resource_name)
                 if topic is None:
-                    raise errors.UnknownTopicOrPartition(
-                        f"The topic '{r.resource_name}' does not exist."
-                    )
+                    # Kafka answers an unknown topic without a message.
+                    raise errors.UnknownTopicOrPartition("")
                 entries = config_entries.topic_entries(
                     state, topic.configs, keys, synonyms, documentation
                 )

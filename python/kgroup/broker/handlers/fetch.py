@@ -82,8 +82,11 @@ def _resolve(state: BrokerState, version: int, body: Any) -> list[tuple[dict, li
                 p.current_leader_epoch if version >= 9 else -1,
                 p.partition_max_bytes,
             )
-            if topic is None or not 0 <= p.partition < len(topic.partitions):
+            if topic is None:
                 w.error = missing
+            elif not 0 <= p.partition < len(topic.partitions):
+                # A known topic (by id too) with no such partition, in Kafka's words.
+                w.error = errors.UnknownTopicOrPartition()
             else:
                 w.partition = topic.partitions[p.partition]
             wanted.append(w)
@@ -123,6 +126,9 @@ def _read(
             partitions.append(out)
             try:
                 if w.error is not None:
+                    # Kafka answers what it could not resolve with an empty list here, where
+                    # a read leaves it null.
+                    out["aborted_transactions"] = []
                     raise w.error
                 p = w.partition
                 assert p is not None

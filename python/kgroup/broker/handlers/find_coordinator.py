@@ -64,7 +64,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                     "key": key,
                     **(this if error is None else NO_NODE),
                     "error_code": 0 if error is None else error.code,
-                    "error_message": None if error is None else error.message,
+                    "error_message": "" if error is None else error.message,
                 }
                 for key, error in answers
             ],

@@ -59,13 +59,17 @@ def topic_metadata(state: BrokerState, topic: Topic, version: int, operations: b
     }
 
 
-def _missing(name: str | None, topic_id: uuid.UUID | None, e: errors.KafkaError) -> dict:
+def _missing(
+    name: str | None, topic_id: uuid.UUID | None, e: errors.KafkaError, operations: bool
+) -> dict:
+    # Kafka reports the operations on every topic of the answer, those in error too.
     return {
         "error_code": e.code,
         "name": name,
         "topic_id": topic_id or NIL,
         "is_internal": False,
         "partitions": [],
+        "topic_authorized_operations": TOPIC_OPERATIONS if operations else NOT_REQUESTED,
     }
 
 
@@ -92,14 +96,16 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                 if topic is None:
                     # A null name in the answer only from v12; before, an empty one.
                     shown = None if version >= 12 else ""
-                    topics.append(_missing(shown, topic_id, errors.UnknownTopicId()))
+                    topics.append(_missing(shown, topic_id, errors.UnknownTopicId(), operations))
                 else:
                     topics.append(topic_metadata(state, topic, version, operations))
                 continue
             topic = state.topics.by_name.get(name)
             if topic is None:
                 if not auto_create:
-                    topics.append(_missing(name, None, errors.UnknownTopicOrPartition()))
+                    topics.append(
+                        _missing(name, None, errors.UnknownTopicOrPartition(), operations)
+                    )
                     continue
                 try:
                     if name == OFFSETS_TOPIC:
@@ -109,7 +115,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                         n, configs = create_topics.check(state, name, -1, -1, [], [])
                         topic = create_topics.create(state, name, n, configs)
                 except errors.KafkaError as e:
-                    topics.append(_missing(name, None, e))
+                    topics.append(_missing(name, None, e, operations))
                     continue
             topics.append(topic_metadata(state, topic, version, operations))
     if version < 10:

@@ -34,6 +34,8 @@ VERSIONS = (0, 11)
 ZSTD = "zstd"
 # Where a batch (or legacy message set entry) says its magic.
 MAGIC_OFFSET = 16
+# A batch's base offset and size, before the rest of its header.
+LOG_OVERHEAD = 12
 
 
 def _up_convert(records: bytes) -> bytes:
@@ -61,6 +63,13 @@ def _check_records(version: int, records: bytes | None) -> None:
     if version < 3:
         return
     data = records or b""
+    # Kafka's batch iterator reads the size before the magic: one under a legacy message's
+    # overhead (14) is corrupt, whatever follows.
+    if len(data) >= LOG_OVERHEAD and int.from_bytes(data[8:12], "big", signed=True) < 14:
+        raise errors.CorruptMessage(
+            f"Record size {int.from_bytes(data[8:12], 'big', signed=True)} is less than the "
+            "minimum record overhead (14)"
+        )
     if len(data) > MAGIC_OFFSET and data[MAGIC_OFFSET] != 2:
         raise errors.InvalidRecord(
             f"Produce requests with version {version} are only allowed to contain record "
@@ -86,6 +95,29 @@ def _check_records(version: int, records: bytes | None) -> None:
         )
 
 
+#: RECORD_VALIDATION_ERRORS are the errors of a batch that Kafka's LogValidator refuses record
+#: by record (its RecordValidationException): answered with their message and the partition's
+#: log start offset. kgroup also answers a batch-level INVALID_RECORD so (Kafka: no message).
+RECORD_VALIDATION_ERRORS = (errors.InvalidTimestamp, errors.InvalidRecord)
+#: APPEND_ERRORS_WITHOUT_OFFSET are the append errors that Kafka's ReplicaManager answers
+#: without the log start offset or a message; any other append error has the offset.
+APPEND_ERRORS_WITHOUT_OFFSET = (
+    errors.CorruptMessage,
+    errors.MessageTooLarge,
+    errors.RecordListTooLarge,
+    errors.KafkaStorageError,
+    errors.NotLeaderOrFollower,
+)
+
+
+def _message(e: errors.KafkaError, appending: bool) -> str | None:
+    """The error message Kafka gives a partition's failed produce: a record validation error's
+    own, and the size check of its request parsing; none for the others."""
+    if appending:
+        return str(e) if isinstance(e, RECORD_VALIDATION_ERRORS) else None
+    return str(e) if isinstance(e, errors.CorruptMessage) else None
+
+
 def handle(ctx: RequestContext) -> Any:
     state, request = ctx.state, ctx.request
     body = request.body
@@ -107,6 +139,7 @@ def handle(ctx: RequestContext) -> Any:
                 "log_start_offset": -1,
             }
             results.append(result)
+            appending = False
             try:
                 if acks not in (-1, 0, 1):
                     raise errors.InvalidRequiredAcks()
@@ -125,14 +158,21 @@ def handle(ctx: RequestContext) -> Any:
                     if records[MAGIC_OFFSET] < 2:
                         records = _up_convert(records)
                 partition = topic.partitions[pd.index]
+                appending = True
                 info = partition.log.append(records, now, LEADER_EPOCH)
             except errors.KafkaError as e:
                 failed = True
                 result["error_code"] = e.code
-                result["error_message"] = str(e)
+                result["error_message"] = _message(e, appending)
+                if appending and not isinstance(e, APPEND_ERRORS_WITHOUT_OFFSET):
+                    result["log_start_offset"] = partition.log.log_start_offset
                 continue
             result["base_offset"] = info.base_offset
             result["log_append_time_ms"] = info.log_append_time
+            if info.duplicate and info.log_append_time == -1 and records:
+                # Kafka answers a duplicate with the cached batch's timestamp as its append
+                # time (UnifiedLog's duplicate path), whatever the timestamp type.
+                result["log_append_time_ms"] = read_batch_headers(records)[0].max_timestamp
             result["log_start_offset"] = info.log_start_offset
             if not info.duplicate:
                 partition.wake()

@@ -1,0 +1,65 @@
+"""ApiVersions on both brokers: every version both speak, a version neither knows, invalid
+client software names (KIP-511), and the version ranges side by side."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from support.differential import Differential
+
+from kgroup import protocol
+from kgroup.protocol import ApiKey
+
+pytestmark = pytest.mark.network
+
+SOFTWARE = {"client_software_name": "kgroup-diff", "client_software_version": "1.0"}
+#: FEATURES are KRaft's feature flags, which kgroup does not advertise
+#: (docs/kafka-differences.md); the version ranges are compared in their own test.
+FEATURES = ["supported_features", "finalized_features_epoch", "finalized_features", "api_keys"]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
+def test_api_versions(diff: Differential, version: int) -> None:
+    diff.request(ApiKey.API_VERSIONS, version, SOFTWARE if version >= 3 else {}, ignore=FEATURES)
+
+
+@pytest.mark.parametrize(
+    "name,software_version", [("", "1"), ("-bad", "1"), ("ok", "1.0-"), ("a b", "1")]
+)
+def test_api_versions_refuses_invalid_software_names(
+    diff: Differential, name: str, software_version: str
+) -> None:
+    body = {"client_software_name": name, "client_software_version": software_version}
+    diff.request(ApiKey.API_VERSIONS, 3, body, ignore=FEATURES)
+
+
+def test_api_versions_unknown_version_answers_v0_with_the_ranges(diff: Differential) -> None:
+    def frame(cid: int) -> bytes:
+        # Request header v2 (a flexible version): api key, version 127, correlation id,
+        # client id, no tagged fields; an empty body.
+        client = b"kgroup-diff"
+        header = struct.pack(">hhih", ApiKey.API_VERSIONS, 127, cid, len(client)) + client
+        payload = header + b"\x00" + b"\x00"
+        return struct.pack(">i", len(payload)) + payload
+
+    answer = diff.raw(frame, ApiKey.API_VERSIONS, 0, ignore=["api_keys"])
+    assert answer.body.error_code == 35  # UNSUPPORTED_VERSION
+
+
+def test_api_versions_ranges(diff: Differential) -> None:
+    """Every api kgroup advertises, Kafka advertises too, up to at least kgroup's version; the
+    lowest versions differ as docs/kafka-differences.md says (Kafka 4 dropped old ones,
+    KIP-896)."""
+    answer = diff.request(ApiKey.API_VERSIONS, 3, SOFTWARE, ignore=FEATURES)
+    ranges = [
+        {k.api_key: (k.min_version, k.max_version) for k in r.body.api_keys}
+        for r in (answer.kgroup, answer.kafka)
+        if r is not None
+    ]
+    kgroup, kafka = ranges
+    assert set(kgroup) == set(protocol.API_VERSIONS) - {17, 36, 61}  # SASL, DescribeProducers
+    for key, (low, high) in kgroup.items():
+        assert key in kafka, protocol.API_NAMES[key]
+        assert high <= kafka[key][1], protocol.API_NAMES[key]
+        assert low <= kafka[key][0], protocol.API_NAMES[key]
