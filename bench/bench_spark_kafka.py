@@ -5,7 +5,8 @@ kgroup's broker, in one run.
 Rows: ``KGROUP_BENCH_SPARK_ROWS`` (default 200,000; 10,000,000 for the real figures, see
 bench/README.md) of a 16-character key and a 100-byte value, generated and cached inside Spark,
 local[2] (both Python workers started and importing kgroup and confluent-kafka before anything
-is timed); topics of 4 partitions. The brokers, one after the other
+is timed); topics of 4 partitions; on each broker the rows are first written once through the
+data source, untimed (what the reads read, and the broker's warm-up). The brokers, one after the other
 (``KGROUP_BENCH_SPARK_BROKERS``, default kafka,kgroup), each a process of its own on 127.0.0.1
 (bench/servers.py): Apache Kafka 4.x (one KRaft node, data on disk, Kafka's JVM flags, a heap of
 ``KGROUP_BENCH_KAFKA_HEAP`` (1g)) and kgroup's broker (data on disk). Each way in and out is used
@@ -163,10 +164,26 @@ def run(benchmark, server: Server, what: str, way: str, fn) -> None:
     _results[(server.name, what, way)] = benchmark.stats.stats.median
 
 
+# -- the rows on the broker, before anything is timed --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def filled(spark, rows, broker) -> str:
+    """A topic of ROWS rows written through the data source: what the reads read, and, as the
+    first thing each broker takes, its warm-up (a JVM's JIT, a new broker's first topics)
+    before any way is timed."""
+    topic = new_topic(broker)
+    rows.write.format("kgroup").mode("append").option("kafka.bootstrap.servers", broker).option(
+        "topic", topic
+    ).save()
+    assert sum(end_offsets(broker, topic).values()) == ROWS
+    return topic
+
+
 # -- write ---------------------------------------------------------------------------------------
 
 
-def test_write_kgroup_datasource(benchmark, spark, rows, server, broker):
+def test_write_kgroup_datasource(benchmark, spark, rows, server, broker, filled):
     topics = []
 
     def go():
@@ -183,7 +200,7 @@ def test_write_kgroup_datasource(benchmark, spark, rows, server, broker):
     assert want in ends
 
 
-def test_write_spark_kafka_connector(benchmark, spark, rows, server, broker):
+def test_write_spark_kafka_connector(benchmark, spark, rows, server, broker, filled):
     topics = []
 
     def go():
@@ -197,7 +214,7 @@ def test_write_spark_kafka_connector(benchmark, spark, rows, server, broker):
     assert sum(end_offsets(broker, topics[-1]).values()) == ROWS
 
 
-def test_write_map_in_arrow_confluent_kafka(benchmark, spark, rows, server, broker):
+def test_write_map_in_arrow_confluent_kafka(benchmark, spark, rows, server, broker, filled):
     def writer(bootstrap: str, topic: str):
         def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             import confluent_kafka
@@ -236,16 +253,6 @@ def test_write_map_in_arrow_confluent_kafka(benchmark, spark, rows, server, brok
 
 
 # -- read ----------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def filled(spark, rows, broker) -> str:
-    topic = new_topic(broker)
-    rows.write.format("kgroup").mode("append").option("kafka.bootstrap.servers", broker).option(
-        "topic", topic
-    ).save()
-    assert sum(end_offsets(broker, topic).values()) == ROWS
-    return topic
 
 
 def _force(df) -> int:
