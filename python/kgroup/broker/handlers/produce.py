@@ -10,6 +10,10 @@ connection waiting meanwhile share one fsync per log (``Flusher``), within
 ``timeout_ms`` (else REQUEST_TIMED_OUT); acks=0 is never answered, and a connection whose
 acks=0 produce failed is closed, as Kafka closes it, so that the client refreshes metadata.
 Internal topics (``__consumer_offsets``) take no produce: INVALID_TOPIC_EXCEPTION, as in Kafka.
+A batch with records that fail validation (a keyless record on a compacted topic, a timestamp
+out of range) is refused whole, each such record named by its index in ``record_errors`` and
+the whole summed up in ``error_message`` (KIP-467; librdkafka then fails the batch's other
+records with its own _INVALID_DIFFERENT_RECORD); as in Kafka, no other failure has a message.
 The batches are checked, given offsets and written by the Rust log (``kgroup.log``). Legacy
 message sets (magic 0 and 1, which Produce v0-2 carry) are converted to one batch of magic 2
 first, as Kafka 3's broker converts them.
@@ -121,15 +125,19 @@ def handle(ctx: RequestContext) -> Any:
                     )
                 records = pd.records  # a copy out of the request: take it once
                 _check_records(version, records)
-                if records is not None and len(records) > MAGIC_OFFSET:
-                    if records[MAGIC_OFFSET] < 2:
-                        records = _up_convert(records)
                 partition = topic.partitions[pd.index]
-                info = partition.log.append(records, now, LEADER_EPOCH)
             except errors.KafkaError as e:
                 failed = True
                 result["error_code"] = e.code
-                result["error_message"] = str(e)
+                continue
+            try:
+                if records is not None and len(records) > MAGIC_OFFSET:
+                    if records[MAGIC_OFFSET] < 2:
+                        records = _up_convert(records)
+                info = partition.log.append(records, now, LEADER_EPOCH)
+            except errors.KafkaError as e:
+                failed = True
+                _append_failed(result, e, partition)
                 continue
             result["base_offset"] = info.base_offset
             result["log_append_time_ms"] = info.log_append_time
@@ -143,10 +151,6 @@ def handle(ctx: RequestContext) -> Any:
                     appended.append(partition)
         responses.append({"name": t.name, "partition_responses": results})
     response = {"responses": responses, "throttle_time_ms": 0}
-    if version < 8:
-        for r in responses:
-            for p in r["partition_responses"]:
-                p.pop("error_message", None)
     if acks == 0:
         if appended:
             state.flusher.schedule(appended)
@@ -158,6 +162,30 @@ def handle(ctx: RequestContext) -> Any:
     if appended:
         return _durable(ctx, appended, response, body.timeout_ms)
     return response
+
+
+# The append errors that Kafka's ReplicaManager answers without the log start offset.
+_WITHOUT_LOG_START = (
+    errors.CorruptMessage,
+    errors.MessageTooLarge,
+    errors.RecordListTooLarge,
+    errors.KafkaStorageError,
+)
+
+
+def _append_failed(result: dict[str, Any], e: errors.KafkaError, partition: Partition) -> None:
+    """Kafka's ReplicaManager.appendToLocalLog on a failed append: records that failed
+    validation (``e.record_errors``) are named one by one with a message for the whole
+    (``RecordValidationException``, KIP-467); every failure but a corrupt, too large or
+    storage one carries the partition's log start offset."""
+    result["error_code"] = e.code
+    if not isinstance(e, _WITHOUT_LOG_START):
+        result["log_start_offset"] = partition.log.log_start_offset
+    if e.record_errors:
+        result["record_errors"] = [
+            {"batch_index": i, "batch_index_error_message": m} for i, m in e.record_errors
+        ]
+        result["error_message"] = str(e)
 
 
 def _durable(
