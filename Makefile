@@ -16,8 +16,8 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 # What `make lint` and `make fmt` check and format: every Python tree of the repository.
 PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
-.PHONY: run test test-rust test-python test-spark-compat bench lint fmt build build-bench venv \
-	clean fuzz
+.PHONY: run test test-rust test-python test-spark-compat test-compat bench lint fmt build \
+	build-bench venv clean fuzz
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -33,6 +33,15 @@ test-rust:
 
 test-python: build
 	$(PY) -m pytest -q tests
+
+# librdkafka's own integration tests (v2.15.0's C test programs) against a kgroup broker that
+# scripts/librdkafka/run.py starts, with Kafka's default group settings and with
+# group.initial.rebalance.delay.ms=0: over an hour, so not in `make test` nor .ci/run.
+# RDK_SRC: the built source tree (scripts/librdkafka/README.md); COMPAT_TESTS: some programs only.
+RDK_SRC ?= $(or $(TMPDIR),/tmp)/rdk/src
+COMPAT_TESTS ?=
+test-compat: build
+	RDK_SRC=$(RDK_SRC) COMPAT_TESTS="$(COMPAT_TESTS)" $(PY) scripts/librdkafka/run.py
 
 # tests/spark on an older Spark than .venv's: by default the newest 4.0 release, the oldest that
 # pyproject's [spark] extra allows (`make test-spark-compat SPARK=4.1` for another). Its own
