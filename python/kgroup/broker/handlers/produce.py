@@ -3,11 +3,12 @@ append time; v3 the transactional id and record batches v2 (exactly one batch pe
 v5 the log start offset; v7 zstd; v8 per-record errors and an error message; v9 is flexible;
 v10 the current leader on NOT_LEADER_OR_FOLLOWER (never here: one node leads everything).
 
-acks=1 answers once the batch is written (once it is fsynced too if the log then holds
-flush.messages unflushed messages, as Kafka's log flushes within the append; the broker's
-flush check handles flush.ms); acks=-1 (all) once it is on disk: the produces of every
-connection waiting meanwhile share one fsync per log (``Flusher``), within
-``timeout_ms`` (else REQUEST_TIMED_OUT); acks=0 is never answered, and a connection whose
+acks=1 and acks=-1 (all) answer once the batch is written, as Kafka's leader does when it is
+the only replica (once it is fsynced too if the log then holds flush.messages unflushed
+messages, as Kafka's log flushes within the append; the broker's flush check handles
+flush.ms). With ``kgroup.acks.all.fsync`` acks=all answers once the batch is on disk: the
+produces of every connection waiting meanwhile share one fsync per log (``Flusher``), within
+``timeout_ms`` (else REQUEST_TIMED_OUT). acks=0 is never answered, and a connection whose
 acks=0 produce failed is closed, as Kafka closes it, so that the client refreshes metadata.
 Internal topics (``__consumer_offsets``) take no produce: INVALID_TOPIC_EXCEPTION, as in Kafka.
 A batch with records that fail validation (a keyless record on a compacted topic, a timestamp
@@ -145,9 +146,11 @@ def handle(ctx: RequestContext) -> Any:
             if not info.duplicate:
                 partition.wake()
                 lg = partition.log
-                # acks=all waits for the fsync; so does any append that reaches flush.messages
-                # (Kafka's log flushes in the append then, before the answer).
-                if acks == -1 or lg.unflushed_messages >= lg.flush_messages:
+                # An append that reaches flush.messages waits for the fsync (Kafka's log
+                # flushes in the append then, before the answer); so does acks=all with
+                # kgroup.acks.all.fsync.
+                fsync = acks == -1 and state.acks_all_fsync
+                if fsync or lg.unflushed_messages >= lg.flush_messages:
                     appended.append(partition)
         responses.append({"name": t.name, "partition_responses": results})
     response = {"responses": responses, "throttle_time_ms": 0}
