@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,12 @@ from support.kgroup_broker import BrokerProcess  # noqa: E402
 
 #: BROKER is the config of librdkafka's own CI broker, as far as one kgroup broker has it.
 BROKER = {"num.partitions": 4, "auto.create.topics.enable": "true"}
+#: KAFKA_TOOLS are the scripts of Kafka's bin/ that some programs run (through KAFKA_PATH), each
+#: made here from the main class in Apache Kafka's jars (support.apache_kafka).
+KAFKA_TOOLS = {
+    "kafka-topics.sh": "org.apache.kafka.tools.TopicCommand",
+    "kafka-acls.sh": "org.apache.kafka.tools.AclCommand",
+}
 ANSI = re.compile(r"\x1b\[[0-9;]*m|\x1b\(B")
 FAILURE = re.compile(r"### Test \"?(\S+?)\"? failed at ([^\n]*)\n([^\n]*)")
 
@@ -66,6 +73,21 @@ def read_list(path: Path) -> list[Program]:
     return out
 
 
+def kafka_path(out: Path) -> Path:
+    """A KAFKA_PATH whose bin/ holds Kafka's scripts that the programs run, each a call of the
+    tool's main class from Apache Kafka's jars (fetched with Maven on first use)."""
+    from support.apache_kafka import tool_command
+
+    bin_dir = out / "kafka" / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for script, main_class in KAFKA_TOOLS.items():
+        command = " ".join(shlex.quote(a) for a in tool_command(main_class))
+        path = bin_dir / script
+        path.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
+        path.chmod(0o755)
+    return bin_dir.parent
+
+
 def run_program(src: Path, out: Path, bootstrap: str, p: Program, timeout: int) -> tuple[bool, str]:
     """Run one test program (each of its sub-test selections in turn); whether it passed, and
     why not."""
@@ -78,6 +100,8 @@ def run_program(src: Path, out: Path, bootstrap: str, p: Program, timeout: int) 
         TESTS=p.number,  # through the environment: the runner frees argv
         LD_LIBRARY_PATH="../src:../src-cpp",
     )
+    if "kafka-tools" in p.note:
+        env.update(KAFKA_PATH=str(kafka_path(out)), BROKERS=bootstrap)
     reasons = []
     for sub in p.subtests or [""]:
         env.pop("SUBTESTS", None)
