@@ -43,7 +43,7 @@ KAFKA_TOOLS = {
     "kafka-acls.sh": "org.apache.kafka.tools.AclCommand",
 }
 ANSI = re.compile(r"\x1b\[[0-9;]*m|\x1b\(B")
-FAILURE = re.compile(r"### Test \"?(\S+?)\"? failed at ([^\n]*)\n([^\n]*)")
+FAILURE = re.compile(r'### Test "([^"]+)" failed at ([^\n]*)\n([^\n]*)')
 
 
 @dataclass
@@ -125,8 +125,9 @@ def run_program(src: Path, out: Path, bootstrap: str, p: Program, timeout: int) 
         if rc == 0:
             continue
         text = ANSI.sub("", log.read_text(errors="replace"))
-        m = FAILURE.search(text)
-        why = f"{m.group(2).strip()}: {m.group(3).strip()}" if m else f"exit {rc}"
+        # The first failure that is a test's own, not the runner's summing up (<MAIN>).
+        found = sorted(FAILURE.findall(text), key=lambda f: f[0] == "<MAIN>")
+        why = f"{found[0][1].strip()}: {found[0][2].strip()}" if found else f"exit {rc}"
         if rc is None:
             why = f"timed out after {timeout} s"
         reasons.append(f"[{sub}] {why}" if sub else why)
