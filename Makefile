@@ -16,8 +16,8 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 # What `make lint` and `make fmt` check and format: every Python tree of the repository.
 PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
-.PHONY: run test test-rust test-python test-spark-compat bench bench-kafka lint fmt build \
-	build-bench venv clean fuzz kafka-ref
+.PHONY: run test test-rust test-python test-spark-compat test-compat bench bench-kafka lint fmt \
+	build build-bench venv clean fuzz kafka-ref
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -43,6 +43,15 @@ $(STAMPS)/kafka-ref: tests/support/kafka_ref/pom.xml tests/support/apache_kafka.
 		apt-get install -y -q --no-install-recommends openjdk-17-jdk-headless maven; }
 	cd tests && $(PY) -c 'from support.apache_kafka import lib_dir; print("Apache Kafka jars:", lib_dir())'
 	@touch $@
+
+# librdkafka's own integration tests (v2.15.0's C test programs) against a kgroup broker that
+# scripts/librdkafka/run.py starts, with Kafka's default group settings and with
+# group.initial.rebalance.delay.ms=0: over an hour, so not in `make test` nor .ci/run.
+# RDK_SRC: the built source tree (scripts/librdkafka/README.md); COMPAT_TESTS: some programs only.
+RDK_SRC ?= $(or $(TMPDIR),/tmp)/rdk/src
+COMPAT_TESTS ?=
+test-compat: build kafka-ref
+	RDK_SRC=$(RDK_SRC) COMPAT_TESTS="$(COMPAT_TESTS)" $(PY) scripts/librdkafka/run.py
 
 # tests/spark on an older Spark than .venv's: by default the newest 4.0 release, the oldest that
 # pyproject's [spark] extra allows (`make test-spark-compat SPARK=4.1` for another). Its own

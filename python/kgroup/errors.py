@@ -135,12 +135,16 @@ class KafkaError(KGroupError):
     ``retriable`` whether Kafka's exception for it is a ``RetriableException`` (the same request
     may succeed if sent again, after refreshing metadata or finding the coordinator) and
     ``message`` Kafka's default text. Use :func:`error_for_code` to map a code to its class.
+    ``record_errors`` names the records of a produced batch that failed validation, as
+    (index in the batch, reason) pairs (Kafka's ``RecordValidationException``, which a Produce
+    response carries from v8, KIP-467); it is empty for every other error.
     """
 
     code: ClassVar[int] = -1
     name: ClassVar[str] = "UNKNOWN_SERVER_ERROR"
     retriable: ClassVar[bool] = False
     message: ClassVar[str] = ""
+    record_errors: tuple[tuple[int, str], ...] = ()
 
     def __init_subclass__(cls, code: int | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

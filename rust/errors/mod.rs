@@ -71,6 +71,18 @@ pub struct Malformed {
 pub struct KafkaCondition {
     pub code: ErrorCode,
     pub message: String,
+    /// record_errors names the records of a produced batch that failed validation, in batch
+    /// order (Kafka's `RecordValidationException`, which a Produce response from v8 carries as
+    /// `record_errors`, KIP-467); empty for every other condition.
+    pub record_errors: Vec<RecordError>,
+}
+
+/// RecordError is one record that failed validation: its index in its batch and why (Kafka's
+/// `ProduceResponse.RecordError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordError {
+    pub batch_index: i32,
+    pub message: String,
 }
 
 /// IoFailure is a failed file operation: its kind and what was being done.
@@ -155,6 +167,22 @@ impl Error {
         Error::Kafka(Box::new(KafkaCondition {
             code,
             message: message.into(),
+            record_errors: Vec::new(),
+        }))
+    }
+
+    /// record_validation is an [`Error::Kafka`] for records that failed validation, each named
+    /// in `record_errors` (Kafka's `RecordValidationException`).
+    #[cold]
+    pub fn record_validation(
+        code: ErrorCode,
+        message: impl Into<String>,
+        record_errors: Vec<RecordError>,
+    ) -> Error {
+        Error::Kafka(Box::new(KafkaCondition {
+            code,
+            message: message.into(),
+            record_errors,
         }))
     }
 

@@ -262,6 +262,13 @@ impl Log {
             .clone()
     }
 
+    /// topic_partition is the name of the log's folder, which the broker gives as
+    /// `<topic>-<partition>` (Kafka's `UnifiedLog` too reads its `TopicPartition` from its
+    /// folder's name); errors about its records name the log by it.
+    pub fn topic_partition(&self) -> std::borrow::Cow<'_, str> {
+        self.dir.file_name().unwrap_or_default().to_string_lossy()
+    }
+
     /// dir is the log's folder.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -294,7 +301,8 @@ impl Log {
     /// in the page cache on return: call [`flush`](Self::flush) for acks=all.
     pub fn append(&self, records: &[u8], now_ms: i64, leader_epoch: i32) -> Result<AppendInfo> {
         let cfg = self.config();
-        let mut p = validate::prepare(records, &cfg, now_ms, leader_epoch)?;
+        let mut p =
+            validate::prepare(records, &cfg, now_ms, leader_epoch, &self.topic_partition())?;
         let size = p.bytes.len() as u64;
         if size > cfg.segment_bytes {
             return Err(Error::kafka(

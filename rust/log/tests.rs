@@ -723,7 +723,13 @@ fn validation_answers_with_kafkas_codes() {
 fn compacted_topics_refuse_records_without_key() {
     // LogValidatorTest.testCompactedTopicWithoutKey... .
     let dir = TempDir::new();
-    let (log, _) = open(dir.path(), cfg(&[("cleanup.policy", "compact")]));
+    let (log, _) = open(
+        dir.path(),
+        cfg(&[
+            ("cleanup.policy", "compact"),
+            ("message.timestamp.before.max.ms", "1000"),
+        ]),
+    );
     let b = encode(vec![rec(0, NOW, None)], Compression::None, NO_PRODUCER);
     assert_eq!(
         code(log.append(&b, NOW, 0).unwrap_err()),
@@ -734,6 +740,45 @@ fn compacted_topics_refuse_records_without_key() {
         code(log.append(&b, NOW, 0).unwrap_err()),
         ErrorCode::InvalidRecord
     );
+    // Every failing record is named by its index (LogValidatorTest's record errors, KIP-467);
+    // a timestamp error anywhere makes the whole INVALID_TIMESTAMP.
+    let records = vec![
+        rec(0, NOW, Some("a")),
+        rec(1, NOW, None),
+        rec(2, NOW, Some("b")),
+        rec(3, NOW, None),
+    ];
+    let Error::Kafka(k) = log
+        .append(&encode(records, Compression::None, NO_PRODUCER), NOW, 0)
+        .unwrap_err()
+    else {
+        panic!("not a Kafka error")
+    };
+    let indexes: Vec<i32> = k.record_errors.iter().map(|r| r.batch_index).collect();
+    assert_eq!((k.code, indexes), (ErrorCode::InvalidRecord, vec![1, 3]));
+    let folder = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(
+        k.record_errors[0].message,
+        format!("Compacted topic cannot accept message without key in topic partition {folder}")
+    );
+    assert!(k
+        .message
+        .starts_with("One or more records have been rejected due to 2 record errors in total"));
+    let records = vec![rec(0, NOW, None), rec(1, NOW - 2000, Some("a"))];
+    let Error::Kafka(k) = log
+        .append(&encode(records, Compression::None, NO_PRODUCER), NOW, 0)
+        .unwrap_err()
+    else {
+        panic!("not a Kafka error")
+    };
+    let indexes: Vec<i32> = k.record_errors.iter().map(|r| r.batch_index).collect();
+    assert_eq!((k.code, indexes), (ErrorCode::InvalidTimestamp, vec![0, 1]));
+    assert_eq!(log.log_end_offset(), 0);
 }
 
 #[test]

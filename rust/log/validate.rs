@@ -10,7 +10,7 @@
 //! magic 0/1 message set (Produce v0-2), which is converted to a v2 batch.
 
 use super::config::{LogConfig, TargetCompression};
-use crate::errors::{Error, ErrorCode, Result};
+use crate::errors::{Error, ErrorCode, RecordError, Result};
 use crate::protocol::records::{
     batches, set_max_timestamp, set_partition_leader_epoch, BatchFields, BatchHeader, Budget,
     Compression, DecodeOptions, DecodedBatch, RawBatch, RecordBatch, RecordFields, RecordRef,
@@ -45,13 +45,15 @@ pub fn as_kafka(e: Error) -> Error {
 
 /// prepare validates `records` (the record set of one partition of a Produce request) for a
 /// topic with `cfg`, at `now_ms`, to be appended by a leader of `leader_epoch`.
+/// `topic_partition` names the log in the errors of records that fail (`topic-0`).
 pub fn prepare(
     records: &[u8],
     cfg: &LogConfig,
     now_ms: i64,
     leader_epoch: i32,
+    topic_partition: &str,
 ) -> Result<Prepared> {
-    prepare_inner(records, cfg, now_ms, leader_epoch).map_err(as_kafka)
+    prepare_inner(records, cfg, now_ms, leader_epoch, topic_partition).map_err(as_kafka)
 }
 
 fn prepare_inner(
@@ -59,6 +61,7 @@ fn prepare_inner(
     cfg: &LogConfig,
     now_ms: i64,
     leader_epoch: i32,
+    topic_partition: &str,
 ) -> Result<Prepared> {
     // analyzeAndValidateRecords: every batch's size and CRC; a v2 batch from a client must
     // have base offset 0. A cut last batch is left out (Kafka trims it).
@@ -89,9 +92,9 @@ fn prepare_inner(
         if raw.len() > 1 {
             return Err(invalid("Compressed outer record has more than one batch"));
         }
-        return prepare_v2(first.bytes, cfg, now_ms, leader_epoch);
+        return prepare_v2(first.bytes, cfg, now_ms, leader_epoch, topic_partition);
     }
-    prepare_legacy(&raw, cfg, now_ms, leader_epoch)
+    prepare_legacy(&raw, cfg, now_ms, leader_epoch, topic_partition)
 }
 
 fn too_large(size: usize, cfg: &LogConfig) -> Error {
@@ -137,58 +140,113 @@ fn check_batch(h: &BatchHeader) -> Result<()> {
     Ok(())
 }
 
-/// check_record is LogValidator.validateRecord's key and timestamp checks. Kafka collects the
-/// errors of all records and answers INVALID_TIMESTAMP if any is a timestamp error.
+/// check_record is LogValidator.validateRecord's key and timestamp checks of the record at
+/// `index` in its batch: at most one error per record, the key's first. Kafka checks every
+/// record and fails the batch with all of their errors (`processRecordErrors`).
 fn check_record(
     r: &RecordRef<'_>,
+    index: usize,
     batch_type: TimestampType,
     cfg: &LogConfig,
     now_ms: i64,
-    errors: &mut RecordErrors,
+    errors: &mut RecordErrors<'_>,
 ) {
     if cfg.cleanup_policy.compact && r.key.is_none() {
-        errors
-            .invalid
-            .get_or_insert_with(|| "Compacted topic cannot accept message without key".to_string());
+        let message = format!(
+            "Compacted topic cannot accept message without key in topic partition {}",
+            errors.topic_partition
+        );
+        errors.push(index, false, message);
         return;
     }
     if cfg.timestamp_type == TimestampType::CreateTime && r.timestamp != NO_TIMESTAMP {
         let diff = (now_ms as i128) - (r.timestamp as i128);
         if diff > cfg.timestamp_before_max_ms as i128 || -diff > cfg.timestamp_after_max_ms as i128
         {
-            errors.timestamp.get_or_insert_with(|| {
-                format!(
-                    "timestamp {} of message with offset {} is out of range; it should be within [{}, {}]",
-                    r.timestamp,
-                    r.offset,
-                    now_ms.saturating_sub(cfg.timestamp_before_max_ms),
-                    now_ms.saturating_add(cfg.timestamp_after_max_ms)
-                )
-            });
+            // The bounds as Kafka prints them: Java's long arithmetic, which wraps.
+            let message = format!(
+                "Timestamp {} of message with offset {} is out of range. The timestamp should be within [{}, {}]",
+                r.timestamp,
+                r.offset,
+                now_ms.wrapping_sub(cfg.timestamp_before_max_ms),
+                now_ms.wrapping_add(cfg.timestamp_after_max_ms)
+            );
+            errors.push(index, true, message);
         }
     } else if batch_type == TimestampType::LogAppendTime {
-        errors.timestamp.get_or_insert_with(|| {
-            "invalid timestamp type in message: producer should not set timestamp type to LogAppendTime"
-                .to_string()
-        });
+        let message = format!(
+            "Invalid timestamp type in message DefaultRecord(offset={}, timestamp={}, key={} bytes, value={} bytes). Producer should not set timestamp type to LogAppendTime.",
+            r.offset,
+            r.timestamp,
+            r.key.map_or(0, <[u8]>::len),
+            r.value.map_or(0, <[u8]>::len)
+        );
+        errors.push(index, true, message);
     }
 }
 
-#[derive(Default)]
-struct RecordErrors {
-    timestamp: Option<String>,
-    invalid: Option<String>,
+/// RecordErrors gathers the records of one batch that fail validation (Kafka's list of
+/// `ApiRecordError`).
+struct RecordErrors<'a> {
+    /// topic_partition names the log in the messages, as Kafka's `TopicPartition` prints.
+    topic_partition: &'a str,
+    errors: Vec<RecordError>,
+    /// timestamp says some record's error is INVALID_TIMESTAMP.
+    timestamp: bool,
 }
 
-impl RecordErrors {
+impl<'a> RecordErrors<'a> {
+    fn new(topic_partition: &'a str) -> Self {
+        RecordErrors {
+            topic_partition,
+            errors: Vec::new(),
+            timestamp: false,
+        }
+    }
+
+    fn push(&mut self, index: usize, timestamp: bool, message: String) {
+        self.timestamp |= timestamp;
+        self.errors.push(RecordError {
+            batch_index: i32::try_from(index).unwrap_or(i32::MAX),
+            message,
+        });
+    }
+
+    /// into_result is Kafka's `processRecordErrors`: INVALID_TIMESTAMP if any record's error is
+    /// a timestamp's, else INVALID_RECORD with the first three errors in its message; either
+    /// carries every record's error.
     fn into_result(self) -> Result<()> {
-        if let Some(m) = self.timestamp {
-            return Err(Error::kafka(ErrorCode::InvalidTimestamp, m));
+        if self.errors.is_empty() {
+            return Ok(());
         }
-        if let Some(m) = self.invalid {
-            return Err(invalid(m));
+        if self.timestamp {
+            return Err(Error::record_validation(
+                ErrorCode::InvalidTimestamp,
+                "One or more records have been rejected due to invalid timestamp",
+                self.errors,
+            ));
         }
-        Ok(())
+        let first: Vec<String> = self
+            .errors
+            .iter()
+            .take(3)
+            .map(|e| {
+                format!(
+                    "RecordError(batchIndex={}, message='{}')",
+                    e.batch_index, e.message
+                )
+            })
+            .collect();
+        let message = format!(
+            "One or more records have been rejected due to {} record errors in total, and only showing the first three errors at most: [{}]",
+            self.errors.len(),
+            first.join(", ")
+        );
+        Err(Error::record_validation(
+            ErrorCode::InvalidRecord,
+            message,
+            self.errors,
+        ))
     }
 }
 
@@ -199,7 +257,13 @@ fn target(cfg: &LogConfig, source: Compression) -> Compression {
     }
 }
 
-fn prepare_v2(bytes: &[u8], cfg: &LogConfig, now_ms: i64, leader_epoch: i32) -> Result<Prepared> {
+fn prepare_v2(
+    bytes: &[u8],
+    cfg: &LogConfig,
+    now_ms: i64,
+    leader_epoch: i32,
+    topic_partition: &str,
+) -> Result<Prepared> {
     let h = BatchHeader::parse(bytes)?;
     check_batch(&h)?;
     let source = h.compression()?;
@@ -214,11 +278,11 @@ fn prepare_v2(bytes: &[u8], cfg: &LogConfig, now_ms: i64, leader_epoch: i32) -> 
         bytes,
     };
     let decoded = raw.decode(&opts, &mut budget)?;
-    let mut errors = RecordErrors::default();
+    let mut errors = RecordErrors::new(topic_partition);
     let mut max_ts = NO_TIMESTAMP;
     let mut sequential = true;
     for (i, r) in decoded.records().enumerate() {
-        check_record(&r, h.timestamp_type(), cfg, now_ms, &mut errors);
+        check_record(&r, i, h.timestamp_type(), cfg, now_ms, &mut errors);
         max_ts = max_ts.max(r.timestamp);
         sequential &= r.offset == i as i64;
     }
@@ -296,6 +360,7 @@ fn prepare_legacy(
     cfg: &LogConfig,
     now_ms: i64,
     leader_epoch: i32,
+    topic_partition: &str,
 ) -> Result<Prepared> {
     let opts = DecodeOptions::default();
     let mut budget = Budget::new(opts.max_decompressed_size);
@@ -311,17 +376,19 @@ fn prepare_legacy(
     if source != Compression::None && raw.len() > 1 {
         return Err(invalid("Compressed outer record has more than one batch"));
     }
-    let mut errors = RecordErrors::default();
     let mut all: Vec<RecordRef<'_>> = Vec::new();
     for d in &decoded {
-        for r in d.records() {
-            check_record(&r, d.batch.timestamp_type, cfg, now_ms, &mut errors);
+        // Kafka checks a legacy message set entry by entry, counting each entry's records
+        // from 0, and fails at the first entry with errors.
+        let mut errors = RecordErrors::new(topic_partition);
+        for (i, r) in d.records().enumerate() {
+            check_record(&r, i, d.batch.timestamp_type, cfg, now_ms, &mut errors);
             let mut r = r;
             r.offset = all.len() as i64;
             all.push(r);
         }
+        errors.into_result()?;
     }
-    errors.into_result()?;
     if all.is_empty() {
         return Err(invalid("record batch has no records"));
     }

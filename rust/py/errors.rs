@@ -4,7 +4,7 @@
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyType};
+use pyo3::types::{PyDict, PyList, PyTuple, PyType};
 
 use crate::errors::{Error, Result, ERROR_CODES};
 
@@ -78,6 +78,16 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
             let code = err.error_code().map_or(-1, |c| c.code());
             let for_code = ERROR_FOR_CODE.import(py, "kgroup.errors", "error_for_code")?;
             let value = for_code.call1((code,))?.call1((text,))?;
+            if let Error::Kafka(k) = err {
+                if !k.record_errors.is_empty() {
+                    let records: Vec<(i32, &str)> = k
+                        .record_errors
+                        .iter()
+                        .map(|r| (r.batch_index, r.message.as_str()))
+                        .collect();
+                    value.setattr("record_errors", PyTuple::new(py, records)?)?;
+                }
+            }
             return Ok(PyErr::from_value(value));
         }
     };

@@ -10,7 +10,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support.kgroup_broker import BrokerProcess
+from support.kgroup_broker import BrokerProcess, run_broker
+
+from kgroup.broker import Broker
 
 pytestmark = pytest.mark.network
 
@@ -308,12 +310,40 @@ def test_flush_messages_and_flush_ms_fsync_acks_1_data_and_the_default_leaves_it
     assert recovery_point(default, wait=0.3) == 0
 
 
-def test_concurrent_acks_all_produces_share_fsyncs(broker) -> None:
-    """Group commit: acks=all produces arriving together share one flush round, so the rounds
-    are fewer than the requests and throughput does not fall to one fsync per request."""
+@pytest.mark.parametrize("fsync", [False, True])
+def test_acks_all_is_answered_once_written_or_with_the_setting_once_fsynced(
+    tmp_path: Path, fsync: bool
+) -> None:
+    """As Kafka's only replica, acks=all answers once the batch is written (librdkafka's 0055
+    allows no more time than that); kgroup.acks.all.fsync=true answers once it is fsynced."""
+    from confluent_kafka import Producer
+
+    with run_broker(tmp_path, {"kgroup.acks.all.fsync": fsync}) as broker:
+        topic = _create(broker.bootstrap_servers, 1)
+        assert broker.state is not None
+        lg = broker.state.topics.by_name[topic].partitions[0].log
+        p = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "all"})
+        synced = []
+        for _ in range(5):
+            p.produce(topic, b"v", on_delivery=lambda e, m: synced.append(lg.recovery_point))
+            p.flush(10)
+        assert synced == ([1, 2, 3, 4, 5] if fsync else [0] * 5)
+        assert broker.state.flusher.callbacks == (5 if fsync else 0)
+
+
+def test_concurrent_acks_all_produces_share_fsyncs(tmp_path: Path) -> None:
+    """Group commit, with kgroup.acks.all.fsync: acks=all produces arriving together share one
+    flush round, so the rounds are fewer than the requests and throughput does not fall to one
+    fsync per request."""
+    with run_broker(tmp_path, {"kgroup.acks.all.fsync": True}) as broker:
+        _share_fsyncs(broker)
+
+
+def _share_fsyncs(broker: Broker) -> None:
     from confluent_kafka import Producer
 
     topic = _create(broker.bootstrap_servers, 1)
+    assert broker.state is not None
     flusher = broker.state.flusher
     before = (flusher.flushes, flusher.callbacks)
 

@@ -255,8 +255,8 @@ TOPIC_CONFIGS: dict[str, ConfigSpec] = {
             "flush.messages",
             T.LONG,
             LONG_MAX,
-            "Force an fsync after this many messages (acks=all is synced before its answer "
-            "whatever this says).",
+            "Force an fsync after this many messages (with kgroup.acks.all.fsync, acks=all is "
+            "synced before its answer whatever this says).",
             at_least(1),
             ("log.flush.interval.messages", MS),
         ),
@@ -591,6 +591,16 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             86_400_000,
             "How long an idle idempotent producer's state is kept.",
             at_least(1),
+        ),
+        _broker(
+            "kgroup.acks.all.fsync",
+            T.BOOLEAN,
+            False,
+            "kgroup's own: whether an acks=all produce is answered only once its batch is "
+            "fsynced (produces waiting together share one fsync per log). Off, as in Kafka: "
+            "acks=all is answered once the batch is written, which survives the broker's crash "
+            "(kill -9) but not the machine's; flush.messages and flush.ms decide the fsync. On "
+            "this also survives a power loss, at the cost of one fsync in each answer's time.",
         ),
         _broker(
             "kgroup.fetch.sendfile",

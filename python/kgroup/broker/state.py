@@ -171,6 +171,8 @@ class BrokerState:
         self.groups = GroupHost(self)
         #: stopping is set when the broker shuts down: long polls answer at once.
         self.stopping = False
+        #: acks_all_fsync: acks=all is answered once fsynced (kgroup.acks.all.fsync).
+        self.acks_all_fsync = bool(config.get("kgroup.acks.all.fsync"))
         #: fetch_sendfile: Fetch sends records from the segment files (kgroup.fetch.sendfile).
         self.fetch_sendfile = bool(config.get("kgroup.fetch.sendfile"))
         #: send_stats counts the fetched bytes sent by sendfile and those copied.

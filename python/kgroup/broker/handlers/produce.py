@@ -3,13 +3,18 @@ append time; v3 the transactional id and record batches v2 (exactly one batch pe
 v5 the log start offset; v7 zstd; v8 per-record errors and an error message; v9 is flexible;
 v10 the current leader on NOT_LEADER_OR_FOLLOWER (never here: one node leads everything).
 
-acks=1 answers once the batch is written (once it is fsynced too if the log then holds
-flush.messages unflushed messages, as Kafka's log flushes within the append; the broker's
-flush check handles flush.ms); acks=-1 (all) once it is on disk: the produces of every
-connection waiting meanwhile share one fsync per log (``Flusher``), within
-``timeout_ms`` (else REQUEST_TIMED_OUT); acks=0 is never answered, and a connection whose
+acks=1 and acks=-1 (all) answer once the batch is written, as Kafka's leader does when it is
+the only replica (once it is fsynced too if the log then holds flush.messages unflushed
+messages, as Kafka's log flushes within the append; the broker's flush check handles
+flush.ms). With ``kgroup.acks.all.fsync`` acks=all answers once the batch is on disk: the
+produces of every connection waiting meanwhile share one fsync per log (``Flusher``), within
+``timeout_ms`` (else REQUEST_TIMED_OUT). acks=0 is never answered, and a connection whose
 acks=0 produce failed is closed, as Kafka closes it, so that the client refreshes metadata.
 Internal topics (``__consumer_offsets``) take no produce: INVALID_TOPIC_EXCEPTION, as in Kafka.
+A batch with records that fail validation (a keyless record on a compacted topic, a timestamp
+out of range) is refused whole, each such record named by its index in ``record_errors`` and
+the whole summed up in ``error_message`` (KIP-467; librdkafka then fails the batch's other
+records with its own _INVALID_DIFFERENT_RECORD); as in Kafka, no other failure has a message.
 The batches are checked, given offsets and written by the Rust log (``kgroup.log``). Legacy
 message sets (magic 0 and 1, which Produce v0-2 carry) are converted to one batch of magic 2
 first, as Kafka 3's broker converts them.
@@ -95,29 +100,6 @@ def _check_records(version: int, records: bytes | None) -> None:
         )
 
 
-#: RECORD_VALIDATION_ERRORS are the errors of a batch that Kafka's LogValidator refuses record
-#: by record (its RecordValidationException): answered with their message and the partition's
-#: log start offset. kgroup also answers a batch-level INVALID_RECORD so (Kafka: no message).
-RECORD_VALIDATION_ERRORS = (errors.InvalidTimestamp, errors.InvalidRecord)
-#: APPEND_ERRORS_WITHOUT_OFFSET are the append errors that Kafka's ReplicaManager answers
-#: without the log start offset or a message; any other append error has the offset.
-APPEND_ERRORS_WITHOUT_OFFSET = (
-    errors.CorruptMessage,
-    errors.MessageTooLarge,
-    errors.RecordListTooLarge,
-    errors.KafkaStorageError,
-    errors.NotLeaderOrFollower,
-)
-
-
-def _message(e: errors.KafkaError, appending: bool) -> str | None:
-    """The error message Kafka gives a partition's failed produce: a record validation error's
-    own, and the size check of its request parsing; none for the others."""
-    if appending:
-        return str(e) if isinstance(e, RECORD_VALIDATION_ERRORS) else None
-    return str(e) if isinstance(e, errors.CorruptMessage) else None
-
-
 def handle(ctx: RequestContext) -> Any:
     state, request = ctx.state, ctx.request
     body = request.body
@@ -139,7 +121,6 @@ def handle(ctx: RequestContext) -> Any:
                 "log_start_offset": -1,
             }
             results.append(result)
-            appending = False
             try:
                 if acks not in (-1, 0, 1):
                     raise errors.InvalidRequiredAcks()
@@ -154,18 +135,22 @@ def handle(ctx: RequestContext) -> Any:
                     )
                 records = pd.records  # a copy out of the request: take it once
                 _check_records(version, records)
-                if records is not None and len(records) > MAGIC_OFFSET:
-                    if records[MAGIC_OFFSET] < 2:
-                        records = _up_convert(records)
                 partition = topic.partitions[pd.index]
-                appending = True
-                info = partition.log.append(records, now, LEADER_EPOCH)
             except errors.KafkaError as e:
                 failed = True
                 result["error_code"] = e.code
-                result["error_message"] = _message(e, appending)
-                if appending and not isinstance(e, APPEND_ERRORS_WITHOUT_OFFSET):
-                    result["log_start_offset"] = partition.log.log_start_offset
+                # Of the request's own checks, only the batch size check has a message.
+                if isinstance(e, errors.CorruptMessage):
+                    result["error_message"] = str(e)
+                continue
+            try:
+                if records is not None and len(records) > MAGIC_OFFSET:
+                    if records[MAGIC_OFFSET] < 2:
+                        records = _up_convert(records)
+                info = partition.log.append(records, now, LEADER_EPOCH)
+            except errors.KafkaError as e:
+                failed = True
+                _append_failed(result, e, partition)
                 continue
             result["base_offset"] = info.base_offset
             result["log_append_time_ms"] = info.log_append_time
@@ -177,16 +162,14 @@ def handle(ctx: RequestContext) -> Any:
             if not info.duplicate:
                 partition.wake()
                 lg = partition.log
-                # acks=all waits for the fsync; so does any append that reaches flush.messages
-                # (Kafka's log flushes in the append then, before the answer).
-                if acks == -1 or lg.unflushed_messages >= lg.flush_messages:
+                # An append that reaches flush.messages waits for the fsync (Kafka's log
+                # flushes in the append then, before the answer); so does acks=all with
+                # kgroup.acks.all.fsync.
+                fsync = acks == -1 and state.acks_all_fsync
+                if fsync or lg.unflushed_messages >= lg.flush_messages:
                     appended.append(partition)
         responses.append({"name": t.name, "partition_responses": results})
     response = {"responses": responses, "throttle_time_ms": 0}
-    if version < 8:
-        for r in responses:
-            for p in r["partition_responses"]:
-                p.pop("error_message", None)
     if acks == 0:
         if appended:
             state.flusher.schedule(appended)
@@ -198,6 +181,32 @@ def handle(ctx: RequestContext) -> Any:
     if appended:
         return _durable(ctx, appended, response, body.timeout_ms)
     return response
+
+
+# The append errors that Kafka's ReplicaManager answers without the log start offset.
+_WITHOUT_LOG_START = (
+    errors.CorruptMessage,
+    errors.MessageTooLarge,
+    errors.RecordListTooLarge,
+    errors.KafkaStorageError,
+    errors.NotLeaderOrFollower,
+    errors.UnknownTopicOrPartition,
+)
+
+
+def _append_failed(result: dict[str, Any], e: errors.KafkaError, partition: Partition) -> None:
+    """Kafka's ReplicaManager.appendToLocalLog on a failed append: records that failed
+    validation (``e.record_errors``) are named one by one with a message for the whole
+    (``RecordValidationException``, KIP-467); every failure but a corrupt, too large or
+    storage one carries the partition's log start offset."""
+    result["error_code"] = e.code
+    if not isinstance(e, _WITHOUT_LOG_START):
+        result["log_start_offset"] = partition.log.log_start_offset
+    if e.record_errors:
+        result["record_errors"] = [
+            {"batch_index": i, "batch_index_error_message": m} for i, m in e.record_errors
+        ]
+        result["error_message"] = str(e)
 
 
 def _durable(
