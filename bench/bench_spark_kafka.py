@@ -6,11 +6,11 @@ Rows: ``KGROUP_BENCH_SPARK_ROWS`` (default 200,000; 10,000,000 for the real figu
 bench/README.md) of a 16-character key and a 100-byte value, generated and cached inside Spark,
 local[2] (both Python workers started and importing kgroup and confluent-kafka before anything
 is timed); topics of 4 partitions; on each broker the rows are first written once through the
-data source, untimed (what the reads read, and the broker's warm-up). The brokers, one after the other
-(``KGROUP_BENCH_SPARK_BROKERS``, default kafka,kgroup), each a process of its own on 127.0.0.1
-(bench/servers.py): Apache Kafka 4.x (one KRaft node, data on disk, Kafka's JVM flags, a heap of
-``KGROUP_BENCH_KAFKA_HEAP`` (1g)) and kgroup's broker (data on disk). Each way in and out is used
-with its own defaults:
+data source, untimed (what the reads read, and the broker's warm-up). The brokers, one after
+the other (``KGROUP_BENCH_SPARK_BROKERS``, default kafka,kgroup), each a process of its own on
+127.0.0.1 (bench/servers.py): Apache Kafka 4.x (one KRaft node, data on disk, Kafka's JVM
+flags, a heap of ``KGROUP_BENCH_KAFKA_HEAP`` (1g)) and kgroup's broker (data on disk). Each way
+in and out is used with its own defaults:
 
 - write: ``df.write.format("kgroup")`` (one idempotent kgroup Producer per task,
   ``produce_arrow``); ``df.write.format("kafka")``, Spark's JVM connector

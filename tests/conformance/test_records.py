@@ -53,8 +53,6 @@ def produce(
     )
 
 
-
-
 def fetch_body(
     topic: str,
     offset: int,
