@@ -504,6 +504,17 @@ _SYNONYM_TYPES = {
     "log.roll.jitter.hours": T.INT,
 }
 
+
+def _synonym_default(spec: ConfigSpec, synonym: str) -> Any:
+    """The default Kafka gives a broker synonym of a topic config: the last of the chain holds
+    the topic config's default in its own unit (``log.retention.hours`` 168), the ones before it
+    none (``log.retention.ms``, ``log.retention.minutes``: null)."""
+    last, factor = spec.synonyms[-1]
+    if synonym != last or spec.default is None or factor == 1:
+        return spec.default if synonym == last else None
+    return spec.default // factor
+
+
 #: BROKER_CONFIGS are the ``server.properties`` keys kgroup reads: its own, and every broker
 #: synonym of a topic config.
 BROKER_CONFIGS: dict[str, ConfigSpec] = {
@@ -682,7 +693,7 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             ConfigSpec(
                 syn,
                 _SYNONYM_TYPES.get(syn, spec.type),
-                None,
+                _synonym_default(spec, syn),
                 f"The broker's default for the topic config {spec.name}.",
                 read_only=True,
             )
