@@ -520,8 +520,7 @@ public final class Scenarios {
   /** Close members at once (each JVM takes a while to stop). */
   void closeAll(Collection<Member> ms) throws Exception {
     for (Member m : ms) {
-      m.proc.getOutputStream().write("close\n".getBytes(StandardCharsets.UTF_8));
-      m.proc.getOutputStream().flush();
+      m.requestClose();
     }
     for (Member m : ms) {
       m.close();
@@ -586,11 +585,24 @@ public final class Scenarios {
       reader.start();
     }
 
-    void close() throws Exception {
-      if (proc.isAlive()) {
+    /** Tell the member to close (once: it may be gone already after the first). */
+    void requestClose() {
+      if (closeRequested) {
+        return;
+      }
+      closeRequested = true;
+      try {
         proc.getOutputStream().write("close\n".getBytes(StandardCharsets.UTF_8));
         proc.getOutputStream().flush();
+      } catch (IOException e) {
+        // Already exiting.
       }
+    }
+
+    boolean closeRequested;
+
+    void close() throws Exception {
+      requestClose();
       if (!proc.waitFor(30, TimeUnit.SECONDS)) {
         throw new ScenarioFailed(label + " did not close in 30 s");
       }
