@@ -653,15 +653,10 @@ public final class Scenarios {
           m.generation = e.get("gen").asInt();
           Set<Integer> parts = new TreeSet<>();
           e.get("parts").forEach(x -> parts.add(x.asInt()));
+          // Whether two members owned a partition at once is judged at the end, on the events'
+          // own times: members' events reach us through separate pipes, in no set order.
           if (ev.equals("assigned")) {
             for (int part : parts) {
-              for (Object[] iv : intervals.getOrDefault(part, List.of())) {
-                if ((long) iv[1] == -1 && iv[2] != m) {
-                  problems.add(
-                      "partition " + part + " assigned to " + m.label + " while "
-                          + ((Member) iv[2]).label + " owns it");
-                }
-              }
               intervals.computeIfAbsent(part, k -> new ArrayList<>()).add(new Object[] {t, -1L, m});
             }
             m.owned.addAll(parts);
@@ -775,14 +770,23 @@ public final class Scenarios {
 
   /** Produce ``per`` records to each partition, values naming the phase. */
   void produce(String topic, int partitions, int per, String phase) throws Exception {
-    try (KafkaProducer<String, String> p = producer()) {
-      for (int i = 0; i < per * partitions; i++) {
-        p.send(new ProducerRecord<>(topic, i % partitions, "k" + i, phase + "-" + i));
-      }
-      p.flush();
+    if (phaseProducer == null) {
+      phaseProducer = producer();
+    }
+    List<Future<RecordMetadata>> sent = new ArrayList<>();
+    for (int i = 0; i < per * partitions; i++) {
+      sent.add(
+          phaseProducer.send(new ProducerRecord<>(topic, i % partitions, "k" + i, phase + "-" + i)));
+    }
+    phaseProducer.flush();
+    for (Future<RecordMetadata> f : sent) {
+      f.get();
     }
     produced += per * partitions;
   }
+
+  /** One producer for every phase of a scenario (each new one costs a metadata round). */
+  KafkaProducer<String, String> phaseProducer;
 
   final long started = System.nanoTime();
 
