@@ -373,8 +373,9 @@ pub struct DescribedGroup {
 }
 
 /// GROUP_OPERATIONS is the authorized-operations bit field of a group without an authorizer:
-/// READ (3), DELETE (6) and DESCRIBE (8), Kafka's supported operations on a GROUP resource.
-pub const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
+/// READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11), Kafka
+/// 4.x's supported operations on a GROUP resource (`AclEntry.supportedOperations`).
+pub const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
 
 /// DescribedMember is one member of a described group.
 #[derive(Debug, Clone, PartialEq)]

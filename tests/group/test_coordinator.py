@@ -316,7 +316,7 @@ def test_admin_requests() -> None:
         h.send(DESCRIBE, 5, {"groups": ["g", "nope"], "include_authorized_operations": True})
     )
     states = [(g["group_id"], g["group_state"], g["authorized_operations"]) for g in d["groups"]]
-    assert states == [("g", "Empty", 328), ("nope", "Dead", 328)]
+    assert states == [("g", "Empty", 3400), ("nope", "Dead", 3400)]
     listed = h.body(h.send(LIST, 5, {"states_filter": ["empty"], "types_filter": []}))
     assert [(g["group_id"], g["group_state"], g["group_type"]) for g in listed["groups"]] == [
         ("g", "Empty", "classic")

@@ -115,7 +115,7 @@ fn test_describe_group_rebalancing() {
 }
 
 // DescribeGroups v3+ may ask for the authorized operations: without an authorizer, all of a
-// group's (READ, DELETE, DESCRIBE).
+// group's (READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS).
 #[test]
 fn describe_groups_reports_authorized_operations_when_asked() {
     let mut h = H::new();
@@ -125,7 +125,7 @@ fn describe_groups_reports_authorized_operations_when_asked() {
         include_authorized_operations: true,
     }));
     match &h.answers[&t] {
-        GroupResponse::DescribeGroups(r) => assert_eq!(r.groups[0].authorized_operations, 328),
+        GroupResponse::DescribeGroups(r) => assert_eq!(r.groups[0].authorized_operations, 3400),
         other => panic!("{other:?}"),
     }
     assert_eq!(h.describe(GROUP).authorized_operations, i32::MIN);
