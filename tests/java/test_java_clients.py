@@ -119,6 +119,8 @@ def test_admin_client(kafka: KafkaCluster, broker: Broker) -> None:
     assert got["describe_unknown_group"] == {"error": "GroupIdNotFoundException"}
     assert got["delete_group_while_active"] == {"error": "GroupNotEmptyException"}
     assert got["alter_offsets_while_active"] == {"error": "UnknownMemberIdException"}
+    assert got["describe_topic_by_id"] == got["describe_topic"]
+    assert "WRITE" not in got["describe_cluster_operations"]
 
 
 @pytest.fixture(scope="module")

@@ -1099,6 +1099,10 @@ public final class Scenarios {
     try {
       return JSON.valueToTree(s.run());
     } catch (Exception e) {
+      // SCENARIO_DEBUG=1: the stack of each failed call on stderr, to see where it failed.
+      if (System.getenv("SCENARIO_DEBUG") != null) {
+        e.printStackTrace();
+      }
       ObjectNode err = JSON.createObjectNode();
       err.put("error", errorName(e));
       return err;
@@ -1146,6 +1150,15 @@ public final class Scenarios {
     }
     m.put("members", members);
     return m;
+  }
+
+  static List<String> operations(Set<org.apache.kafka.common.acl.AclOperation> ops) {
+    List<String> names = new ArrayList<>();
+    if (ops != null) {
+      ops.forEach(o -> names.add(o.toString()));
+    }
+    names.sort(null);
+    return names;
   }
 
   static Map<String, Object> offsets(Map<TopicPartition, OffsetAndMetadata> o) {
@@ -1281,6 +1294,43 @@ public final class Scenarios {
           "describe_topic",
           call(() -> describe(admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic))));
       out.set(
+          "describe_topic_by_id",
+          call(
+              () -> {
+                var id = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).topicId();
+                return describe(
+                    admin
+                        .describeTopics(org.apache.kafka.common.TopicCollection.ofTopicIds(List.of(id)))
+                        .allTopicIds()
+                        .get()
+                        .get(id));
+              }));
+      out.set(
+          "describe_topic_operations",
+          call(
+              () ->
+                  operations(
+                      admin
+                          .describeTopics(
+                              List.of(topic),
+                              new org.apache.kafka.clients.admin.DescribeTopicsOptions()
+                                  .includeAuthorizedOperations(true))
+                          .allTopicNames()
+                          .get()
+                          .get(topic)
+                          .authorizedOperations())));
+      out.set(
+          "describe_cluster_operations",
+          call(
+              () ->
+                  operations(
+                      admin
+                          .describeCluster(
+                              new org.apache.kafka.clients.admin.DescribeClusterOptions()
+                                  .includeAuthorizedOperations(true))
+                          .authorizedOperations()
+                          .get())));
+      out.set(
           "list_topics_has_it",
           call(() -> admin.listTopics().names().get().contains(topic)));
 
@@ -1326,6 +1376,20 @@ public final class Scenarios {
         }
         lo.set(e.getKey(), r);
       }
+      out.set(
+          "list_offsets_unknown_partition",
+          call(
+              () -> {
+                // Both brokers' metadata never shows it: the Admin retries until its timeout.
+                TopicPartition tp = new TopicPartition(topic, 9);
+                admin
+                    .listOffsets(
+                        Map.of(tp, OffsetSpec.latest()),
+                        new org.apache.kafka.clients.admin.ListOffsetsOptions().timeoutMs(2000))
+                    .partitionResult(tp)
+                    .get();
+                return "ok";
+              }));
       out.set(
           "list_offsets_unknown_topic",
           call(
@@ -1394,6 +1458,20 @@ public final class Scenarios {
         out.set(
             "describe_group_active",
             call(() -> describe(admin.describeConsumerGroups(List.of(group)).all().get().get(group))));
+        out.set(
+            "describe_group_operations",
+            call(
+                () ->
+                    operations(
+                        admin
+                            .describeConsumerGroups(
+                                List.of(group),
+                                new org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions()
+                                    .includeAuthorizedOperations(true))
+                            .all()
+                            .get()
+                            .get(group)
+                            .authorizedOperations())));
         out.set(
             "list_offsets_active",
             call(() -> offsets(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get())));
