@@ -175,6 +175,9 @@ pub struct DescribeGroups<'a> {
     pub groups: Vec<&'a str>,
     /// include_authorized_operations (v3+) asks for each group's authorized operations.
     pub include_authorized_operations: bool,
+    /// not_found_error (v6+, KIP-1043): a group that does not exist is answered with
+    /// GROUP_ID_NOT_FOUND and a message, not described as Dead.
+    pub not_found_error: bool,
 }
 
 /// ListGroups is a ListGroups request (api key 16); empty filters match everything.
@@ -351,11 +354,13 @@ pub struct DescribeGroupsResponse {
     pub groups: Vec<DescribedGroup>,
 }
 
-/// DescribedGroup is one group's state. An unknown group is `Dead` with nothing else; members
-/// carry metadata and assignment only when the group is Stable.
+/// DescribedGroup is one group's state. An unknown group is `Dead` with nothing else (and from
+/// v6 GROUP_ID_NOT_FOUND); members carry metadata and assignment only when the group is Stable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribedGroup {
     pub error: ErrorCode,
+    /// error_message (v6+) says what the error is about (Kafka's "Group g not found.").
+    pub error_message: Option<String>,
     pub group_id: String,
     /// state is the state's name ("" with an error, as Kafka's `EmptyGroup` summary).
     pub state: &'static str,

@@ -1,9 +1,10 @@
-//! DescribeGroups: v0-5. Groups' state and members (Kafka's `handleDescribeGroup`).
+//! DescribeGroups: v0-6. Groups' state and members (Kafka's `handleDescribeGroup`).
 //!
-//! An unknown group is described as Dead with nothing else (Kafka 4.0's v6 would answer
-//! GROUP_ID_NOT_FOUND; 3.9 speaks up to v5). Members carry their metadata and assignment only in
-//! a Stable group. v3+ can ask for the authorized operations (the wire adapter fills them in);
-//! v4 adds the group instance id; v5 flexible.
+//! An unknown group is described as Dead with nothing else before v6; from v6 (KIP-1043, Kafka
+//! 4.0's `describeGroups`) it is answered with GROUP_ID_NOT_FOUND and "Group g not found.", still
+//! in state Dead. Members carry their metadata and assignment only in a Stable group. v3+ can ask
+//! for the authorized operations (the wire adapter fills them in); v4 adds the group instance id;
+//! v5 flexible.
 
 use std::sync::Arc;
 
@@ -23,6 +24,10 @@ impl Coordinator {
             .iter()
             .map(|id| {
                 let mut d = self.describe(id);
+                if req.not_found_error && d.error == ErrorCode::None && self.slot_of(id).is_none() {
+                    d.error = ErrorCode::GroupIdNotFound;
+                    d.error_message = Some(format!("Group {id} not found."));
+                }
                 // Without an authorizer every supported operation is allowed (Kafka's
                 // `authorizedOperations`), reported for the groups described without error.
                 if req.include_authorized_operations && d.error == ErrorCode::None {
@@ -41,6 +46,7 @@ impl Coordinator {
         let empty: Arc<str> = Arc::from("");
         let mut d = DescribedGroup {
             error: ErrorCode::None,
+            error_message: None,
             group_id: group_id.to_string(),
             state: GroupState::Dead.name(),
             protocol_type: empty.clone(),

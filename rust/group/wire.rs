@@ -504,6 +504,7 @@ pub fn request_from<'b>(
             GroupRequest::DescribeGroups(DescribeGroups {
                 groups: r.strings(dg::GROUPS)?,
                 include_authorized_operations: version >= 3 && r.bool(dg::INCLUDE_OPS)?,
+                not_found_error: version >= 6,
             })
         }
         16 => {
@@ -715,6 +716,7 @@ mod r_dg {
     pub const GROUPS: usize = at(F, "groups");
     pub const GF: &[Field] = sub(F, "groups");
     pub const G_ERROR: usize = at(GF, "error_code");
+    pub const G_MESSAGE: usize = at(GF, "error_message");
     pub const G_ID: usize = at(GF, "group_id");
     pub const G_STATE: usize = at(GF, "group_state");
     pub const G_PROTOCOL_TYPE: usize = at(GF, "protocol_type");
@@ -984,6 +986,7 @@ pub fn response_body(response: &GroupResponse, version: i16) -> Struct<'_> {
                         })
                         .collect();
                     gw.set(r_dg::G_ERROR, e(g.error))
+                        .set(r_dg::G_MESSAGE, opt(g.error_message.as_deref()))
                         .set(r_dg::G_ID, s(&g.group_id))
                         .set(r_dg::G_STATE, s(g.state))
                         .set(r_dg::G_PROTOCOL_TYPE, s(&g.protocol_type))
@@ -1129,6 +1132,7 @@ pub fn error_response(request: &GroupRequest<'_>, error: ErrorCode) -> GroupResp
                 .iter()
                 .map(|g| DescribedGroup {
                     error,
+                    error_message: None,
                     group_id: g.to_string(),
                     state: "",
                     protocol_type: "".into(),

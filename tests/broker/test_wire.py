@@ -91,6 +91,16 @@ def test_frames_above_the_limit_and_negative_sizes_close(broker: Broker) -> None
             assert w.closed_by_peer()
 
 
+def test_authorized_operations_are_kafkas_supported_operations(broker: Broker) -> None:
+    # Kafka 4.4's AclEntry.supportedOperations, as Java's Admin reads them without an
+    # authorizer (tests/java): a cluster has no WRITE.
+    cluster = {"CREATE": 5, "ALTER": 7, "DESCRIBE": 8, "CLUSTER_ACTION": 9}
+    cluster |= {"DESCRIBE_CONFIGS": 10, "ALTER_CONFIGS": 11, "IDEMPOTENT_WRITE": 12}
+    with Wire(broker.bootstrap_servers) as w:
+        r = w.request(ApiKey.DESCRIBE_CLUSTER, 0, {"include_cluster_authorized_operations": True})
+    assert r.body.cluster_authorized_operations == sum(1 << op for op in cluster.values())
+
+
 def test_metadata_creates_topics_and_names_them_by_id(broker: Broker) -> None:
     with Wire(broker.bootstrap_servers) as w:
         name = f"wire-{uuid.uuid4().hex[:8]}"
@@ -100,6 +110,10 @@ def test_metadata_creates_topics_and_names_them_by_id(broker: Broker) -> None:
         assert t.partitions[0].leader_epoch == 0 and t.partitions[0].isr_nodes == [1]
         by_id = w.request(ApiKey.METADATA, 12, {"topics": [{"topic_id": t.topic_id, "name": None}]})
         assert by_id.body.topics[0].name == name
+        # Java's Admin (describeTopics by id) leaves the name at its default "", not null: the
+        # id set is what says the topic is asked for by id (Kafka's handleTopicMetadataRequest).
+        by_id = w.request(ApiKey.METADATA, 12, {"topics": [{"topic_id": t.topic_id, "name": ""}]})
+        assert (by_id.body.topics[0].name, by_id.body.topics[0].topic_id) == (name, t.topic_id)
         unknown = w.request(
             ApiKey.METADATA, 12, {"topics": [{"topic_id": uuid.uuid4(), "name": None}]}
         )

@@ -62,15 +62,35 @@ def _find(w: Wire, version: int, key: str, key_type: int = 0) -> protocol.Respon
 
 
 def test_group_apis_are_advertised_with_kafka_39_versions(broker: Broker) -> None:
-    # Kafka 3.9's ApiVersions ranges for the group apis (kafka-protocol-rs f7df8e1).
+    # Kafka 3.9's ApiVersions ranges for the group apis (kafka-protocol-rs f7df8e1), but
+    # DescribeGroups' v6 from Kafka 4.0 (KIP-1043), which Java's 4.x Admin needs to tell an
+    # unknown group from a dead one.
     expected = {8: (0, 9), 9: (0, 9), 10: (0, 6), 11: (0, 9), 12: (0, 4), 13: (0, 5)}
-    expected |= {14: (0, 5), 15: (0, 5), 16: (0, 5), 42: (0, 2), 47: (0, 0)}
+    expected |= {14: (0, 5), 15: (0, 6), 16: (0, 5), 42: (0, 2), 47: (0, 0)}
     with Wire(broker.bootstrap_servers) as w:
         r = w.request(
             ApiKey.API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"}
         )
     ranges = {k.api_key: (k.min_version, k.max_version) for k in r.body.api_keys}
     assert {k: ranges.get(k) for k in expected} == expected
+
+
+def test_describe_groups_v6_answers_group_id_not_found_for_an_unknown_group(
+    broker: Broker,
+) -> None:
+    # KIP-1043, Kafka 4.0's GroupMetadataManager.describeGroups: v6 answers GROUP_ID_NOT_FOUND
+    # with "Group <id> not found." (state Dead); v5 describes the group as Dead, no error.
+    group = f"nope-{uuid.uuid4().hex[:6]}"
+    with Wire(broker.bootstrap_servers) as w:
+        _find(w, 3, group)
+        v6 = w.request(ApiKey.DESCRIBE_GROUPS, 6, {"groups": [group]}).body.groups[0]
+        v5 = w.request(ApiKey.DESCRIBE_GROUPS, 5, {"groups": [group]}).body.groups[0]
+    assert (v6.error_code, v6.error_message, v6.group_state) == (
+        errors.GroupIdNotFound.code,
+        f"Group {group} not found.",
+        "Dead",
+    )
+    assert (v5.error_code, v5.group_state, v5.members) == (0, "Dead", [])
 
 
 @pytest.mark.parametrize("version", range(0, 4))

@@ -52,6 +52,7 @@ from kgroup.client.runtime import Runtime
 from kgroup.client.types import OFFSET_INVALID, ClientClosed, ClientTimeout, TopicPartition
 from kgroup.errors import (
     DecodeError,
+    GroupIdNotFound,
     InvalidArgument,
     KafkaError,
     LeaderNotAvailable,
@@ -891,9 +892,14 @@ class AdminClient:
             except KafkaError as e:
                 return e
             g = resp["groups"][0]
+            conn = await self._cluster.coordinator(group)
+            coordinator = BrokerMetadata(conn.node_id, conn.host, conn.port)
+            if g["error_code"] == GroupIdNotFound.code:
+                # v6 (KIP-1043) answers GROUP_ID_NOT_FOUND where v0-5 described the group as
+                # Dead: the same description whichever version the broker speaks.
+                return ConsumerGroupDescription(group, "Dead", "", "", [], coordinator)
             if g["error_code"]:
                 return error_from_code(g["error_code"], f"group {group!r}")
-            conn = await self._cluster.coordinator(group)
             members = []
             for m in g["members"]:
                 assignment: list[TopicPartition] = []
@@ -918,7 +924,7 @@ class AdminClient:
                 g["protocol_type"],
                 g["protocol_data"],
                 members,
-                BrokerMetadata(conn.node_id, conn.host, conn.port),
+                coordinator,
             )
 
         async def work() -> dict[str, Any]:

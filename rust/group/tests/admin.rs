@@ -121,6 +121,7 @@ fn describe_groups_reports_authorized_operations_when_asked() {
     let mut h = H::new();
     let t = h.send(&GroupRequest::DescribeGroups(DescribeGroups {
         groups: vec![GROUP],
+        not_found_error: false,
         include_authorized_operations: true,
     }));
     match &h.answers[&t] {

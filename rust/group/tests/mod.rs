@@ -430,6 +430,7 @@ impl H {
     pub fn describe(&mut self, group: &str) -> DescribedGroup {
         let t = self.send(&GroupRequest::DescribeGroups(DescribeGroups {
             groups: vec![group],
+            not_found_error: false,
             include_authorized_operations: false,
         }));
         match self.answers.get(&t) {

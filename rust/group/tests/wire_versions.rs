@@ -279,12 +279,12 @@ fn offset_fetch_request_versions() {
 }
 
 // DescribeGroups v3+ reports the authorized operations when asked; before v3 the field does not
-// exist.
+// exist. From v6 the unknown group is GROUP_ID_NOT_FOUND (KIP-1043): no operations with an error.
 #[test]
 fn describe_groups_authorized_operations_by_version() {
     let a = api(15).unwrap();
     let f = a.request.fields;
-    for v in 0..=5 {
+    for v in 0..=6 {
         let mut body = Struct::defaults(f);
         body.set(
             f,
@@ -311,11 +311,14 @@ fn describe_groups_authorized_operations_by_version() {
             .unwrap()
             .clone();
         let ops = &g.fields[field(gf, "authorized_operations")];
-        assert_eq!(
-            ops,
-            &Value::Int32(if v >= 3 { 3400 } else { i32::MIN }),
-            "v{v}"
-        );
+        let expected = if (3..6).contains(&v) {
+            crate::group::api::GROUP_OPERATIONS
+        } else {
+            i32::MIN
+        };
+        assert_eq!(ops, &Value::Int32(expected), "v{v}");
+        let error = &g.fields[field(gf, "error_code")];
+        assert_eq!(error, &Value::Int16(if v >= 6 { 69 } else { 0 }), "v{v}");
         assert_eq!(
             g.fields[field(gf, "group_state")],
             Value::String("Dead".into())

@@ -1,7 +1,8 @@
-//! DescribeGroups (api key 15), v0-5: state and members of groups. v3 adds authorized
-//! operations; v4 group_instance_id; v5 flexible.
+//! DescribeGroups (api key 15), v0-6: state and members of groups. v3 adds authorized
+//! operations; v4 group_instance_id; v5 flexible; v6 answers GROUP_ID_NOT_FOUND, with an
+//! error_message, for a group that does not exist (KIP-1043).
 //!
-//! Transcribed from Kafka 3.9's `DescribeGroups{Request,Response}.json`.
+//! Transcribed from Kafka 3.9's `DescribeGroups{Request,Response}.json`, v6 from Kafka 4.0's.
 
 use crate::protocol::schema::*;
 
@@ -9,7 +10,7 @@ pub static REQUEST: Message = Message {
     name: "DescribeGroupsRequest",
     api_key: 15,
     kind: Kind::Request,
-    valid: Versions::parse("0-5"),
+    valid: Versions::parse("0-6"),
     flexible: Versions::parse("5+"),
     fields: &[
         f("groups", STRINGS, "0+"),
@@ -21,12 +22,15 @@ pub static RESPONSE: Message = Message {
     name: "DescribeGroupsResponse",
     api_key: 15,
     kind: Kind::Response,
-    valid: Versions::parse("0-5"),
+    valid: Versions::parse("0-6"),
     flexible: Versions::parse("5+"),
     fields: &[
         f("throttle_time_ms", INT32, "1+").ignorable(),
         f("groups", STRUCTS, "0+").fields(&[
             f("error_code", INT16, "0+"),
+            f("error_message", STRING, "6+")
+                .nullable("6+")
+                .default(DefaultValue::Null),
             f("group_id", STRING, "0+"),
             f("group_state", STRING, "0+"),
             f("protocol_type", STRING, "0+"),

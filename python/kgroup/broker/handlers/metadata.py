@@ -30,10 +30,12 @@ NIL = uuid.UUID(int=0)
 # Kafka's "authorized operations not requested" value.
 NOT_REQUESTED = -(2**31)
 # Every operation a topic or the cluster has, as a bit set of AclOperation codes, for a client
-# that asks (no authorization here: everything is allowed). Topic: READ 3, WRITE 4, CREATE 5,
-# DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
+# that asks (no authorization here: everything is allowed), Kafka's
+# AclEntry.supportedOperations. Topic: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
+# DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11. Cluster: CREATE 5, ALTER 7, DESCRIBE 8,
+# CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12 (no WRITE).
 TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
-CLUSTER_OPERATIONS = sum(1 << op for op in (4, 5, 7, 8, 9, 10, 11, 12))
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
 def topic_metadata(state: BrokerState, topic: Topic, version: int, operations: bool) -> dict:
@@ -91,7 +93,9 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         for r in requested:
             topic_id = r.topic_id if version >= 10 else None
             name = r.name
-            if name is None:
+            # A topic asked for by id: its id is set (Java's Admin leaves the name "", not
+            # null), as Kafka's handleTopicMetadataRequest tells the two apart.
+            if name is None or (topic_id is not None and topic_id != NIL):
                 topic = state.topics.by_id.get(topic_id) if topic_id else None
                 if topic is None:
                     # A null name in the answer only from v12; before, an empty one.

@@ -1,0 +1,142 @@
+"""Kafka's Java clients on kgroup's broker, beside Apache Kafka: each scenario of the Java program
+(``tests/support/java/kgroup/Scenarios.java``) runs against both brokers at once and must give
+the same result, ids, times and host names normalised away by the program itself.
+
+The scenarios check Kafka's promises themselves too (nothing lost, nothing consumed twice with
+synchronous commits, one owner per partition at a time, static members back without a
+rebalance), so that a result equal on both brokers is also a right one.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from support import java_scenarios
+from support.apache_kafka import KafkaCluster, run_kafka
+from support.kgroup_broker import run_broker
+
+from kgroup.broker import Broker
+
+pytestmark = pytest.mark.network
+
+#: Both brokers make new topics with one partition unless told otherwise, as the session's
+#: Apache Kafka does; groups form at once.
+FAST_GROUPS = {"group.initial.rebalance.delay.ms": 0, "num.partitions": 1}
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    with run_broker(tmp_path_factory.mktemp("java"), FAST_GROUPS) as b:
+        yield b
+
+
+def on_both(
+    scenario: str, kafka: KafkaCluster, kgroup_bootstrap: str, **opts: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The scenario's result on Apache Kafka and on kgroup's broker, run side by side (each in
+    its own topic and group)."""
+    name = f"{scenario}-{uuid.uuid4().hex[:8]}"
+    opts = {"topic": name, "group": name, **opts}
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        on_kafka = pool.submit(java_scenarios.run, scenario, kafka.bootstrap, **opts)
+        on_kgroup = pool.submit(java_scenarios.run, scenario, kgroup_bootstrap, **opts)
+        return on_kafka.result(), on_kgroup.result()
+
+
+def test_idempotent_producer_acknowledges_each_record_once_in_order(
+    kafka: KafkaCluster, broker: Broker
+) -> None:
+    ref, got = on_both("produce", kafka, broker.bootstrap_servers, records=5000, partitions=3)
+    assert got == ref
+    assert got["errors"] == []
+    assert got["acknowledged_once"] == got["read_back"] == 5000
+    assert got["acknowledged_in_send_order"] and got["offsets_contiguous_from_zero"]
+    assert got["read_back_as_sent"]
+
+
+def check_group(result: dict[str, Any]) -> None:
+    assert result["problems"] == []
+    assert result["committed"] == result["produced"]
+    assert result["committed_twice"] == result["delivered_twice"] == 0
+    assert result["committed_out_of_order"] == 0
+    assert result["commit_failures"] == []
+
+
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "cooperative-sticky"])
+def test_group_members_join_close_and_are_killed(
+    kafka: KafkaCluster, broker: Broker, assignor: str
+) -> None:
+    ref, got = on_both("group", kafka, broker.bootstrap_servers, assignor=assignor, session=6000)
+    assert got == ref
+    check_group(got)
+    assert [p["step"] for p in got["phases"]] == [
+        "A joined",
+        "B joined",
+        "C joined",
+        "B closed",
+        "C killed",
+    ]
+    assert got["phases"][-1]["taken_over_after_session_timeout"]
+
+
+def test_static_members_come_back_without_a_rebalance(kafka: KafkaCluster, broker: Broker) -> None:
+    ref, got = on_both("static", kafka, broker.bootstrap_servers, assignor="range")
+    assert got == ref
+    check_group(got)
+    assert got["rebalance_events_after_restarts"] == 0
+    for r in got["restarts"]:
+        assert r["same_partitions_back"], r
+        assert r["same_generation"], r
+        assert r["assigned_events"] == 1, r
+
+
+def kept_differences(ref: dict[str, Any]) -> None:
+    """Bring Apache Kafka's admin result to what kgroup answers where the two differ on
+    purpose, after checking that Kafka answered what the difference is about."""
+    # A KRaft cluster formatted with eligible leader replicas (KIP-966, on by default in 4.x)
+    # gets a cluster-level min.insync.replicas record from its controller, so Kafka describes
+    # the topic config as a dynamic broker default. kgroup has no controller and no dynamic
+    # broker configs: its value comes from its default.
+    for key in ("describe_topic_configs", "describe_topic_configs_after_alter"):
+        entry = ref[key]["min.insync.replicas"]
+        assert entry["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
+        entry["source"] = "DEFAULT_CONFIG"
+    # message.max.bytes is cluster-wide dynamic in Kafka (read_only false); kgroup's broker
+    # configs are static, its server.properties (IncrementalAlterConfigs refuses them).
+    entry = ref["describe_broker_configs"]["message.max.bytes"]
+    assert entry["read_only"] is False
+    entry["read_only"] = True
+
+
+def test_admin_client(kafka: KafkaCluster, broker: Broker) -> None:
+    ref, got = on_both("admin", kafka, broker.bootstrap_servers)
+    kept_differences(ref)
+    assert got == ref
+    assert got["describe_unknown_group"] == {"error": "GroupIdNotFoundException"}
+    assert got["delete_group_while_active"] == {"error": "GroupNotEmptyException"}
+    assert got["alter_offsets_while_active"] == {"error": "UnknownMemberIdException"}
+    assert got["describe_topic_by_id"] == got["describe_topic"]
+    assert "WRITE" not in got["describe_cluster_operations"]
+
+
+@pytest.fixture(scope="module")
+def kafka_default_delay() -> Iterator[KafkaCluster]:
+    """Apache Kafka with its default initial rebalance delay (3 s)."""
+    with run_kafka(1, {"num.partitions": 1}) as cluster:
+        yield cluster
+
+
+def test_members_started_together_form_one_generation_with_the_initial_delay(
+    kafka_default_delay: KafkaCluster, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    with run_broker(tmp_path_factory.mktemp("delay"), {"num.partitions": 1}) as b:
+        ref, got = on_both("together", kafka_default_delay, b.bootstrap_servers, members=3)
+    assert got == ref
+    check_group(got)
+    # The delay, re-armed by each member that joins, holds the first rebalance until all three
+    # are in: one generation, each member assigned once.
+    assert got["generations"] == {"A": [1], "B": [1], "C": [1]}
