@@ -120,7 +120,7 @@ class ConfigSpec:
         try:
             value = _parse(self.type, raw)
         except (TypeError, ValueError) as e:
-            raise ConfigError(f"Invalid value {raw!r} for configuration {self.name}: {e}") from None
+            raise ConfigError(f"Invalid value {raw} for configuration {self.name}: {e}") from None
         if value is not None and self.validator is not None:
             problem = self.validator(value)
             if problem:
@@ -141,13 +141,20 @@ def _parse(t: ConfigType, raw: Any) -> Any:
     if t in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
         if isinstance(raw, bool):
             raise ValueError("Expected a number")
-        value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        try:
+            value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        except ValueError:
+            # Kafka's ConfigDef.parseType on a NumberFormatException.
+            raise ValueError(f"Not a number of type {t.name}") from None
         limit = {ConfigType.INT: 2**31, ConfigType.SHORT: 2**15, ConfigType.LONG: 2**63}[t]
         if not -limit <= value < limit:
             raise ValueError(f"Not a number of type {t.name}")
         return value
     if t is ConfigType.DOUBLE:
-        number = float(raw)
+        try:
+            number = float(raw)
+        except ValueError:
+            raise ValueError("Not a number of type DOUBLE") from None
         if math.isnan(number):
             raise ValueError("Not a number")
         return number
