@@ -1,7 +1,7 @@
-//! DescribeGroups: v0-5. Groups' state and members (Kafka's `handleDescribeGroup`).
+//! DescribeGroups: v0-6. Groups' state and members (Kafka's `handleDescribeGroup`).
 //!
-//! An unknown group is described as Dead with nothing else (Kafka 4.0's v6 would answer
-//! GROUP_ID_NOT_FOUND; 3.9 speaks up to v5). Members carry their metadata and assignment only in
+//! An unknown group is described as Dead with nothing else; the wire adapter turns that into
+//! v6's GROUP_ID_NOT_FOUND with "Group <id> not found." (Kafka 4.x). Members carry their metadata and assignment only in
 //! a Stable group. v3+ can ask for the authorized operations (the wire adapter fills them in);
 //! v4 adds the group instance id; v5 flexible.
 

@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 
 use super::api::*;
+use super::state::GroupState;
 use crate::errors::{Error, ErrorCode, Result};
 use crate::protocol::frame::{self, Request};
 use crate::protocol::messages::{
@@ -715,6 +716,7 @@ mod r_dg {
     pub const GROUPS: usize = at(F, "groups");
     pub const GF: &[Field] = sub(F, "groups");
     pub const G_ERROR: usize = at(GF, "error_code");
+    pub const G_MESSAGE: usize = at(GF, "error_message");
     pub const G_ID: usize = at(GF, "group_id");
     pub const G_STATE: usize = at(GF, "group_state");
     pub const G_PROTOCOL_TYPE: usize = at(GF, "protocol_type");
@@ -983,7 +985,25 @@ pub fn response_body(response: &GroupResponse, version: i16) -> Struct<'_> {
                             mw.value()
                         })
                         .collect();
-                    gw.set(r_dg::G_ERROR, e(g.error))
+                    // v6+ (KIP-1043): a group the coordinator does not know is
+                    // GROUP_ID_NOT_FOUND with Kafka's message, not a Dead group.
+                    let unknown = version >= 6
+                        && g.error == ErrorCode::None
+                        && g.state == GroupState::Dead.name();
+                    let message = match unknown {
+                        true => Value::String(Cow::Owned(format!(
+                            "Group {} not found.",
+                            g.group_id
+                        ))),
+                        false => Value::Null,
+                    };
+                    let error = if unknown {
+                        ErrorCode::GroupIdNotFound
+                    } else {
+                        g.error
+                    };
+                    gw.set(r_dg::G_ERROR, e(error))
+                        .set(r_dg::G_MESSAGE, message)
                         .set(r_dg::G_ID, s(&g.group_id))
                         .set(r_dg::G_STATE, s(g.state))
                         .set(r_dg::G_PROTOCOL_TYPE, s(&g.protocol_type))

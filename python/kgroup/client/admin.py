@@ -52,6 +52,7 @@ from kgroup.client.runtime import Runtime
 from kgroup.client.types import OFFSET_INVALID, ClientClosed, ClientTimeout, TopicPartition
 from kgroup.errors import (
     DecodeError,
+    GroupIdNotFound,
     InvalidArgument,
     KafkaError,
     LeaderNotAvailable,
@@ -882,7 +883,12 @@ class AdminClient:
             except KafkaError as e:
                 return e
             g = resp["groups"][0]
-            if g["error_code"]:
+            if g["error_code"] == GroupIdNotFound.code:
+                # DescribeGroups v6+ (Kafka 4) answers a group it does not know with
+                # GROUP_ID_NOT_FOUND; v0-5 describe it as Dead, which is what this promises.
+                g = {**g, "group_state": "Dead", "protocol_type": "", "protocol_data": ""}
+                g["members"] = []
+            elif g["error_code"]:
                 return error_from_code(g["error_code"], f"group {group!r}")
             conn = await self._cluster.coordinator(group)
             members = []

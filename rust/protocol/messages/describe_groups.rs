@@ -1,7 +1,9 @@
-//! DescribeGroups (api key 15), v0-5: state and members of groups. v3 adds authorized
-//! operations; v4 group_instance_id; v5 flexible.
+//! DescribeGroups (api key 15), v0-6: state and members of groups. v3 adds authorized
+//! operations; v4 group_instance_id; v5 flexible; v6 (KIP-1043) an error message, and an unknown
+//! group is GROUP_ID_NOT_FOUND instead of Dead.
 //!
-//! Transcribed from Kafka 3.9's `DescribeGroups{Request,Response}.json`.
+//! Transcribed from Kafka 3.9's `DescribeGroups{Request,Response}.json`; v6 from Kafka 4.4's
+//! (`DescribeGroupsResponseData`: error_message right after error_code, nullable).
 
 use crate::protocol::schema::*;
 
@@ -9,7 +11,7 @@ pub static REQUEST: Message = Message {
     name: "DescribeGroupsRequest",
     api_key: 15,
     kind: Kind::Request,
-    valid: Versions::parse("0-5"),
+    valid: Versions::parse("0-6"),
     flexible: Versions::parse("5+"),
     fields: &[
         f("groups", STRINGS, "0+"),
@@ -21,12 +23,15 @@ pub static RESPONSE: Message = Message {
     name: "DescribeGroupsResponse",
     api_key: 15,
     kind: Kind::Response,
-    valid: Versions::parse("0-5"),
+    valid: Versions::parse("0-6"),
     flexible: Versions::parse("5+"),
     fields: &[
         f("throttle_time_ms", INT32, "1+").ignorable(),
         f("groups", STRUCTS, "0+").fields(&[
             f("error_code", INT16, "0+"),
+            f("error_message", STRING, "6+")
+                .nullable("6+")
+                .default(DefaultValue::Null),
             f("group_id", STRING, "0+"),
             f("group_state", STRING, "0+"),
             f("protocol_type", STRING, "0+"),

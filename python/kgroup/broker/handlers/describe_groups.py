@@ -1,6 +1,7 @@
-"""DescribeGroups: v0-5. State, protocol and members of groups, with each member's metadata and
+"""DescribeGroups: v0-6. State, protocol and members of groups, with each member's metadata and
 assignment. v1 adds throttle_time_ms; v3 authorized operations; v4 group_instance_id; v5 is
-flexible.
+flexible; v6 adds error_message, and answers a group that does not exist with
+GROUP_ID_NOT_FOUND ("Group <id> not found.") where v0-5 describe it as Dead.
 
 Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
 """
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from kgroup.broker.server import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
-VERSIONS = (0, 5)
+VERSIONS = (0, 6)
 
 
 def handle(ctx: RequestContext) -> bytes | asyncio.Future[bytes]:
