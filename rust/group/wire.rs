@@ -991,10 +991,9 @@ pub fn response_body(response: &GroupResponse, version: i16) -> Struct<'_> {
                         && g.error == ErrorCode::None
                         && g.state == GroupState::Dead.name();
                     let message = match unknown {
-                        true => Value::String(Cow::Owned(format!(
-                            "Group {} not found.",
-                            g.group_id
-                        ))),
+                        true => {
+                            Value::String(Cow::Owned(format!("Group {} not found.", g.group_id)))
+                        }
                         false => Value::Null,
                     };
                     let error = if unknown {
@@ -1009,7 +1008,13 @@ pub fn response_body(response: &GroupResponse, version: i16) -> Struct<'_> {
                         .set(r_dg::G_PROTOCOL_TYPE, s(&g.protocol_type))
                         .set(r_dg::G_PROTOCOL_DATA, s(&g.protocol_data))
                         .set(r_dg::G_MEMBERS, array(members))
-                        .set(r_dg::G_OPS, Value::Int32(g.authorized_operations));
+                        .set(
+                            r_dg::G_OPS,
+                            Value::Int32(match unknown {
+                                true => i32::MIN,
+                                false => g.authorized_operations,
+                            }),
+                        );
                     gw.value()
                 })
                 .collect();

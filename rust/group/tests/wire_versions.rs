@@ -279,12 +279,13 @@ fn offset_fetch_request_versions() {
 }
 
 // DescribeGroups v3+ reports the authorized operations when asked; before v3 the field does not
-// exist.
+// exist. An unknown group is Dead up to v5, GROUP_ID_NOT_FOUND with Kafka 4's message in v6
+// (KIP-1043), without operations.
 #[test]
 fn describe_groups_authorized_operations_by_version() {
     let a = api(15).unwrap();
     let f = a.request.fields;
-    for v in 0..=5 {
+    for v in 0..=6 {
         let mut body = Struct::defaults(f);
         body.set(
             f,
@@ -313,9 +314,17 @@ fn describe_groups_authorized_operations_by_version() {
         let ops = &g.fields[field(gf, "authorized_operations")];
         assert_eq!(
             ops,
-            &Value::Int32(if v >= 3 { 328 } else { i32::MIN }),
+            &Value::Int32(if (3..6).contains(&v) { 328 } else { i32::MIN }),
             "v{v}"
         );
+        let code = &g.fields[field(gf, "error_code")];
+        assert_eq!(code, &Value::Int16(if v >= 6 { 69 } else { 0 }), "v{v}");
+        if v >= 6 {
+            assert_eq!(
+                g.fields[field(gf, "error_message")],
+                Value::String("Group g not found.".into())
+            );
+        }
         assert_eq!(
             g.fields[field(gf, "group_state")],
             Value::String("Dead".into())
