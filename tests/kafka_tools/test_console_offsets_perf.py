@@ -20,7 +20,7 @@ from support.kafka_tools import (
     unique,
 )
 
-pytestmark = pytest.mark.network
+pytestmark = [pytest.mark.network, pytest.mark.slow]
 
 T0 = 1_609_459_200_000  # 2021-01-01T00:00:00Z
 HOUR = 3_600_000

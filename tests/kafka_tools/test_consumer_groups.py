@@ -27,7 +27,7 @@ from support.kafka_tools import (
     unique,
 )
 
-pytestmark = pytest.mark.network
+pytestmark = [pytest.mark.network, pytest.mark.slow]
 
 HOUR = 3_600_000
 #: T0 is two days ago on the hour; record i of partition p has timestamp T0 + i hours.

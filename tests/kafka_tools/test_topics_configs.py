@@ -16,7 +16,7 @@ import pytest
 from support.apache_kafka import run_tool
 from support.kafka_tools import CONFIGS, TOPICS, Transcript, compare, only, unique
 
-pytestmark = pytest.mark.network
+pytestmark = [pytest.mark.network, pytest.mark.slow]
 
 
 def without_elr(stdout: str) -> list[str]:

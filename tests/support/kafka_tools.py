@@ -147,11 +147,13 @@ def compare(
 
 def only(prefix: str, *, header: bool = False) -> Callable[[str], list[str]]:
     """A stdout filter keeping the lines that start with ``prefix`` (names made by this
-    scenario, on a broker others share), and the first line too with ``header``."""
+    scenario, on a broker others share), sorted, and the first line too with ``header``.
+    Sorted: Kafka lists groups in the order of its coordinator shards' hash maps, which no
+    client may rely on, and kgroup has its own."""
 
     def keep(stdout: str) -> list[str]:
         lines = stdout.splitlines()
         head = lines[:1] if header else []
-        return head + [line for line in lines[len(head) :] if line.startswith(prefix)]
+        return head + sorted(line for line in lines[len(head) :] if line.startswith(prefix))
 
     return keep

@@ -312,11 +312,12 @@ class VerifiableConsumers:
         assert node.proc is not None
         if node.proc.poll() is None:
             node.proc.send_signal(signal.SIGTERM if clean_shutdown else signal.SIGKILL)
-        with self._lock:
-            node.handler.handle_kill_process(clean_shutdown)
         node.proc.wait(timeout)
         assert node.reader is not None
         node.reader.join(10)
+        # After the events it printed before it died: those were valid when printed.
+        with self._lock:
+            node.handler.handle_kill_process(clean_shutdown)
 
     def stop_all(self, clean_shutdown: bool = True) -> None:
         for node in self.nodes:
