@@ -365,3 +365,29 @@ def _share_fsyncs(broker: Broker) -> None:
     requests = flusher.callbacks - before[1]
     assert requests >= 8 * 200 / 4 / 2, requests  # librdkafka may batch a few together
     assert rounds < requests * 0.8, (rounds, requests)
+
+
+@pytest.mark.slow
+def test_first_retention_pass_30s_after_start(tmp_path: Path) -> None:
+    """Kafka's LogManager runs its first retention pass 30 s after start
+    (InitialTaskDelayMs), not one log.retention.check.interval.ms (5 min) later: records
+    past retention.ms are gone within about 30 s of a start, the active segment with them."""
+    from confluent_kafka import Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    started = time.monotonic()
+    with BrokerProcess(tmp_path / "data") as broker:
+        topic = _create(broker.bootstrap, 1)
+        p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+        old = int(time.time() * 1000) - 8 * 86_400_000  # past the default 7 days
+        for i in range(5):
+            p.produce(topic, b"old", partition=0, timestamp=old + i)
+        assert p.flush(30) == 0
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        tp = TopicPartition(topic, 0)
+        start = 0
+        while time.monotonic() - started < 50 and start == 0:
+            start = admin.list_offsets({tp: OffsetSpec.earliest()})[tp].result(10).offset
+            time.sleep(0.5)
+        assert start == 5, "no retention pass within 50 s of the start"
+        assert time.monotonic() - started >= 25

@@ -97,14 +97,6 @@ def test_static_members_come_back_without_a_rebalance(kafka: KafkaCluster, broke
 def kept_differences(ref: dict[str, Any]) -> None:
     """Bring Apache Kafka's admin result to what kgroup answers where the two differ on
     purpose, after checking that Kafka answered what the difference is about."""
-    # A KRaft cluster formatted with eligible leader replicas (KIP-966, on by default in 4.x)
-    # gets a cluster-level min.insync.replicas record from its controller, so Kafka describes
-    # the topic config as a dynamic broker default. kgroup has no controller and no dynamic
-    # broker configs: its value comes from its default.
-    for key in ("describe_topic_configs", "describe_topic_configs_after_alter"):
-        entry = ref[key]["min.insync.replicas"]
-        assert entry["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
-        entry["source"] = "DEFAULT_CONFIG"
     # message.max.bytes is cluster-wide dynamic in Kafka (read_only false); kgroup's broker
     # configs are static, its server.properties (IncrementalAlterConfigs refuses them).
     entry = ref["describe_broker_configs"]["message.max.bytes"]

@@ -173,8 +173,13 @@ def run_tool(
 
 
 def new_cluster_id() -> str:
-    """A cluster id as ``kafka-storage random-uuid`` prints it (base64url of 16 bytes)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A cluster id as ``kafka-storage random-uuid`` prints it (base64url of 16 bytes; never
+    one that starts with "-", which Kafka's Uuid.randomUuid draws again: a command line would
+    read it as an option)."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 @dataclass

@@ -44,6 +44,10 @@ __all__ = ["Broker", "BrokerConfig", "BrokerState"]
 log = logging.getLogger("kgroup.broker")
 
 FLUSH_CHECK = "log.flush.scheduler.interval.ms"
+RETENTION_CHECK = "log.retention.check.interval.ms"
+#: INITIAL_TASK_DELAY_S is the delay of the first retention pass after start (Kafka's
+#: LogManager.InitialTaskDelayMs).
+INITIAL_TASK_DELAY_S = 30.0
 
 
 def new_event_loop(kind: str = "auto") -> asyncio.AbstractEventLoop:
@@ -166,7 +170,7 @@ class Broker:
         self.state = state
         self._stopped = asyncio.Event()
         self._tasks = [
-            loop.create_task(self._every("log.retention.check.interval.ms", self._maintain)),
+            loop.create_task(self._every(RETENTION_CHECK, self._maintain)),
             loop.create_task(self._every("log.cleaner.backoff.ms", self._compact)),
             loop.create_task(self._every(FLUSH_CHECK, self._flush_old)),
         ]
@@ -266,14 +270,20 @@ class Broker:
             period = min(int(configured) if configured is not None else LONG_MAX, 1000) / 1000
         else:
             period = int(self.config.get(key)) / 1000
+        first = period
+        if key == RETENTION_CHECK:
+            # Kafka's LogManager runs its first retention pass 30 s after start
+            # (InitialTaskDelayMs), not a whole interval (5 min) later.
+            first = min(period, INITIAL_TASK_DELAY_S)
+        await asyncio.sleep(first)
         while True:
-            await asyncio.sleep(period)
             try:
                 await work()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("Error in background task %s", work.__name__)
+            await asyncio.sleep(period)
 
     async def _maintain(self) -> None:
         """Retention by time and size, rolling by time, producer expiry: each log in turn."""

@@ -120,7 +120,7 @@ class ConfigSpec:
         try:
             value = _parse(self.type, raw)
         except (TypeError, ValueError) as e:
-            raise ConfigError(f"Invalid value {raw!r} for configuration {self.name}: {e}") from None
+            raise ConfigError(f"Invalid value {raw} for configuration {self.name}: {e}") from None
         if value is not None and self.validator is not None:
             problem = self.validator(value)
             if problem:
@@ -141,13 +141,20 @@ def _parse(t: ConfigType, raw: Any) -> Any:
     if t in (ConfigType.INT, ConfigType.SHORT, ConfigType.LONG):
         if isinstance(raw, bool):
             raise ValueError("Expected a number")
-        value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        try:
+            value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        except ValueError:
+            # Kafka's ConfigDef.parseType on a NumberFormatException.
+            raise ValueError(f"Not a number of type {t.name}") from None
         limit = {ConfigType.INT: 2**31, ConfigType.SHORT: 2**15, ConfigType.LONG: 2**63}[t]
         if not -limit <= value < limit:
             raise ValueError(f"Not a number of type {t.name}")
         return value
     if t is ConfigType.DOUBLE:
-        number = float(raw)
+        try:
+            number = float(raw)
+        except ValueError:
+            raise ValueError("Not a number of type DOUBLE") from None
         if math.isnan(number):
             raise ValueError("Not a number")
         return number
@@ -188,7 +195,9 @@ def _topic(
 
 T = ConfigType
 
-#: TOPIC_CONFIGS are Kafka 3.9's topic configs (``TopicConfig``), each with its broker synonyms.
+#: TOPIC_CONFIGS are Kafka 4.4's topic configs (``TopicConfig``), each with its broker synonyms
+#: (Kafka 4.0 removed message.downconversion.enable, message.format.version and
+#: message.timestamp.difference.max.ms).
 TOPIC_CONFIGS: dict[str, ConfigSpec] = {
     s.name: s
     for s in (
@@ -242,6 +251,13 @@ TOPIC_CONFIGS: dict[str, ConfigSpec] = {
             "the cleaner first reaches it, so that consumers can see the delete.",
             at_least(0),
             ("log.cleaner.delete.retention.ms", MS),
+        ),
+        _topic(
+            "errors.deadletterqueue.group.enable",
+            T.BOOLEAN,
+            False,
+            "Share groups: whether the group's dead-letter queue may write to this topic (no "
+            "share groups here).",
         ),
         _topic(
             "file.delete.delay.ms",
@@ -318,6 +334,14 @@ TOPIC_CONFIGS: dict[str, ConfigSpec] = {
             ("log.cleaner.max.compaction.lag.ms", MS),
         ),
         _topic(
+            "max.decompressed.message.bytes",
+            T.INT,
+            2_147_483_639,
+            "The largest a record batch may be once decompressed (Kafka 4.4).",
+            at_least(0),
+            ("max.decompressed.message.bytes", MS),
+        ),
+        _topic(
             "max.message.bytes",
             T.INT,
             1_048_588,
@@ -326,25 +350,9 @@ TOPIC_CONFIGS: dict[str, ConfigSpec] = {
             ("message.max.bytes", MS),
         ),
         _topic(
-            "message.downconversion.enable",
-            T.BOOLEAN,
-            True,
-            "Whether fetches by old clients may convert batches down to their format.",
-            None,
-            ("log.message.downconversion.enable", MS),
-        ),
-        _topic(
-            "message.format.version",
-            T.STRING,
-            "3.0-IV1",
-            "Deprecated: the message format is always v2.",
-            None,
-            ("log.message.format.version", MS),
-        ),
-        _topic(
             "message.timestamp.after.max.ms",
             T.LONG,
-            LONG_MAX,
+            3_600_000,  # one hour since Kafka 4.0 (KIP-1030); Long.MAX_VALUE before
             "How far in the future (after the broker's clock) a CreateTime timestamp may be.",
             at_least(0),
             ("log.message.timestamp.after.max.ms", MS),
@@ -356,15 +364,6 @@ TOPIC_CONFIGS: dict[str, ConfigSpec] = {
             "How far in the past (before the broker's clock) a CreateTime timestamp may be.",
             at_least(0),
             ("log.message.timestamp.before.max.ms", MS),
-        ),
-        _topic(
-            "message.timestamp.difference.max.ms",
-            T.LONG,
-            LONG_MAX,
-            "Deprecated: the largest difference between a CreateTime timestamp and the "
-            "broker's clock.",
-            at_least(0),
-            ("log.message.timestamp.difference.max.ms", MS),
         ),
         _topic(
             "message.timestamp.type",
@@ -406,6 +405,24 @@ TOPIC_CONFIGS: dict[str, ConfigSpec] = {
             "Whether a new segment's file is preallocated (kgroup does not preallocate).",
             None,
             ("log.preallocate", MS),
+        ),
+        _topic(
+            "remote.copy.lag.bytes",
+            T.LONG,
+            -1,
+            "Tiered storage: how far behind the copy to remote storage may fall, in bytes (not "
+            "supported).",
+            None,
+            ("log.remote.copy.lag.bytes", MS),
+        ),
+        _topic(
+            "remote.copy.lag.ms",
+            T.LONG,
+            0,
+            "Tiered storage: how far behind the copy to remote storage may fall, in "
+            "milliseconds (not supported).",
+            None,
+            ("log.remote.copy.lag.ms", MS),
         ),
         _topic(
             "remote.log.copy.disable",
@@ -730,6 +747,28 @@ BROKER_CONFIGS["message.max.bytes"] = ConfigSpec(
 )
 
 
+#: CLUSTER_MIN_ISR is the one cluster-wide dynamic config a Kafka 4.x KRaft cluster always has:
+#: with eligible leader replicas (KIP-966, on in new clusters) the controller writes
+#: min.insync.replicas at the cluster level (ConfigurationControlManager's ELR safety
+#: records), from its own static value. kgroup answers as such a cluster does, so that topics
+#: list it as DYNAMIC_DEFAULT_BROKER_CONFIG (kafka-topics --describe shows it on every topic).
+CLUSTER_MIN_ISR = "min.insync.replicas"
+
+#: _NULL_DEFAULTS are the broker configs without a default that are a topic config's first
+#: synonym (Kafka's ``log.retention.ms``, ``log.roll.ms`` ...: null, the hours one is used).
+_NULL_DEFAULTS = frozenset(
+    ("log.retention.ms", "log.flush.interval.ms", "log.roll.ms", "log.roll.jitter.ms")
+)
+#: _SYNONYM_DEFAULTS are the defaults, in their own units, of the broker configs that are a
+#: topic config's second or third synonym (KafkaConfig's defaults).
+_SYNONYM_DEFAULTS = {
+    "log.retention.hours": "168",
+    "log.roll.hours": "168",
+    "log.roll.jitter.hours": "0",
+    "log.flush.scheduler.interval.ms": str(LONG_MAX),
+}
+
+
 def parse_properties(text: str) -> dict[str, str]:
     """The key/value pairs of a Java properties file: ``key=value`` or ``key: value`` lines,
     ``#`` and ``!`` comments, backslash line continuations."""
@@ -784,9 +823,21 @@ class BrokerConfig:
 
     # -- topic config defaults -----------------------------------------------------------
 
+    @property
+    def cluster_min_isr(self) -> int:
+        """The cluster-wide min.insync.replicas (see CLUSTER_MIN_ISR): the broker's own."""
+        value = self.explicit.get(CLUSTER_MIN_ISR)
+        return TOPIC_CONFIGS[CLUSTER_MIN_ISR].default if value is None else value
+
     def topic_default(self, spec: ConfigSpec) -> tuple[Any, ConfigSource, str | None]:
         """A topic config's broker-level value: the first broker synonym set (scaled to the
         topic config's unit), else the default. Returns the value, its source and the synonym."""
+        if spec.name == CLUSTER_MIN_ISR:
+            return (
+                self.cluster_min_isr,
+                ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                CLUSTER_MIN_ISR,
+            )
         for syn, factor in spec.synonyms:
             if syn in self.explicit and self.explicit[syn] is not None:
                 value = self.explicit[syn]
@@ -800,24 +851,33 @@ class BrokerConfig:
         return {name: self.topic_default(spec)[0] for name, spec in TOPIC_CONFIGS.items()}
 
     def synonyms(self, spec: ConfigSpec) -> list[tuple[str, str | None, ConfigSource]]:
-        """The broker-level synonyms behind a topic config, most important first, as
-        DescribeConfigs v1+ lists them: each synonym set in the broker's properties, then the
-        default under the first synonym's name."""
-        out = [
-            (
-                syn,
-                format_value(spec, self.explicit[syn]),
-                ConfigSource.STATIC_BROKER_CONFIG,
-            )
+        """The broker-level synonyms behind a topic config, as DescribeConfigs v1+ lists them
+        (Kafka's ``ConfigHelper.configSynonyms``): the cluster-wide min.insync.replicas, each
+        synonym set in the broker's properties, then each synonym's own default; and then
+        nothing before the first entry of the first synonym. A topic config whose first
+        synonym has no default (retention.ms's log.retention.ms) so lists none unless that one
+        is set."""
+        if not spec.synonyms:
+            return []
+        out: list[tuple[str, str | None, ConfigSource]] = []
+        if spec.name == CLUSTER_MIN_ISR:
+            value = format_value(spec, self.cluster_min_isr)
+            out.append((CLUSTER_MIN_ISR, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+        out += [
+            (syn, format_value(spec, self.explicit[syn]), ConfigSource.STATIC_BROKER_CONFIG)
             for syn, _ in spec.synonyms
             if self.explicit.get(syn) is not None
         ]
-        # Kafka lists the default under the first synonym's name, and only when that synonym
-        # has a default of its own (log.retention.ms has none: retention.ms lists no default).
-        if spec.synonyms and BROKER_CONFIGS[spec.synonyms[0][0]].default is not None:
-            out.append(
-                (spec.synonyms[0][0], format_value(spec, spec.default), ConfigSource.DEFAULT_CONFIG)
-            )
+        primary = spec.synonyms[0][0]
+        for syn, _ in spec.synonyms:
+            if syn == primary:
+                default = None if syn in _NULL_DEFAULTS else format_value(spec, spec.default)
+            else:
+                default = _SYNONYM_DEFAULTS.get(syn)
+            if default is not None:
+                out.append((syn, default, ConfigSource.DEFAULT_CONFIG))
+        while out and out[0][0] != primary:
+            out.pop(0)
         return out
 
     # -- derived settings ------------------------------------------------------------------

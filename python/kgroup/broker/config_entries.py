@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup.broker.config import (
     BROKER_CONFIGS,
+    CLUSTER_MIN_ISR,
     TOPIC_CONFIGS,
     ConfigSource,
     ConfigSpec,
@@ -75,19 +76,33 @@ def broker_entries(
     names: Iterable[str] | None,
     include_synonyms: bool,
     include_documentation: bool,
+    cluster_default: bool = False,
 ) -> list[dict[str, Any]]:
     """The broker's configs (those in ``names``, or all): set in its properties, or defaults.
-    Configs without a value and unset are left out, as Kafka leaves out null defaults."""
+    Configs without a value and unset are left out, as Kafka leaves out null defaults. With
+    ``cluster_default`` (the resource named ""), only the cluster's dynamic defaults, as
+    Kafka answers: min.insync.replicas (see ``CLUSTER_MIN_ISR``)."""
     wanted = BROKER_CONFIGS if names is None else [n for n in names if n in BROKER_CONFIGS]
     out = []
     for name in sorted(wanted):
         spec = BROKER_CONFIGS[name]
-        if name in state.config.explicit:
+        synonyms = []
+        if name == CLUSTER_MIN_ISR:
+            value = state.config.cluster_min_isr
+            source = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+            synonyms.append({"name": name, "value": str(value), "source": int(source)})
+            if name in state.config.explicit and not cluster_default:
+                static = ConfigSource.STATIC_BROKER_CONFIG
+                synonyms.append({"name": name, "value": str(value), "source": int(static)})
+        elif cluster_default:
+            continue
+        elif name in state.config.explicit:
             value, source = state.config.explicit[name], ConfigSource.STATIC_BROKER_CONFIG
         else:
             value, source = spec.default, ConfigSource.DEFAULT_CONFIG
         if value is None and names is None:
             continue
-        synonyms = [{"name": name, "value": format_value(spec, value), "source": int(source)}]
+        if not synonyms:
+            synonyms = [{"name": name, "value": format_value(spec, value), "source": int(source)}]
         out.append(_entry(spec, value, source, synonyms, include_synonyms, include_documentation))
     return out

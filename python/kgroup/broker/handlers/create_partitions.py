@@ -37,18 +37,19 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                 results.append(out)
                 continue
             current = len(topic.partitions)
+            # Kafka's messages (the controller's ReplicationControlManager.createPartitions).
+            if t.count == current:
+                raise errors.InvalidPartitions(f"Topic already has {current} partition(s).")
             if t.count < current:
                 raise errors.InvalidPartitions(
-                    f"Topic currently has {current} partitions, which is higher than the "
-                    f"requested {t.count}."
+                    f"The topic {t.name} currently has {current} partition(s); {t.count} "
+                    "would not be an increase."
                 )
-            if t.count == current:
-                raise errors.InvalidPartitions(f"Topic already has {current} partitions.")
             if t.assignments is not None:
                 if len(t.assignments) != t.count - current:
                     raise errors.InvalidReplicaAssignment(
-                        f"Increasing the number of partitions by {t.count - current} but "
-                        f"{len(t.assignments)} assignments provided."
+                        f"Attempted to add {t.count - current} additional partition(s), but "
+                        f"only {len(t.assignments)} assignment(s) were specified."
                     )
                 for a in t.assignments:
                     if list(a.broker_ids) != [state.node_id]:

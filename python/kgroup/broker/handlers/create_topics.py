@@ -91,7 +91,8 @@ def check(
             raise errors.InvalidReplicationFactor(
                 f"Unable to replicate the partition {replication_factor} time(s): The target "
                 f"replication factor of {replication_factor} cannot be reached because only 1 "
-                "broker(s) are registered."
+                "broker(s) are registered or some brokers have all their log directories "
+                "cordoned."
             )
     try:
         parsed = state.config.validate_topic_configs(configs)

@@ -2,9 +2,9 @@
 source and synonyms (replacing v0's is_default); v3 adds its type and documentation; v4 is
 flexible.
 
-Resource types: TOPIC (2) and BROKER (4: this node's id, or "" for the cluster-wide defaults,
-which are the broker's own here). Kafka's other types are answered with INVALID_REQUEST;
-a type Kafka does not know fails every resource of the request.
+Resource types: TOPIC (2) and BROKER (4: this node's id, or "" for the cluster-wide dynamic
+defaults: min.insync.replicas, as a Kafka 4 KRaft cluster has it). Others are answered with
+INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -74,7 +74,9 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                         f"Unexpected broker id, expected {state.node_id} or empty string, "
                         f"but received {r.resource_name}"
                     )
-                entries = config_entries.broker_entries(state, keys, synonyms, documentation)
+                entries = config_entries.broker_entries(
+                    state, keys, synonyms, documentation, cluster_default=not r.resource_name
+                )
             else:
                 raise errors.InvalidRequest(f"Unsupported resource type {r.resource_type}")
         except errors.KafkaError as e:
