@@ -355,8 +355,6 @@ def test_metadata_auto_creates_a_topic(diff: Differential) -> None:
     )
 
 
-
-
 def test_every_topic_config(diff: Differential) -> None:
     name = create_topic(diff, configs={"retention.ms": "1000", "cleanup.policy": "compact"})
     answer = diff.request(
