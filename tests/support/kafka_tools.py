@@ -149,11 +149,14 @@ def only(prefix: str, *, header: bool = False) -> Callable[[str], list[str]]:
     """A stdout filter keeping the lines that start with ``prefix`` (names made by this
     scenario, on a broker others share), sorted, and the first line too with ``header``.
     Sorted: Kafka lists groups in the order of its coordinator shards' hash maps, which no
-    client may rely on, and kgroup has its own."""
+    client may rely on, and kgroup has its own. A table's (``header``) columns are compared
+    word by word: the tool pads them to the longest name of every group listed, other
+    tests' too."""
 
     def keep(stdout: str) -> list[str]:
         lines = stdout.splitlines()
         head = lines[:1] if header else []
-        return head + sorted(line for line in lines[len(head) :] if line.startswith(prefix))
+        kept = head + sorted(line for line in lines[len(head) :] if line.startswith(prefix))
+        return [" ".join(line.split()) for line in kept] if header else kept
 
     return keep
