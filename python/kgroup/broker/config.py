@@ -754,20 +754,6 @@ BROKER_CONFIGS["message.max.bytes"] = ConfigSpec(
 #: list it as DYNAMIC_DEFAULT_BROKER_CONFIG (kafka-topics --describe shows it on every topic).
 CLUSTER_MIN_ISR = "min.insync.replicas"
 
-#: _NULL_DEFAULTS are the broker configs without a default that are a topic config's first
-#: synonym (Kafka's ``log.retention.ms``, ``log.roll.ms`` ...: null, the hours one is used).
-_NULL_DEFAULTS = frozenset(
-    ("log.retention.ms", "log.flush.interval.ms", "log.roll.ms", "log.roll.jitter.ms")
-)
-#: _SYNONYM_DEFAULTS are the defaults, in their own units, of the broker configs that are a
-#: topic config's second or third synonym (KafkaConfig's defaults).
-_SYNONYM_DEFAULTS = {
-    "log.retention.hours": "168",
-    "log.roll.hours": "168",
-    "log.roll.jitter.hours": "0",
-    "log.flush.scheduler.interval.ms": str(LONG_MAX),
-}
-
 
 def parse_properties(text: str) -> dict[str, str]:
     """The key/value pairs of a Java properties file: ``key=value`` or ``key: value`` lines,
@@ -870,10 +856,7 @@ class BrokerConfig:
         ]
         primary = spec.synonyms[0][0]
         for syn, _ in spec.synonyms:
-            if syn == primary:
-                default = None if syn in _NULL_DEFAULTS else format_value(spec, spec.default)
-            else:
-                default = _SYNONYM_DEFAULTS.get(syn)
+            default = format_value(BROKER_CONFIGS[syn], BROKER_CONFIGS[syn].default)
             if default is not None:
                 out.append((syn, default, ConfigSource.DEFAULT_CONFIG))
         while out and out[0][0] != primary:
