@@ -74,7 +74,7 @@ fn append_mb_s(
         }
         let secs = t.elapsed().as_secs_f64();
         best = best.max((n * records * RECORD) as f64 / secs / 1e6);
-        log.delete().unwrap();
+        log.delete(None).unwrap();
     }
     best
 }
@@ -151,5 +151,5 @@ fn main() {
         "flush after one 16 KB append (fsync of segment + indexes): median {:.2} ms, min {:.2} ms, max {:.2} ms",
         times[10], times[0], times[19]
     );
-    log.delete().unwrap();
+    log.delete(None).unwrap();
 }

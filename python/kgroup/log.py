@@ -27,7 +27,16 @@ snapshots ``<offset>.snapshot`` and three checkpoint files. Per-record work is R
   acks=all produce whose offset is below what it returns.
 - ``maintenance(now_ms)`` applies retention and producer expiry, ``compact(now_ms)`` cleans a
   compacted topic, ``delete_records`` serves DeleteRecords, ``offset_for_timestamp`` and
-  ``max_timestamp`` serve ListOffsets.
+  ``max_timestamp`` serve ListOffsets. Segments they take out of the log are renamed
+  ``.deleted`` and removed by ``purge(now_ms)`` once the topic's ``file.delete.delay.ms``
+  passed (``next_purge_ms`` says when); ``delete(rename_to)`` closes every file of a deleted
+  topic's log at once.
+- A failed fsync, or a failed append whose partial batch could not be cut, takes the log
+  offline (``failure`` says why): it answers ``KafkaStorageError`` until it is opened again,
+  and is never marked cleanly closed, so that recovery checks it.
+- ``inject_fault(op, path_contains, errno, times=None)`` makes this process's next storage
+  operations fail (``write``, ``sync``, ``create``, ``rename``, ``remove``), for tests of what
+  follows a failing disk; ``clear_faults()`` disarms them.
 
 A ``Log`` is safe to use from several threads; the slow calls release the GIL.
 """
@@ -40,6 +49,8 @@ from kgroup._native.log import (
     MaintenanceReport,
     RecoveryReport,
     TimestampOffset,
+    clear_faults,
+    inject_fault,
 )
 
 __all__ = [
@@ -50,4 +61,6 @@ __all__ = [
     "MaintenanceReport",
     "RecoveryReport",
     "TimestampOffset",
+    "clear_faults",
+    "inject_fault",
 ]

@@ -89,6 +89,11 @@ pub struct RecordError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoFailure {
     pub kind: std::io::ErrorKind,
+    /// os_error is the OS error number (`ENOSPC`: 28), when the OS gave one.
+    pub os_error: Option<i32>,
+    /// sync says the failure was an fsync's: the data it covered may be lost even if a later
+    /// fsync succeeds (the kernel may have dropped the pages it could not write).
+    pub sync: bool,
     pub message: String,
 }
 
@@ -191,6 +196,8 @@ impl Error {
     pub fn io(err: &std::io::Error, what: impl std::fmt::Display) -> Error {
         Error::Io(Box::new(IoFailure {
             kind: err.kind(),
+            os_error: err.raw_os_error(),
+            sync: false,
             message: format!("{what}: {err}"),
         }))
     }

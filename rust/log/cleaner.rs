@@ -13,7 +13,8 @@
 //!
 //! Each group is written to `<base>.log.cleaned` and synced with no lock held, renamed to
 //! `.log.swap` (now complete: recovery would finish the swap), then swapped in under the log's
-//! lock (a list splice); then the old segments are deleted, the folder synced and the swap file
+//! lock (a list splice); then the old segments are renamed `.deleted` (removed after
+//! file.delete.delay.ms), the folder synced and the swap file
 //! renamed `.log`. Appends and fetches wait only for the splice.
 
 use std::collections::HashMap;
@@ -221,9 +222,8 @@ impl Log {
             })?;
         }
         out.on_inactive();
-        out.file()
-            .sync_data()
-            .map_err(|e| files::io(e, "syncing", &out.path()))?;
+        let path = out.path();
+        files::sync_data(out.file(), &path).map_err(|e| files::io(e, "syncing", &path))?;
         let swap = self.dir.join(format!(
             "{}{}",
             files::name(base, files::LOG_SUFFIX),
@@ -259,9 +259,7 @@ impl Log {
         // Fetches read the cleaned segment from here on (through its open file). The old
         // segments must be gone for good before the swap file takes their name, or a crash
         // could leave both; recovery finishes the swap from any point of this sequence.
-        for old in group {
-            old.delete_files()?;
-        }
+        self.delete_segments(group.to_vec(), super::now_wall_ms())?;
         files::sync_dir(&self.dir)?;
         cleaned.rename_to(super::segment::log_path(&self.dir, cleaned.base_offset))?;
         cleaned.set_installing(false);

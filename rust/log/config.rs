@@ -63,6 +63,9 @@ pub struct LogConfig {
     /// flush.messages / flush.ms: read by the host, which decides when to call `flush`.
     pub flush_messages: i64,
     pub flush_ms: i64,
+    /// file.delete.delay.ms: how long the files of a segment taken out of the log (by
+    /// retention, DeleteRecords or compaction) stay, renamed `.deleted`, before they go (60 s).
+    pub file_delete_delay_ms: i64,
 }
 
 impl Default for LogConfig {
@@ -94,6 +97,7 @@ impl Default for LogConfig {
             producer_id_expiration_ms: 24 * 3600 * 1000,
             flush_messages: i64::MAX,
             flush_ms: i64::MAX,
+            file_delete_delay_ms: 60_000,
         }
     }
 }
@@ -249,6 +253,7 @@ impl LogConfig {
             "producer.id.expiration.ms" => self.producer_id_expiration_ms = long(key, value, 1)?,
             "flush.messages" => self.flush_messages = long(key, value, 1)?,
             "flush.ms" => self.flush_ms = long(key, value, 0)?,
+            "file.delete.delay.ms" => self.file_delete_delay_ms = long(key, value, 0)?,
             _ => {}
         }
         Ok(())

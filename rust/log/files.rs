@@ -5,6 +5,7 @@ use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use super::faults::{self, Op};
 use crate::errors::{Error, Result};
 
 pub const LOG_SUFFIX: &str = ".log";
@@ -13,6 +14,9 @@ pub const TIME_INDEX_SUFFIX: &str = ".timeindex";
 pub const SNAPSHOT_SUFFIX: &str = ".snapshot";
 /// CLEANED_SUFFIX marks a segment compaction is still writing; recovery deletes it.
 pub const CLEANED_SUFFIX: &str = ".cleaned";
+/// DELETED_SUFFIX marks the files of a segment removed from its log, deleted once
+/// `file.delete.delay.ms` passed; recovery deletes any it finds.
+pub const DELETED_SUFFIX: &str = ".deleted";
 /// SWAP_SUFFIX marks a complete cleaned segment not yet swapped in; recovery finishes the swap.
 pub const SWAP_SUFFIX: &str = ".swap";
 /// CLEAN_SHUTDOWN is Kafka's marker of a clean close (`.kafka_cleanshutdown`), here per log.
@@ -36,8 +40,15 @@ pub fn parse(name: &str) -> Option<(i64, &str)> {
 }
 
 /// io wraps a std error with what was being done to which file.
+/// A failed fsync (`what` starting with "syncing") is marked as such ([`IoFailure::sync`]).
+///
+/// [`IoFailure::sync`]: crate::errors::IoFailure
 pub fn io(e: std::io::Error, what: &str, path: &Path) -> Error {
-    Error::io(&e, format_args!("{what} {}", path.display()))
+    let mut err = Error::io(&e, format_args!("{what} {}", path.display()));
+    if let Error::Io(f) = &mut err {
+        f.sync = what.starts_with("syncing");
+    }
+    err
 }
 
 /// IoContext gives `std::io::Result` a `.ctx(what, path)`.
@@ -53,13 +64,48 @@ impl<T> IoContext<T> for std::io::Result<T> {
 
 /// sync_dir fsyncs a folder, making the creation, rename and deletion of its files durable.
 pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
+    faults::check(Op::Sync, dir)
+        .and_then(|_| File::open(dir))
         .and_then(|f| f.sync_all())
         .ctx("syncing folder", dir)
 }
 
+/// write_at writes all of `data` at `pos` of `file` (whose path is `path`).
+pub fn write_at(file: &File, data: &[u8], pos: u64, path: &Path) -> std::io::Result<()> {
+    faults::check(Op::Write, path)?;
+    file.write_all_at(data, pos)
+}
+
+/// sync_data fsyncs a file's data (whose path is `path`).
+pub fn sync_data(file: &File, path: &Path) -> std::io::Result<()> {
+    faults::check(Op::Sync, path)?;
+    file.sync_data()
+}
+
+/// rename renames a file or folder.
+pub fn rename(from: &Path, to: &Path) -> Result<()> {
+    faults::check(Op::Rename, from)
+        .and_then(|_| fs::rename(from, to))
+        .ctx("renaming", from)
+}
+
+/// create_rw creates (or empties) a file for reading and writing.
+pub fn create_rw(path: &Path) -> Result<File> {
+    faults::check(Op::Create, path)
+        .and_then(|_| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(path)
+        })
+        .ctx("creating", path)
+}
+
 /// remove deletes a file; one already gone is not an error.
 pub fn remove(path: &Path) -> Result<()> {
+    faults::check(Op::Remove, path).ctx("deleting", path)?;
     match fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e, "deleting", path)),
         _ => Ok(()),
@@ -71,12 +117,12 @@ pub fn remove(path: &Path) -> Result<()> {
 /// crash may leave it cut short, which a reader must detect). The folder is not synced.
 pub fn write_atomic(path: &Path, data: &[u8], sync: bool) -> Result<()> {
     let tmp = path.with_extension("tmp");
-    let f = File::create(&tmp).ctx("creating", &tmp)?;
-    f.write_all_at(data, 0).ctx("writing", &tmp)?;
+    let f = create_rw(&tmp)?;
+    write_at(&f, data, 0, &tmp).ctx("writing", &tmp)?;
     if sync {
-        f.sync_data().ctx("syncing", &tmp)?;
+        sync_data(&f, &tmp).ctx("syncing", &tmp)?;
     }
-    fs::rename(&tmp, path).ctx("renaming", &tmp)
+    rename(&tmp, path)
 }
 
 /// SLOT is one checkpoint slot: sequence u64, value i64, CRC-32C of the 16 bytes before it.
@@ -116,6 +162,11 @@ impl Checkpoint {
         }
     }
 
+    /// close closes the file (the next write opens it again).
+    pub fn close(&mut self) {
+        self.file = None;
+    }
+
     /// value is the last value written, if any.
     pub fn value(&self) -> Option<i64> {
         self.value
@@ -126,6 +177,7 @@ impl Checkpoint {
     pub fn write(&mut self, value: i64, sync: bool) -> Result<bool> {
         let created = self.file.is_none() && !self.path.exists();
         if self.file.is_none() {
+            faults::check(Op::Create, &self.path).ctx("opening", &self.path)?;
             let f = OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -142,10 +194,9 @@ impl Checkpoint {
         let crc = crc32c::crc32c(&slot[..16]);
         slot[16..].copy_from_slice(&crc.to_be_bytes());
         let f = self.file.as_ref().expect("opened above");
-        f.write_all_at(&slot, (seq % 2) * SLOT as u64)
-            .ctx("writing", &self.path)?;
+        write_at(f, &slot, (seq % 2) * SLOT as u64, &self.path).ctx("writing", &self.path)?;
         if sync {
-            f.sync_data().ctx("syncing", &self.path)?;
+            sync_data(f, &self.path).ctx("syncing", &self.path)?;
         }
         self.seq = seq;
         self.value = Some(value);

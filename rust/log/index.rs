@@ -4,7 +4,6 @@
 //! from memory on flush and read back, checked, on open.
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::files::IoContext;
@@ -171,13 +170,18 @@ impl<E: Entry> Index<E> {
         };
         let f = self.file.insert(f);
         f.set_len(at).ctx("truncating", &self.path)?;
-        f.write_all_at(&data, at).ctx("writing", &self.path)?;
+        super::files::write_at(f, &data, at, &self.path).ctx("writing", &self.path)?;
         if sync {
-            f.sync_data().ctx("syncing", &self.path)?;
+            super::files::sync_data(f, &self.path).ctx("syncing", &self.path)?;
         }
         self.persisted = upto;
         self.rewrite = false;
         Ok(())
+    }
+
+    /// close closes the index file, if open (the next persist opens it again).
+    pub fn close(&mut self) {
+        self.file = None;
     }
 
     /// reset forgets the entries and makes the next persist rewrite the file.

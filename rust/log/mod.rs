@@ -21,6 +21,7 @@
 
 pub mod cleaner;
 pub mod config;
+pub mod faults;
 pub mod files;
 pub mod index;
 pub mod producer;
@@ -196,6 +197,13 @@ struct State {
     closed: bool,
     /// delete_horizon is the earliest time a cleaned tombstone may be dropped, if any.
     delete_horizon: Option<i64>,
+    /// failed says why the log is offline (a failed fsync, a partial batch that could not be
+    /// cut): it takes no appends, answers no reads and is not closed cleanly, so that the next
+    /// open recovers it from its last durable point.
+    failed: Option<String>,
+    /// trash holds the segments taken out of the log, their files renamed `.deleted`, each
+    /// with the time (ms) its files are due to be removed (file.delete.delay.ms).
+    trash: Vec<(i64, Arc<Segment>)>,
 }
 
 impl State {
@@ -210,6 +218,12 @@ impl State {
             return Err(Error::kafka(
                 ErrorCode::KafkaStorageError,
                 "the log is closed",
+            ));
+        }
+        if let Some(why) = &self.failed {
+            return Err(Error::kafka(
+                ErrorCode::KafkaStorageError,
+                format!("the log is offline until the broker restarts: {why}"),
             ));
         }
         Ok(())
@@ -340,8 +354,13 @@ impl Log {
             max_timestamp: p.header.max_timestamp,
             offset_of_max_timestamp: last,
         };
-        st.active()
-            .append(&p.bytes, &info, cfg.index_interval_bytes)?;
+        let active = st.active().clone();
+        if let Err(e) = active.append(&p.bytes, &info, cfg.index_interval_bytes) {
+            if active.is_torn() {
+                st.failed = Some(e.to_string());
+            }
+            return Err(e);
+        }
         st.next_offset = last + 1;
         st.producers.update(&p.header);
         Ok(AppendInfo {
@@ -521,6 +540,12 @@ impl Log {
         let mut st = self.write_state();
         if let Err(e) = r {
             st.dir_dirty |= dir_dirty;
+            if matches!(&e, Error::Io(f) if f.sync) {
+                // The kernel may have dropped what it could not write and marked it clean: a
+                // later fsync would succeed without it. Nothing written since the last good
+                // fsync is ever called durable; recovery at the next start checks it.
+                st.failed = Some(e.to_string());
+            }
             return Err(e);
         }
         if end > st.recovery_point {
@@ -710,22 +735,80 @@ impl Log {
             let removed = remove_below_start(&mut st);
             (removed, st.log_start_offset)
         };
-        self.delete_segments(&removed)?;
+        self.delete_segments(removed, now_wall_ms())?;
         Ok(start)
     }
 
-    /// delete_segments deletes the files of segments already taken out of the log.
-    fn delete_segments(&self, removed: &[Arc<Segment>]) -> Result<()> {
+    /// delete_segments disposes of segments already taken out of the log (Kafka's
+    /// `deleteSegmentFiles`): their files are renamed `.deleted` and removed by
+    /// [`purge`](Self::purge) once file.delete.delay.ms passed (at once if it is 0). Readers
+    /// holding one keep reading its open file; the file closes when the last lets go.
+    fn delete_segments(&self, removed: Vec<Arc<Segment>>, now_ms: i64) -> Result<()> {
         if removed.is_empty() {
             return Ok(());
         }
+        let delay = self.config().file_delete_delay_ms;
+        let mut later = Vec::new();
+        let mut result = Ok(());
         for s in removed {
-            s.delete_files()?;
+            let r = if delay == 0 {
+                s.delete_files()
+            } else {
+                let r = s.mark_deleted();
+                later.push((now_ms.saturating_add(delay), s));
+                r
+            };
+            if result.is_ok() {
+                result = r;
+            }
         }
-        let first = self.read_state().segments[0].base_offset;
-        self.delete_snapshots_below(first)?;
-        self.write_state().dir_dirty = true;
+        let first = {
+            let mut st = self.write_state();
+            st.trash.extend(later);
+            st.dir_dirty = true;
+            st.segments.first().map(|s| s.base_offset)
+        };
+        result?;
+        if let Some(first) = first {
+            self.delete_snapshots_below(first)?;
+        }
         Ok(())
+    }
+
+    /// purge removes the files of the deleted segments due at `now_ms` (see
+    /// [`delete_segments`](Self::delete_segments)) and lets go of them. Returns how many.
+    pub fn purge(&self, now_ms: i64) -> Result<usize> {
+        let due: Vec<Arc<Segment>> = {
+            let mut st = self.write_state();
+            if st.trash.iter().all(|(t, _)| *t > now_ms) {
+                return Ok(0);
+            }
+            let (due, keep) = std::mem::take(&mut st.trash)
+                .into_iter()
+                .partition(|(t, _)| *t <= now_ms);
+            st.trash = keep;
+            due.into_iter().map(|(_, s)| s).collect()
+        };
+        let n = due.len();
+        let mut result = Ok(n);
+        for s in due {
+            if let Err(e) = s.delete_files() {
+                // Tried again at the next purge.
+                self.write_state().trash.push((now_ms, s));
+                result = Err(e);
+            }
+        }
+        result
+    }
+
+    /// next_purge_ms is when the next deleted segment is due to be removed, if any.
+    pub fn next_purge_ms(&self) -> Option<i64> {
+        self.read_state().trash.iter().map(|(t, _)| *t).min()
+    }
+
+    /// failure says why the log is offline, if it is (see [`State::failed`]).
+    pub fn failure(&self) -> Option<String> {
+        self.read_state().failed.clone()
     }
 
     /// delete_snapshots_below deletes producer snapshots older than `offset`, keeping the latest.
@@ -809,15 +892,27 @@ impl Log {
         };
         report.segments_deleted = removed.len();
         report.bytes_deleted = removed.iter().map(|s| s.size()).sum();
-        self.delete_segments(&removed)?;
+        self.delete_segments(removed, now_ms)?;
         Ok(report)
     }
 
     /// close flushes everything, writes a producer snapshot at the log end offset and the
     /// clean-shutdown marker; the next open then skips recovery. Later calls fail.
     pub fn close(&self) -> Result<()> {
-        if self.read_state().closed {
-            return Ok(());
+        {
+            let mut st = self.write_state();
+            if st.closed {
+                return Ok(());
+            }
+            if let Some(why) = st.failed.clone() {
+                // Never marked clean: the next open recovers it from its last durable point.
+                st.closed = true;
+                release(&mut st);
+                return Err(Error::kafka(
+                    ErrorCode::KafkaStorageError,
+                    format!("the log was offline ({why}): not closed cleanly"),
+                ));
+            }
         }
         self.flush()?;
         let _one = self.flush_lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -835,15 +930,33 @@ impl Log {
         files::sync_dir(&self.dir)?;
         st.dir_dirty = false;
         st.closed = true;
+        let trash = std::mem::take(&mut st.trash);
+        drop(st);
+        // What retention left for later goes now (recovery would delete it at the next start).
+        for (_, s) in trash {
+            s.delete_files()?;
+        }
         Ok(())
     }
 
-    /// delete closes the log and removes its folder (DeleteTopics).
-    pub fn delete(&self) -> Result<()> {
+    /// delete closes the log and lets go of every file it holds open (readers of a fetch in
+    /// flight keep theirs until done). With `rename_to`, the folder is renamed there (Kafka's
+    /// `<topic>-<partition>.<id>-delete`) for the host to remove after file.delete.delay.ms;
+    /// without, it is removed now (DeleteTopics).
+    pub fn delete(&self, rename_to: Option<&Path>) -> Result<()> {
         let _one = self.flush_lock.lock().unwrap_or_else(|e| e.into_inner());
         let _clean = self.clean_lock.lock().unwrap_or_else(|e| e.into_inner());
         let mut st = self.write_state();
         st.closed = true;
+        release(&mut st);
+        drop(st);
+        if let Some(to) = rename_to {
+            files::rename(&self.dir, to)?;
+            if let Some(parent) = to.parent() {
+                files::sync_dir(parent)?;
+            }
+            return Ok(());
+        }
         match fs::remove_dir_all(&self.dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(files::io(e, "deleting", &self.dir))
@@ -851,6 +964,16 @@ impl Log {
             _ => Ok(()),
         }
     }
+}
+
+/// release lets go of a closed log's segments, deleted segments and checkpoint files, so that
+/// none of its files stays open (a segment's file closes when the last reader lets go).
+fn release(st: &mut State) {
+    st.segments.clear();
+    st.trash.clear();
+    st.recovery_ckpt.close();
+    st.start_ckpt.close();
+    st.cleaner_ckpt.close();
 }
 
 /// remove_below_start takes out the segments whose next segment starts at or below the log

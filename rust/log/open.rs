@@ -115,6 +115,8 @@ impl Log {
             start_ckpt,
             cleaner_ckpt,
             closed: false,
+            failed: None,
+            trash: Vec::new(),
             delete_horizon: None,
         };
         let log = Log {
@@ -131,7 +133,8 @@ impl Log {
 /// resolve_leftovers finishes or undoes an interrupted compaction as Kafka's LogLoader does:
 /// `.cleaned` files are incomplete and deleted; a `.log.swap` file is a complete cleaned
 /// segment, so the segments it replaces are deleted and it is renamed to `.log`. Temporary
-/// files and index files without a segment go too.
+/// files, the `.deleted` files of segments taken out of the log, and index files without a
+/// segment go too.
 fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
     let mut swaps = Vec::new();
     let mut indexes = Vec::new();
@@ -139,7 +142,10 @@ fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
         let e = e.ctx("listing", dir)?;
         let name = e.file_name().to_string_lossy().into_owned();
         let path = e.path();
-        if name.ends_with(files::CLEANED_SUFFIX) || name.ends_with(".tmp") {
+        if name.ends_with(files::CLEANED_SUFFIX)
+            || name.ends_with(".tmp")
+            || name.ends_with(files::DELETED_SUFFIX)
+        {
             files::remove(&path)?;
             report.segments_deleted += name.contains(".log") as usize;
         } else if name.ends_with(files::SWAP_SUFFIX) {
@@ -165,7 +171,7 @@ fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
         }
         drop(seg);
         let target = segment::log_path(dir, base);
-        fs::rename(&swap, &target).ctx("renaming", &swap)?;
+        files::rename(&swap, &target)?;
         report.swaps_completed += 1;
     }
     let logs: std::collections::HashSet<i64> = list_suffix(dir, files::LOG_SUFFIX)?

@@ -10,10 +10,10 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::files::{self, IoContext, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
+use super::files::{self, IoContext, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
 use super::index::{Index, OffsetEntry, TimeEntry};
 use crate::errors::Result;
 use crate::protocol::records::{BatchHeader, BATCH_OVERHEAD, LOG_OVERHEAD};
@@ -83,6 +83,9 @@ pub struct Segment {
     file: File,
     paths: Mutex<Paths>,
     size: AtomicU64,
+    /// torn says a failed append could not be cut back: the file may hold part of a batch past
+    /// [`size`](Self::size), and the log must take no more appends until it is recovered.
+    torn: AtomicBool,
     pub meta: Mutex<Meta>,
 }
 
@@ -220,19 +223,14 @@ impl Segment {
                 installing: false,
             }),
             size: AtomicU64::new(size),
+            torn: AtomicBool::new(false),
             meta: Mutex::new(meta),
         }
     }
 
     /// create makes an empty segment file at `path` (an existing file there is emptied).
     pub fn create(path: PathBuf, base_offset: i64, now_ms: i64) -> Result<Segment> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .ctx("creating", &path)?;
+        let file = files::create_rw(&path)?;
         let mut s = Segment::new(base_offset, file, path, 0, now_ms);
         s.meta
             .get_mut()
@@ -287,12 +285,22 @@ impl Segment {
     }
 
     /// append writes one batch at the end and indexes it (Kafka's `LogSegment.append`). On a
-    /// write error the file is cut back and nothing changes. The caller serialises appends.
+    /// write error the file is cut back and nothing changes; if even the cut fails the
+    /// segment is [`torn`](Self::is_torn). The caller serialises appends.
     pub fn append(&self, batch: &[u8], info: &BatchInfo, index_interval: u64) -> Result<()> {
         let pos = self.size();
-        if let Err(e) = self.file.write_all_at(batch, pos) {
-            let _ = self.file.set_len(pos);
-            return Err(files::io(e, "appending to", &self.path()));
+        let path = self.path();
+        if let Err(e) = files::write_at(&self.file, batch, pos, &path) {
+            let mut err = files::io(e, "appending to", &path);
+            if let Err(cut) = self.file.set_len(pos) {
+                self.torn.store(true, Ordering::Release);
+                err = files::io(
+                    cut,
+                    &format!("{err}; then cutting back a partial batch in"),
+                    &path,
+                );
+            }
+            return Err(err);
         }
         let mut m = self.meta();
         m.index_batch(pos, batch.len() as u64, info, index_interval);
@@ -397,7 +405,7 @@ impl Segment {
         let cut = size - scan.valid_end;
         if cut > 0 {
             self.file.set_len(scan.valid_end).ctx("truncating", &path)?;
-            self.file.sync_data().ctx("syncing", &path)?;
+            files::sync_data(&self.file, &path).ctx("syncing", &path)?;
         }
         m.synced_size = scan.valid_end;
         drop(m);
@@ -513,8 +521,7 @@ impl Segment {
         let size = self.size();
         let synced = self.meta().synced_size;
         if size > synced {
-            self.file
-                .sync_data()
+            files::sync_data(&self.file, &paths.log)
                 .map_err(|e| files::io(e, "syncing", &paths.log))?;
         }
         let mut m = self.meta();
@@ -568,8 +575,42 @@ impl Segment {
         if p.deleted {
             return Ok(());
         }
-        std::fs::rename(&p.log, &log).ctx("renaming", &p.log)?;
+        files::rename(&p.log, &log)?;
         p.log = log;
+        Ok(())
+    }
+
+    /// is_torn says a failed append left part of a batch that could not be cut (see
+    /// [`append`](Self::append)).
+    pub fn is_torn(&self) -> bool {
+        self.torn.load(Ordering::Acquire)
+    }
+
+    /// mark_deleted takes the segment out of the log's files as Kafka's
+    /// `changeFileSuffixes("", ".deleted")` does: its files get the `.deleted` suffix (which
+    /// recovery deletes) and are removed later by [`delete_files`](Self::delete_files); readers
+    /// holding the segment keep reading its open file meanwhile.
+    pub fn mark_deleted(&self) -> Result<()> {
+        let mut p = self.paths.lock().unwrap_or_else(|e| e.into_inner());
+        if p.deleted {
+            return Ok(());
+        }
+        p.deleted = true;
+        let mut guard = self.meta();
+        let m = &mut *guard;
+        let log = with_suffix(&p.log, DELETED_SUFFIX);
+        files::rename(&p.log, &log)?;
+        p.log = log;
+        for path in [&mut m.offsets.path, &mut m.times.path] {
+            let to = with_suffix(path, DELETED_SUFFIX);
+            match files::rename(path, &to) {
+                Err(crate::errors::Error::Io(e)) if e.kind == std::io::ErrorKind::NotFound => {}
+                r => r?,
+            }
+            *path = to;
+        }
+        m.offsets.close();
+        m.times.close();
         Ok(())
     }
 
@@ -595,7 +636,9 @@ impl Segment {
         let mut p = self.paths.lock().unwrap_or_else(|e| e.into_inner());
         p.deleted = true;
         files::remove(&p.log)?;
-        let m = self.meta();
+        let mut m = self.meta();
+        m.offsets.close();
+        m.times.close();
         files::remove(&m.offsets.path)?;
         files::remove(&m.times.path)
     }
@@ -640,6 +683,13 @@ impl Meta {
     pub fn index_full(&self, offset_entries: usize, time_entries: usize) -> bool {
         self.offsets.len() >= offset_entries || self.times.len() >= time_entries
     }
+}
+
+/// with_suffix is `path` with `suffix` added to its name.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
 }
 
 /// log_path is the path of the segment file of `base` in `dir`.

@@ -1388,3 +1388,200 @@ fn min_compaction_lag_leaves_recent_segments_dirty() {
     assert_eq!(kept[0], r.end_offset - 1);
     assert!(kept.contains(&19));
 }
+
+// -- deleted files and failing storage (issue 19) --------------------------------------------
+
+/// open_fds_under counts this process's open files whose path contains `dir`'s.
+fn open_fds_under(dir: &Path) -> usize {
+    let needle = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|t| t.to_string_lossy().contains(&needle))
+        .count()
+}
+
+fn names_with(dir: &Path, suffix: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(suffix))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn removed_segments_wait_renamed_for_file_delete_delay_then_go() {
+    // Kafka's LocalLog.deleteSegmentFiles: `.deleted` at once, removed after
+    // file.delete.delay.ms, their files closed then.
+    let dir = TempDir::new();
+    let (log, _) = open(
+        dir.path(),
+        cfg(&[
+            ("segment.bytes", "1000"),
+            ("retention.bytes", "2500"),
+            ("file.delete.delay.ms", "60000"),
+        ]),
+    );
+    fill(&log, 40);
+    log.flush().unwrap();
+    let before = log.segment_bases();
+    let r = log.maintenance(NOW).unwrap();
+    assert!(r.segments_deleted > 0);
+    let gone = &before[..r.segments_deleted];
+    let deleted = names_with(dir.path(), ".log.deleted");
+    assert_eq!(deleted.len(), gone.len(), "{deleted:?}");
+    for base in gone {
+        assert!(!seg_path(dir.path(), *base, files::LOG_SUFFIX).exists());
+        assert!(seg_path(dir.path(), *base, ".log.deleted").exists());
+    }
+    assert_eq!(log.next_purge_ms(), Some(NOW + 60_000));
+    assert_eq!(log.purge(NOW + 59_999).unwrap(), 0);
+    assert_eq!(names_with(dir.path(), ".deleted").len(), deleted.len() * 3);
+    assert_eq!(log.purge(NOW + 60_000).unwrap(), gone.len());
+    assert!(names_with(dir.path(), ".deleted").is_empty());
+    assert_eq!(log.next_purge_ms(), None);
+    // No file of a removed segment is open any more.
+    let open_deleted = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|t| {
+            let t = t.to_string_lossy();
+            t.contains(&*dir.path().to_string_lossy()) && t.contains(".deleted")
+        })
+        .count();
+    assert_eq!(open_deleted, 0);
+}
+
+#[test]
+fn deleted_leftovers_go_at_the_next_open_and_delay_zero_deletes_at_once() {
+    let dir = TempDir::new();
+    let c = || {
+        cfg(&[
+            ("segment.bytes", "1000"),
+            ("retention.bytes", "2500"),
+            ("file.delete.delay.ms", "60000"),
+        ])
+    };
+    let (log, _) = open(dir.path(), c());
+    fill(&log, 40);
+    assert!(log.maintenance(NOW).unwrap().segments_deleted > 0);
+    assert!(!names_with(dir.path(), ".deleted").is_empty());
+    let start = log.log_start_offset();
+    drop(log);
+    let (log, _) = open(dir.path(), c());
+    assert!(names_with(dir.path(), ".deleted").is_empty());
+    assert_eq!(log.log_start_offset(), start);
+    drop(log);
+    let dir = TempDir::new();
+    let (log, _) = open(
+        dir.path(),
+        cfg(&[
+            ("segment.bytes", "1000"),
+            ("retention.bytes", "2500"),
+            ("file.delete.delay.ms", "0"),
+        ]),
+    );
+    fill(&log, 40);
+    assert!(log.maintenance(NOW).unwrap().segments_deleted > 0);
+    assert!(names_with(dir.path(), ".deleted").is_empty());
+    assert_eq!(log.next_purge_ms(), None);
+}
+
+#[test]
+fn a_deleted_log_closes_every_file_at_once() {
+    let dir = TempDir::new();
+    let folder = dir.path().join("t-0");
+    let (log, _) = open(&folder, cfg(&[("segment.bytes", "1000")]));
+    fill(&log, 40);
+    log.flush().unwrap();
+    assert!(log.maintenance(NOW).is_ok());
+    assert!(open_fds_under(&folder) > 0);
+    let to = dir.path().join("t-0.abc-delete");
+    log.delete(Some(&to)).unwrap();
+    assert!(!folder.exists() && to.is_dir());
+    assert_eq!(open_fds_under(dir.path()), 0);
+    assert_eq!(
+        code(
+            log.append(&keyed(&[("k", Some("v"))], NOW), NOW, 0)
+                .unwrap_err()
+        ),
+        ErrorCode::KafkaStorageError
+    );
+    // Removed now without a target.
+    let folder = dir.path().join("u-0");
+    let (log, _) = open(&folder, cfg(&[]));
+    fill(&log, 3);
+    log.delete(None).unwrap();
+    assert!(!folder.exists());
+    assert_eq!(open_fds_under(&folder), 0);
+}
+
+#[test]
+fn a_failed_write_leaves_the_log_as_it_was_and_it_serves_on() {
+    let dir = TempDir::new();
+    let (log, _) = open(dir.path(), cfg(&[]));
+    fill(&log, 3);
+    let (end, size) = (log.log_end_offset(), log.size());
+    let needle = dir.path().to_string_lossy().into_owned();
+    faults::inject(faults::Op::Write, &needle, 28, Some(1));
+    let e = log
+        .append(&keyed(&[("a", Some("1"))], NOW), NOW, 0)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Io(f) if f.os_error == Some(28) && !f.sync),
+        "{e:?}"
+    );
+    assert_eq!(code(e), ErrorCode::KafkaStorageError);
+    assert_eq!((log.log_end_offset(), log.size()), (end, size));
+    assert_eq!(log.failure(), None);
+    let r = log
+        .append(&keyed(&[("b", Some("2"))], NOW), NOW, 0)
+        .unwrap();
+    assert_eq!(r.base_offset, end);
+    log.close().unwrap();
+    let (log, report) = open(dir.path(), cfg(&[]));
+    assert!(report.clean);
+    let rows = all_records(&log, 0);
+    assert_eq!(rows.len() as i64, end + 1);
+    assert_eq!(rows.last().unwrap().1.as_deref(), Some(&b"b"[..]));
+}
+
+#[test]
+fn a_failed_fsync_takes_the_log_offline_and_recovery_checks_it() {
+    // A failed fsync is never retried into a success: the log takes nothing more, is not
+    // closed cleanly, and the next open recovers it from its last good fsync.
+    let dir = TempDir::new();
+    let (log, _) = open(dir.path(), cfg(&[]));
+    fill(&log, 3);
+    log.flush().unwrap();
+    let durable = log.recovery_point();
+    fill(&log, 2);
+    let needle = dir.path().to_string_lossy().into_owned();
+    faults::inject(faults::Op::Sync, &needle, 5, Some(1));
+    let e = log.flush().unwrap_err();
+    assert!(matches!(&e, Error::Io(f) if f.sync), "{e:?}");
+    assert!(log.failure().is_some());
+    assert_eq!(log.recovery_point(), durable);
+    for e in [
+        log.append(&keyed(&[("a", Some("1"))], NOW), NOW, 0)
+            .unwrap_err(),
+        log.read(0, 100, 5, true).unwrap_err(),
+        log.flush().unwrap_err(),
+    ] {
+        assert_eq!(code(e), ErrorCode::KafkaStorageError);
+    }
+    // The fault is spent: a later fsync would succeed, and still the log stays offline.
+    assert_eq!(code(log.flush().unwrap_err()), ErrorCode::KafkaStorageError);
+    assert_eq!(code(log.close().unwrap_err()), ErrorCode::KafkaStorageError);
+    assert!(!dir.path().join(files::CLEAN_SHUTDOWN).exists());
+    drop(log);
+    let (log, report) = open(dir.path(), cfg(&[]));
+    assert!(!report.clean);
+    assert!(report.batches_checked > 0);
+    // What the page cache kept is checked batch by batch, and here it is whole.
+    assert_eq!(log.log_end_offset(), 10);
+    log.append(&keyed(&[("a", Some("1"))], NOW), NOW, 0)
+        .unwrap();
+}

@@ -78,6 +78,9 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
             let code = err.error_code().map_or(-1, |c| c.code());
             let for_code = ERROR_FOR_CODE.import(py, "kgroup.errors", "error_for_code")?;
             let value = for_code.call1((code,))?.call1((text,))?;
+            if let Error::Io(io) = err {
+                value.setattr("os_errno", io.os_error)?;
+            }
             if let Error::Kafka(k) = err {
                 if !k.record_errors.is_empty() {
                     let records: Vec<(i32, &str)> = k

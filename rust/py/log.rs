@@ -21,7 +21,34 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CompactionReport>()?;
     m.add_class::<TimestampOffset>()?;
     m.add_class::<FileSlice>()?;
+    m.add_function(wrap_pyfunction!(inject_fault, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_faults, m)?)?;
     Ok(())
+}
+
+/// inject_fault(op, path_contains, errno, times=None): fail the next `times` storage
+/// operations `op` (write, sync, create, rename, remove) of this process on a path containing
+/// `path_contains` with OS error `errno` (every one until cleared if `times` is None). For
+/// tests of what a broker does when its disk fails; `clear_faults()` disarms them all.
+#[pyfunction]
+#[pyo3(signature = (op, path_contains, errno, times=None))]
+fn inject_fault(op: &str, path_contains: &str, errno: i32, times: Option<u64>) -> PyResult<()> {
+    let op = log::faults::Op::parse(op).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "unknown storage operation {op:?}: write, sync, create, rename or remove"
+        ))
+    })?;
+    if times == Some(0) {
+        return Ok(());
+    }
+    log::faults::inject(op, path_contains, errno, times);
+    Ok(())
+}
+
+/// clear_faults(): disarm every fault `inject_fault` armed.
+#[pyfunction]
+fn clear_faults() {
+    log::faults::clear();
 }
 
 /// DETACH_AT is the size from which an append or read releases the GIL.
@@ -476,9 +503,29 @@ impl PyLog {
         detached(py, || self.inner.close())
     }
 
-    /// delete(): close and remove the folder (DeleteTopics).
-    fn delete(&self, py: Python<'_>) -> PyResult<()> {
-        detached(py, || self.inner.delete())
+    /// delete(rename_to=None): close, let go of every file, and remove the folder now, or
+    /// rename it to `rename_to` for removal later (DeleteTopics).
+    #[pyo3(signature = (rename_to=None))]
+    fn delete(&self, py: Python<'_>, rename_to: Option<PathBuf>) -> PyResult<()> {
+        detached(py, || self.inner.delete(rename_to.as_deref()))
+    }
+
+    /// purge(now_ms): remove the files of deleted segments due by now (file.delete.delay.ms);
+    /// returns how many segments went.
+    fn purge(&self, py: Python<'_>, now_ms: i64) -> PyResult<usize> {
+        detached(py, || self.inner.purge(now_ms))
+    }
+
+    /// next_purge_ms: when the next deleted segment's files are due to go, or None.
+    #[getter]
+    fn next_purge_ms(&self) -> Option<i64> {
+        self.inner.next_purge_ms()
+    }
+
+    /// failure: why the log is offline (a failed fsync...), or None while it serves.
+    #[getter]
+    fn failure(&self) -> Option<String> {
+        self.inner.failure()
     }
 
     fn __repr__(&self) -> String {

@@ -18,6 +18,7 @@ pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
+pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod fetch;
 pub mod find_coordinator;
@@ -108,6 +109,7 @@ apis! {
     "SaslAuthenticate" => sasl_authenticate,
     "CreatePartitions" => create_partitions,
     "DeleteGroups" => delete_groups,
+    "DescribeLogDirs" => describe_log_dirs,
     "IncrementalAlterConfigs" => incremental_alter_configs,
     "OffsetDelete" => offset_delete,
     "DescribeCluster" => describe_cluster,
