@@ -29,11 +29,12 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from kgroup import errors
 from kgroup.broker.config import LONG_MAX, BrokerConfig
 from kgroup.broker.server import Connection
 from kgroup.broker.state import BrokerState
@@ -48,6 +49,10 @@ RETENTION_CHECK = "log.retention.check.interval.ms"
 #: INITIAL_TASK_DELAY_S is the delay of the first retention pass after start (Kafka's
 #: LogManager.InitialTaskDelayMs).
 INITIAL_TASK_DELAY_S = 30.0
+#: PURGE_INTERVAL_S is how often the files of deleted segments and topics whose delay
+#: (file.delete.delay.ms, log.segment.delete.delay.ms) passed are looked for.
+PURGE_INTERVAL_S = 0.25
+FAILURE_SUMMARY = "kgroup.log.dir.failure.summary.ms"
 
 
 def new_event_loop(kind: str = "auto") -> asyncio.AbstractEventLoop:
@@ -81,7 +86,8 @@ class Broker:
     """Broker is one kgroup broker: a TCP listener, its topics on disk and the tasks that
     keep them (retention, compaction).
 
-    ``data_dir`` overrides ``log.dirs``; ``host`` and ``port`` are where it listens (``port=0``
+    ``data_dir`` overrides ``log.dirs`` (a folder, or a list of folders: partitions spread over
+    them); ``host`` and ``port`` are where it listens (``port=0``
     picks a free port); ``advertised_listener`` (``HOST:PORT``) is the address clients are told
     to use, by default the listener's; ``config`` holds ``server.properties`` keys, on top of
     ``config_file`` when given.
@@ -94,7 +100,7 @@ class Broker:
 
     def __init__(
         self,
-        data_dir: str | Path | None = None,
+        data_dir: str | Path | Sequence[str | Path] | None = None,
         *,
         host: str = "127.0.0.1",
         port: int = 9092,
@@ -104,8 +110,10 @@ class Broker:
         event_loop: str = "auto",
     ) -> None:
         values = dict(config or {})
-        if data_dir is not None:
+        if isinstance(data_dir, (str, Path)):
             values["log.dirs"] = str(data_dir)
+        elif data_dir is not None:
+            values["log.dirs"] = ",".join(str(d) for d in data_dir)
         self.config = (
             BrokerConfig.from_file(config_file, values) if config_file else BrokerConfig(values)
         )
@@ -173,6 +181,8 @@ class Broker:
             loop.create_task(self._every(RETENTION_CHECK, self._maintain)),
             loop.create_task(self._every("log.cleaner.backoff.ms", self._compact)),
             loop.create_task(self._every(FLUSH_CHECK, self._flush_old)),
+            loop.create_task(self._every(None, self._purge)),
+            loop.create_task(self._every(FAILURE_SUMMARY, self._summarize_failures)),
         ]
         log.info(
             "[KafkaServer id=%d] started (kgroup %s) on %s:%d, advertised as %s:%d, data in %s, "
@@ -183,7 +193,7 @@ class Broker:
             port,
             adv_host,
             adv_port,
-            self.config.data_dir,
+            ", ".join(str(d) for d in self.config.data_dirs),
             len(state.topics.by_name),
             time.monotonic() - started,
         )
@@ -262,8 +272,10 @@ class Broker:
 
     # -- background work -------------------------------------------------------------------
 
-    async def _every(self, key: str, work: Any) -> None:
-        if key == FLUSH_CHECK:
+    async def _every(self, key: str | None, work: Any) -> None:
+        if key is None:
+            period = PURGE_INTERVAL_S
+        elif key == FLUSH_CHECK:
             # Kafka's default (Long.MAX_VALUE) checks never, so flush.ms would do nothing;
             # here a topic's flush.ms is honoured within a second.
             configured = self.config.get(key)
@@ -291,9 +303,15 @@ class Broker:
         assert state is not None
         loop = asyncio.get_running_loop()
         for p in list(state.topics.partitions()):
-            report = await loop.run_in_executor(
-                state.background_executor, p.log.maintenance, now_ms()
-            )
+            if p.offline:
+                continue
+            try:
+                report = await loop.run_in_executor(
+                    state.background_executor, p.log.maintenance, now_ms()
+                )
+            except errors.KafkaStorageError as e:
+                state.topics.storage_failed(p, "applying retention to", e)
+                continue
             if report.rolled:
                 log.info("Rolled a new segment of %s (segment.ms)", p.name)
             if report.segments_deleted:
@@ -330,7 +348,15 @@ class Broker:
         for p in list(state.topics.partitions()):
             if "compact" not in state.topics.log_config(p.topic.configs)["cleanup.policy"]:
                 continue
-            report = await loop.run_in_executor(state.background_executor, p.log.compact, now_ms())
+            if p.offline:
+                continue
+            try:
+                report = await loop.run_in_executor(
+                    state.background_executor, p.log.compact, now_ms()
+                )
+            except errors.KafkaStorageError as e:
+                state.topics.storage_failed(p, "compacting", e)
+                continue
             if report.cleaned:
                 log.info(
                     "Cleaned %s up to offset %d: %d record(s) and %d tombstone(s) removed, "
@@ -342,6 +368,27 @@ class Broker:
                     report.bytes_before,
                     report.bytes_after,
                 )
+
+    async def _purge(self) -> None:
+        """Remove the files of deleted segments and topics whose delay passed."""
+        state = self.state
+        assert state is not None
+        loop = asyncio.get_running_loop()
+        now = now_ms()
+        for p in list(state.topics.partitions()):
+            due = p.log.next_purge_ms
+            if due is None or due > now:
+                continue
+            try:
+                await loop.run_in_executor(state.background_executor, p.log.purge, now)
+            except errors.KafkaStorageError as e:
+                state.topics.storage_failed(p, "removing deleted segments of", e)
+        if any(t <= now for t, _ in state.topics.doomed):
+            await loop.run_in_executor(state.background_executor, state.topics.purge_doomed, now)
+
+    async def _summarize_failures(self) -> None:
+        assert self.state is not None
+        self.state.topics.log_dirs.summarize()
 
     # -- running in a thread -----------------------------------------------------------------
 

@@ -557,7 +557,13 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             None,
             "The address clients are told to connect to, if not the listener's.",
         ),
-        _broker("log.dirs", T.STRING, None, "The folder holding the broker's data."),
+        _broker(
+            "log.dirs",
+            T.STRING,
+            None,
+            "The folders holding the broker's data, comma-separated: new partitions go to the "
+            "one holding fewest; the first also holds the broker's metadata.",
+        ),
         _broker("log.dir", T.STRING, "./kgroup-data", "The data folder when log.dirs is unset."),
         _broker(
             "num.partitions",
@@ -618,6 +624,14 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "acks=all is answered once the batch is written, which survives the broker's crash "
             "(kill -9) but not the machine's; flush.messages and flush.ms decide the fsync. On "
             "this also survives a power loss, at the cost of one fsync in each answer's time.",
+        ),
+        _broker(
+            "kgroup.log.dir.failure.summary.ms",
+            T.LONG,
+            30_000,
+            "kgroup's own: while writes to a log directory keep failing, how often a warning "
+            "sums them up (the first failure of each kind is logged at once as an error).",
+            at_least(1),
         ),
         _broker(
             "kgroup.fetch.sendfile",
@@ -870,8 +884,19 @@ class BrokerConfig:
         return int(self.get("node.id"))
 
     @property
+    def data_dirs(self) -> list[Path]:
+        """The folders of log.dirs (comma-separated, as Kafka reads it), else log.dir."""
+        raw = self.get("log.dirs") or self.get("log.dir")
+        dirs = [Path(p.strip()).expanduser() for p in str(raw).split(",") if p.strip()]
+        if len(set(dirs)) != len(dirs):
+            raise ConfigError(f"Duplicate log directory found: {raw}")
+        return dirs
+
+    @property
     def data_dir(self) -> Path:
-        return Path(self.get("log.dirs") or self.get("log.dir")).expanduser()
+        """The first folder of log.dirs: the one holding the broker's metadata (topics.json,
+        producer ids), as Kafka's metadata.log.dir defaults to it."""
+        return self.data_dirs[0]
 
     def validate_topic_configs(self, configs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
         """Parse topic config overrides; ConfigError names the first unknown or bad one."""

@@ -292,14 +292,16 @@ class GroupHost:
             theirs = (
                 isinstance(err, errors.KafkaError) and _code(err) != errors.KafkaStorageError.code
             )
-            level = logging.WARNING if theirs else logging.ERROR
-            log.log(
-                level,
-                "Could not append the group coordinator's records to %s: %s",
-                partition.name,
-                err,
-            )
+            if theirs:
+                log.warning(
+                    "Could not append the group coordinator's records to %s: %s",
+                    partition.name,
+                    err,
+                )
+            else:
+                self.state.topics.storage_failed(partition, "appending to", err)
             return self.coordinator.appended(now, e.token, _code(err))
+        self.state.topics.storage_ok(partition)
         partition.wake()
         lg = partition.log
         if lg.unflushed_messages >= lg.flush_messages:

@@ -41,8 +41,14 @@ class Flusher:
     INLINE_LOGS = 4
     INLINE_SECONDS = 0.0005
 
-    def __init__(self, executor: concurrent.futures.Executor) -> None:
+    def __init__(
+        self,
+        executor: concurrent.futures.Executor,
+        on_failure: Callable[[Partition, BaseException], None] | None = None,
+    ) -> None:
         self._executor = executor
+        #: on_failure hears of each log whose flush failed (the log dirs' failure channel).
+        self._on_failure = on_failure
         self._dirty: set[Partition] = set()
         self._callbacks: list[Callable[[BaseException | None], None]] = []
         self._running = False
@@ -90,21 +96,27 @@ class Flusher:
             while self._callbacks or self._dirty:
                 dirty, self._dirty = self._dirty, set()
                 callbacks, self._callbacks = self._callbacks, []
-                logs = [p.log for p in dirty]
+                parts = list(dirty)
                 error: BaseException | None = None
-                try:
-                    quick = self.per_log < self.INLINE_SECONDS
-                    if logs and len(logs) <= self.INLINE_LOGS and quick:
-                        took = _flush_all(logs)
+                quick = self.per_log < self.INLINE_SECONDS
+                if parts and len(parts) <= self.INLINE_LOGS and quick:
+                    took, failures = _flush_all(parts)
+                else:
+                    took, failures = await loop.run_in_executor(self._executor, _flush_all, parts)
+                if parts:
+                    self.per_log = 0.8 * self.per_log + 0.2 * took / len(parts)
+                for part, e in failures:
+                    if self._on_failure is not None:
+                        self._on_failure(part, e)
                     else:
-                        took = await loop.run_in_executor(self._executor, _flush_all, logs)
-                    if logs:
-                        self.per_log = 0.8 * self.per_log + 0.2 * took / len(logs)
-                except Exception as e:
-                    log.error("Flush failed: %s", e)
-                    error = (
-                        e if isinstance(e, errors.KafkaError) else errors.KafkaStorageError(str(e))
-                    )
+                        log.error("Flush of %s failed: %s", part.name, e)
+                    if error is None:
+                        # Every request the round covered fails: none is answered as durable.
+                        error = (
+                            e
+                            if isinstance(e, errors.KafkaError)
+                            else errors.KafkaStorageError(str(e))
+                        )
                 self.flushes += 1
                 self.callbacks += len(callbacks)
                 for callback in callbacks:
@@ -116,12 +128,17 @@ class Flusher:
             self._running = False
 
 
-def _flush_all(logs: list[Any]) -> float:
-    """Flush these logs; returns the seconds it took."""
+def _flush_all(parts: list[Partition]) -> tuple[float, list[tuple[Partition, Exception]]]:
+    """Flush these partitions' logs, each whatever the others do; returns the seconds it took
+    and the failures."""
     started = time.perf_counter()
-    for lg in logs:
-        lg.flush()
-    return time.perf_counter() - started
+    failures: list[tuple[Partition, Exception]] = []
+    for p in parts:
+        try:
+            p.log.flush()
+        except Exception as e:
+            failures.append((p, e))
+    return time.perf_counter() - started, failures
 
 
 class ProducerIds:
@@ -165,7 +182,9 @@ class BrokerState:
         self.connections: set[Connection] = set()
         self.flush_executor = concurrent.futures.ThreadPoolExecutor(1, "kgroup-flush")
         self.background_executor = concurrent.futures.ThreadPoolExecutor(1, "kgroup-cleaner")
-        self.flusher = Flusher(self.flush_executor)
+        self.flusher = Flusher(
+            self.flush_executor, lambda p, e: self.topics.storage_failed(p, "syncing", e)
+        )
         self.producer_ids = ProducerIds(config.data_dir / "producer-ids")
         #: groups hosts the group coordinator (``kgroup.broker.groups``).
         self.groups = GroupHost(self)

@@ -1,15 +1,22 @@
 """Topics and partitions on disk: what Kafka's LogManager and metadata cache hold for one node.
 
-The data folder holds ``meta.properties`` (cluster id and node id, as Kafka writes it),
-``topics.json`` (every topic's id, partition count and config overrides, rewritten atomically
-on each change) and one log folder per partition, ``<topic>-<partition>``, whose files the Rust
-log engine owns (``kgroup.log``).
+Each folder of ``log.dirs`` holds ``meta.properties`` (cluster id, node id and the folder's
+directory id, as Kafka writes it) and log folders ``<topic>-<partition>``, whose files the Rust
+log engine owns (``kgroup.log``); a new partition goes to the folder holding fewest. The first
+folder also holds ``topics.json`` (every topic's id, partition count, config overrides and the
+directory of each partition, rewritten atomically on each change).
+
+A deleted topic's log folders are closed at once (no file of theirs stays open), renamed
+``<topic>-<partition>.<id>-delete`` and removed after ``log.segment.delete.delay.ms``, as
+Kafka's LogManager does; so are the segments that retention, DeleteRecords and compaction take
+out of a log (``.deleted`` files, after the topic's ``file.delete.delay.ms``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import os
@@ -24,6 +31,7 @@ from typing import Any
 
 from kgroup import errors
 from kgroup.broker.config import BrokerConfig
+from kgroup.broker.logdirs import LogDir, LogDirs
 from kgroup.log import Log
 
 __all__ = [
@@ -79,7 +87,11 @@ class Partition:
     topic: Topic
     index: int
     log: Log
+    #: dir is the log directory holding the partition's folder.
+    dir: LogDir
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    #: offline says the log went offline (a failed fsync) and was reported so.
+    offline: bool = False
 
     @property
     def name(self) -> str:
@@ -125,29 +137,73 @@ class Topics:
 
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        self.dir = config.data_dir
+        self.log_dirs = LogDirs(config.data_dirs)
+        #: dir is the metadata directory (the first of log.dirs): topics.json lives there.
+        self.dir = self.log_dirs.metadata_dir.path
         self.by_name: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
         self.cluster_id = ""
         self.listeners: list[Callable[[Topic, str], None]] = []
+        #: doomed are the renamed folders of deleted partitions, each with the wall-clock time
+        #: (ms) it is due to be removed.
+        self.doomed: list[tuple[int, Path]] = []
 
     # -- start and stop ------------------------------------------------------------------
 
     def load(self) -> None:
-        """Open the data folder: meta.properties, topics.json, and every partition's log
+        """Open the data folders: meta.properties, topics.json, and every partition's log
         (recovering it after an unclean stop)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.cluster_id = self._meta()
+        for d in self.log_dirs:
+            d.path.mkdir(parents=True, exist_ok=True)
+        self.cluster_id = self._meta(self.log_dirs.metadata_dir, None)
+        for d in self.log_dirs.dirs[1:]:
+            self._meta(d, self.cluster_id)
         state = self._read_state()
+        delay = int(self.config.topic_defaults()["file.delete.delay.ms"])
+        for d in self.log_dirs:
+            for child in d.path.iterdir():
+                if child.is_dir() and child.name.endswith("-delete"):
+                    # A deleted topic's folder left by the last run: removed after the delay.
+                    self.doomed.append((now_ms() + delay, child))
         for name, t in state.items():
             topic = Topic(name, uuid.UUID(t["id"]), dict(t.get("configs", {})))
+            dirs = t.get("dirs") or []
             for p in range(int(t["partitions"])):
-                topic.partitions.append(self._open_partition(topic, p))
+                d = self._dir_of(f"{name}-{p}", dirs[p] if p < len(dirs) else None)
+                topic.partitions.append(self._open_partition(topic, p, d))
             self._add(topic)
         known = {f"{t}-{p.index}" for t in self.by_name for p in self.by_name[t].partitions}
-        for child in self.dir.iterdir():
-            if child.is_dir() and child.name not in known and re.match(r".+-\d+$", child.name):
-                log.warning("Ignoring folder %s: no topic of this broker owns it", child)
+        for d in self.log_dirs:
+            for child in d.path.iterdir():
+                if child.is_dir() and child.name not in known and re.match(r".+-\d+$", child.name):
+                    log.warning("Ignoring folder %s: no topic of this broker owns it", child)
+        if any(not t.get("dirs") for t in state.values()) and state:
+            self._save()
+
+    def _dir_of(self, folder: str, dir_id: str | None) -> LogDir:
+        """The directory of a partition's folder: the one topics.json names, else the one
+        holding the folder (data from before several folders), else the least used."""
+        if dir_id is not None:
+            d = self.log_dirs.by_id(dir_id)
+            if d is not None:
+                return d
+            raise errors.KafkaStorageError(
+                f"Partition {folder} lives in log directory {dir_id}, which is not in log.dirs "
+                f"({', '.join(str(d.path) for d in self.log_dirs)})"
+            )
+        for d in self.log_dirs:
+            if (d.path / folder).is_dir():
+                return d
+        return self._least_used()
+
+    def _least_used(self) -> LogDir:
+        """The directory for a new partition: the one holding fewest partitions (Kafka's
+        LogManager.nextLogDirs), the first on a tie."""
+        counts = {d.id: 0 for d in self.log_dirs}
+        for t in self.by_name.values():
+            for p in t.partitions:
+                counts[p.dir.id] = counts.get(p.dir.id, 0) + 1
+        return min(self.log_dirs, key=lambda d: counts[d.id])
 
     def close(self) -> None:
         """Flush and close every log cleanly (so that the next start skips recovery)."""
@@ -158,8 +214,10 @@ class Topics:
                 except errors.KGroupError as e:
                     log.error("Error closing log %s: %s", p.name, e)
 
-    def _meta(self) -> str:
-        path = self.dir / "meta.properties"
+    def _meta(self, d: LogDir, cluster_id: str | None) -> str:
+        """Read (or write) the meta.properties of ``d``: its cluster id, which must be
+        ``cluster_id`` when given, and its directory id. Returns the cluster id."""
+        path = d.path / "meta.properties"
         if path.exists():
             values = dict(
                 line.split("=", 1)
@@ -171,12 +229,22 @@ class Topics:
                 raise errors.InvalidArgument(
                     f"{path} is for node.id {node}, this broker is node.id {self.config.node_id}"
                 )
-            return values["cluster.id"]
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            found = values["cluster.id"]
+            if cluster_id is not None and found != cluster_id:
+                raise errors.InvalidArgument(
+                    f"{path} is for cluster {found}, the other log directories for {cluster_id}"
+                )
+            if "directory.id" in values:
+                d.id = values["directory.id"]
+                return found
+            cluster_id = found
+        if cluster_id is None:
+            cluster_id = _b64(uuid.uuid4())
+        d.id = _b64(uuid.uuid4())
         _write_atomically(
             path,
             f"#\n#{time.ctime()}\nnode.id={self.config.node_id}\nversion=1\n"
-            f"cluster.id={cluster_id}\n",
+            f"cluster.id={cluster_id}\ndirectory.id={d.id}\n",
         )
         return cluster_id
 
@@ -192,6 +260,7 @@ class Topics:
                 "id": str(t.id),
                 "partitions": len(t.partitions),
                 "configs": t.configs,
+                "dirs": [p.dir.id for p in t.partitions],
             }
             for t in self.by_name.values()
         }
@@ -206,8 +275,12 @@ class Topics:
         values["producer.id.expiration.ms"] = self.config.get("producer.id.expiration.ms")
         return values
 
-    def _open_partition(self, topic: Topic, index: int, new: bool = False) -> Partition:
-        folder = self.dir / f"{topic.name}-{index}"
+    def _open_partition(
+        self, topic: Topic, index: int, d: LogDir | None = None, new: bool = False
+    ) -> Partition:
+        if d is None:
+            d = self._least_used()
+        folder = d.path / f"{topic.name}-{index}"
         started = time.monotonic()
         lg = Log(str(folder), self.log_config(topic.configs), now_ms())
         report = lg.recovery
@@ -232,7 +305,7 @@ class Topics:
         elapsed = time.monotonic() - started
         if elapsed > 1:
             log.info("Loaded log %s in %.1f s", folder.name, elapsed)
-        return Partition(topic, index, lg)
+        return Partition(topic, index, lg, d)
 
     # -- changes -----------------------------------------------------------------------
 
@@ -256,8 +329,18 @@ class Topics:
     ) -> Topic:
         """Create a topic whose name and configs were checked by the caller."""
         topic = Topic(name, uuid.uuid4(), dict(configs or {}))
-        for p in range(partitions):
-            topic.partitions.append(self._open_partition(topic, p, new=True))
+        try:
+            for p in range(partitions):
+                # Added one by one: each goes to the directory holding fewest, this topic's
+                # first partitions counted.
+                self.by_name[name] = topic
+                topic.partitions.append(self._open_partition(topic, p, new=True))
+        except BaseException:
+            self.by_name.pop(name, None)
+            for part in topic.partitions:
+                with contextlib.suppress(errors.KGroupError):
+                    part.log.delete()
+            raise
         self._add(topic)
         self._save()
         log.info(
@@ -279,19 +362,66 @@ class Topics:
         self._notify(topic, "grown")
 
     def delete(self, topic: Topic) -> None:
-        """Delete a topic and its data."""
+        """Delete a topic: its logs are closed now, their folders renamed
+        ``<topic>-<partition>.<id>-delete`` and removed after log.segment.delete.delay.ms
+        (``purge``)."""
         del self.by_name[topic.name]
         del self.by_id[topic.id]
         self._save()
+        delay = int(self.config.topic_defaults()["file.delete.delay.ms"])
         for p in topic.partitions:
             p.wake()
+            doomed = p.dir.path / f"{p.name}.{uuid.uuid4().hex}-delete"
             try:
-                p.log.delete()
+                if delay == 0:
+                    p.log.delete()
+                else:
+                    p.log.delete(str(doomed))
+                    self.doomed.append((now_ms() + delay, doomed))
             except errors.KGroupError as e:
-                log.error("Error deleting %s: %s", p.name, e)
-                shutil.rmtree(self.dir / p.name, ignore_errors=True)
-        log.info("Deleted topic %s", topic.name)
+                self.storage_failed(p, "deleting", e)
+                shutil.rmtree(p.dir.path / p.name, ignore_errors=True)
+        log.info(
+            "Deleted topic %s; its files go in %d ms (log.segment.delete.delay.ms)",
+            topic.name,
+            delay,
+        )
         self._notify(topic, "deleted")
+
+    def purge_doomed(self, now: int) -> int:
+        """Remove the folders of deleted partitions whose delay passed (blocking: run it in an
+        executor). Returns how many went."""
+        due = [d for d in self.doomed if d[0] <= now]
+        if not due:
+            return 0
+        self.doomed = [d for d in self.doomed if d[0] > now]
+        for _, path in due:
+            try:
+                shutil.rmtree(path)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                log.error("Error removing the deleted log folder %s: %s", path, e)
+                continue
+            log.info("Removed the deleted log folder %s", path)
+        return len(due)
+
+    # -- storage failures ----------------------------------------------------------------
+
+    def storage_failed(self, p: Partition, what: str, error: BaseException) -> None:
+        """Report a failed storage operation on ``p`` to its directory's failure channel."""
+        why = p.log.failure
+        if why is not None:
+            if not p.offline:
+                p.offline = True
+                self.log_dirs.went_offline(p.dir, p.name, why, error)
+            return
+        self.log_dirs.failed(p.dir, p.name, what, error)
+
+    def storage_ok(self, p: Partition) -> None:
+        """A write to ``p`` succeeded (cheap when its directory had no failures)."""
+        if p.dir.failures:
+            self.log_dirs.succeeded(p.dir)
 
     def _notify(self, topic: Topic, change: str) -> None:
         for listener in self.listeners:

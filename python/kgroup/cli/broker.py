@@ -34,7 +34,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="where to listen (default 127.0.0.1:9092; port 0 picks a free one)",
     )
-    p.add_argument("--data-dir", help="the data folder (default ./kgroup-data, or log.dirs)")
+    p.add_argument(
+        "--data-dir",
+        help="the data folder, or several comma-separated (default ./kgroup-data, or log.dirs)",
+    )
     p.add_argument(
         "--advertised-listener",
         metavar="HOST:PORT",

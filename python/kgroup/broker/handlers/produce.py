@@ -150,8 +150,11 @@ def handle(ctx: RequestContext) -> Any:
                 info = partition.log.append(records, now, LEADER_EPOCH)
             except errors.KafkaError as e:
                 failed = True
+                if isinstance(e, errors.KafkaStorageError):
+                    state.topics.storage_failed(partition, "appending to", e)
                 _append_failed(result, e, partition)
                 continue
+            state.topics.storage_ok(partition)
             result["base_offset"] = info.base_offset
             result["log_append_time_ms"] = info.log_append_time
             if info.duplicate and info.log_append_time == -1 and records:

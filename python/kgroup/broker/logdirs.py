@@ -1,0 +1,187 @@
+"""Log directories: the folders of ``log.dirs``, how full they are, and what failed in them.
+
+Kafka's ``LogManager`` keeps its partitions in one or more log directories and its
+``LogDirFailureChannel`` hears of every I/O error in them. kgroup does the same for one node,
+with its own policy for what follows a failure (``docs/storage-failures.md``):
+
+- A write that fails (a full disk, a read-only filesystem, a file made unwritable) fails the
+  request that made it with KAFKA_STORAGE_ERROR and leaves the log as it was before the call;
+  the directory is *in error* until a later write to it succeeds, and serves on meanwhile.
+- A failed fsync, or a failed write whose partial batch could not be cut back, takes that
+  partition's log offline until the broker restarts (its recovery then checks everything
+  after the last good fsync): it answers KAFKA_STORAGE_ERROR to produce and fetch alike.
+
+Said aloud: the first failure of each kind (the OS error: ENOSPC, EROFS, EIO...) in a
+directory logs an ERROR naming the directory, the partition, what was being done and the
+cause; while failures persist a WARNING sums them up every ``kgroup.log.dir.failure.summary.ms``;
+the first success after them logs that writes succeed again. DescribeLogDirs reports a
+directory in error with KAFKA_STORAGE_ERROR, beside its partitions' sizes and its space.
+"""
+
+from __future__ import annotations
+
+import errno as errno_codes
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kgroup import errors
+
+__all__ = ["DirFailure", "LogDir", "LogDirs"]
+
+log = logging.getLogger("kgroup.broker")
+
+
+@dataclass
+class DirFailure:
+    """DirFailure is one kind of failure in a directory since its last success."""
+
+    kind: str
+    cause: str
+    partition: str
+    first: float
+    count: int = 0
+    #: reported is the count the last summary logged.
+    reported: int = 0
+
+
+@dataclass(eq=False)
+class LogDir:
+    """LogDir is one folder of ``log.dirs``."""
+
+    path: Path
+    #: id is the directory's ``directory.id`` (its meta.properties), as Kafka's KRaft brokers
+    #: give each log directory.
+    id: str = ""
+    #: failures are the kinds of failure seen since the last successful write, by kind.
+    failures: dict[str, DirFailure] = field(default_factory=dict)
+    #: offline_logs counts this directory's logs taken offline (until the broker restarts).
+    offline_logs: int = 0
+
+    @property
+    def in_error(self) -> bool:
+        """Whether the directory's last write failed, or one of its logs is offline."""
+        return bool(self.failures) or self.offline_logs > 0
+
+    def error(self) -> str | None:
+        """What is wrong with the directory, in a line, or None."""
+        parts = [f"{f.kind}: {f.cause} ({f.count}x)" for f in self.failures.values()]
+        if self.offline_logs:
+            parts.append(f"{self.offline_logs} log(s) offline until restart")
+        return "; ".join(parts) or None
+
+    def space(self) -> tuple[int, int]:
+        """(total bytes, usable bytes) of the directory's filesystem; (-1, -1) if unknown,
+        as DescribeLogDirs v4 reports them."""
+        try:
+            st = os.statvfs(self.path)
+        except OSError:
+            return -1, -1
+        return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+
+
+def failure_kind(error: BaseException) -> str:
+    """The kind of a storage failure: its OS error's name (ENOSPC), else its class."""
+    n = getattr(error, "os_errno", None)
+    if n is None and isinstance(error, OSError):
+        n = error.errno
+    if n is not None:
+        return errno_codes.errorcode.get(n, f"errno {n}")
+    return type(error).__name__
+
+
+class LogDirs:
+    """LogDirs is the broker's log directories and their failure channel."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        if not paths:
+            raise errors.InvalidArgument("log.dirs names no folder")
+        self.dirs = [LogDir(p) for p in paths]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.dirs)
+
+    def __len__(self) -> int:
+        return len(self.dirs)
+
+    @property
+    def metadata_dir(self) -> LogDir:
+        """The first directory: it holds topics.json (Kafka's metadata.log.dir default)."""
+        return self.dirs[0]
+
+    def by_id(self, dir_id: str) -> LogDir | None:
+        return next((d for d in self.dirs if d.id == dir_id), None)
+
+    # -- the failure channel ---------------------------------------------------------------
+
+    def failed(self, d: LogDir, partition: str, what: str, error: BaseException) -> None:
+        """A storage operation on ``partition`` in ``d`` failed: the first failure of its kind
+        since the directory last worked is logged as an ERROR, later ones are counted."""
+        kind = failure_kind(error)
+        now = time.monotonic()
+        f = d.failures.get(kind)
+        if f is None:
+            f = d.failures[kind] = DirFailure(kind, str(error), partition, now)
+            log.error(
+                "Error in log dir %s while %s %s: %s [%s]. Requests that need it answer "
+                "KAFKA_STORAGE_ERROR until a write there succeeds again",
+                d.path,
+                what,
+                partition,
+                error,
+                kind,
+            )
+        f.count += 1
+        f.cause = str(error)
+        f.partition = partition
+
+    def went_offline(self, d: LogDir, partition: str, why: str, error: BaseException) -> None:
+        """A log of ``d`` went offline (a failed fsync): logged once, counted until restart."""
+        d.offline_logs += 1
+        log.error(
+            "Log %s in dir %s is offline until the broker restarts: %s [%s]. Nothing written "
+            "to it since its last good fsync is acknowledged as durable; recovery at the next "
+            "start checks it",
+            partition,
+            d.path,
+            why,
+            failure_kind(error),
+        )
+
+    def succeeded(self, d: LogDir) -> None:
+        """A write to ``d`` succeeded: failures seen before it are over (cheap if none)."""
+        if not d.failures:
+            return
+        now = time.monotonic()
+        summary = ", ".join(f"{f.count} {f.kind}" for f in d.failures.values())
+        first = min(f.first for f in d.failures.values())
+        d.failures.clear()
+        log.info(
+            "Writes to log dir %s succeed again after %s failure(s) over %.1f s",
+            d.path,
+            summary,
+            now - first,
+        )
+
+    def summarize(self) -> None:
+        """Log a WARNING for each directory whose failures persist (the broker calls it every
+        kgroup.log.dir.failure.summary.ms)."""
+        now = time.monotonic()
+        for d in self.dirs:
+            for f in d.failures.values():
+                if f.count == f.reported:
+                    continue
+                log.warning(
+                    "Log dir %s is still failing: %d %s failure(s) in %.0f s, %d since the last "
+                    "report, the latest while writing %s: %s",
+                    d.path,
+                    f.count,
+                    f.kind,
+                    now - f.first,
+                    f.count - f.reported,
+                    f.partition,
+                    f.cause,
+                )
+                f.reported = f.count
