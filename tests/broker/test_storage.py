@@ -255,7 +255,7 @@ def test_an_unwritable_folder_fails_the_roll_then_serves_on(tmp_path: Path) -> N
             sender = Sender(broker.bootstrap, **{"batch.size": 16384})
             assert sender.send(topic, _values(50, 1000, "a")) == (50, 0)
             subprocess.run(["chattr", "+i", str(folder)], check=True)
-            acked, failed = sender.send(topic, _values(100, 1000, "b"))
+            _, failed = sender.send(topic, _values(100, 1000, "b"))
             assert failed > 0 and set(sender.errors) == {STORAGE_ERROR}
             _wait_for(lambda: "EPERM" in broker.output(), 5, "the failed roll logged")
             subprocess.run(["chattr", "-i", str(folder)], check=True)
