@@ -229,9 +229,7 @@ class TransactionalIdAuthorizationFailed(KafkaError, code=53): ...
 class SecurityDisabled(KafkaError, code=54): ...
 class OperationNotAttempted(KafkaError, code=55): ...
 class KafkaStorageError(KafkaError, code=56):
-    """The storage failed. ``os_errno`` is the OS error behind it (``errno.ENOSPC``...), when
-    the log's I/O raised one."""
-
+    # os_errno is the OS error behind it (errno.ENOSPC...), when the log's I/O raised one.
     os_errno: int | None = None
 
 

@@ -447,3 +447,70 @@ def test_open_files_stay_flat_over_create_fill_delete_cycles() -> None:
             assert not list((fs / "data").glob("*-delete"))
         finally:
             broker.stop()
+
+
+# -- several log directories -------------------------------------------------------------------
+
+
+def test_partitions_spread_over_log_dirs_and_a_failing_one_leaves_the_others_serving(
+    tmp_path: Path, faults: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """log.dirs with two folders: partitions spread two and two; writes failing in one folder
+    fail its partitions' produces only; DescribeLogDirs and ``kgroup log-dirs`` name the
+    folder in error beside the other's disk use; after a restart every partition is found
+    where it was and every acknowledged record is there."""
+    import io
+
+    from kgroup.cli import main as kgroup_main
+    from kgroup.client import AdminClient
+    from kgroup.errors import KafkaStorageError
+
+    caplog.set_level(logging.INFO, logger="kgroup.broker")
+    a, b = tmp_path / "a", tmp_path / "b"
+    with run_broker(f"{a},{b}") as broker:
+        bootstrap = broker.bootstrap_servers
+        topic = _create(bootstrap, 4)
+        where = {p: a if (a / f"{topic}-{p}").is_dir() else b for p in range(4)}
+        assert sorted(str(d) for d in where.values()) == sorted([str(a)] * 2 + [str(b)] * 2)
+        metas = [(d / "meta.properties").read_text() for d in (a, b)]
+        ids = [m.split("directory.id=")[1].split()[0] for m in metas]
+        clusters = {m.split("cluster.id=")[1].split()[0] for m in metas}
+        assert len(set(ids)) == 2 and len(clusters) == 1
+        sender = Sender(bootstrap)
+        for p in range(4):
+            assert sender.send(topic, _values(10, 100, f"a{p}"), p) == (10, 0)
+        inject_fault("write", f"{a}/", errno.ENOSPC)
+        for p in range(4):
+            outcome = sender.send(topic, _values(5, 100, f"b{p}"), p)
+            assert outcome == ((0, 5) if where[p] == a else (5, 0)), (p, outcome)
+        assert any(
+            r.levelno == logging.ERROR and str(a) in r.message and "ENOSPC" in r.message
+            for r in caplog.records
+        )
+        with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+            (dirs,) = [f.result(30) for f in admin.describe_log_dirs().values()]
+        assert isinstance(dirs[str(a)].error, KafkaStorageError)
+        assert dirs[str(b)].error is None
+        for p in range(4):
+            assert (topic, p) in [(tp.topic, tp.partition) for tp in dirs[str(where[p])].replicas]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert kgroup_main(["log-dirs", "--bootstrap-server", bootstrap]) == 0
+        text = out.getvalue()
+        lines = text.splitlines()
+        head_a = next(line for line in lines if f"\t{a}\t" in line)
+        head_b = next(line for line in lines if f"\t{b}\t" in line)
+        assert "error: KAFKA_STORAGE_ERROR" in head_a and "error: none" in head_b
+        assert f"Topic: {topic}\tPartitions: 2" in text
+        clear_faults()
+        for p in range(4):
+            assert sender.send(topic, _values(5, 100, f"c{p}"), p) == (5, 0)
+        with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+            (dirs,) = [f.result(30) for f in admin.describe_log_dirs().values()]
+        assert dirs[str(a)].error is None
+        assert any("succeed again" in r.message for r in caplog.records)
+    with run_broker(f"{a},{b}") as broker:
+        for p in range(4):
+            assert (where[p] / f"{topic}-{p}").is_dir()
+        found = _read_all(broker.bootstrap_servers, topic, 4)
+        assert {v: found.get(v) for v in sender.acked} == sender.acked

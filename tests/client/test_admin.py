@@ -217,3 +217,46 @@ def test_offset_fetch_body_at_each_version() -> None:
     assert every(2) == {"group_id": "g", "topics": None}
     with pytest.raises(UnsupportedVersion):
         every(1)
+
+
+@pytest.fixture(params=["kgroup", "kafka"])
+def log_dirs_broker(request: pytest.FixtureRequest, kgroup_bootstrap: str) -> str:
+    # tansu advertises DescribeLogDirs but never answers it (no answer in 30 s).
+    if request.param != "kgroup":
+        return request.getfixturevalue(request.param).bootstrap
+    return kgroup_bootstrap
+
+
+def test_log_dirs_described(log_dirs_broker: str) -> None:
+    """DescribeLogDirs on each broker: the folder, each replica's size, the filesystem's size
+    and free space; as Apache Kafka answers it."""
+    bootstrap = log_dirs_broker
+    with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+        _log_dirs_described(admin, bootstrap)
+
+
+def _log_dirs_described(admin: AdminClient, bootstrap: str) -> None:
+    topic = _name()
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
+    p = Producer({"bootstrap.servers": bootstrap})
+    for i in range(200):
+        p.produce(topic, b"v" * 100, partition=i % 2)
+    assert p.flush(30) == 0
+    described = {node: f.result(30) for node, f in admin.describe_log_dirs().items()}
+    assert len(described) == 1
+    dirs = next(iter(described.values()))
+    assert len(dirs) == 1
+    path, d = next(iter(dirs.items()))
+    assert d.path == path and path.startswith("/")
+    assert d.error is None
+    assert d.total_bytes is not None and d.usable_bytes is not None
+    assert d.total_bytes >= d.usable_bytes > 0
+    mine = {tp: r for tp, r in d.replicas.items() if tp.topic == topic}
+    assert set(mine) == {TopicPartition(topic, 0), TopicPartition(topic, 1)}
+    for r in mine.values():
+        # 100 records of 100 bytes in batches: more than the values, less than twice them.
+        assert 100 * 100 < r.size < 2 * 100 * 100 + 4096, r
+        assert (r.offset_lag, r.is_future) == (0, False)
+    only = admin.describe_log_dirs(None, [(topic, 1)])
+    (d,) = next(iter(only.values())).result(30).values()
+    assert set(d.replicas) == {TopicPartition(topic, 1)}

@@ -73,10 +73,12 @@ __all__ = [
     "ConsumerGroupListing",
     "ListConsumerGroupsResult",
     "ListOffsetsResultInfo",
+    "LogDirDescription",
     "MemberDescription",
     "NewPartitions",
     "NewTopic",
     "OffsetSpec",
+    "ReplicaInfo",
     "ResourceType",
 ]
 
@@ -296,6 +298,47 @@ class ListOffsetsResultInfo:
 
     def __repr__(self) -> str:
         return f"ListOffsetsResultInfo(offset={self.offset}, timestamp={self.timestamp})"
+
+
+class ReplicaInfo:
+    """ReplicaInfo is a partition's replica in a log directory (Java's ``ReplicaInfo``):
+    ``size`` in bytes, ``offset_lag`` (0 for a current replica) and ``is_future`` (a replica
+    being moved there)."""
+
+    __slots__ = ("is_future", "offset_lag", "size")
+
+    def __init__(self, size: int, offset_lag: int = 0, is_future: bool = False) -> None:
+        self.size, self.offset_lag, self.is_future = size, offset_lag, is_future
+
+    def __repr__(self) -> str:
+        return f"ReplicaInfo(size={self.size}, offset_lag={self.offset_lag})"
+
+
+class LogDirDescription:
+    """LogDirDescription is one log directory of a broker (Java's ``LogDirDescription``):
+    ``path``; ``error``, the :class:`~kgroup.errors.KafkaError` the broker reports for it
+    (``KafkaStorageError`` for a directory in error) or None; ``replicas`` by
+    :class:`~kgroup.client.types.TopicPartition`; ``total_bytes`` and ``usable_bytes`` of its
+    filesystem (None where the broker does not say: DescribeLogDirs before v4)."""
+
+    __slots__ = ("error", "path", "replicas", "total_bytes", "usable_bytes")
+
+    def __init__(
+        self,
+        path: str,
+        error: KafkaError | None,
+        replicas: dict[TopicPartition, ReplicaInfo],
+        total_bytes: int | None = None,
+        usable_bytes: int | None = None,
+    ) -> None:
+        self.path, self.error, self.replicas = path, error, replicas
+        self.total_bytes, self.usable_bytes = total_bytes, usable_bytes
+
+    def __repr__(self) -> str:
+        return (
+            f"LogDirDescription(path={self.path!r}, error={self.error!r}, "
+            f"{len(self.replicas)} replicas, usable_bytes={self.usable_bytes})"
+        )
 
 
 class ConsumerGroupListing:
@@ -1179,3 +1222,64 @@ class AdminClient:
             return out
 
         return self._call(go(), t)
+
+    # -- log directories ---------------------------------------------------------------------
+
+    def describe_log_dirs(
+        self,
+        brokers: Iterable[int] | None = None,
+        topic_partitions: Iterable[TopicPartition | tuple[str, int]] | None = None,
+        request_timeout: float | None = None,
+    ) -> dict[int, concurrent.futures.Future[dict[str, LogDirDescription]]]:
+        """Each broker's log directories (DescribeLogDirs, sent to each broker, as Java's
+        ``describeLogDirs``): {broker id: future of {path: :class:`LogDirDescription`}}.
+        ``brokers`` defaults to every broker of the cluster; ``topic_partitions`` limits the
+        replicas described (default: all)."""
+        timeout = self._timeout(request_timeout)
+        ids = (
+            sorted(self.list_topics(timeout=timeout).brokers)
+            if brokers is None
+            else [int(b) for b in brokers]
+        )
+        wanted = None if topic_partitions is None else _by_topic(_tp(tp) for tp in topic_partitions)
+
+        async def one(node: int) -> dict[str, LogDirDescription]:
+            conn = await self._cluster.connection(node)
+            v = conn.version(ApiKey.DESCRIBE_LOG_DIRS)
+            topics = (
+                None
+                if wanted is None
+                else [
+                    {"topic": t, "partitions": [tp.partition for tp in tps]}
+                    for t, tps in wanted.items()
+                ]
+            )
+            resp = await conn.request(ApiKey.DESCRIBE_LOG_DIRS, {"topics": topics}, version=v)
+            if v >= 3 and resp["error_code"]:
+                raise_for_code(resp["error_code"])
+            out: dict[str, LogDirDescription] = {}
+            for d in resp["results"]:
+                replicas = {
+                    TopicPartition(t["name"], p["partition_index"]): ReplicaInfo(
+                        p["partition_size"], p["offset_lag"], p["is_future_key"]
+                    )
+                    for t in d["topics"]
+                    for p in t["partitions"]
+                }
+                total = d["total_bytes"] if v >= 4 and d["total_bytes"] >= 0 else None
+                usable = d["usable_bytes"] if v >= 4 and d["usable_bytes"] >= 0 else None
+                error = error_from_code(d["error_code"], None) if d["error_code"] else None
+                out[d["log_dir"]] = LogDirDescription(d["log_dir"], error, replicas, total, usable)
+            return out
+
+        async def work() -> dict[int, Any]:
+            await self._cluster.refresh([])
+            results: dict[int, Any] = {}
+            for node in ids:
+                try:
+                    results[node] = await one(node)
+                except Exception as e:
+                    results[node] = e
+            return results
+
+        return self._fan_out(ids, work, timeout)
