@@ -92,3 +92,29 @@ def test_kafka_configs(brokers: dict[str, str]) -> None:
         t.tool(CONFIGS, "--describe", "--entity-type", "brokers", "--entity-default")
 
     compare(scenario, brokers)
+
+
+LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
+
+
+def test_kafka_log_dirs(brokers: dict[str, str]) -> None:
+    """kafka-log-dirs --describe: each broker's one folder (its path differs), its error (none)
+    and the topic's partitions with their sizes."""
+    import json
+
+    topic = unique("kt-logdirs")
+
+    def described(stdout: str) -> list[str]:
+        lines = stdout.splitlines()
+        doc = json.loads(lines[-1])
+        for b in doc["brokers"]:
+            for d in b["logDirs"]:
+                d["logDir"] = "DIR"
+        return [*lines[:-1], json.dumps(doc, sort_keys=True)]
+
+    def scenario(t: Transcript) -> None:
+        run_tool(TOPICS, "--bootstrap-server", t.bootstrap, "--create", "--topic", topic,
+                 "--partitions", "2")  # fmt: skip
+        t.tool(LOG_DIRS, "--describe", "--topic-list", topic, stdout=described)
+
+    compare(scenario, brokers)
