@@ -13,143 +13,27 @@ import logging
 import os
 import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support.kgroup_broker import BrokerProcess, Wire, run_broker
 from support.small_fs import ext4, free_bytes, tmpfs
+from support.storage import (
+    STORAGE_ERROR,
+    Sender,
+    create_topic,
+    delete_topic,
+    fetch_body,
+    read_all,
+    values,
+    wait_for,
+)
 
 from kgroup.log import clear_faults, inject_fault
 from kgroup.protocol import ApiKey
 
 pytestmark = pytest.mark.network
-
-STORAGE_ERROR = 56
-
-
-def _admin(bootstrap: str) -> Any:
-    from confluent_kafka.admin import AdminClient
-
-    return AdminClient({"bootstrap.servers": bootstrap})
-
-
-def _create(bootstrap: str, partitions: int = 1, config: dict[str, str] | None = None) -> str:
-    from confluent_kafka.admin import NewTopic
-
-    name = f"st-{uuid.uuid4().hex[:8]}"
-    admin = _admin(bootstrap)
-    admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])[name].result(30)
-    return name
-
-
-def _delete(bootstrap: str, topic: str) -> None:
-    admin = _admin(bootstrap)
-    admin.delete_topics([topic])[topic].result(30)
-
-
-class Sender:
-    """A confluent-kafka producer that never retries, recording every outcome."""
-
-    def __init__(self, bootstrap: str, **config: Any) -> None:
-        from confluent_kafka import Producer
-
-        self.acked: dict[bytes, tuple[int, int]] = {}
-        self.errors: list[int] = []
-        self.producer = Producer(
-            {
-                "bootstrap.servers": bootstrap,
-                "acks": "all",
-                "retries": 0,
-                "enable.idempotence": False,
-                "linger.ms": 2,
-                "message.timeout.ms": 15_000,
-                **config,
-            }
-        )
-
-    def _done(self, err: Any, msg: Any) -> None:
-        if err is None:
-            self.acked[msg.value()] = (msg.partition(), msg.offset())
-        else:
-            self.errors.append(err.code())
-
-    def send(self, topic: str, values: list[bytes], partition: int = 0) -> tuple[int, int]:
-        """Send ``values`` and wait for every answer; (acked, failed) among them."""
-        acked, failed = len(self.acked), len(self.errors)
-        for v in values:
-            while True:
-                try:
-                    self.producer.produce(topic, v, partition=partition, on_delivery=self._done)
-                    break
-                except BufferError:
-                    self.producer.poll(0.05)
-        assert self.producer.flush(30) == 0
-        return len(self.acked) - acked, len(self.errors) - failed
-
-
-def _read_all(bootstrap: str, topic: str, partitions: int = 1) -> dict[bytes, tuple[int, int]]:
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "unused",
-            "enable.auto.commit": False,
-            "enable.partition.eof": True,
-            "fetch.max.bytes": 4 << 20,
-        }
-    )
-    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    out: dict[bytes, tuple[int, int]] = {}
-    eof: set[int] = set()
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline and len(eof) < partitions:
-            for m in c.consume(500, 0.5):
-                if m.error() is None:
-                    out[m.value()] = (m.partition(), m.offset())
-                    eof.discard(m.partition())
-                elif m.error().code() == m.error()._PARTITION_EOF:
-                    eof.add(m.partition())
-                else:
-                    raise AssertionError(f"fetch failed: {m.error()}")
-    finally:
-        c.close()
-    return out
-
-
-def _fetch_body(topic: str, parts: dict[int, int]) -> dict[str, Any]:
-    return {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "isolation_level": 0,
-        "topics": [
-            {
-                "topic": topic,
-                "partitions": [
-                    {"partition": p, "fetch_offset": o, "partition_max_bytes": 1 << 20}
-                    for p, o in parts.items()
-                ],
-            }
-        ],
-    }
-
-
-def _wait_for(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(0.05)
-
-
-def _values(n: int, size: int, tag: str) -> list[bytes]:
-    return [f"{tag}-{i:06d}-".encode().ljust(size, b"x") for i in range(n)]
 
 
 # -- a full disk ---------------------------------------------------------------------------
@@ -164,14 +48,14 @@ def test_a_full_disk_answers_storage_errors_says_so_and_loses_nothing(tmp_path: 
         data = fs / "data"
         broker = BrokerProcess(data, {"kgroup.log.dir.failure.summary.ms": 500}).start()
         try:
-            topic = _create(broker.bootstrap)
+            topic = create_topic(broker.bootstrap)
             # Leave about 6 MB: the test fills them, not 40 MB.
             filler = fs / "filler"
             with open(filler, "wb") as f:
                 f.write(b"\0" * max(0, free_bytes(fs) - (6 << 20)))
             sender = Sender(broker.bootstrap)
             started = time.monotonic()
-            acked, failed = sender.send(topic, _values(1000, 10_000, "a"))
+            acked, failed = sender.send(topic, values(1000, 10_000, "a"))
             took = time.monotonic() - started
             assert acked > 100 and failed > 0, (acked, failed)
             assert set(sender.errors) == {STORAGE_ERROR}
@@ -182,15 +66,15 @@ def test_a_full_disk_answers_storage_errors_says_so_and_loses_nothing(tmp_path: 
             assert "No space left on device" in first
             # Still failing: a WARNING sums it up.
             time.sleep(0.6)
-            assert sender.send(topic, _values(1000, 10_000, "b"))[1] > 0
-            _wait_for(lambda: "is still failing" in broker.output(), 5, "a summary of the failures")
+            assert sender.send(topic, values(1000, 10_000, "b"))[1] > 0
+            wait_for(lambda: "is still failing" in broker.output(), 5, "a summary of the failures")
             # Space back: produce goes on, and the log says so.
             filler.unlink()
-            assert sender.send(topic, _values(50, 10_000, "c")) == (50, 0)
-            _wait_for(lambda: "succeed again" in broker.output(), 5, "the recovery logged")
+            assert sender.send(topic, values(50, 10_000, "c")) == (50, 0)
+            wait_for(lambda: "succeed again" in broker.output(), 5, "the recovery logged")
             broker.kill9()
             broker.start()
-            found = _read_all(broker.bootstrap, topic)
+            found = read_all(broker.bootstrap, topic)
             assert {v: found.get(v) for v in sender.acked} == sender.acked
             assert len(found) == len(sender.acked)
         finally:
@@ -209,31 +93,31 @@ def test_a_volume_gone_read_only_fails_writes_and_keeps_what_was_fsynced(tmp_pat
         config = {"kgroup.acks.all.fsync": "true", "kgroup.log.dir.failure.summary.ms": 500}
         broker = BrokerProcess(data, config).start()
         try:
-            topic = _create(broker.bootstrap, 2)
+            topic = create_topic(broker.bootstrap, 2)
             sender = Sender(broker.bootstrap)
-            assert sender.send(topic, _values(200, 1000, "a"), 0) == (200, 0)
-            assert sender.send(topic, _values(200, 1000, "b"), 1) == (200, 0)
+            assert sender.send(topic, values(200, 1000, "a"), 0) == (200, 0)
+            assert sender.send(topic, values(200, 1000, "b"), 1) == (200, 0)
             fs.fail()
             started = time.monotonic()
-            acked, failed = sender.send(topic, _values(20, 1000, "c"), 0)
+            acked, failed = sender.send(topic, values(20, 1000, "c"), 0)
             assert (acked, failed) == (0, 20)
             assert set(sender.errors) == {STORAGE_ERROR}
             assert time.monotonic() - started < 10
-            _wait_for(
+            wait_for(
                 lambda: "EROFS" in broker.output() and str(data) in broker.output(),
                 5,
                 "the read-only volume logged",
             )
             # Reads of what was written go on.
-            assert len(_read_all(broker.bootstrap, topic, 2)) == 400
+            assert len(read_all(broker.bootstrap, topic, 2)) == 400
             broker.stop()
             fs.detach()
             fs.attach()
             broker.start()
-            found = _read_all(broker.bootstrap, topic, 2)
+            found = read_all(broker.bootstrap, topic, 2)
             assert {v: found.get(v) for v in sender.acked} == sender.acked
             # The volume is whole again: produce goes on where the log ended.
-            assert sender.send(topic, _values(10, 1000, "d"), 0) == (10, 0)
+            assert sender.send(topic, values(10, 1000, "d"), 0) == (10, 0)
         finally:
             broker.stop()
 
@@ -250,19 +134,19 @@ def test_an_unwritable_folder_fails_the_roll_then_serves_on(tmp_path: Path) -> N
         broker = BrokerProcess(data).start()
         folder: Path | None = None
         try:
-            topic = _create(broker.bootstrap, 1, {"segment.bytes": "100000"})
+            topic = create_topic(broker.bootstrap, 1, {"segment.bytes": "100000"})
             folder = data / f"{topic}-0"
             sender = Sender(broker.bootstrap, **{"batch.size": 16384})
-            assert sender.send(topic, _values(50, 1000, "a")) == (50, 0)
+            assert sender.send(topic, values(50, 1000, "a")) == (50, 0)
             subprocess.run(["chattr", "+i", str(folder)], check=True)
-            _, failed = sender.send(topic, _values(100, 1000, "b"))
+            _, failed = sender.send(topic, values(100, 1000, "b"))
             assert failed > 0 and set(sender.errors) == {STORAGE_ERROR}
-            _wait_for(lambda: "EPERM" in broker.output(), 5, "the failed roll logged")
+            wait_for(lambda: "EPERM" in broker.output(), 5, "the failed roll logged")
             subprocess.run(["chattr", "-i", str(folder)], check=True)
-            assert sender.send(topic, _values(100, 1000, "c")) == (100, 0)
+            assert sender.send(topic, values(100, 1000, "c")) == (100, 0)
             broker.kill9()
             broker.start()
-            found = _read_all(broker.bootstrap, topic)
+            found = read_all(broker.bootstrap, topic)
             assert {v: found.get(v) for v in sender.acked} == sender.acked
         finally:
             if folder is not None:
@@ -292,31 +176,31 @@ def test_a_failed_fsync_fails_what_it_covered_and_the_partition_stays_offline(
     config = {"kgroup.acks.all.fsync": "true"}
     with run_broker(data, config) as broker:
         bootstrap = broker.bootstrap_servers
-        topic = _create(bootstrap, 2)
+        topic = create_topic(bootstrap, 2)
         sender = Sender(bootstrap)
-        assert sender.send(topic, _values(20, 100, "a"), 0) == (20, 0)
+        assert sender.send(topic, values(20, 100, "a"), 0) == (20, 0)
         inject_fault("sync", f"/{topic}-0/", errno.EIO, times=1)
         started = time.monotonic()
-        assert sender.send(topic, _values(5, 100, "b"), 0) == (0, 5)
+        assert sender.send(topic, values(5, 100, "b"), 0) == (0, 5)
         assert time.monotonic() - started < 5
         # Offline: the fault is spent, and still nothing more is taken, nor read.
-        assert sender.send(topic, _values(5, 100, "c"), 0) == (0, 5)
+        assert sender.send(topic, values(5, 100, "c"), 0) == (0, 5)
         assert set(sender.errors) == {STORAGE_ERROR}
-        assert sender.send(topic, _values(20, 100, "d"), 1) == (20, 0)
+        assert sender.send(topic, values(20, 100, "d"), 1) == (20, 0)
         offline = [r for r in caplog.records if "offline until the broker restarts" in r.message]
         assert len(offline) == 1 and f"{topic}-0" in offline[0].message
         assert offline[0].levelno == logging.ERROR
         # Fetch too (librdkafka retries it unseen: asked on the wire).
         with Wire(bootstrap) as w:
-            r = w.request(ApiKey.FETCH, 4, _fetch_body(topic, {0: 0, 1: 0}))
+            r = w.request(ApiKey.FETCH, 4, fetch_body(topic, {0: 0, 1: 0}))
         codes = {p.partition_index: p.error_code for p in r.body.responses[0].partitions}
         assert codes == {0: STORAGE_ERROR, 1: 0}
     assert any("not closed cleanly" in r.message for r in caplog.records)
     with run_broker(data, config) as broker:
-        found = _read_all(broker.bootstrap_servers, topic, 2)
+        found = read_all(broker.bootstrap_servers, topic, 2)
         assert {v: found.get(v) for v in sender.acked} == sender.acked
         sender = Sender(broker.bootstrap_servers)
-        assert sender.send(topic, _values(5, 100, "e"), 0) == (5, 0)
+        assert sender.send(topic, values(5, 100, "e"), 0) == (5, 0)
     assert any("Recovered" in r.message and f"{topic}-0" in r.message for r in caplog.records)
 
 
@@ -334,20 +218,20 @@ def test_a_deleted_topics_space_is_back_within_the_delay_and_a_second() -> None:
         data = fs / "data"
         broker = BrokerProcess(data, {"log.segment.delete.delay.ms": int(delay * 1000)}).start()
         try:
-            topic = _create(broker.bootstrap, 2)
+            topic = create_topic(broker.bootstrap, 2)
             base = _used(fs)
             sender = Sender(broker.bootstrap, acks="1")
-            sender.send(topic, _values(1000, 10_000, "a"), 0)
-            sender.send(topic, _values(1000, 10_000, "b"), 1)
+            sender.send(topic, values(1000, 10_000, "a"), 0)
+            sender.send(topic, values(1000, 10_000, "b"), 1)
             assert _used(fs) - base > 19 << 20
-            _delete(broker.bootstrap, topic)
+            delete_topic(broker.bootstrap, topic)
             deleted = time.monotonic()
             # Renamed for deletion, kept for the delay.
             assert not (data / f"{topic}-0").exists()
             assert len(list(data.glob(f"{topic}-0.*-delete"))) == 1
             time.sleep(delay / 2)
             assert _used(fs) - base > 19 << 20
-            _wait_for(lambda: _used(fs) - base < 1 << 20, delay + 1.0, "the space given back")
+            wait_for(lambda: _used(fs) - base < 1 << 20, delay + 1.0, "the space given back")
             assert time.monotonic() - deleted < delay + 1.0
             assert not list(data.glob("*-delete"))
             # No file of the topic stays open.
@@ -381,7 +265,7 @@ def test_retention_and_compaction_give_space_back_within_the_delay_and_a_second(
         ).start()
         try:
             base = _used(fs)
-            sized = _create(
+            sized = create_topic(
                 broker.bootstrap,
                 1,
                 {
@@ -391,12 +275,12 @@ def test_retention_and_compaction_give_space_back_within_the_delay_and_a_second(
                 },
             )
             sender = Sender(broker.bootstrap, acks="1")
-            sender.send(sized, _values(1500, 10_000, "a"))
+            sender.send(sized, values(1500, 10_000, "a"))
             # Retention runs every 0.3 s; its segments wait 1 s renamed, then go.
-            _wait_for(
+            wait_for(
                 lambda: _used(fs) - base < 4 << 20, 0.3 + delay + 1.0 + 1.0, "retention's space"
             )
-            compacted = _create(
+            compacted = create_topic(
                 broker.bootstrap,
                 1,
                 {
@@ -416,7 +300,7 @@ def test_retention_and_compaction_give_space_back_within_the_delay_and_a_second(
             assert p.flush(30) == 0
             # The dirty segments are cleaned at the next cleaner pass (0.3 s), their
             # replaced files removed after the delay.
-            _wait_for(
+            wait_for(
                 lambda: _used(fs) - base < 6 << 20,
                 0.3 + delay + 1.0 + 2.0,
                 "compaction's space",
@@ -432,10 +316,10 @@ def test_open_files_stay_flat_over_create_fill_delete_cycles() -> None:
             sender = Sender(broker.bootstrap, acks="1")
             counts = []
             for cycle in range(30):
-                topic = _create(broker.bootstrap, 2, {"segment.bytes": "100000"})
-                sender.send(topic, _values(150, 2000, f"c{cycle}"), 0)
-                sender.send(topic, _values(150, 2000, f"c{cycle}"), 1)
-                _delete(broker.bootstrap, topic)
+                topic = create_topic(broker.bootstrap, 2, {"segment.bytes": "100000"})
+                sender.send(topic, values(150, 2000, f"c{cycle}"), 0)
+                sender.send(topic, values(150, 2000, f"c{cycle}"), 1)
+                delete_topic(broker.bootstrap, topic)
                 time.sleep(0.05)
                 counts.append(len(_open_files(broker)))
             time.sleep(1.0)
@@ -469,7 +353,7 @@ def test_partitions_spread_over_log_dirs_and_a_failing_one_leaves_the_others_ser
     a, b = tmp_path / "a", tmp_path / "b"
     with run_broker(f"{a},{b}") as broker:
         bootstrap = broker.bootstrap_servers
-        topic = _create(bootstrap, 4)
+        topic = create_topic(bootstrap, 4)
         where = {p: a if (a / f"{topic}-{p}").is_dir() else b for p in range(4)}
         assert sorted(str(d) for d in where.values()) == sorted([str(a)] * 2 + [str(b)] * 2)
         metas = [(d / "meta.properties").read_text() for d in (a, b)]
@@ -478,10 +362,10 @@ def test_partitions_spread_over_log_dirs_and_a_failing_one_leaves_the_others_ser
         assert len(set(ids)) == 2 and len(clusters) == 1
         sender = Sender(bootstrap)
         for p in range(4):
-            assert sender.send(topic, _values(10, 100, f"a{p}"), p) == (10, 0)
+            assert sender.send(topic, values(10, 100, f"a{p}"), p) == (10, 0)
         inject_fault("write", f"{a}/", errno.ENOSPC)
         for p in range(4):
-            outcome = sender.send(topic, _values(5, 100, f"b{p}"), p)
+            outcome = sender.send(topic, values(5, 100, f"b{p}"), p)
             assert outcome == ((0, 5) if where[p] == a else (5, 0)), (p, outcome)
         assert any(
             r.levelno == logging.ERROR and str(a) in r.message and "ENOSPC" in r.message
@@ -504,7 +388,7 @@ def test_partitions_spread_over_log_dirs_and_a_failing_one_leaves_the_others_ser
         assert f"Topic: {topic}\tPartitions: 2" in text
         clear_faults()
         for p in range(4):
-            assert sender.send(topic, _values(5, 100, f"c{p}"), p) == (5, 0)
+            assert sender.send(topic, values(5, 100, f"c{p}"), p) == (5, 0)
         with AdminClient({"bootstrap.servers": bootstrap}) as admin:
             (dirs,) = [f.result(30) for f in admin.describe_log_dirs().values()]
         assert dirs[str(a)].error is None
@@ -512,5 +396,5 @@ def test_partitions_spread_over_log_dirs_and_a_failing_one_leaves_the_others_ser
     with run_broker(f"{a},{b}") as broker:
         for p in range(4):
             assert (where[p] / f"{topic}-{p}").is_dir()
-        found = _read_all(broker.bootstrap_servers, topic, 4)
+        found = read_all(broker.bootstrap_servers, topic, 4)
         assert {v: found.get(v) for v in sender.acked} == sender.acked
