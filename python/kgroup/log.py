@@ -35,8 +35,9 @@ snapshots ``<offset>.snapshot`` and three checkpoint files. Per-record work is R
   offline (``failure`` says why): it answers ``KafkaStorageError`` until it is opened again,
   and is never marked cleanly closed, so that recovery checks it.
 - ``inject_fault(op, path_contains, errno, times=None)`` makes this process's next storage
-  operations fail (``write``, ``sync``, ``create``, ``rename``, ``remove``), for tests of what
-  follows a failing disk; ``clear_faults()`` disarms them.
+  operations fail (``write``, which writes half its bytes first, ``sync``, ``create``,
+  ``rename``, ``remove``, ``truncate``), for tests of what follows a failing disk;
+  ``clear_faults()`` disarms them.
 
 A ``Log`` is safe to use from several threads; the slow calls release the GIL.
 """

@@ -3,6 +3,8 @@
 //!
 //! A fault names an operation, a piece of the path it applies to and the OS error to fail with;
 //! it fails the next `times` matching operations (every one while armed, if `times` is None).
+//! A failed write writes the first half of its bytes before failing, as a write that runs out
+//! of space does.
 //! The log's I/O calls [`check`] before each write, fsync, creation, rename and removal; with
 //! no fault armed that costs one relaxed atomic load. Faults are process-wide: a test that arms
 //! one must [`clear`] it (the test kit's fixtures do).
@@ -24,6 +26,8 @@ pub enum Op {
     Rename,
     /// Remove: deleting a file or folder.
     Remove,
+    /// Truncate: cutting a file short (a failed append's partial batch cut back).
+    Truncate,
 }
 
 impl Op {
@@ -35,6 +39,7 @@ impl Op {
             "create" => Op::Create,
             "rename" => Op::Rename,
             "remove" | "delete" => Op::Remove,
+            "truncate" => Op::Truncate,
             _ => return None,
         })
     }

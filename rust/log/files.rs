@@ -72,8 +72,18 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 
 /// write_at writes all of `data` at `pos` of `file` (whose path is `path`).
 pub fn write_at(file: &File, data: &[u8], pos: u64, path: &Path) -> std::io::Result<()> {
-    faults::check(Op::Write, path)?;
+    if let Err(e) = faults::check(Op::Write, path) {
+        // As a write that runs out of space: part of it lands.
+        let _ = file.write_all_at(&data[..data.len() / 2], pos);
+        return Err(e);
+    }
     file.write_all_at(data, pos)
+}
+
+/// set_len cuts (or extends) a file to `len` bytes.
+pub fn set_len(file: &File, len: u64, path: &Path) -> std::io::Result<()> {
+    faults::check(Op::Truncate, path)?;
+    file.set_len(len)
 }
 
 /// sync_data fsyncs a file's data (whose path is `path`).

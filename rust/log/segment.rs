@@ -295,13 +295,17 @@ impl Segment {
             // Nothing to cut if nothing was written (a read-only filesystem fails the write
             // and the cut alike); torn only if part of the batch stays past `pos`.
             let longer = self.file.metadata().map_or(true, |m| m.len() > pos);
-            if let Err(cut) = self.file.set_len(pos).map(|_| ()).or_else(|e| {
-                if longer {
-                    Err(e)
-                } else {
-                    Ok(())
-                }
-            }) {
+            if let Err(cut) =
+                files::set_len(&self.file, pos, &path).or_else(
+                    |e| {
+                        if longer {
+                            Err(e)
+                        } else {
+                            Ok(())
+                        }
+                    },
+                )
+            {
                 self.torn.store(true, Ordering::Release);
                 err = files::io(
                     cut,

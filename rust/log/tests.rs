@@ -1585,3 +1585,42 @@ fn a_failed_fsync_takes_the_log_offline_and_recovery_checks_it() {
     log.append(&keyed(&[("a", Some("1"))], NOW), NOW, 0)
         .unwrap();
 }
+
+#[test]
+fn a_torn_append_takes_the_log_offline_and_recovery_cuts_it() {
+    // Part of a batch written and not cut back: the log takes nothing more (a later append
+    // would sit after the partial batch), and the next open cuts it.
+    let dir = TempDir::new();
+    let (log, _) = open(dir.path(), cfg(&[]));
+    fill(&log, 3);
+    let (end, size) = (log.log_end_offset(), log.size());
+    let needle = dir.path().to_string_lossy().into_owned();
+    faults::inject(faults::Op::Write, &needle, 28, Some(1));
+    faults::inject(faults::Op::Truncate, &needle, 5, Some(1));
+    let batch = values(5, 200, NOW, Compression::None, NO_PRODUCER);
+    assert!(log.append(&batch, NOW, 0).is_err());
+    assert!(log.failure().is_some());
+    let file = seg_path(dir.path(), 0, files::LOG_SUFFIX);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().len(),
+        size + batch.len() as u64 / 2
+    );
+    assert_eq!(
+        code(
+            log.append(&keyed(&[("a", Some("1"))], NOW), NOW, 0)
+                .unwrap_err()
+        ),
+        ErrorCode::KafkaStorageError
+    );
+    assert!(log.close().is_err());
+    drop(log);
+    let (log, report) = open(dir.path(), cfg(&[]));
+    assert!(!report.clean);
+    assert_eq!(report.bytes_truncated, batch.len() as u64 / 2);
+    assert_eq!((log.log_end_offset(), log.size()), (end, size));
+    let r = log
+        .append(&keyed(&[("b", Some("2"))], NOW), NOW, 0)
+        .unwrap();
+    assert_eq!(r.base_offset, end);
+    assert_eq!(all_records(&log, 0).len() as i64, end + 1);
+}

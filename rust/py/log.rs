@@ -27,7 +27,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// inject_fault(op, path_contains, errno, times=None): fail the next `times` storage
-/// operations `op` (write, sync, create, rename, remove) of this process on a path containing
+/// operations `op` (write, sync, create, rename, remove, truncate) of this process on a path containing
 /// `path_contains` with OS error `errno` (every one until cleared if `times` is None). For
 /// tests of what a broker does when its disk fails; `clear_faults()` disarms them all.
 #[pyfunction]
@@ -35,7 +35,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 fn inject_fault(op: &str, path_contains: &str, errno: i32, times: Option<u64>) -> PyResult<()> {
     let op = log::faults::Op::parse(op).ok_or_else(|| {
         pyo3::exceptions::PyValueError::new_err(format!(
-            "unknown storage operation {op:?}: write, sync, create, rename or remove"
+            "unknown storage operation {op:?}: write, sync, create, rename, remove or truncate"
         ))
     })?;
     if times == Some(0) {

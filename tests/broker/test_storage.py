@@ -398,3 +398,31 @@ def test_partitions_spread_over_log_dirs_and_a_failing_one_leaves_the_others_ser
             assert (where[p] / f"{topic}-{p}").is_dir()
         found = read_all(broker.bootstrap_servers, topic, 4)
         assert {v: found.get(v) for v in sender.acked} == sender.acked
+
+
+def test_kafkas_default_delete_delay_keeps_a_deleted_topics_folder_a_minute(
+    tmp_path: Path,
+) -> None:
+    """With Kafka's defaults (log.segment.delete.delay.ms and file.delete.delay.ms 60 s) a
+    deleted topic's folders are renamed and kept: still there a second later, and described
+    as 60 s."""
+    from kgroup.client import AdminClient, ConfigResource
+    from kgroup.client.admin import ResourceType
+
+    data = tmp_path / "data"
+    with run_broker(data) as broker:
+        bootstrap = broker.bootstrap_servers
+        topic = create_topic(bootstrap, 2)
+        with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+            r = ConfigResource(ResourceType.TOPIC, topic)
+            entries = admin.describe_configs([r])[r].result(30)
+        assert entries["file.delete.delay.ms"].value == "60000"
+        Sender(bootstrap).send(topic, values(10, 100, "a"), 1)
+        delete_topic(bootstrap, topic)
+        time.sleep(1.0)
+        doomed = sorted(data.glob(f"{topic}-*.*-delete"))
+        assert len(doomed) == 2
+        assert broker.state is not None
+        due = sorted(t for t, _ in broker.state.topics.doomed)
+        assert len(due) == 2
+        assert 58_000 < due[0] - time.time() * 1000 <= 60_000
