@@ -24,6 +24,7 @@ import errno as errno_codes
 import logging
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,7 +101,7 @@ class LogDirs:
             raise errors.InvalidArgument("log.dirs names no folder")
         self.dirs = [LogDir(p) for p in paths]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[LogDir]:
         return iter(self.dirs)
 
     def __len__(self) -> int:
