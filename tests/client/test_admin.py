@@ -221,7 +221,8 @@ def test_offset_fetch_body_at_each_version() -> None:
 
 @pytest.fixture(params=["kgroup", "kafka"])
 def log_dirs_broker(request: pytest.FixtureRequest, kgroup_bootstrap: str) -> str:
-    # tansu advertises DescribeLogDirs but never answers it (no answer in 30 s).
+    # tansu advertises DescribeLogDirs but closes the connection on it
+    # (tests/protocol/test_client_fixtures.py's TANSU_UNIMPLEMENTED).
     if request.param != "kgroup":
         return request.getfixturevalue(request.param).bootstrap
     return kgroup_bootstrap

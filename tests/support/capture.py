@@ -288,6 +288,9 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
         a.describe_cluster()
     if speaks(era, 61):
         a.describe_producers([TopicPartition(TOPIC, 0)])
+    if speaks(era, 35):
+        a.describe_log_dirs()
+        a.describe_log_dirs({TOPIC: [0]})
     a.close()
 
     s = KafkaProducer(bootstrap_servers=bootstrap, **SASL_PLAIN)

@@ -572,6 +572,36 @@ class FakeBroker:
             "cluster_authorized_operations": -2147483648,
         }
 
+    def _describe_log_dirs(self, body: dict, v: int) -> dict:
+        topics = body.get("topics") or [{"topic": "kgroup-fixture", "partitions": [0]}]
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "results": [
+                {
+                    "error_code": 0,
+                    "log_dir": "/var/lib/kgroup-fake",
+                    "topics": [
+                        {
+                            "name": t["topic"],
+                            "partitions": [
+                                {
+                                    "partition_index": p,
+                                    "partition_size": 1024,
+                                    "offset_lag": 0,
+                                    "is_future_key": False,
+                                }
+                                for p in t["partitions"]
+                            ],
+                        }
+                        for t in topics
+                    ],
+                    "total_bytes": 1 << 30,
+                    "usable_bytes": 1 << 29,
+                }
+            ],
+        }
+
     def _describe_producers(self, body: dict, v: int) -> dict:
         producer = {
             "producer_id": 1000,
