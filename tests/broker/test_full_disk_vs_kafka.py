@@ -159,7 +159,8 @@ def test_apache_kafka_halts_when_its_only_log_dir_fills(tmp_path: Path) -> None:
     with tmpfs(40) as fs:
         out = run_scenario(KafkaSide(fs / "data"), fs)
     assert out.acked > 100 and out.failed > 0
-    assert set(out.codes) == {56}
+    # KAFKA_STORAGE_ERROR, and for what was in flight when it halted, a dropped connection.
+    assert 56 in out.codes and set(out.codes) <= {56, -195}
     assert not out.alive_after_full
     assert "Error while appending records" in out.first_error
     assert "all log dirs" in out.halted and "have failed" in out.halted

@@ -6,15 +6,18 @@ with its own policy for what follows a failure (``docs/storage-failures.md``):
 
 - A write that fails (a full disk, a read-only filesystem, a file made unwritable) fails the
   request that made it with KAFKA_STORAGE_ERROR and leaves the log as it was before the call;
-  the directory is *in error* until a later write to it succeeds, and serves on meanwhile.
+  the directory is *in error* until writes to it succeed for a whole summary period with no
+  failure, and serves on meanwhile.
 - A failed fsync, or a failed write whose partial batch could not be cut back, takes that
   partition's log offline until the broker restarts (its recovery then checks everything
   after the last good fsync): it answers KAFKA_STORAGE_ERROR to produce and fetch alike.
 
 Said aloud: the first failure of each kind (the OS error: ENOSPC, EROFS, EIO...) in a
 directory logs an ERROR naming the directory, the partition, what was being done and the
-cause; while failures persist a WARNING sums them up every ``kgroup.log.dir.failure.summary.ms``;
-the first success after them logs that writes succeed again. DescribeLogDirs reports a
+cause; while failures persist a WARNING sums them up every ``kgroup.log.dir.failure.summary.ms``
+(with the writes that succeeded meanwhile: a nearly full disk fails big batches and takes
+small ones, and that logs one line a period, not one per flip); a period with successful
+writes and no failure ends the episode, logged as writes succeeding again. DescribeLogDirs reports a
 directory in error with KAFKA_STORAGE_ERROR, beside its partitions' sizes and its space.
 """
 
@@ -44,7 +47,7 @@ class DirFailure:
     partition: str
     first: float
     count: int = 0
-    #: reported is the count the last summary logged.
+    #: reported is the count the last summary saw.
     reported: int = 0
 
 
@@ -60,6 +63,11 @@ class LogDir:
     failures: dict[str, DirFailure] = field(default_factory=dict)
     #: offline_logs counts this directory's logs taken offline (until the broker restarts).
     offline_logs: int = 0
+    #: successes counts the writes that succeeded in the current period while failures were
+    #: being counted; last_success and last_failure are when the latest of each was (monotonic).
+    successes: int = 0
+    last_success: float = 0.0
+    last_failure: float = 0.0
 
     @property
     def in_error(self) -> bool:
@@ -137,6 +145,7 @@ class LogDirs:
         f.count += 1
         f.cause = str(error)
         f.partition = partition
+        d.last_failure = now
 
     def went_offline(self, d: LogDir, partition: str, why: str, error: BaseException) -> None:
         """A log of ``d`` went offline (a failed fsync): logged once, counted until restart."""
@@ -152,37 +161,42 @@ class LogDirs:
         )
 
     def succeeded(self, d: LogDir) -> None:
-        """A write to ``d`` succeeded: failures seen before it are over (cheap if none)."""
-        if not d.failures:
-            return
-        now = time.monotonic()
-        summary = ", ".join(f"{f.count} {f.kind}" for f in d.failures.values())
-        first = min(f.first for f in d.failures.values())
-        d.failures.clear()
-        log.info(
-            "Writes to log dir %s succeed again after %s failure(s) over %.1f s",
-            d.path,
-            summary,
-            now - first,
-        )
+        """A write to ``d`` succeeded (one comparison when it has no failures)."""
+        if d.failures:
+            d.successes += 1
+            d.last_success = time.monotonic()
 
     def summarize(self) -> None:
-        """Log a WARNING for each directory whose failures persist (the broker calls it every
-        kgroup.log.dir.failure.summary.ms)."""
+        """Once a period (kgroup.log.dir.failure.summary.ms): a WARNING for each kind of
+        failure that went on in it; a directory with no failure in the period whose latest
+        write succeeded is over its episode, which is logged."""
         now = time.monotonic()
         for d in self.dirs:
-            for f in d.failures.values():
-                if f.count == f.reported:
-                    continue
+            if not d.failures:
+                continue
+            fresh = [f for f in d.failures.values() if f.count > f.reported]
+            for f in fresh:
                 log.warning(
-                    "Log dir %s is still failing: %d %s failure(s) in %.0f s, %d since the last "
-                    "report, the latest while writing %s: %s",
+                    "Log dir %s is still failing: %d %s failure(s) in %.1f s, %d in the last "
+                    "period (and %d successful writes), the latest while writing %s: %s",
                     d.path,
                     f.count,
                     f.kind,
                     now - f.first,
                     f.count - f.reported,
+                    d.successes,
                     f.partition,
                     f.cause,
                 )
                 f.reported = f.count
+            if not fresh and d.last_success > d.last_failure:
+                summary = ", ".join(f"{f.count} {f.kind}" for f in d.failures.values())
+                first = min(f.first for f in d.failures.values())
+                d.failures.clear()
+                log.info(
+                    "Writes to log dir %s succeed again after %s failure(s) over %.1f s",
+                    d.path,
+                    summary,
+                    now - first,
+                )
+            d.successes = 0
