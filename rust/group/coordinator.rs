@@ -86,6 +86,9 @@ pub struct Coordinator {
     pub(super) rng: Rng,
     pub(super) now: i64,
     pub(super) clock_seen: bool,
+    /// ticking is set while [`tick`](Coordinator::tick) runs: only then does a group's initial
+    /// delayed join expire (see [`run_timers`](Coordinator::run_timers)).
+    ticking: bool,
     pub(super) loading: BTreeMap<i32, LoadState>,
     pub(super) unowned: BTreeSet<i32>,
     /// to_activate are loaded groups (by uid) whose members' sessions start at the next clock.
@@ -119,6 +122,7 @@ impl Coordinator {
             rng,
             now: i64::MIN,
             clock_seen: false,
+            ticking: false,
             loading: BTreeMap::new(),
             unowned: BTreeSet::new(),
             to_activate: Vec::new(),
@@ -215,7 +219,9 @@ impl Coordinator {
 
     /// tick_into is [`Coordinator::tick`] appending the effects to `out`.
     pub fn tick_into(&mut self, now: i64, out: &mut Vec<Effect>) {
+        self.ticking = true;
         self.enter(now);
+        self.ticking = false;
         out.append(&mut self.out);
     }
 
@@ -414,17 +420,54 @@ impl Coordinator {
         self.run_timers();
     }
 
+    /// run_timers fires every timer due by now, but for a group's initial delayed join
+    /// (InitialDelayedJoin) outside [`tick`](Coordinator::tick): Kafka's coordinator runs that
+    /// expiry as an event of its own, after the requests already queued, so that members
+    /// joining at the same moment (as a group's consumers started together do) make one
+    /// generation even with group.initial.rebalance.delay.ms=0. Served within the request that
+    /// armed it, the join would complete with its first member alone, and the others would
+    /// wait for a heartbeat to learn of the next rebalance. Such a timer stays due; the host's
+    /// next tick fires it. Likewise a tick fires each initial join once: one that re-arms
+    /// itself at once (a member joined meanwhile, delay 0) waits for the next tick, as Kafka's
+    /// re-armed timer is another event behind the requests that came in meanwhile.
     pub(super) fn run_timers(&mut self) {
         let now = self.now;
+        let mut held: Vec<u32> = Vec::new();
+        let mut fired: Vec<u32> = Vec::new();
         while let Some((key, at)) = self.timers.peek() {
             if at > now {
                 break;
             }
             let timer = Self::timer_of(&mut self.groups, &mut self.retention, key);
             if self.timers.settle(timer, now) == Due::Fire {
-                self.fire(key);
+                match key {
+                    TimerKey::Join { group } if self.initial_join(group) => {
+                        if self.ticking && !fired.contains(&group) {
+                            fired.push(group);
+                            self.fire(key);
+                        } else {
+                            held.push(group);
+                        }
+                    }
+                    _ => self.fire(key),
+                }
             }
         }
+        for g in held {
+            let Coordinator { groups, timers, .. } = self;
+            if let Some(group) = groups.get_mut(g) {
+                timers.set(&mut group.join_timer, TimerKey::Join { group: g }, now);
+            }
+        }
+    }
+
+    fn initial_join(&self, g: u32) -> bool {
+        self.groups.get(g).is_some_and(|group| {
+            matches!(
+                group.join_phase,
+                crate::group::classic_group::JoinPhase::Initial { .. }
+            )
+        })
     }
 
     fn timer_of<'a>(

@@ -42,6 +42,9 @@ class Host:
     versions: dict[Any, tuple[int, int]] = field(default_factory=dict)
     appends: list[Append] = field(default_factory=list)
     logs: dict[int, bytearray] = field(default_factory=dict)
+    #: settle ticks after each request while a timer is due, as the broker's host does (it
+    #: arms its event loop's timer at the coordinator's next deadline).
+    settle: bool = True
 
     def send(self, api_key: int, version: int, body: dict[str, Any], client: str = "c") -> int:
         """Encodes a request frame, decodes it as a broker would and hands it in."""
@@ -51,6 +54,11 @@ class Host:
         request = protocol.decode_request(frame[4:])
         self.versions[token] = (api_key, version)
         self.apply(self.coordinator.handle(self.now, token, request, client_host="/127.0.0.1"))
+        while self.settle:
+            due = self.coordinator.next_deadline
+            if due is None or due > self.now:
+                break
+            self.advance(0)
         return token
 
     def apply(self, effects: list[Respond | Append]) -> None:
@@ -162,7 +170,7 @@ def test_a_member_joins_syncs_and_heartbeats_at_every_join_version(join_version:
         r = h.body(t)
         assert r["error_code"] == errors.MemberIdRequired.code
         t = h.join(join_version, r["member_id"])
-    # group.initial.rebalance.delay.ms=0: the join completes at once.
+    # group.initial.rebalance.delay.ms=0: the join completes at the next tick.
     r = h.body(t)
     assert r["error_code"] == 0
     assert r["generation_id"] == 1

@@ -587,3 +587,33 @@ fn join_before_v4_gets_a_member_id_at_once() {
     assert_eq!(r.error, None);
     assert!(!r.member_id.is_empty());
 }
+
+/// With group.initial.rebalance.delay.ms=0 the initial delayed join still expires as an event
+/// of its own, after the requests already in (Kafka's coordinator timer): members joining at the
+/// same moment make one generation, rather than the first alone and the rest a rebalance later
+/// (which its members learn of only at their next heartbeat). A member joining meanwhile
+/// re-arms it once more, again for the next tick.
+#[test]
+fn an_initial_join_without_delay_takes_every_member_in_before_the_next_tick() {
+    let mut cfg = config();
+    cfg.initial_rebalance_delay_ms = 0;
+    let mut h = H::with(cfg);
+    let a = h.join(&Join::new(""));
+    let b = h.join(&Join::new(""));
+    assert!(!h.answered(a) && !h.answered(b));
+    // The first tick finds b added since the join was armed: once more, at the next tick.
+    h.advance(0);
+    let c = h.join(&Join::new(""));
+    assert!(!h.answered(a) && !h.answered(c));
+    h.advance(0);
+    assert!(!h.answered(a));
+    h.advance(0);
+    let (ra, rb, rc) = (
+        h.join_response(a).clone(),
+        h.join_response(b).clone(),
+        h.join_response(c).clone(),
+    );
+    assert_eq!(ra.generation_id, 1);
+    assert_eq!((rb.generation_id, rc.generation_id), (1, 1));
+    assert_eq!(ra.members.len(), 3);
+}
