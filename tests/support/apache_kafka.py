@@ -156,15 +156,21 @@ def run_tool(
     fast: bool = True,
     check: bool = True,
 ) -> subprocess.CompletedProcess[str]:
-    """Run one of Kafka's tools to its end; its stdout and stderr as text."""
-    got = subprocess.run(
-        tool_command(main_class, *args, heap=heap, fast=fast),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        input=input,
-        stdin=None if input is not None else subprocess.DEVNULL,
-    )
+    """Run one of Kafka's tools to its end; its stdout and stderr as text. With ``fast`` it
+    runs in a warm JVM of the tool shell (``support.tool_shell``), else in a JVM of its own."""
+    from . import tool_shell
+
+    if fast and tool_shell.enabled():
+        got = tool_shell.run_in_shell(main_class, list(args), input, timeout)
+    else:
+        got = subprocess.run(
+            tool_command(main_class, *args, heap=heap, fast=fast),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
     if check and got.returncode != 0:
         raise AssertionError(
             f"{main_class} {' '.join(args)} exited {got.returncode}:\n{got.stdout}\n{got.stderr}"
