@@ -29,20 +29,21 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from kgroup import errors
 from kgroup.broker.config import LONG_MAX, BrokerConfig
 from kgroup.broker.server import Connection
 from kgroup.broker.state import BrokerState
-from kgroup.broker.topics import now_ms
+from kgroup.broker.topics import Partition, now_ms
 
 __all__ = ["Broker", "BrokerConfig", "BrokerState"]
 
 log = logging.getLogger("kgroup.broker")
+T = TypeVar("T")
 
 FLUSH_CHECK = "log.flush.scheduler.interval.ms"
 RETENTION_CHECK = "log.retention.check.interval.ms"
@@ -301,16 +302,9 @@ class Broker:
         """Retention by time and size, rolling by time, producer expiry: each log in turn."""
         state = self.state
         assert state is not None
-        loop = asyncio.get_running_loop()
         for p in list(state.topics.partitions()):
-            if p.offline:
-                continue
-            try:
-                report = await loop.run_in_executor(
-                    state.background_executor, p.log.maintenance, now_ms()
-                )
-            except errors.KafkaStorageError as e:
-                state.topics.storage_failed(p, "applying retention to", e)
+            report = await self._on_log(p, p.log.maintenance, "applying retention to")
+            if report is None:
                 continue
             if report.rolled:
                 log.info("Rolled a new segment of %s (segment.ms)", p.name)
@@ -322,6 +316,21 @@ class Broker:
                     p.name,
                     report.log_start_offset,
                 )
+
+    async def _on_log(self, p: Partition, work: Callable[[int], T], what: str) -> T | None:
+        """``work(now)`` on a log in the background executor; None if the log is offline or
+        the work failed on storage (reported to the log dirs' failure channel)."""
+        state = self.state
+        assert state is not None
+        if p.offline:
+            return None
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                state.background_executor, work, now_ms()
+            )
+        except errors.KafkaStorageError as e:
+            state.topics.storage_failed(p, what, e)
+            return None
 
     async def _flush_old(self) -> None:
         """flush.ms: fsync the logs whose last flush is older than their topic's flush.ms."""
@@ -344,20 +353,11 @@ class Broker:
         assert state is not None
         if not self.config.get("log.cleaner.enable"):
             return
-        loop = asyncio.get_running_loop()
         for p in list(state.topics.partitions()):
             if "compact" not in state.topics.log_config(p.topic.configs)["cleanup.policy"]:
                 continue
-            if p.offline:
-                continue
-            try:
-                report = await loop.run_in_executor(
-                    state.background_executor, p.log.compact, now_ms()
-                )
-            except errors.KafkaStorageError as e:
-                state.topics.storage_failed(p, "compacting", e)
-                continue
-            if report.cleaned:
+            report = await self._on_log(p, p.log.compact, "compacting")
+            if report is not None and report.cleaned:
                 log.info(
                     "Cleaned %s up to offset %d: %d record(s) and %d tombstone(s) removed, "
                     "%d bytes to %d",
@@ -377,12 +377,8 @@ class Broker:
         now = now_ms()
         for p in list(state.topics.partitions()):
             due = p.log.next_purge_ms
-            if due is None or due > now:
-                continue
-            try:
-                await loop.run_in_executor(state.background_executor, p.log.purge, now)
-            except errors.KafkaStorageError as e:
-                state.topics.storage_failed(p, "removing deleted segments of", e)
+            if due is not None and due <= now:
+                await self._on_log(p, p.log.purge, "removing deleted segments of")
         if any(t <= now for t, _ in state.topics.doomed):
             await loop.run_in_executor(state.background_executor, state.topics.purge_doomed, now)
 
