@@ -67,14 +67,16 @@ class ToolShell:
         self.proc.stdin.write(json.dumps(request).encode() + b"\n")
         self.proc.stdin.flush()
         fd = self.proc.stdout.fileno()
+        # poll, not select: the suite's process may hold more than FD_SETSIZE (1024) files.
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
         deadline = time.monotonic() + timeout
         while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
                 raise subprocess.TimeoutExpired([main_class, *args], timeout)
-            ready, _, _ = select.select([fd], [], [], left)
-            if ready:
+            if poller.poll(left * 1000):
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     self.close()
