@@ -76,6 +76,13 @@ pub fn clear() {
     ARMED.store(false, Ordering::Release);
 }
 
+/// armed says whether any fault is armed (one relaxed load): hot paths check it before
+/// building a path for [`check`].
+#[inline]
+pub fn armed() -> bool {
+    ARMED.load(Ordering::Relaxed)
+}
+
 /// check fails with the armed fault matching `op` on `path`, if any.
 #[inline]
 pub fn check(op: Op, path: &Path) -> std::io::Result<()> {

@@ -199,6 +199,8 @@ class Topics:
     def _least_used(self) -> LogDir:
         """The directory for a new partition: the one holding fewest partitions (Kafka's
         LogManager.nextLogDirs), the first on a tie."""
+        if len(self.log_dirs) == 1:
+            return self.log_dirs.metadata_dir
         counts = {d.id: 0 for d in self.log_dirs}
         for t in self.by_name.values():
             for p in t.partitions:
