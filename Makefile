@@ -17,7 +17,7 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python test-spark-compat test-compat bench bench-kafka lint fmt \
-	build build-bench venv clean fuzz kafka-ref
+	build build-bench venv clean fuzz kafka-ref generate
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -129,6 +129,11 @@ $(STAMPS)/build-bench: $(STAMPS)/venv $(RUST_SRC)
 	@rm -f $(STAMPS)/build
 	@touch $@
 
+# The typed messages (rust/protocol/typed/) written again from the declarations of
+# rust/protocol/messages/; `cargo test` fails while they differ.
+generate:
+	KGROUP_GENERATE=1 cargo test --quiet --lib generated_code_is_current
+
 # Fuzzing (cargo-fuzz, nightly; not part of CI): FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 600
 fuzz:
@@ -136,6 +141,7 @@ fuzz:
 	cd fuzz && cargo +nightly fuzz run -O request_decode -- -max_total_time=$(FUZZ_SECONDS)
 	cd fuzz && cargo +nightly fuzz run -O response_decode -- -max_total_time=$(FUZZ_SECONDS)
 	cd fuzz && cargo +nightly fuzz run -O record_batches -- -max_total_time=$(FUZZ_SECONDS)
+	cd fuzz && cargo +nightly fuzz run -O typed_decode -- -max_total_time=$(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(STAMPS) target python/kgroup/*.so

@@ -8,4 +8,5 @@ pub mod primitives;
 pub mod random;
 pub mod records;
 pub mod schema;
+pub mod typed;
 pub mod value;

@@ -10,6 +10,7 @@ use super::schema::{f, Api, Kind, Message, Versions, INT16, INT32, STRING};
 
 pub mod alter_configs;
 pub mod api_versions;
+pub mod coordinator_records;
 pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_groups;

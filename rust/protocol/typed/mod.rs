@@ -1,0 +1,237 @@
+//! The typed messages: a Rust struct per message with decode straight from bytes and
+//! encode straight to bytes, generated from the declarations of `rust/protocol/messages/`
+//! by `generate.rs` (`make generate`). Do not edit the generated modules.
+
+#[cfg(test)]
+mod generate;
+pub mod support;
+#[cfg(test)]
+mod tests;
+
+pub mod alter_configs;
+pub mod api_versions;
+pub mod coordinator_records;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_groups;
+pub mod delete_records;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod describe_configs;
+pub mod describe_groups;
+pub mod describe_log_dirs;
+pub mod describe_producers;
+pub mod fetch;
+pub mod find_coordinator;
+pub mod heartbeat;
+pub mod incremental_alter_configs;
+pub mod init_producer_id;
+pub mod join_group;
+pub mod leave_group;
+pub mod list_groups;
+pub mod list_offsets;
+pub mod metadata;
+pub mod offset_commit;
+pub mod offset_delete;
+pub mod offset_fetch;
+pub mod offset_for_leader_epoch;
+pub mod produce;
+pub mod sasl_authenticate;
+pub mod sasl_handshake;
+pub mod sync_group;
+
+use crate::errors::Result;
+
+/// reencode decodes `bytes` as the message named `name` at `version` with its typed code
+/// and encodes the result again.
+#[cfg(any(test, feature = "testing"))]
+pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<Result<Vec<u8>>> {
+    Some(match name {
+        "ProduceRequest" => {
+            produce::ProduceRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "ProduceResponse" => {
+            produce::ProduceResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "FetchRequest" => {
+            fetch::FetchRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "FetchResponse" => {
+            fetch::FetchResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "ListOffsetsRequest" => {
+            list_offsets::ListOffsetsRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "ListOffsetsResponse" => list_offsets::ListOffsetsResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "MetadataRequest" => {
+            metadata::MetadataRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "MetadataResponse" => {
+            metadata::MetadataResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "OffsetCommitRequest" => offset_commit::OffsetCommitRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "OffsetCommitResponse" => offset_commit::OffsetCommitResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "OffsetFetchRequest" => {
+            offset_fetch::OffsetFetchRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "OffsetFetchResponse" => offset_fetch::OffsetFetchResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "FindCoordinatorRequest" => {
+            find_coordinator::FindCoordinatorRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "FindCoordinatorResponse" => {
+            find_coordinator::FindCoordinatorResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "JoinGroupRequest" => {
+            join_group::JoinGroupRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "JoinGroupResponse" => {
+            join_group::JoinGroupResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "HeartbeatRequest" => {
+            heartbeat::HeartbeatRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "HeartbeatResponse" => {
+            heartbeat::HeartbeatResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "LeaveGroupRequest" => {
+            leave_group::LeaveGroupRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "LeaveGroupResponse" => {
+            leave_group::LeaveGroupResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "SyncGroupRequest" => {
+            sync_group::SyncGroupRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "SyncGroupResponse" => {
+            sync_group::SyncGroupResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "DescribeGroupsRequest" => describe_groups::DescribeGroupsRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "DescribeGroupsResponse" => describe_groups::DescribeGroupsResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "ListGroupsRequest" => {
+            list_groups::ListGroupsRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "ListGroupsResponse" => {
+            list_groups::ListGroupsResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "SaslHandshakeRequest" => sasl_handshake::SaslHandshakeRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "SaslHandshakeResponse" => sasl_handshake::SaslHandshakeResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "ApiVersionsRequest" => {
+            api_versions::ApiVersionsRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "ApiVersionsResponse" => api_versions::ApiVersionsResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "CreateTopicsRequest" => create_topics::CreateTopicsRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "CreateTopicsResponse" => create_topics::CreateTopicsResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "DeleteTopicsRequest" => delete_topics::DeleteTopicsRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "DeleteTopicsResponse" => delete_topics::DeleteTopicsResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "DeleteRecordsRequest" => delete_records::DeleteRecordsRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "DeleteRecordsResponse" => delete_records::DeleteRecordsResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "InitProducerIdRequest" => init_producer_id::InitProducerIdRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "InitProducerIdResponse" => {
+            init_producer_id::InitProducerIdResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "OffsetForLeaderEpochRequest" => {
+            offset_for_leader_epoch::OffsetForLeaderEpochRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "OffsetForLeaderEpochResponse" => {
+            offset_for_leader_epoch::OffsetForLeaderEpochResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeConfigsRequest" => {
+            describe_configs::DescribeConfigsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeConfigsResponse" => {
+            describe_configs::DescribeConfigsResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "AlterConfigsRequest" => alter_configs::AlterConfigsRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "AlterConfigsResponse" => alter_configs::AlterConfigsResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "DescribeLogDirsRequest" => {
+            describe_log_dirs::DescribeLogDirsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeLogDirsResponse" => {
+            describe_log_dirs::DescribeLogDirsResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "SaslAuthenticateRequest" => {
+            sasl_authenticate::SaslAuthenticateRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "SaslAuthenticateResponse" => {
+            sasl_authenticate::SaslAuthenticateResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "CreatePartitionsRequest" => {
+            create_partitions::CreatePartitionsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "CreatePartitionsResponse" => {
+            create_partitions::CreatePartitionsResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DeleteGroupsRequest" => delete_groups::DeleteGroupsRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "DeleteGroupsResponse" => delete_groups::DeleteGroupsResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "IncrementalAlterConfigsRequest" => {
+            incremental_alter_configs::IncrementalAlterConfigsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "IncrementalAlterConfigsResponse" => {
+            incremental_alter_configs::IncrementalAlterConfigsResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "OffsetDeleteRequest" => offset_delete::OffsetDeleteRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "OffsetDeleteResponse" => offset_delete::OffsetDeleteResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "DescribeClusterRequest" => {
+            describe_cluster::DescribeClusterRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeClusterResponse" => {
+            describe_cluster::DescribeClusterResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeProducersRequest" => {
+            describe_producers::DescribeProducersRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeProducersResponse" => {
+            describe_producers::DescribeProducersResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "OffsetCommitKey" => coordinator_records::OffsetCommitKey::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "OffsetCommitValue" => coordinator_records::OffsetCommitValue::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "GroupMetadataKey" => coordinator_records::GroupMetadataKey::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "GroupMetadataValue" => coordinator_records::GroupMetadataValue::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        _ => return None,
+    })
+}
