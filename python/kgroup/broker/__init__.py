@@ -17,7 +17,7 @@ kept in ``__consumer_offsets`` as Kafka keeps them. Start it from the command li
 
 The network side is Python asyncio (``server``), one handler module per api (``handlers``);
 appends, reads, recovery, retention and compaction are the Rust log engine's (``kgroup.log``);
-the group coordinator is a Rust state machine (``kgroup.group``) that ``groups`` hosts.
+the group coordinator is a Rust state machine (``kgroup.group``) hosted by ``coordinators``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
 from kgroup.broker.config import BrokerConfig
-from kgroup.broker.groups import GroupHost
+from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.output import SendStats
 from kgroup.broker.topics import Partition, Topics
 
@@ -186,7 +186,7 @@ class BrokerState:
             self.flush_executor, lambda p, e: self.topics.storage_failed(p, "syncing", e)
         )
         self.producer_ids = ProducerIds(config.data_dir / "producer-ids")
-        #: groups hosts the group coordinator (``kgroup.broker.groups``).
+        #: groups hosts the group coordinator (``kgroup.broker.coordinators.groups``).
         self.groups = GroupHost(self)
         #: stopping is set when the broker shuts down: long polls answer at once.
         self.stopping = False

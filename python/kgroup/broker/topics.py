@@ -50,7 +50,8 @@ MAX_NAME_LENGTH = 249
 #: The one leader epoch of every partition: a single node is always the leader, and epochs
 #: reported in Metadata, stamped on batches and answered by OffsetForLeaderEpoch agree.
 LEADER_EPOCH = 0
-#: OFFSETS_TOPIC holds the groups' committed offsets and metadata (``kgroup.broker.groups``).
+#: OFFSETS_TOPIC holds the groups' committed offsets and metadata
+#: (``kgroup.broker.coordinators.groups``).
 OFFSETS_TOPIC = "__consumer_offsets"
 #: INTERNAL_TOPICS are Kafka's internal topics (``Topic.INTERNAL_TOPICS``): shown as internal by
 #: Metadata, never deleted, never produced to by clients. Internal by name, as Kafka decides.

@@ -2,7 +2,8 @@
 is refused with NON_EMPTY_GROUP, an unknown one with GROUP_ID_NOT_FOUND. v1 changes only
 throttling; v2 is flexible.
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

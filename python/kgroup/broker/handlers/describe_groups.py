@@ -3,7 +3,8 @@ assignment. v1 adds throttle_time_ms; v3 authorized operations; v4 group_instanc
 flexible; v6 answers GROUP_ID_NOT_FOUND (and a message) for a group that does not exist, where
 v0-5 describe it as Dead (KIP-1043).
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Heartbeat: v0-4. A member keeps its session alive and learns of a rebalance
 (REBALANCE_IN_PROGRESS). v1 adds throttle_time_ms; v3 group_instance_id; v4 is flexible.
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

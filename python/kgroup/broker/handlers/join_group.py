@@ -4,7 +4,8 @@ timeout; v2 throttle_time_ms; v4 MEMBER_ID_REQUIRED, a new member's first join a
 its id (KIP-394); v5 group_instance_id (static membership, KIP-345); v6 is flexible; v7 the
 protocol type in the response; v8 a reason (KIP-800); v9 skip_assignment (KIP-814).
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

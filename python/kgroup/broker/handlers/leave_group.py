@@ -2,7 +2,8 @@
 session timeouts. v1 adds throttle_time_ms; v3 a batch of members by member or instance id
 (KIP-345), with an error per member; v4 is flexible; v5 a reason per member (KIP-800).
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

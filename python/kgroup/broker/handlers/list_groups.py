@@ -2,7 +2,8 @@
 flexible; v4 a state filter (KIP-518); v5 a type filter (KIP-848: every group here is
 classic).
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ member id (and a per-partition timestamp, v1 only); v2-4 a retention time; v3
 throttle_time_ms; v6 leader epochs; v7 group_instance_id; v8 is flexible; v9 member epochs
 (KIP-848; a classic group reads the epoch as its generation).
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """OffsetDelete: v0. Delete a group's committed offsets of some partitions (KIP-496); refused
 with GROUP_SUBSCRIBED_TO_TOPIC for a topic the group's members still consume.
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ and adds a top-level error; v3 throttle_time_ms; v5 leader epochs; v6 is flexibl
 require_stable (KIP-447: UNSTABLE_OFFSET_COMMIT while a commit is pending); v8 several groups
 in one request; v9 member id and epoch (KIP-848).
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

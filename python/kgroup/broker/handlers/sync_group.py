@@ -3,7 +3,8 @@ own, parked until the leader's arrives (and is durable). v1 adds throttle_time_m
 group_instance_id; v4 is flexible; v5 the protocol type and name, checked against the
 group's.
 
-Served by the group coordinator (``kgroup.broker.groups``), which writes the response frame.
+Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
+response frame.
 """
 
 from __future__ import annotations

@@ -1,0 +1,146 @@
+"""GroupHost: Kafka's classic consumer groups on this broker.
+
+The coordinator is Rust (:class:`kgroup.group.Coordinator`): a pure state machine that reads no
+clock and does no I/O. Its runtime (``runtime.CoordinatorRuntime``) carries out its effects,
+appends its records to ``__consumer_offsets``, loads them at start and fires its timers, as
+for any coordinator. ``GroupHost``, one per broker, adds what is the groups' own:
+
+- Requests. The handlers of the ten group apis (``handlers/join_group.py`` ...) hand their
+  request in (``handle``). Most are answered in the same call, with a whole response frame; the
+  others (a JoinGroup or SyncGroup parked until its rebalance completes, a commit waiting for
+  its records to be durable) get a future that a later effect resolves. The server writes
+  either in the connection's request order, and a parked request holds nothing but its own
+  connection's later responses, as Kafka, which reads nothing more from that connection
+  meanwhile, holds them.
+- Commits. A commit is answered, and visible to OffsetFetch, once its records are durable as
+  the runtime has it: written, or fsynced once the topic's ``flush.messages`` is reached.
+- Topics. ``set_topics`` after every topic change, so that commits to unknown topics or
+  partitions get UNKNOWN_TOPIC_OR_PARTITION; ``topics_deleted`` when a topic is deleted.
+- ``__consumer_offsets``. Created when first needed, as Kafka creates it: on the first
+  FindCoordinator for a group (or a Metadata request naming it), with
+  ``offsets.topic.num.partitions`` partitions, compacted, in ``offsets.topic.segment.bytes``
+  segments. Until it exists no partition is this broker's: group requests are answered
+  NOT_COORDINATOR and clients go back to FindCoordinator. Kafka creates it asynchronously and
+  answers that first FindCoordinator COORDINATOR_NOT_AVAILABLE; here the topic is created
+  in the request (about 40 ms for 50 partitions, once per data folder), which spares clients
+  their retry. At start its partitions are loaded in reads of ``offsets.load.buffer.size``
+  bytes; a partition that fails to load is not served (NOT_COORDINATOR) rather than served
+  empty, which would reset its consumers' positions.
+
+Not thread-safe: the broker's event loop owns it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+from kgroup import errors
+from kgroup.broker.coordinators.runtime import CoordinatorRuntime, Host, InternalTopic
+from kgroup.broker.topics import OFFSETS_TOPIC, Topic, now_ms
+from kgroup.group import CONFIG_KEYS, Coordinator
+from kgroup.protocol import Request
+
+__all__ = ["GroupHost", "GroupRequest"]
+
+
+class _Client(Protocol):
+    @property
+    def client_host(self) -> str: ...
+
+
+class GroupRequest(Protocol):
+    """GroupRequest is what GroupHost reads of a handler's ``RequestContext``: the request and
+    its client's address."""
+
+    @property
+    def request(self) -> Request: ...
+    @property
+    def connection(self) -> _Client: ...
+
+
+class GroupHost:
+    """GroupHost runs the broker's group coordinator over a :class:`CoordinatorRuntime`. See the
+    module's docstring."""
+
+    def __init__(self, state: Host) -> None:
+        self.state = state
+        config = state.config
+        #: coordinator is the Rust state machine, configured by the broker's ``group.*`` and
+        #: ``offset(s).*`` settings (Kafka's names).
+        self.coordinator = Coordinator({k: config.get(k) for k in CONFIG_KEYS})
+        self.num_partitions = int(config.get("offsets.topic.num.partitions"))
+        #: runtime carries out the coordinator's effects, loads and timers.
+        self.runtime = CoordinatorRuntime(
+            state,
+            self.coordinator,
+            InternalTopic(
+                name=OFFSETS_TOPIC,
+                partitions=self.num_partitions,
+                # Kafka's groupMetadataTopicConfigs: compacted, producer compression, its own
+                # segment size.
+                configs={
+                    "cleanup.policy": ["compact"],
+                    "compression.type": "producer",
+                    "segment.bytes": int(config.get("offsets.topic.segment.bytes")),
+                },
+                load_buffer=int(config.get("offsets.load.buffer.size")),
+                unit="group",
+                contents="offsets and group metadata",
+            ),
+        )
+        state.topics.listeners.append(self._topic_changed)
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Take the partitions of ``__consumer_offsets`` (after the topics are loaded, on the
+        event loop): each is loaded in the background."""
+        self._set_topics()
+        self.runtime.start()
+
+    def stop(self) -> None:
+        """Give every partition up: parked JoinGroups and SyncGroups are answered
+        NOT_COORDINATOR. Commits waiting for their flush are still answered when it ends."""
+        self.runtime.stop()
+
+    # -- topics --------------------------------------------------------------------------
+
+    def offsets_topic(self) -> Topic:
+        """``__consumer_offsets``, created now if it does not exist yet."""
+        return self.runtime.internal_topic()
+
+    def coordinator_error(self, group_id: str) -> errors.KafkaError | None:
+        """Why this broker cannot coordinate ``group_id`` (FindCoordinator), or None: it can.
+        Creates ``__consumer_offsets`` when it does not exist."""
+        topic = self.offsets_topic()
+        if self.coordinator.partition_for(group_id) >= len(topic.partitions):
+            # A topic created by hand with fewer partitions: Kafka finds no leader for it.
+            return errors.CoordinatorNotAvailable()
+        return None
+
+    def _set_topics(self) -> None:
+        self.coordinator.set_topics(
+            {t.name: len(t.partitions) for t in self.state.topics.by_name.values()}
+        )
+
+    def _topic_changed(self, topic: Topic, change: str) -> None:
+        # New partitions of __consumer_offsets are the runtime's (its own listener).
+        self._set_topics()
+        if change == "deleted":
+            self.runtime.apply(self.coordinator.topics_deleted(now_ms(), [topic.name]))
+
+    # -- requests ------------------------------------------------------------------------
+
+    def handle(self, ctx: GroupRequest) -> bytes | asyncio.Future[bytes]:
+        """Serve one group request: its response frame, or a future of it."""
+        runtime = self.runtime
+        token = runtime.new_token()
+        # The one place a request reaches the coordinator.
+        effects = self.coordinator.handle(now_ms(), token, ctx.request, ctx.connection.client_host)
+        return runtime.answer(token, effects)
+
+    @property
+    def waiting(self) -> int:
+        """Requests handed to the coordinator and not answered yet."""
+        return self.runtime.waiting
