@@ -33,14 +33,15 @@ import socket
 from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
+from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
 from kgroup.broker.output import Output
 from kgroup.log import FileSlice
 
 if TYPE_CHECKING:
-    from kgroup.broker import BrokerState
+    from kgroup.broker.state import BrokerState
 
-__all__ = ["Connection", "RequestContext"]
+__all__ = ["Connection"]
 
 log = logging.getLogger("kgroup.broker")
 
@@ -48,18 +49,6 @@ _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _FETCH = int(protocol.ApiKey.FETCH)
 #: SCRATCH is the size of a connection's read buffer: frames that fit are read many at a time.
 SCRATCH = 256 * 1024
-
-
-class RequestContext:
-    """RequestContext is what a handler knows of a request: the broker's state, the decoded
-    request and the connection it came on."""
-
-    __slots__ = ("connection", "request", "state")
-
-    def __init__(self, state: BrokerState, request: protocol.Request, connection: Connection):
-        self.state = state
-        self.request = request
-        self.connection = connection
 
 
 class _Slot:

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kgroup import errors
 from kgroup.broker.config import BrokerConfig
@@ -19,12 +19,23 @@ from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.output import SendStats
 from kgroup.broker.topics import Partition, Topics
 
-if TYPE_CHECKING:
-    from kgroup.broker.server import Connection
-
-__all__ = ["BrokerState", "Flusher", "ProducerIds"]
+__all__ = ["BrokerState", "Flusher", "Peer", "ProducerIds"]
 
 log = logging.getLogger("kgroup.broker")
+
+
+class Peer(Protocol):
+    """Peer is a client's connection (``server.Connection``) as the rest of the broker sees it:
+    what a handler uses of the connection its request came on, and what the broker does with
+    each connection as it stops."""
+
+    @property
+    def client_host(self) -> str: ...
+    @property
+    def in_flight(self) -> int: ...
+    def close_for(self, e: Exception) -> None: ...
+    def stop_reading(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class Flusher:
@@ -179,7 +190,8 @@ class BrokerState:
         self.host = host
         self.port = port
         self.topics = Topics(config)
-        self.connections: set[Connection] = set()
+        #: connections are the clients' open connections.
+        self.connections: set[Peer] = set()
         self.flush_executor = concurrent.futures.ThreadPoolExecutor(1, "kgroup-flush")
         self.background_executor = concurrent.futures.ThreadPoolExecutor(1, "kgroup-cleaner")
         self.flusher = Flusher(

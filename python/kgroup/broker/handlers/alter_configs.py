@@ -10,7 +10,7 @@ from kgroup.broker.handlers.incremental_alter_configs import alter_resources
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.ALTER_CONFIGS
 VERSIONS = (0, 2)

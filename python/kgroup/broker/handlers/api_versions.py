@@ -19,7 +19,7 @@ from kgroup.errors import InvalidRequest, UnsupportedVersion
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.API_VERSIONS
 VERSIONS = (0, 4)

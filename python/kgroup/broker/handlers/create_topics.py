@@ -19,7 +19,7 @@ from kgroup.broker.topics import Topic, validate_topic_name
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
     from kgroup.broker.state import BrokerState
 
 API_KEY = ApiKey.CREATE_TOPICS

@@ -11,7 +11,7 @@ from kgroup import errors
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.DELETE_RECORDS
 VERSIONS = (0, 2)

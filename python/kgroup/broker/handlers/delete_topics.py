@@ -10,7 +10,7 @@ from kgroup import errors
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = (0, 6)

@@ -11,7 +11,7 @@ from kgroup.broker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
 VERSIONS = (0, 1)

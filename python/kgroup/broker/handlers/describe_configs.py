@@ -16,7 +16,7 @@ from kgroup.broker import config_entries
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = (0, 4)

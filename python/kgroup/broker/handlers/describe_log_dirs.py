@@ -15,7 +15,7 @@ from kgroup import errors
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
     from kgroup.broker.topics import Partition
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS

@@ -31,7 +31,7 @@ from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches, encode_batch
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
     from kgroup.broker.state import BrokerState
 
 API_KEY = ApiKey.FETCH

@@ -15,7 +15,7 @@ from kgroup.broker.config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, Con
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
     from kgroup.broker.state import BrokerState
     from kgroup.broker.topics import Topic
 

@@ -15,7 +15,7 @@ from kgroup import errors
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 VERSIONS = (0, 5)

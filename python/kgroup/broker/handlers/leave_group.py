@@ -15,7 +15,7 @@ from kgroup.protocol import ApiKey
 if TYPE_CHECKING:
     import asyncio
 
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.LEAVE_GROUP
 VERSIONS = (0, 5)

@@ -19,7 +19,7 @@ from kgroup.broker.topics import LEADER_EPOCH
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.LIST_OFFSETS
 VERSIONS = (0, 9)

@@ -20,7 +20,7 @@ from kgroup.broker.topics import LEADER_EPOCH, OFFSETS_TOPIC, Topic
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
     from kgroup.broker.state import BrokerState
 
 API_KEY = ApiKey.METADATA

@@ -14,7 +14,7 @@ from kgroup.protocol import ApiKey
 if TYPE_CHECKING:
     import asyncio
 
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.OFFSET_DELETE
 VERSIONS = (0, 0)

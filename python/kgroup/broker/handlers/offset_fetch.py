@@ -16,7 +16,7 @@ from kgroup.protocol import ApiKey
 if TYPE_CHECKING:
     import asyncio
 
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.OFFSET_FETCH
 VERSIONS = (0, 9)

@@ -18,7 +18,7 @@ from kgroup.broker.topics import LEADER_EPOCH
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 VERSIONS = (0, 4)

@@ -31,7 +31,7 @@ from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches, encode_batch, read_batch_headers
 
 if TYPE_CHECKING:
-    from kgroup.broker.server import RequestContext
+    from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.PRODUCE
 VERSIONS = (0, 11)
