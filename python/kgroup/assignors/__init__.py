@@ -247,11 +247,13 @@ class StickyAssignor(Assignor):
         """The Subscription a Java StickyAssignor member sends: its previous partitions and
         generation in V1 user data (null user data before its first assignment). ``owned`` may
         be an :class:`Assignment` (taken over without building tuples)."""
-        from kgroup.assignors.consumer_protocol import encode_sticky_user_data
-
         if owned is not None and not isinstance(owned, Assignment):
             owned = list(owned)
-        user_data = None if owned is None else encode_sticky_user_data(owned, generation)
+        user_data = (
+            None
+            if owned is None
+            else _native.consumer_protocol.encode_sticky_user_data(owned, generation)
+        )
         return Subscription(
             list(topics),
             user_data=user_data,

@@ -18,7 +18,7 @@ import socket
 import struct
 from typing import Any
 
-from kgroup import __version__
+from kgroup._native import __version__
 from kgroup.errors import (
     DecodeError,
     KafkaError,
