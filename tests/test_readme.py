@@ -1,5 +1,5 @@
 """The README's examples run as printed: its `pycon` sessions are doctests, and its `python`
-blocks compile (the ones that need a broker run in tests/partitioning/test_adapters.py)."""
+blocks compile (the ones that need a broker run in tests/partitioners/test_adapters.py)."""
 
 import doctest
 import re
