@@ -35,13 +35,16 @@ test-python: build kafka-ref
 	$(PY) -m pytest -q tests
 
 # Apache Kafka beside kgroup (tests/support/apache_kafka.py): Java and Maven from Debian when the
-# machine lacks them, then Kafka's jars from Maven Central into ~/.cache/kgroup, once.
+# machine lacks them, then Kafka's jars from Maven Central into ~/.cache/kgroup, once, and the
+# two jars of Kafka 3.9 whose message specs scripts/check_protocol_spec.py compares with.
 kafka-ref: $(STAMPS)/kafka-ref
 
-$(STAMPS)/kafka-ref: tests/support/kafka_ref/pom.xml tests/support/apache_kafka.py $(STAMPS)/venv
+$(STAMPS)/kafka-ref: tests/support/kafka_ref/pom.xml tests/support/kafka_ref/specs-pom.xml \
+		tests/support/apache_kafka.py $(STAMPS)/venv
 	command -v javac >/dev/null && command -v mvn >/dev/null || { apt-get update -q && \
 		apt-get install -y -q --no-install-recommends openjdk-17-jdk-headless maven; }
 	cd tests && $(PY) -c 'from support.apache_kafka import lib_dir; print("Apache Kafka jars:", lib_dir())'
+	cd tests && $(PY) -c 'from support.apache_kafka import spec_jars; print("Kafka 3.9 specs:", spec_jars())'
 	@touch $@
 
 # librdkafka's own integration tests (v2.15.0's C test programs) against a kgroup broker that

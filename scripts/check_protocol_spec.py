@@ -1,15 +1,37 @@
 #!/usr/bin/env python3
 """Compare kgroup's protocol definitions with Kafka's own message specs.
 
-    .venv/bin/python scripts/check_protocol_spec.py /path/to/apache/kafka
+    .venv/bin/python scripts/check_protocol_spec.py [SPECS] [--exact] [--errors]
 
-reads ``clients/src/main/resources/common/message/*.json`` from a checkout of apache/kafka and
-reports every difference from ``kgroup.protocol.definitions()``: messages (api key, valid and
-flexible versions) and, field by field, names (Kafka's in snake_case), types, versions,
-nullable versions, tags and tagged versions, flexible-version overrides, defaults and
-ignorability. With ``--errors`` it also checks ``kgroup.errors`` against ``Errors.java``: codes,
+SPECS is where Kafka's JSON message specs are read from: a checkout of apache/kafka
+(``clients/src/main/resources/common/message/`` and the group coordinator's record schemas in
+``group-coordinator/src/main/resources/common/message/``), a jar that carries them as resources
+under ``common/message/`` (kafka-clients, kafka-group-coordinator), or a folder of jars. By
+default: the Apache Kafka jars from Maven Central that the tests run
+(``tests/support/apache_kafka.py``'s ``lib_dir()``); ``spec_jars()`` there fetches Kafka 3.9's.
+
+Ours are ``kgroup.protocol.definitions()`` (requests, responses, headers) and the
+``__consumer_offsets`` record schemas of ``rust/protocol/messages/coordinator_records.rs``, read
+from the Rust source while the binding does not list them.
+
+Specs of Kafka 3.9, which the tables were transcribed from, or of no known release are compared
+exactly: message by message (type, api key, valid and flexible versions) and field by field:
+names (Kafka's in snake_case), types, versions, nullable versions, tags and tagged versions,
+flexible-version overrides, defaults and ignorability.
+
+Any other release's specs are compared in the versions both speak. kgroup keeps serving the
+versions Kafka 4.0 removed (KIP-896) and stops at 3.9's newest, so valid versions may differ as
+``DECLARED`` says for that release, and nothing else may: in each version both speak, a message
+has the same fields in the same order (tagged ones by tag), each with the same name, type,
+nullability, tag, encoding and default, and the fields that neither has there the same default
+and ignorability. Ranges may be written differently (``"0+"`` against ``"0-12"``) as long as
+they agree on those versions. A message ``DECLARED`` for 3.9 (DescribeGroups, which goes on to
+4.0's v6) is compared that way with 3.9 too. ``--exact`` compares every message exactly and
+allows nothing.
+
+With ``--errors`` it also checks ``kgroup.errors`` against ``Errors.java`` of a checkout: codes,
 names, default messages and whether each code's exception is retriable. Exit status 1 when
-anything differs.
+anything differs that is not declared.
 """
 
 from __future__ import annotations
@@ -18,12 +40,18 @@ import argparse
 import json
 import re
 import sys
+import zipfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = "clients/src/main/resources/common/message"
+RECORDS = "group-coordinator/src/main/resources/common/message"
+IN_JAR = "common/message/"
 ERRORS_JAVA = "clients/src/main/java/org/apache/kafka/common/protocol/Errors.java"
 EXCEPTIONS = "clients/src/main/java/org/apache/kafka/common/errors"
+RECORDS_RS = ROOT / "rust/protocol/messages/coordinator_records.rs"
 PRIMITIVES = {
     "bool",
     "int8",
@@ -41,15 +69,340 @@ PRIMITIVES = {
 INTEGERS = {"int8", "int16", "int32", "int64", "uint16", "uint32"}
 
 
-def snake(name: str) -> str:
-    """Kafka's CamelCase name in snake_case: ``RebalanceTimeoutMs`` -> ``rebalance_timeout_ms``."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+class Declared(NamedTuple):
+    """Declared is how kgroup's tables differ on purpose from one Kafka release's specs.
+
+    ``valid_versions``: Kafka's valid versions (normalised) of each message whose range is not
+    ours, keyed by message name, or by API name for a request and its response alike.
+    ``tagged_fields``: (message, field path in snake_case) -> tag, for each tagged field Kafka
+    added to a version kgroup speaks: a tagged field is optional on the wire and kgroup keeps
+    unknown ones, so the older layout still reads and writes that version right. Everything
+    else in a version both speak must be the same, and a declaration that no longer matches
+    Kafka's specs is reported too.
+    """
+
+    valid_versions: dict[str, str]
+    tagged_fields: dict[tuple[str, str], int]
+
+    def range_of(self, name: str) -> str | None:
+        return self.valid_versions.get(name) or self.valid_versions.get(
+            re.sub(r"(Request|Response)$", "", name)
+        )
+
+
+#: DECLARED is, per Kafka release (major.minor), where kgroup's tables differ from its specs on
+#: purpose. The tables were transcribed from 3.9; kgroup keeps serving every version 3.9 served,
+#: and stops at 3.9's newest, DescribeGroups v6 aside. "Removed": versions that 4.0 dropped
+#: (KIP-896) and kgroup serves to old clients; the others are versions above 3.9's newest.
+DECLARED: dict[str, Declared] = {
+    "3.9": Declared(
+        # v6 (KIP-1043) from 4.0: Java's 4.x Admin describes groups at the broker's newest
+        # version and expects GROUP_ID_NOT_FOUND for a missing group. Compared with 4.4.
+        {"DescribeGroups": "0-5"},
+        {},
+    ),
+    "4.4": Declared(
+        {
+            "Produce": "3-13",  # 0-2 removed; 12 (KIP-890), 13 topic ids (KIP-516)
+            "Fetch": "4-18",  # 0-3 removed; 18 high watermark (KIP-1166)
+            "ListOffsets": "1-11",  # 0 removed; 10 (KIP-1075), 11 (KIP-1023)
+            "Metadata": "0-13",  # 13 a top-level error code
+            "OffsetCommit": "2-10",  # 0-1 removed; 10 topic ids (KIP-848)
+            "OffsetFetch": "1-10",  # 0 removed; 10 topic ids (KIP-848)
+            "ApiVersions": "0-5",  # 5 cluster and node id checks (KIP-1242)
+            "CreateTopics": "2-7",  # 0-1 removed
+            "DeleteTopics": "1-6",  # 0 removed
+            "InitProducerId": "0-6",  # 6 two-phase commit (KIP-939)
+            "OffsetForLeaderEpoch": "2-4",  # 0-1 removed
+            "DescribeConfigs": "1-4",  # 0 removed
+            "DescribeLogDirs": "1-5",  # 0 removed; 5 more response fields
+            "DeleteGroups": "0-3",  # 3 a per-group error message
+            "DescribeCluster": "0-2",  # 2 IncludeFencedBrokers (KIP-1073)
+            "RequestHeader": "1-2",  # 0 removed with ControlledShutdown v0, its only user
+        },
+        # The committed topic's id, a tagged field 4.x added to v4: what kgroup writes is still
+        # a whole v4 record, and a record that has it decodes (the tag kept as unknown).
+        {("OffsetCommitValue", "topic_id"): 0},
+    ),
+}
+
+
+# -- Kafka's specs ----------------------------------------------------------------------------
+
+
+class Specs(NamedTuple):
+    """Specs are Kafka's JSON message specs by name, read from one place: a checkout, a jar or
+    a folder of jars; ``release`` is Kafka's version when that place says it (``"3.9.2"``)."""
+
+    origin: str
+    files: dict[str, dict[str, Any]]
+    release: str | None
+    checkout: Path | None
+
+
+def parse_json(text: str) -> dict[str, Any]:
+    # Kafka's spec files are JSON with // line comments.
+    return json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.M))
 
 
 def load_json(path: Path) -> dict[str, Any]:
-    # Kafka's spec files are JSON with // line comments.
-    text = re.sub(r"^\s*//.*$", "", path.read_text(), flags=re.M)
-    return json.loads(text)
+    return parse_json(path.read_text())
+
+
+def load_specs(source: Path) -> Specs:
+    """Kafka's specs from a checkout of apache/kafka, a jar, or a folder of jars."""
+    files: dict[str, dict[str, Any]] = {}
+    if source.is_dir() and (source / "clients").is_dir():
+        for folder in (MESSAGES, RECORDS):
+            for path in sorted((source / folder).glob("*.json")):
+                files[path.stem] = load_json(path)
+        gradle = source / "gradle.properties"
+        m = re.search(r"^version=(\S+)", gradle.read_text(), re.M) if gradle.exists() else None
+        return Specs(f"the checkout {source}", files, m.group(1) if m else None, source)
+    if source.is_dir():
+        jars = sorted(source.glob("*.jar"))
+        origin = f"the jars of {source}"
+    elif source.suffix == ".jar":
+        jars = [source]
+        origin = str(source)
+    else:
+        raise SystemExit(f"{source}: not a checkout of apache/kafka, a jar or a folder of jars")
+    release = None
+    for jar in jars:
+        with zipfile.ZipFile(jar) as z:
+            for name in z.namelist():
+                if name == "kafka/kafka-version.properties":
+                    m = re.search(r"^version=(\S+)", z.read(name).decode(), re.M)
+                    release = m.group(1) if m else None
+                if not (name.startswith(IN_JAR) and name.endswith(".json")):
+                    continue
+                spec = parse_json(z.read(name).decode())
+                stem = name[len(IN_JAR) : -len(".json")]
+                if files.setdefault(stem, spec) != spec:
+                    raise SystemExit(f"{source}: two different {stem}.json")
+    if not files:
+        raise SystemExit(f"{source}: no {IN_JAR}*.json in {len(jars)} jars")
+    return Specs(origin, files, release, None)
+
+
+def default_source() -> Path:
+    """The jars of Apache Kafka that the tests run (fetched with Maven on first use)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from support.apache_kafka import lib_dir
+    except ImportError as e:
+        raise SystemExit(f"no SPECS given, and no tests/support/apache_kafka.py: {e}") from e
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    return lib_dir()
+
+
+# -- our definitions --------------------------------------------------------------------------
+
+_RUST_TYPES = {
+    "BOOL": "bool",
+    "INT8": "int8",
+    "INT16": "int16",
+    "INT32": "int32",
+    "INT64": "int64",
+    "UINT16": "uint16",
+    "FLOAT64": "float64",
+    "UUID": "uuid",
+    "STRING": "string",
+    "BYTES": "bytes",
+    "RECORDS": "records",
+    "STRUCT": "struct",
+    "STRUCTS": "[]struct",
+    "INT32S": "[]int32",
+    "INT64S": "[]int64",
+    "STRINGS": "[]string",
+}
+_RUST_TOKEN = re.compile(
+    r'\s+|//[^\n]*|(?P<str>"(?:[^"\\]|\\.)*")|(?P<num>-?\d+(?:\.\d+)?)|(?P<id>\w+(?:::\w+)*)'
+    r"|(?P<p>[^\s\w])"
+)
+
+
+class _Call(NamedTuple):
+    name: str
+    args: list[Any]
+
+
+def _rust_tokens(text: str) -> list[tuple[str, str]]:
+    tokens, at = [], 0
+    while at < len(text):
+        m = _RUST_TOKEN.match(text, at)
+        if m is None:
+            raise ValueError(f"unexpected {text[at : at + 20]!r}")
+        at = m.end()
+        if m.lastgroup:
+            tokens.append((m.lastgroup, m.group()))
+    return tokens
+
+
+class _RustParser:
+    """A reader of the one expression syntax the tables use: string and number literals, paths
+    (``Kind::Header``), calls (``f(...)``, ``Versions::parse(...)``), method chains
+    (``.nullable("3+")``), slices (``&[...]``) and struct literals (``Message { name: ... }``)."""
+
+    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+        self.tokens, self.at = tokens, 0
+
+    def take(self, text: str | None = None) -> str:
+        kind, value = self.tokens[self.at]
+        if text is not None and value != text:
+            raise ValueError(f"expected {text!r}, found {value!r} at token {self.at}")
+        self.at += 1
+        return value if kind != "str" else json.loads(value)
+
+    def peek(self) -> str:
+        return self.tokens[self.at][1] if self.at < len(self.tokens) else ""
+
+    def items(self, end: str) -> list[Any]:
+        out = []
+        while self.peek() != end:
+            out.append(self.expression())
+            if self.peek() == ",":
+                self.take(",")
+        self.take(end)
+        return out
+
+    def expression(self) -> Any:
+        kind, value = self.tokens[self.at]
+        if kind == "str":
+            out: Any = self.take()
+        elif kind == "num":
+            out = float(self.take()) if "." in value else int(self.take())
+        elif value == "&":
+            self.take("&")
+            self.take("[")
+            out = self.items("]")
+        elif kind == "id":
+            name = self.take()
+            if self.peek() == "(":
+                self.take("(")
+                out = _Call(name, self.items(")"))
+            elif self.peek() == "{":
+                self.take("{")
+                out = {}
+                while self.peek() != "}":
+                    key = self.take()
+                    self.take(":")
+                    out[key] = self.expression()
+                    if self.peek() == ",":
+                        self.take(",")
+                self.take("}")
+            else:
+                out = _Call(name, [])
+        else:
+            raise ValueError(f"unexpected {value!r} at token {self.at}")
+        while self.peek() == ".":
+            self.take(".")
+            method = self.take()
+            self.take("(")
+            out = _Call(method, [out, *self.items(")")])
+        return out
+
+
+def _rust_default(value: _Call) -> str | None:
+    kind = value.name.removeprefix("DefaultValue::")
+    if kind == "Zero":
+        return None
+    if kind == "Null":
+        return "null"
+    (arg,) = value.args
+    if kind == "Bool":
+        return arg.name
+    if kind == "Float":
+        # As Rust prints an f64: no ".0" on whole numbers.
+        return str(int(arg)) if float(arg).is_integer() else str(arg)
+    return str(arg)
+
+
+def _rust_field(value: _Call) -> dict[str, Any]:
+    if value.name == "f":
+        name, ty, in_versions = value.args
+        return {
+            "name": name,
+            "type": _RUST_TYPES[ty.name],
+            "versions": versions(in_versions),
+            "nullable_versions": "none",
+            "tag": None,
+            "tagged_versions": "none",
+            "flexible_versions": None,
+            "default": None,
+            "ignorable": False,
+            "fields": [],
+        }
+    out = _rust_field(value.args[0])
+    args = value.args[1:]
+    if value.name == "nullable":
+        out["nullable_versions"] = versions(args[0])
+    elif value.name == "tagged":
+        out["tag"], out["tagged_versions"] = args[0], versions(args[1])
+    elif value.name == "flexible":
+        out["flexible_versions"] = versions(args[0])
+    elif value.name == "default":
+        out["default"] = _rust_default(args[0])
+    elif value.name == "ignorable":
+        out["ignorable"] = True
+    elif value.name == "fields":
+        out["fields"] = [_rust_field(f) for f in args[0]]
+    else:
+        raise ValueError(f"unknown field method .{value.name}()")
+    return out
+
+
+TABLE = [":", "Message", "=", "Message"]
+
+
+def rust_tables(path: Path) -> list[dict[str, Any]]:
+    """The message tables (``pub static NAME: Message = Message { ... };``) of one Rust source
+    file of ``rust/protocol/messages/``, as ``kgroup.protocol.definitions()`` reports them."""
+    tokens = _rust_tokens(path.read_text())
+    out = []
+    for i in range(len(tokens) - 6):
+        # static NAME : Message = Message {
+        if tokens[i][1] != "static" or [v for _, v in tokens[i + 2 : i + 6]] != TABLE:
+            continue
+        parser = _RustParser(tokens)
+        parser.at = i + 5
+        table = parser.expression()
+        kind = table["kind"].name.removeprefix("Kind::").lower()
+        out.append(
+            {
+                "name": table["name"],
+                "api_key": table["api_key"],
+                "type": kind,
+                "valid_versions": versions(table["valid"].args[0]),
+                "flexible_versions": versions(table["flexible"].args[0]),
+                "fields": [_rust_field(f) for f in table["fields"]],
+            }
+        )
+    return out
+
+
+def definitions() -> list[dict[str, Any]]:
+    """Our definitions: the binding's, and the record schemas it does not list yet."""
+    from kgroup import protocol
+
+    ours = protocol.definitions()
+    listed = {d["name"] for d in ours}
+    return ours + [d for d in rust_tables(RECORDS_RS) if d["name"] not in listed]
+
+
+def is_record(ours: dict[str, Any]) -> bool:
+    """A record schema of an internal topic (Kafka's ``"data"``, or since 4.0
+    ``"coordinator-key"`` and ``"coordinator-value"``): a header-kind table not named one."""
+    return ours["type"] == "header" and not ours["name"].endswith("Header")
+
+
+# -- versions, names, types, defaults ---------------------------------------------------------
+
+
+def snake(name: str) -> str:
+    """Kafka's CamelCase name in snake_case: ``RebalanceTimeoutMs`` -> ``rebalance_timeout_ms``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def versions(text: str | None) -> str:
@@ -63,6 +416,28 @@ def versions(text: str | None) -> str:
     if not hi or int(lo) == int(hi):
         return str(int(lo))
     return f"{int(lo)}-{int(hi)}"
+
+
+def version_set(text: str | None, top: int) -> set[int]:
+    """The versions of a range up to ``top`` (``"3+"`` is open-ended)."""
+    v = versions(text)
+    if v == "none":
+        return set()
+    if v.endswith("+"):
+        return set(range(int(v[:-1]), top + 1))
+    lo, _, hi = v.partition("-")
+    return set(range(int(lo), int(hi or lo) + 1))
+
+
+def ranges(vs: Iterable[int]) -> str:
+    """Versions as short ranges: ``{0, 1, 2, 5}`` -> ``"0-2,5"``."""
+    out: list[list[int]] = []
+    for v in sorted(vs):
+        if out and out[-1][1] == v - 1:
+            out[-1][1] = v
+        else:
+            out.append([v, v])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
 
 
 def kafka_type(t: str) -> str:
@@ -91,6 +466,21 @@ def kafka_default(field: dict[str, Any]) -> str | None:
     if t == "string":
         return None if d == "" else d
     return d
+
+
+def kafka_fields(spec: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A spec's fields, and its common structs by name."""
+    return spec["fields"], {c["name"]: c["fields"] for c in spec.get("commonStructs", [])}
+
+
+def nested(k: dict[str, Any], common: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fields of a Kafka struct field: its own, or its common struct's."""
+    if k.get("fields") is not None:
+        return k["fields"]
+    return common.get(k["type"].removeprefix("[]"), [])
+
+
+# -- exact: every range as Kafka writes it ----------------------------------------------------
 
 
 def compare_fields(
@@ -133,41 +523,229 @@ def compare_fields(
             if mine != kafka:
                 out.append(f"{at}: {what} is {mine!r}, Kafka's is {kafka!r}")
         if kafka_type(k["type"]).endswith("struct"):
-            nested = k.get("fields")
-            if nested is None:
-                nested = common.get(k["type"].removeprefix("[]"), [])
-            compare_fields(at, o["fields"], nested, common, out)
+            compare_fields(at, o["fields"], nested(k, common), common, out)
         elif o["fields"]:
             out.append(f"{at}: has nested fields but Kafka's type is {k['type']}")
 
 
-def check_messages(kafka: Path, definitions: list[dict[str, Any]]) -> list[str]:
-    out: list[str] = []
-    folder = kafka / MESSAGES
-    for ours in definitions:
-        path = folder / f"{ours['name']}.json"
-        if not path.exists():
-            out.append(f"{ours['name']}: no {path.name} in {folder}")
-            continue
-        theirs = load_json(path)
-        where = ours["name"]
-        if ours["type"] != theirs.get("type"):
-            out.append(f"{where}: type is {ours['type']!r}, Kafka's is {theirs.get('type')!r}")
-        if ours["type"] != "header" and ours["api_key"] != theirs.get("apiKey"):
-            out.append(f"{where}: api key is {ours['api_key']}, Kafka's is {theirs.get('apiKey')}")
-        for what, mine, kafka_value in [
-            ("valid versions", ours["valid_versions"], versions(theirs.get("validVersions"))),
-            (
-                "flexible versions",
-                ours["flexible_versions"],
-                versions(theirs.get("flexibleVersions")),
-            ),
-        ]:
-            if mine != kafka_value:
-                out.append(f"{where}: {what} are {mine!r}, Kafka's are {kafka_value!r}")
-        common = {c["name"]: c["fields"] for c in theirs.get("commonStructs", [])}
-        compare_fields(where, ours["fields"], theirs["fields"], common, out)
+def _kind(ours: dict[str, Any], theirs: dict[str, Any], out: list[str]) -> None:
+    """Differences of type and api key."""
+    kafka, where = theirs.get("type"), ours["name"]
+    if is_record(ours):
+        suffix = "key" if where.endswith("Key") else "value"
+        if kafka not in ("data", f"coordinator-{suffix}"):
+            out.append(f"{where}: a record {suffix}, Kafka's type is {kafka!r}")
+    elif ours["type"] != kafka:
+        out.append(f"{where}: type is {ours['type']!r}, Kafka's is {kafka!r}")
+    elif ours["type"] != "header" and ours["api_key"] != theirs.get("apiKey"):
+        out.append(f"{where}: api key is {ours['api_key']}, Kafka's is {theirs.get('apiKey')}")
+
+
+def _exact(ours: dict[str, Any], theirs: dict[str, Any], out: list[str]) -> None:
+    where = ours["name"]
+    _kind(ours, theirs, out)
+    for what, mine, kafka in [
+        ("valid versions", ours["valid_versions"], versions(theirs.get("validVersions"))),
+        ("flexible versions", ours["flexible_versions"], versions(theirs.get("flexibleVersions"))),
+    ]:
+        if mine != kafka:
+            out.append(f"{where}: {what} are {mine!r}, Kafka's are {kafka!r}")
+    fields, common = kafka_fields(theirs)
+    compare_fields(where, ours["fields"], fields, common, out)
+
+
+# -- shared: each version both speak ----------------------------------------------------------
+
+#: TOP bounds open ranges ("3+"): Kafka's newest message versions are in the tens.
+TOP = 99
+
+#: At is one field as it is in one version.
+At = dict[str, Any]
+
+
+def _at_version(
+    fields: list[dict[str, Any]], v: int, flexible: bool, common: dict[str, Any] | None
+) -> list[At]:
+    """Each field as it is in version ``v`` of a message (``flexible`` there or not): ours, or
+    Kafka's when ``common`` (its common structs by name) is given."""
+    out = []
+    for f in fields:
+        if common is not None:
+            name, ty, children = snake(f["name"]), kafka_type(f["type"]), nested(f, common)
+            in_versions, nullable = f.get("versions"), f.get("nullableVersions")
+            tag, tagged = f.get("tag"), f.get("taggedVersions")
+            override = versions(f["flexibleVersions"]) if "flexibleVersions" in f else None
+            default, ignorable = kafka_default(f), bool(f.get("ignorable", False))
+        else:
+            name, ty, children = f["name"], f["type"], f["fields"]
+            in_versions, nullable = f["versions"], f["nullable_versions"]
+            tag, tagged = f["tag"], f["tagged_versions"]
+            override, default, ignorable = f["flexible_versions"], f["default"], f["ignorable"]
+        present = v in version_set(in_versions, TOP)
+        encoding = v in version_set(override, TOP) if override else flexible
+        out.append(
+            {
+                "name": name,
+                "present": present,
+                "type": ty,
+                "nullable": v in version_set(nullable, TOP),
+                "tag": tag if v in version_set(tagged, TOP) else None,
+                # None when the field is encoded as the rest of the message is.
+                "flexible override": encoding if encoding != flexible else None,
+                "default": default,
+                "ignorable": ignorable,
+                "fields": _at_version(children, v, flexible, common) if present else [],
+            }
+        )
     return out
+
+
+def _compare_at(
+    where: str,
+    ours: list[At],
+    theirs: list[At],
+    allowed: Callable[[str, int], bool],
+    path: str = "",
+) -> list[str]:
+    """Differences of one version (of the fields at ``path`` of message ``where``): the fields
+    it has, untagged ones in wire order and tagged ones by tag, by name, type, nullability,
+    encoding and default; and of the fields both lack there, the default (what a decoder fills
+    in) and ignorability (whether an encoder may drop a value). ``allowed(path, tag)`` tells a
+    tagged field of Kafka's that we may lack."""
+    out = []
+    at = where + path
+    here = [f for f in ours if f["present"]], [f for f in theirs if f["present"]]
+    untagged = [[f for f in side if f["tag"] is None] for side in here]
+    pairs: list[tuple[At | None, At | None, str]] = [
+        (
+            untagged[0][i] if i < len(untagged[0]) else None,
+            untagged[1][i] if i < len(untagged[1]) else None,
+            f"field {i}",
+        )
+        for i in range(max(map(len, untagged)))
+    ]
+    tagged = [{f["tag"]: f for f in side if f["tag"] is not None} for side in here]
+    for tag in sorted(tagged[0].keys() | tagged[1].keys()):
+        pairs.append((tagged[0].get(tag), tagged[1].get(tag), f"tag {tag}"))
+    for o, k, place in pairs:
+        if k is None:
+            assert o is not None
+            out.append(f"{at}: field {o['name']} is not in Kafka's spec")
+        elif o is None:
+            if k["tag"] is None or not allowed(f"{path}.{k['name']}"[1:], k["tag"]):
+                out.append(f"{at}: missing field {k['name']} ({place})")
+        elif o["name"] != k["name"]:
+            out.append(f"{at}: {place} is {o['name']!r}, Kafka's is {k['name']!r}")
+        else:
+            for what in ("type", "nullable", "flexible override", "default"):
+                if o[what] != k[what]:
+                    out.append(f"{at}.{o['name']}: {what} is {o[what]!r}, Kafka's is {k[what]!r}")
+            out += _compare_at(where, o["fields"], k["fields"], allowed, f"{path}.{o['name']}")
+    absent = [{f["name"]: f for f in side if not f["present"]} for side in (ours, theirs)]
+    for name in sorted(absent[0].keys() & absent[1].keys()):
+        o, k = absent[0][name], absent[1][name]
+        for what in ("default", "ignorable"):
+            if o[what] != k[what]:
+                out.append(f"{at}.{name}, absent: {what} is {o[what]!r}, Kafka's is {k[what]!r}")
+    return out
+
+
+def _counterparts(ours: dict[str, Any], specs: Specs) -> dict[int, tuple[str, dict[str, Any], int]]:
+    """For each version of Kafka's that ours has: Kafka's spec and version for it. That is the
+    same name and version, except for the keys of __consumer_offsets records since Kafka 4.0,
+    which made a key's version the record type: each type's key is a spec of its own,
+    ``"type": "coordinator-key"``, with the old key version as ``apiKey`` and ``validVersions``
+    "0" (3.9's OffsetCommitKey v0-1 became LegacyOffsetCommitKey and OffsetCommitKey, its
+    GroupMetadataKey v2 the GroupMetadataKey of apiKey 2). Version v of our key is version 0
+    of the key spec whose apiKey is v: the same bytes, an INT16 that is both, then the fields."""
+    name = ours["name"]
+    spec = specs.files[name]
+    mine = version_set(ours["valid_versions"], TOP)
+    if spec.get("type") != "coordinator-key":
+        return {v: (name, spec, v) for v in mine & version_set(spec.get("validVersions"), TOP)}
+    keys = {}
+    for key in (name, f"Legacy{name}"):
+        s = specs.files.get(key)
+        if s is not None and s.get("type") == "coordinator-key" and "0" == s.get("validVersions"):
+            keys[s.get("apiKey", -1)] = (key, s, 0)
+    return keys
+
+
+def _shared(
+    ours: dict[str, Any],
+    specs: Specs,
+    declared: Declared,
+    out: list[str],
+    allowed: Callable[[str, str, int], bool],
+) -> None:
+    where = ours["name"]
+    spec = specs.files[where]
+    _kind(ours, spec, out)
+    found = _counterparts(ours, specs)
+    if spec.get("type") == "coordinator-key":
+        theirs = ranges(found) or "none"
+    else:
+        theirs = versions(spec.get("validVersions"))
+    expected = declared.range_of(where) or ours["valid_versions"]
+    if theirs != expected:
+        note = f" (declared: {expected!r})" if declared.range_of(where) else ""
+        out.append(
+            f"{where}: valid versions are {ours['valid_versions']!r}, Kafka's are {theirs!r}{note}"
+        )
+    differences: dict[str, list[int]] = {}
+    for v in sorted(version_set(ours["valid_versions"], TOP) & found.keys()):
+        name, kafka, kv = found[v]
+        here = where if name == where else f"{where} (Kafka's {name} v{kv})"
+        fields, common = kafka_fields(kafka)
+        flexible = v in version_set(ours["flexible_versions"], TOP)
+        flexible_kafka = kv in version_set(kafka.get("flexibleVersions"), TOP)
+        found_here = []
+        if flexible != flexible_kafka:
+            found_here.append(f"{here}: flexible is {flexible}, Kafka's is {flexible_kafka}")
+        found_here += _compare_at(
+            here,
+            _at_version(ours["fields"], v, flexible, None),
+            _at_version(fields, kv, flexible_kafka, common),
+            lambda path, tag: allowed(where, path, tag),
+        )
+        for d in found_here:
+            differences.setdefault(d, []).append(v)
+    out.extend(f"{d} (v{ranges(vs)})" for d, vs in differences.items())
+
+
+def check(
+    specs: Specs, definitions: list[dict[str, Any]], declared: Declared | None, exact: bool
+) -> list[str]:
+    """Every difference of our definitions from Kafka's specs that ``declared`` does not allow:
+    each message not declared compared exactly (``exact``) or in the versions both speak, each
+    declared one in the versions both speak."""
+    declared = declared or Declared({}, {})
+    out: list[str] = []
+    used: set[tuple[str, str]] = set()
+
+    def allowed(message: str, path: str, tag: int) -> bool:
+        if declared.tagged_fields.get((message, path)) != tag:
+            return False
+        used.add((message, path))
+        return True
+
+    for ours in definitions:
+        if ours["name"] not in specs.files:
+            out.append(f"{ours['name']}: no {ours['name']}.json in {specs.origin}")
+        elif exact and declared.range_of(ours["name"]) is None:
+            _exact(ours, specs.files[ours["name"]], out)
+        else:
+            _shared(ours, specs, declared, out, allowed)
+    names = {d["name"] for d in definitions}
+    apis = {re.sub(r"(Request|Response)$", "", n) for n in names}
+    for name in declared.valid_versions.keys() - names - apis:
+        out.append(f"{name}: declared, but not one of our definitions")
+    for message, path in declared.tagged_fields.keys() - used:
+        out.append(f"{message}.{path}: declared a tagged field of Kafka's that is not there")
+    return out
+
+
+# -- errors -----------------------------------------------------------------------------------
 
 
 def _superclasses(kafka: Path) -> dict[str, str]:
@@ -245,24 +823,56 @@ def check_errors(kafka: Path) -> list[str]:
     return out
 
 
+# -- the command ------------------------------------------------------------------------------
+
+
+#: TRANSCRIBED_FROM is the Kafka release the tables were transcribed from: its specs are compared
+#: exactly, except the messages DECLARED for it.
+TRANSCRIBED_FROM = "3.9"
+
+
+def minor(release: str | None) -> str:
+    """A release's major.minor: ``"4.4.0"`` -> ``"4.4"``; "" for none."""
+    return ".".join((release or "").split(".")[:2])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("kafka", type=Path, help="a checkout of apache/kafka")
+    parser.add_argument(
+        "specs",
+        type=Path,
+        nargs="?",
+        help="a checkout of apache/kafka, a jar, or a folder of jars "
+        "(default: the jars of tests/support/apache_kafka.py's lib_dir())",
+    )
+    parser.add_argument(
+        "--exact", action="store_true", help="compare every message exactly, nothing declared"
+    )
     parser.add_argument("--errors", action="store_true", help="also check kgroup.errors")
     args = parser.parse_args(argv)
 
-    from kgroup import protocol
-
-    definitions = protocol.definitions()
-    differences = check_messages(args.kafka, definitions)
+    specs = load_specs(args.specs if args.specs is not None else default_source())
+    if args.errors and specs.checkout is None:
+        parser.error("--errors needs a checkout of apache/kafka (jars carry no Errors.java)")
+    ours = definitions()
+    release = specs.release
+    exact = args.exact or release is None or minor(release) == TRANSCRIBED_FROM
+    declared = None if args.exact else DECLARED.get(minor(release))
+    differences = check(specs, ours, declared, exact)
     if args.errors:
-        differences += check_errors(args.kafka)
+        assert specs.checkout is not None
+        differences += check_errors(specs.checkout)
     for d in differences:
         print(d)
-    fields = sum(_count(d["fields"]) for d in definitions)
+    how = "exactly" if exact else "in the versions both speak"
+    if declared is not None:
+        how += f", with the differences declared for {minor(release)}"
+    fields = sum(_count(d["fields"]) for d in ours)
     print(
-        f"{len(differences)} differences in {len(definitions)} messages and {fields} fields"
-        + (" and the error codes" if args.errors else ""),
+        f"{len(differences)} differences in {len(ours)} messages and {fields} fields"
+        + (" and the error codes" if args.errors else "")
+        + f" from the specs of Kafka {release or '(release unknown)'} in {specs.origin}, "
+        + f"compared {how}",
         file=sys.stderr,
     )
     return 1 if differences else 0

@@ -7,6 +7,9 @@ later start reads them from there. Each node is a combined broker and controller
 quorum of every node), with its own free ports and data folder, and the replication factors of
 the internal topics set to the number of nodes (at most 3), as Kafka's own system tests do.
 
+``spec_jars`` fetches the same way, from ``kafka_ref/specs-pom.xml``, the two jars of Kafka 3.9
+that carry its JSON message specs, which kgroup's protocol tables were transcribed from.
+
 What is missing (Java, Maven, the registry) raises :class:`KafkaUnavailable` with what to
 install: a test that needs Apache Kafka fails, it never skips.
 """
@@ -34,6 +37,10 @@ from .ports import free_port
 KAFKA_VERSION = os.environ.get("KGROUP_KAFKA_VERSION", "4.4.0")
 HERE = Path(__file__).resolve().parent / "kafka_ref"
 POM = HERE / "pom.xml"
+SPECS_POM = HERE / "specs-pom.xml"
+#: The release kgroup's protocol tables were transcribed from (3.9's newest patch release): its
+#: specs are what scripts/check_protocol_spec.py compares them with exactly.
+SPECS_VERSION = "3.9.2"
 BROKER_LOG4J = HERE / "log4j2.yaml"
 TOOLS_LOG4J = HERE / "tools-log4j2.yaml"
 
@@ -85,8 +92,20 @@ def javac() -> str:
 
 def lib_dir() -> Path:
     """The folder of Kafka's jars, fetched with Maven on first use (safe across processes)."""
-    lib = cache_dir() / "lib"
-    done = cache_dir() / "lib.complete"
+    return _fetched(POM, KAFKA_VERSION, cache_dir())
+
+
+def spec_jars(version: str = SPECS_VERSION) -> Path:
+    """The folder of the two jars of Kafka ``version`` that carry its JSON message specs
+    (``specs-pom.xml``), fetched with Maven on first use, for scripts/check_protocol_spec.py."""
+    return _fetched(SPECS_POM, version, cache_dir().with_name(f"kafka-specs-{version}"))
+
+
+def _fetched(pom: Path, version: str, home: Path) -> Path:
+    """``home/lib``: the runtime jars of ``pom`` at ``-Dkafka.version=version``, copied there by
+    ``mvn dependency:copy-dependencies`` once; a lock file makes concurrent callers wait."""
+    lib = home / "lib"
+    done = home / "lib.complete"
     if done.exists():
         return lib
     mvn = shutil.which("mvn")
@@ -96,20 +115,20 @@ def lib_dir() -> Path:
             "(on Debian: apt-get install -y maven)"
         )
     java()
-    cache_dir().mkdir(parents=True, exist_ok=True)
-    with open(cache_dir() / ".lock", "w") as lock:
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if done.exists():
             return lib
-        tmp = cache_dir() / "lib.tmp"
+        tmp = home / "lib.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         cmd = [
             mvn,
             "-B",
             "-q",
             "-f",
-            str(POM),
-            f"-Dkafka.version={KAFKA_VERSION}",
+            str(pom),
+            f"-Dkafka.version={version}",
             "dependency:copy-dependencies",
             "-DincludeScope=runtime",
             f"-DoutputDirectory={tmp}",
@@ -117,7 +136,7 @@ def lib_dir() -> Path:
         got = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         if got.returncode != 0:
             raise KafkaUnavailable(
-                f"mvn could not fetch Apache Kafka {KAFKA_VERSION}'s jars "
+                f"mvn could not fetch Apache Kafka {version}'s jars "
                 f"(exit {got.returncode}):\n{got.stdout[-3000:]}{got.stderr[-2000:]}"
             )
         shutil.rmtree(lib, ignore_errors=True)
