@@ -5,9 +5,10 @@
 //! order (heartbeats of a real broker arrive interleaved across groups):
 //!
 //! - `typed`: `Coordinator::handle_into` with a typed `Heartbeat` (the core alone);
-//! - `wire`: each heartbeat as a request frame (v4, flexible) decoded with
-//!   `protocol::frame::decode_request_in`, read by the wire adapter, handled, and its response
-//!   frame encoded: what a broker's Rust side does per heartbeat, Python excluded.
+//! - `wire`: each heartbeat as a request frame (v4, flexible) decoded into its typed message by
+//!   `group::requests::decode`, handled, and its response frame written by
+//!   `group::responses::write_frame` into a reused buffer: what a broker's Rust side does per
+//!   heartbeat, Python excluded. `wire` minus `typed` is the cost of the codec alone.
 //!
 //! Each figure is the best of several passes. The setup (joins, syncs, appends) is timed too.
 
@@ -15,11 +16,13 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use kgroup::group::{
-    wire, Config, Coordinator, Effect, GroupRequest, GroupResponse, Heartbeat, JoinGroup, SyncGroup,
+    requests, responses, Config, Coordinator, Effect, GroupRequest, GroupResponse,
+    HeartbeatRequest, JoinGroupRequest, JoinGroupRequestProtocol, Req, SyncGroupRequest,
+    SyncGroupRequestAssignment,
 };
-use kgroup::protocol::frame::{decode_request_in, encode_request, RequestHeader};
+use kgroup::protocol::frame::{encode_request, RequestHeader};
 use kgroup::protocol::messages::heartbeat;
-use kgroup::protocol::value::{Arena, Struct, Value};
+use kgroup::protocol::value::{Struct, Value};
 use kgroup::rng::Rng;
 
 /// GROUPS is 10,000 unless `GROUP_BENCH_GROUPS` says otherwise (a small run for a profiler).
@@ -41,7 +44,11 @@ struct Member {
 fn setup(c: &mut Coordinator) -> Vec<Member> {
     let mut out = Vec::new();
     let mut token = 0u64;
-    let protocols: Vec<(&str, &[u8])> = vec![("range", b"subscription")];
+    let protocols = vec![JoinGroupRequestProtocol {
+        name: "range".into(),
+        metadata: (&b"subscription"[..]).into(),
+        ..Default::default()
+    }];
     let names: Vec<String> = (0..groups()).map(|g| format!("group-{g}")).collect();
     let mut joins = Vec::with_capacity(groups() * MEMBERS);
     for name in &names {
@@ -50,18 +57,18 @@ fn setup(c: &mut Coordinator) -> Vec<Member> {
             let effects = c.handle(
                 0,
                 token,
-                &GroupRequest::JoinGroup(JoinGroup {
+                &GroupRequest::JoinGroup(Req {
                     version: 3,
-                    group_id: name,
-                    session_timeout_ms: 45_000,
-                    rebalance_timeout_ms: 300_000,
-                    member_id: "",
-                    group_instance_id: None,
-                    protocol_type: "consumer",
-                    protocols: protocols.clone(),
                     client_id: "bench-client",
                     client_host: "/127.0.0.1",
-                    reason: None,
+                    body: JoinGroupRequest {
+                        group_id: name.as_str().into(),
+                        session_timeout_ms: 45_000,
+                        rebalance_timeout_ms: 300_000,
+                        protocol_type: "consumer".into(),
+                        protocols: protocols.clone(),
+                        ..Default::default()
+                    },
                 }),
             );
             assert!(effects.is_empty(), "joins park during the initial delay");
@@ -92,9 +99,13 @@ fn setup(c: &mut Coordinator) -> Vec<Member> {
     }
     for (k, chunk) in out.chunks(MEMBERS).enumerate() {
         let leader = joined[&joins[k * MEMBERS].0].leader.to_string();
-        let assignments: Vec<(&str, &[u8])> = chunk
+        let assignments: Vec<SyncGroupRequestAssignment<'_>> = chunk
             .iter()
-            .map(|m| (m.id.as_str(), &b"assignment"[..]))
+            .map(|m| SyncGroupRequestAssignment {
+                member_id: m.id.as_str().into(),
+                assignment: (&b"assignment"[..]).into(),
+                ..Default::default()
+            })
             .collect();
         for m in chunk {
             token += 1;
@@ -102,20 +113,20 @@ fn setup(c: &mut Coordinator) -> Vec<Member> {
             let effects = c.handle(
                 6_000,
                 token,
-                &GroupRequest::SyncGroup(SyncGroup {
-                    version: 3,
-                    group_id: &m.group,
-                    generation_id: m.generation,
-                    member_id: &m.id,
-                    group_instance_id: None,
-                    protocol_type: None,
-                    protocol_name: None,
-                    assignments: if is_leader {
-                        assignments.clone()
-                    } else {
-                        Vec::new()
+                &GroupRequest::SyncGroup(Req::new(
+                    3,
+                    SyncGroupRequest {
+                        group_id: m.group.as_str().into(),
+                        generation_id: m.generation,
+                        member_id: m.id.as_str().into(),
+                        assignments: if is_leader {
+                            assignments.clone()
+                        } else {
+                            Vec::new()
+                        },
+                        ..Default::default()
                     },
-                }),
+                )),
             );
             for e in effects {
                 if let Effect::Append { token, .. } = e {
@@ -151,12 +162,15 @@ fn typed_pass(
         c.handle_into(
             now,
             *token,
-            &GroupRequest::Heartbeat(Heartbeat {
-                group_id: &r.text[g..i],
-                generation_id: generation,
-                member_id: &r.text[i..e],
-                group_instance_id: None,
-            }),
+            &GroupRequest::Heartbeat(Req::new(
+                4,
+                HeartbeatRequest {
+                    group_id: r.text[g..i].into(),
+                    generation_id: generation,
+                    member_id: r.text[i..e].into(),
+                    ..Default::default()
+                },
+            )),
             out,
         );
         debug_assert!(matches!(
@@ -181,23 +195,19 @@ fn wire_pass(
     bytes_out: &mut usize,
 ) -> f64 {
     let mut out = Vec::with_capacity(4);
+    let mut buf = Vec::with_capacity(64);
     let t = Instant::now();
     for &(a, b) in spans {
         let f = &frames[a..b];
-        let arena = Arena::for_bytes(f.len());
-        let req = decode_request_in(&arena, f).unwrap();
-        let input = wire::request(&req, "/127.0.0.1").unwrap();
+        let (header, input) = requests::decode(f, "/127.0.0.1").unwrap();
         *token += 1;
         c.handle_into(now, *token, &input, &mut out);
         for e in out.drain(..) {
             if let Effect::Respond { response, .. } = e {
-                let frame = wire::encode_response(
-                    &response,
-                    req.header.api_version,
-                    req.header.correlation_id,
-                )
-                .unwrap();
-                *bytes_out += frame.len();
+                buf.clear();
+                responses::write_frame(&response, header.version, header.correlation_id, &mut buf)
+                    .unwrap();
+                *bytes_out += buf.len();
             }
         }
     }

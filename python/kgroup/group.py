@@ -29,9 +29,12 @@ The rest of the host's surface:
 
 - ``Coordinator(config=None, *, seed=None)``: ``config`` maps Kafka's names (:data:`CONFIG_KEYS`)
   to ints (or int strings); ``seed`` makes member ids' UUIDs reproducible.
-- ``handle(now_ms, token, request, client_host="")``: ``token`` is any object, given back in the
-  request's :class:`Respond`; ``client_host`` is the peer as Kafka prints it (``/127.0.0.1``),
-  shown by DescribeGroups.
+- ``handle_frame(now_ms, token, frame, client_host="")``: a request as its raw frame (the bytes
+  after the size prefix), decoded once in Rust into the api's typed message; what a broker uses.
+  ``token`` is any object, given back in the request's :class:`Respond`; ``client_host`` is the
+  peer as Kafka prints it (``/127.0.0.1``), shown by DescribeGroups.
+- ``handle(now_ms, token, request, client_host="")``: the same for a decoded
+  :class:`kgroup.protocol.Request` (its frame is encoded again first).
 - ``appended(now_ms, token, error_code=0)``: the outcome of an :class:`Append` (a Kafka error
   code, 0 for none); storage errors are mapped to what each api answers, as Kafka maps them.
 - ``tick(now_ms)`` and ``next_deadline`` (ms, or None): timers (sessions, the initial and

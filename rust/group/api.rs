@@ -1,15 +1,32 @@
 //! The coordinator's inputs and outputs: typed requests (borrowing from the decoded frame),
 //! typed responses (owned), and the effects a host carries out.
 //!
-//! The wire adapter ([`super::wire`]) builds a [`GroupRequest`] from a decoded request of any
-//! version and writes a [`GroupResponse`] back as the response body of that version; the
-//! coordinator itself knows versions only where Kafka's coordinator does (JoinGroup v4+ and v9+,
-//! SyncGroup v5+, OffsetCommit v9+).
+//! [`super::requests`] decodes a request frame of any version straight into its generated
+//! typed body and normalises the older versions' shapes; [`super::responses`] writes a
+//! [`GroupResponse`] as the response frame of the request's version. The coordinator itself
+//! knows versions only where Kafka's coordinator does (JoinGroup v4+ and v9+, SyncGroup v5+,
+//! OffsetCommit v9+, DescribeGroups v6+).
 
 use std::sync::Arc;
 
 use super::state::GroupState;
 use crate::errors::ErrorCode;
+pub use crate::protocol::typed::delete_groups::DeleteGroupsRequest;
+pub use crate::protocol::typed::describe_groups::DescribeGroupsRequest;
+pub use crate::protocol::typed::heartbeat::HeartbeatRequest;
+pub use crate::protocol::typed::join_group::{JoinGroupRequest, JoinGroupRequestProtocol};
+pub use crate::protocol::typed::leave_group::{LeaveGroupRequest, LeaveGroupRequestMember};
+pub use crate::protocol::typed::list_groups::ListGroupsRequest;
+pub use crate::protocol::typed::offset_commit::{
+    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+pub use crate::protocol::typed::offset_delete::{
+    OffsetDeleteRequest, OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+};
+pub use crate::protocol::typed::offset_fetch::{
+    OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestGroupTopic,
+};
+pub use crate::protocol::typed::sync_group::{SyncGroupRequest, SyncGroupRequestAssignment};
 
 /// Token identifies a request the host handed in; its response comes back with it.
 pub type Token = u64;
@@ -35,6 +52,58 @@ pub enum Effect {
     },
 }
 
+/// Req is a request of a group api as the coordinator reads it: the body, typed as generated
+/// from its declaration (`protocol::typed`) and normalised to the newest version's shape by
+/// [`super::requests`], with what the header and the connection say. It derefs to the body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Req<'a, T> {
+    /// version is the request's api version, for the few rules that depend on it: JoinGroup
+    /// v4+ (MEMBER_ID_REQUIRED) and v9+ (skip the assignment), SyncGroup v5+ (protocol checked),
+    /// OffsetCommit v9+ (GROUP_ID_NOT_FOUND), DescribeGroups v6+ (not-found errors).
+    pub version: i16,
+    /// client_id is the request header's client id ("" when null).
+    pub client_id: &'a str,
+    /// client_host is the peer's address as Kafka prints it (`/127.0.0.1`).
+    pub client_host: &'a str,
+    pub body: T,
+}
+
+impl<T> std::ops::Deref for Req<'_, T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        &self.body
+    }
+}
+
+impl<'a, T> Req<'a, T> {
+    /// new is a request at `version` from a client with no id, on no connection (tests, tools).
+    pub fn new(version: i16, body: T) -> Self {
+        Req {
+            version,
+            client_id: "",
+            client_host: "",
+            body,
+        }
+    }
+}
+
+/// The requests, each its generated body in a [`Req`].
+pub type JoinGroup<'a> = Req<'a, JoinGroupRequest<'a>>;
+pub type SyncGroup<'a> = Req<'a, SyncGroupRequest<'a>>;
+pub type Heartbeat<'a> = Req<'a, HeartbeatRequest<'a>>;
+/// LeaveGroup: before v3 its one member is moved into `members`.
+pub type LeaveGroup<'a> = Req<'a, LeaveGroupRequest<'a>>;
+/// OffsetCommit: `generation_id_or_member_epoch` is -1 for commits outside group management.
+pub type OffsetCommit<'a> = Req<'a, OffsetCommitRequest<'a>>;
+/// OffsetFetch: before v8 its one group is moved into `groups`; `topics` None asks for every
+/// committed offset.
+pub type OffsetFetch<'a> = Req<'a, OffsetFetchRequest<'a>>;
+pub type OffsetDelete<'a> = Req<'a, OffsetDeleteRequest<'a>>;
+pub type DescribeGroups<'a> = Req<'a, DescribeGroupsRequest<'a>>;
+pub type ListGroups<'a> = Req<'a, ListGroupsRequest<'a>>;
+pub type DeleteGroups<'a> = Req<'a, DeleteGroupsRequest<'a>>;
+
 /// GroupRequest is one request to the coordinator.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GroupRequest<'a> {
@@ -48,151 +117,6 @@ pub enum GroupRequest<'a> {
     DescribeGroups(DescribeGroups<'a>),
     ListGroups(ListGroups<'a>),
     DeleteGroups(DeleteGroups<'a>),
-}
-
-/// JoinGroup is a JoinGroup request (api key 11).
-#[derive(Debug, Clone, PartialEq)]
-pub struct JoinGroup<'a> {
-    /// version is the request's api version: v4+ without an instance id gets MEMBER_ID_REQUIRED
-    /// first (KIP-394), v9+ may be told to skip the assignment (KIP-814).
-    pub version: i16,
-    pub group_id: &'a str,
-    pub session_timeout_ms: i32,
-    /// rebalance_timeout_ms is the session timeout for v0, as Kafka reads it.
-    pub rebalance_timeout_ms: i32,
-    pub member_id: &'a str,
-    pub group_instance_id: Option<&'a str>,
-    pub protocol_type: &'a str,
-    /// protocols are (name, metadata), by the member's preference.
-    pub protocols: Vec<(&'a str, &'a [u8])>,
-    /// client_id is the request header's client id ("" when null).
-    pub client_id: &'a str,
-    /// client_host is the peer's address as Kafka prints it (`/127.0.0.1`).
-    pub client_host: &'a str,
-    pub reason: Option<&'a str>,
-}
-
-/// SyncGroup is a SyncGroup request (api key 14).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SyncGroup<'a> {
-    /// version is the request's api version: v5+ must name the protocol type and name.
-    pub version: i16,
-    pub group_id: &'a str,
-    pub generation_id: i32,
-    pub member_id: &'a str,
-    pub group_instance_id: Option<&'a str>,
-    pub protocol_type: Option<&'a str>,
-    pub protocol_name: Option<&'a str>,
-    /// assignments are (member id, assignment), sent by the leader.
-    pub assignments: Vec<(&'a str, &'a [u8])>,
-}
-
-/// Heartbeat is a Heartbeat request (api key 12).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Heartbeat<'a> {
-    pub group_id: &'a str,
-    pub generation_id: i32,
-    pub member_id: &'a str,
-    pub group_instance_id: Option<&'a str>,
-}
-
-/// LeaveGroup is a LeaveGroup request (api key 13); before v3 it holds the one member.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LeaveGroup<'a> {
-    pub group_id: &'a str,
-    pub members: Vec<LeavingMember<'a>>,
-}
-
-/// LeavingMember is one member leaving: by member id, or by instance id alone (admin removal).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LeavingMember<'a> {
-    pub member_id: &'a str,
-    pub group_instance_id: Option<&'a str>,
-    pub reason: Option<&'a str>,
-}
-
-/// OffsetCommit is an OffsetCommit request (api key 8).
-#[derive(Debug, Clone, PartialEq)]
-pub struct OffsetCommit<'a> {
-    /// version is the request's api version: v9+ answers GROUP_ID_NOT_FOUND for an unknown
-    /// group instead of ILLEGAL_GENERATION.
-    pub version: i16,
-    pub group_id: &'a str,
-    /// generation_id is -1 for commits outside group management (simple consumers, admin).
-    pub generation_id: i32,
-    pub member_id: &'a str,
-    pub group_instance_id: Option<&'a str>,
-    /// retention_time_ms is v2-4's retention (-1: the broker's `offsets.retention.minutes`).
-    pub retention_time_ms: i64,
-    pub topics: Vec<CommitTopic<'a>>,
-}
-
-/// CommitTopic is one topic of an OffsetCommit.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CommitTopic<'a> {
-    pub name: &'a str,
-    pub partitions: Vec<CommitPartition<'a>>,
-}
-
-/// CommitPartition is one partition's offset to commit.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CommitPartition<'a> {
-    pub partition: i32,
-    pub offset: i64,
-    /// leader_epoch is -1 when the client sent none.
-    pub leader_epoch: i32,
-    /// commit_timestamp is v1's explicit timestamp, -1 for the broker's clock.
-    pub commit_timestamp: i64,
-    pub metadata: Option<&'a str>,
-}
-
-/// OffsetFetch is an OffsetFetch request (api key 9), one group or several (v8+).
-#[derive(Debug, Clone, PartialEq)]
-pub struct OffsetFetch<'a> {
-    pub groups: Vec<FetchGroup<'a>>,
-    /// require_stable (v7+, KIP-447): a partition with a commit not yet appended answers
-    /// UNSTABLE_OFFSET_COMMIT instead of an offset that may be about to change.
-    pub require_stable: bool,
-}
-
-/// FetchGroup is one group of an OffsetFetch; `topics` None asks for every committed offset.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FetchGroup<'a> {
-    pub group_id: &'a str,
-    pub topics: Option<Vec<(&'a str, Vec<i32>)>>,
-}
-
-/// OffsetDelete is an OffsetDelete request (api key 47).
-#[derive(Debug, Clone, PartialEq)]
-pub struct OffsetDelete<'a> {
-    pub group_id: &'a str,
-    pub topics: Vec<(&'a str, Vec<i32>)>,
-}
-
-/// DescribeGroups is a DescribeGroups request (api key 15).
-#[derive(Debug, Clone, PartialEq)]
-pub struct DescribeGroups<'a> {
-    pub groups: Vec<&'a str>,
-    /// include_authorized_operations (v3+) asks for each group's authorized operations.
-    pub include_authorized_operations: bool,
-    /// not_found_error (v6+, KIP-1043): a group that does not exist is answered with
-    /// GROUP_ID_NOT_FOUND and a message, not described as Dead.
-    pub not_found_error: bool,
-}
-
-/// ListGroups is a ListGroups request (api key 16); empty filters match everything.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ListGroups<'a> {
-    /// states_filter (v4+) matches state names ignoring case.
-    pub states_filter: Vec<&'a str>,
-    /// types_filter (v5+) matches group types ignoring case; every group here is `classic`.
-    pub types_filter: Vec<&'a str>,
-}
-
-/// DeleteGroups is a DeleteGroups request (api key 42).
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeleteGroups<'a> {
-    pub groups: Vec<&'a str>,
 }
 
 /// GroupResponse is the coordinator's answer to one [`GroupRequest`], of the same api.

@@ -395,12 +395,16 @@ impl Group {
     /// supports_protocols tells whether a member with these protocols may join (Kafka's
     /// `supportsProtocols`): an Empty group takes any non-empty protocol type and list; otherwise
     /// the type must match and one protocol must be supported by every member.
-    pub fn supports_protocols(&self, protocol_type: &str, protocols: &[(&str, &[u8])]) -> bool {
+    pub fn supports_protocols(
+        &self,
+        protocol_type: &str,
+        protocols: &[super::api::JoinGroupRequestProtocol<'_>],
+    ) -> bool {
         if self.is(GroupState::Empty) {
             !protocol_type.is_empty() && !protocols.is_empty()
         } else {
             self.protocol_type.as_deref() == Some(protocol_type)
-                && protocols.iter().any(|(n, _)| self.is_candidate(n))
+                && protocols.iter().any(|p| self.is_candidate(&p.name))
         }
     }
 
@@ -565,6 +569,20 @@ pub(crate) mod tests {
     use crate::assignors::Subscription;
     use GroupState::*;
 
+    /// protos are JoinGroup protocols from (name, metadata) pairs.
+    pub fn protos<'a>(
+        pairs: &[(&'a str, &'a [u8])],
+    ) -> Vec<crate::group::api::JoinGroupRequestProtocol<'a>> {
+        pairs
+            .iter()
+            .map(|(n, m)| crate::group::api::JoinGroupRequestProtocol {
+                name: (*n).into(),
+                metadata: (*m).into(),
+                ..Default::default()
+            })
+            .collect()
+    }
+
     pub fn member(id: &str, instance: Option<&str>, protocols: &[(&str, &[u8])]) -> Member {
         Member {
             id: Arc::from(id),
@@ -574,7 +592,7 @@ pub(crate) mod tests {
             rebalance_timeout_ms: 60_000,
             session_timeout_ms: 10_000,
             protocol_type: Arc::from("consumer"),
-            protocols: Protocol::list(protocols),
+            protocols: Protocol::list(&protos(protocols)),
             assignment: empty_bytes(),
             awaiting_join: None,
             awaiting_sync: None,
@@ -615,15 +633,15 @@ pub(crate) mod tests {
     #[test]
     fn test_supports_protocols() {
         let mut g = group();
-        assert!(g.supports_protocols("consumer", &[("range", b""), ("roundrobin", b"")]));
-        assert!(!g.supports_protocols("", &[("range", b"")]));
-        assert!(!g.supports_protocols("consumer", &[]));
+        assert!(g.supports_protocols("consumer", &protos(&[("range", b""), ("roundrobin", b"")])));
+        assert!(!g.supports_protocols("", &protos(&[("range", b"")])));
+        assert!(!g.supports_protocols("consumer", &protos(&[])));
         g.add(member("m1", None, &[("range", b""), ("roundrobin", b"")]));
         g.transition(PreparingRebalance, 1);
-        assert!(g.supports_protocols("consumer", &[("roundrobin", b""), ("foo", b"")]));
-        assert!(g.supports_protocols("consumer", &[("range", b""), ("bar", b"")]));
-        assert!(!g.supports_protocols("consumer", &[("foo", b""), ("bar", b"")]));
-        assert!(!g.supports_protocols("connect", &[("range", b"")]));
+        assert!(g.supports_protocols("consumer", &protos(&[("roundrobin", b""), ("foo", b"")])));
+        assert!(g.supports_protocols("consumer", &protos(&[("range", b""), ("bar", b"")])));
+        assert!(!g.supports_protocols("consumer", &protos(&[("foo", b""), ("bar", b"")])));
+        assert!(!g.supports_protocols("connect", &protos(&[("range", b"")])));
     }
 
     // testInitNextGeneration / testInitNextGenerationEmptyGroup
@@ -654,13 +672,19 @@ pub(crate) mod tests {
         let mut g = group();
         let s = g.add(member("m1", None, &[("range", b"")]));
         assert_eq!(
-            g.update_member(s, Protocol::list(&[("roundrobin", b"x")]), 1, 2, Some(5)),
+            g.update_member(
+                s,
+                Protocol::list(&protos(&[("roundrobin", b"x")])),
+                1,
+                2,
+                Some(5)
+            ),
             None
         );
         assert!(g.is_candidate("roundrobin") && !g.is_candidate("range"));
         assert_eq!(g.num_awaiting_join(), 1);
         assert_eq!(
-            g.update_member(s, Protocol::list(&[("range", b"")]), 3, 4, None),
+            g.update_member(s, Protocol::list(&protos(&[("range", b"")])), 3, 4, None),
             Some(5)
         );
         assert_eq!(g.num_awaiting_join(), 0);

@@ -15,7 +15,7 @@ impl Coordinator {
     pub(super) fn delete_groups(&mut self, token: Token, req: &DeleteGroups<'_>) {
         let mut results: Vec<(String, ErrorCode)> = Vec::new();
         let mut tombstones = BTreeMap::new();
-        for id in &req.groups {
+        for id in &req.groups_names {
             // Kafka takes the ids as a set.
             if results.iter().any(|(r, _)| r == id) {
                 continue;

@@ -24,7 +24,7 @@ impl Coordinator {
             .iter()
             .map(|id| {
                 let mut d = self.describe(id);
-                if req.not_found_error && d.error == ErrorCode::None && self.slot_of(id).is_none() {
+                if req.version >= 6 && d.error == ErrorCode::None && self.slot_of(id).is_none() {
                     d.error = ErrorCode::GroupIdNotFound;
                     d.error_message = Some(format!("Group {id} not found."));
                 }

@@ -19,20 +19,20 @@ impl Coordinator {
         if req.group_id.is_empty() {
             return ErrorCode::InvalidGroupId;
         }
-        match self.gate(req.group_id) {
+        match self.gate(&req.group_id) {
             // The group is still loading: answer blindly, as Kafka does.
             Some(ErrorCode::CoordinatorLoadInProgress) => return ErrorCode::None,
             Some(e) => return e,
             None => {}
         }
-        let Some(g) = self.slot_of(req.group_id) else {
+        let Some(g) = self.slot_of(&req.group_id) else {
             return ErrorCode::UnknownMemberId;
         };
         let group = self.group(g);
         if group.is(GroupState::Dead) {
             return ErrorCode::CoordinatorNotAvailable;
         }
-        let slot = match self.member_slot(g, req.member_id, req.group_instance_id) {
+        let slot = match self.member_slot(g, &req.member_id, req.group_instance_id.as_deref()) {
             Ok(s) => s,
             Err(e) => return e,
         };

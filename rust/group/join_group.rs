@@ -27,27 +27,27 @@ impl Coordinator {
 
     pub(super) fn join_group(&mut self, token: Token, req: &JoinGroup<'_>) {
         if req.group_id.is_empty() {
-            return self.join_error(token, req.member_id, ErrorCode::InvalidGroupId);
+            return self.join_error(token, &req.member_id, ErrorCode::InvalidGroupId);
         }
-        if let Some(e) = self.gate(req.group_id) {
-            return self.join_error(token, req.member_id, e);
+        if let Some(e) = self.gate(&req.group_id) {
+            return self.join_error(token, &req.member_id, e);
         }
         let session = req.session_timeout_ms as i64;
         if session < self.config.min_session_timeout_ms
             || session > self.config.max_session_timeout_ms
         {
-            return self.join_error(token, req.member_id, ErrorCode::InvalidSessionTimeout);
+            return self.join_error(token, &req.member_id, ErrorCode::InvalidSessionTimeout);
         }
         let unknown = req.member_id.is_empty();
-        let g = match self.slot_of(req.group_id) {
+        let g = match self.slot_of(&req.group_id) {
             Some(g) => g,
-            None if unknown => self.create_group(req.group_id),
-            None => return self.join_error(token, req.member_id, ErrorCode::UnknownMemberId),
+            None if unknown => self.create_group(&req.group_id),
+            None => return self.join_error(token, &req.member_id, ErrorCode::UnknownMemberId),
         };
-        if !self.accept_joining_member(g, req.member_id) {
+        if !self.accept_joining_member(g, &req.member_id) {
             let group = self.group_mut(g);
-            if !group.remove_pending(req.member_id) {
-                if let Some(s) = group.slot(req.member_id) {
+            if !group.remove_pending(&req.member_id) {
+                if let Some(s) = group.slot(&req.member_id) {
                     self.remove_member_quietly(g, s);
                 }
             }
@@ -87,11 +87,11 @@ impl Coordinator {
         if group.is(GroupState::Dead) {
             return self.join_error(token, "", ErrorCode::CoordinatorNotAvailable);
         }
-        if !group.supports_protocols(req.protocol_type, &req.protocols) {
+        if !group.supports_protocols(&req.protocol_type, &req.protocols) {
             return self.join_error(token, "", ErrorCode::InconsistentGroupProtocol);
         }
-        let new_id = self.new_member_id(req.group_instance_id.unwrap_or(req.client_id));
-        match req.group_instance_id {
+        let new_id = self.new_member_id(req.group_instance_id.as_deref().unwrap_or(req.client_id));
+        match req.group_instance_id.as_deref() {
             Some(instance) => match self.group(g).static_slot(instance) {
                 Some(slot) => self.rejoin_static_member(g, slot, new_id, token, req),
                 None => self.add_member_and_rebalance(g, new_id, token, req),
@@ -120,25 +120,27 @@ impl Coordinator {
     fn join_current_member(&mut self, g: u32, token: Token, req: &JoinGroup<'_>) {
         let group = self.group(g);
         if group.is(GroupState::Dead) {
-            return self.join_error(token, req.member_id, ErrorCode::CoordinatorNotAvailable);
+            return self.join_error(token, &req.member_id, ErrorCode::CoordinatorNotAvailable);
         }
-        if !group.supports_protocols(req.protocol_type, &req.protocols) {
-            return self.join_error(token, req.member_id, ErrorCode::InconsistentGroupProtocol);
+        if !group.supports_protocols(&req.protocol_type, &req.protocols) {
+            return self.join_error(token, &req.member_id, ErrorCode::InconsistentGroupProtocol);
         }
-        if group.is_pending(req.member_id) {
+        if group.is_pending(&req.member_id) {
             // A pending member id is never a static member's: Kafka fails such a request with
             // an IllegalStateException, which its clients see as UNKNOWN_SERVER_ERROR.
             if req.group_instance_id.is_some() {
-                return self.join_error(token, req.member_id, ErrorCode::UnknownServerError);
+                return self.join_error(token, &req.member_id, ErrorCode::UnknownServerError);
             }
-            let id = Arc::from(req.member_id);
+            let id = Arc::from(&*req.member_id);
             return self.add_member_and_rebalance(g, id, token, req);
         }
-        if let Some(e) = self.validate_current_member(g, req.member_id, req.group_instance_id) {
-            return self.join_error(token, req.member_id, e);
+        if let Some(e) =
+            self.validate_current_member(g, &req.member_id, req.group_instance_id.as_deref())
+        {
+            return self.join_error(token, &req.member_id, e);
         }
         let group = self.group(g);
-        let slot = group.slot(req.member_id).expect("validated");
+        let slot = group.slot(&req.member_id).expect("validated");
         let member = group.member(slot);
         match group.state {
             GroupState::PreparingRebalance => self.update_member_and_rebalance(g, slot, token, req),
@@ -162,7 +164,7 @@ impl Coordinator {
             }
             // The group lost its members meanwhile: make the client start over.
             GroupState::Empty | GroupState::Dead => {
-                self.join_error(token, req.member_id, ErrorCode::UnknownMemberId)
+                self.join_error(token, &req.member_id, ErrorCode::UnknownMemberId)
             }
         }
     }
@@ -231,12 +233,12 @@ impl Coordinator {
     ) {
         let member = Member {
             id: member_id,
-            instance_id: req.group_instance_id.map(Arc::from),
+            instance_id: req.group_instance_id.as_deref().map(Arc::from),
             client_id: Arc::from(req.client_id),
             client_host: Arc::from(req.client_host),
             rebalance_timeout_ms: req.rebalance_timeout_ms,
             session_timeout_ms: req.session_timeout_ms,
-            protocol_type: Arc::from(req.protocol_type),
+            protocol_type: Arc::from(&*req.protocol_type),
             protocols: Protocol::list(&req.protocols),
             assignment: empty_bytes(),
             awaiting_join: Some(token),
@@ -333,7 +335,7 @@ impl Coordinator {
                         token,
                         group: group.id.clone(),
                         uid: group.uid,
-                        instance_id: Arc::from(req.group_instance_id.unwrap_or("")),
+                        instance_id: Arc::from(req.group_instance_id.as_deref().unwrap_or("")),
                         old_member_id: old_id,
                         new_member_id: new_id,
                         old_protocols,

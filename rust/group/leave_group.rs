@@ -1,8 +1,8 @@
 //! LeaveGroup: v0-5. Members leave a group (Kafka's `handleLeaveGroup`).
 //!
 //! v0-2 name one member; v3+ a batch, where a member given by group instance id alone (an empty
-//! member id) is removed by an administrator; v5+ adds a reason per member. Before v3 the wire
-//! adapter lifts the one member's error to the top level, as Kafka's `LeaveGroupResponse` does.
+//! member id) is removed by an administrator; v5+ adds a reason per member. Before v3
+//! `responses.rs` lifts the one member's error to the top level, as Kafka's `LeaveGroupResponse` does.
 
 use super::api::{GroupResponse, LeaveGroup, LeaveGroupResponse, LeftMember, Token};
 use super::coordinator::Coordinator;
@@ -14,14 +14,14 @@ impl Coordinator {
         let top = if req.group_id.is_empty() {
             Some(ErrorCode::InvalidGroupId)
         } else {
-            self.gate(req.group_id)
+            self.gate(&req.group_id)
         };
         let response = match top {
             Some(error) => LeaveGroupResponse {
                 error,
                 members: Vec::new(),
             },
-            None => match self.slot_of(req.group_id) {
+            None => match self.slot_of(&req.group_id) {
                 None => LeaveGroupResponse {
                     error: ErrorCode::None,
                     members: req
@@ -50,11 +50,15 @@ impl Coordinator {
         self.respond(token, GroupResponse::LeaveGroup(response));
     }
 
-    fn leave_one(&mut self, g: u32, m: &super::api::LeavingMember<'_>) -> ErrorCode {
+    fn leave_one(&mut self, g: u32, m: &super::api::LeaveGroupRequestMember<'_>) -> ErrorCode {
         let group = self.group(g);
         if m.member_id.is_empty() {
             // Removal by group instance id (an administrator's).
-            return match m.group_instance_id.and_then(|i| group.static_slot(i)) {
+            return match m
+                .group_instance_id
+                .as_deref()
+                .and_then(|i| group.static_slot(i))
+            {
                 Some(s) => {
                     self.remove_member_and_update(g, s);
                     ErrorCode::None
@@ -62,23 +66,25 @@ impl Coordinator {
                 None => ErrorCode::UnknownMemberId,
             };
         }
-        if group.is_pending(m.member_id) {
-            self.remove_pending_and_update(g, m.member_id);
+        if group.is_pending(&m.member_id) {
+            self.remove_pending_and_update(g, &m.member_id);
             return ErrorCode::None;
         }
-        if let Some(e) = self.validate_current_member(g, m.member_id, m.group_instance_id) {
+        if let Some(e) =
+            self.validate_current_member(g, &m.member_id, m.group_instance_id.as_deref())
+        {
             return e;
         }
-        let s = self.group(g).slot(m.member_id).expect("validated");
+        let s = self.group(g).slot(&m.member_id).expect("validated");
         self.remove_member_and_update(g, s);
         ErrorCode::None
     }
 }
 
-fn left(m: &super::api::LeavingMember<'_>, error: ErrorCode) -> LeftMember {
+fn left(m: &super::api::LeaveGroupRequestMember<'_>, error: ErrorCode) -> LeftMember {
     LeftMember {
         member_id: m.member_id.to_string(),
-        group_instance_id: m.group_instance_id.map(str::to_string),
+        group_instance_id: m.group_instance_id.as_deref().map(str::to_string),
         error,
     }
 }

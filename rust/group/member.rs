@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::api::Token;
+use super::api::{JoinGroupRequestProtocol, Token};
 use super::timers::Timer;
 
 /// Protocol is one protocol a member supports: its name and its metadata (for the consumer
@@ -14,12 +14,12 @@ pub(crate) struct Protocol {
 }
 
 impl Protocol {
-    pub fn list(protocols: &[(&str, &[u8])]) -> Vec<Protocol> {
+    pub fn list(protocols: &[JoinGroupRequestProtocol<'_>]) -> Vec<Protocol> {
         protocols
             .iter()
-            .map(|(n, m)| Protocol {
-                name: Arc::from(*n),
-                metadata: Arc::from(*m),
+            .map(|p| Protocol {
+                name: Arc::from(&*p.name),
+                metadata: Arc::from(&*p.metadata),
             })
             .collect()
     }
@@ -62,13 +62,13 @@ impl Member {
     }
 
     /// matches tells whether `protocols` are exactly the member's, in order.
-    pub fn matches(&self, protocols: &[(&str, &[u8])]) -> bool {
+    pub fn matches(&self, protocols: &[JoinGroupRequestProtocol<'_>]) -> bool {
         self.protocols.len() == protocols.len()
             && self
                 .protocols
                 .iter()
                 .zip(protocols)
-                .all(|(p, (n, m))| &*p.name == *n && &*p.metadata == *m)
+                .all(|(p, q)| *p.name == *q.name && *p.metadata == *q.metadata)
     }
 
     /// metadata is the member's metadata for `protocol`.

@@ -9,8 +9,9 @@
 //! `__consumer_offsets`, whose records are Kafka's own ([`records`]). On start the host replays
 //! that topic's partitions into it ([`Coordinator::load`]).
 //!
-//! - [`wire`] turns a decoded request of any version into a [`GroupRequest`], and a
-//!   [`GroupResponse`] into the response body (or whole frame) of that version.
+//! - [`requests`] decodes a request frame of any version straight into its generated typed
+//!   message (`protocol::typed`) and normalises older versions' shapes into a [`GroupRequest`];
+//!   [`responses`] writes a [`GroupResponse`] as the response frame of that version.
 //! - Each api is one module (`join_group.rs`, `sync_group.rs`, ...), opening with the versions
 //!   it serves and what changed between them; `rebalance.rs` holds the mechanics they share and
 //!   `lifecycle.rs` loading, unloading, append outcomes and offset expiry.
@@ -39,11 +40,12 @@ mod offset_fetch;
 mod offsets;
 mod rebalance;
 pub mod records;
+pub mod requests;
+pub mod responses;
 mod slab;
 mod state;
 mod sync_group;
 mod timers;
-pub mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -29,7 +29,7 @@ impl Coordinator {
                         t.name.to_string(),
                         t.partitions
                             .iter()
-                            .map(|p| (p.partition, ErrorCode::None))
+                            .map(|p| (p.partition_index, ErrorCode::None))
                             .collect(),
                     )
                 })
@@ -38,11 +38,11 @@ impl Coordinator {
         // Partitions the broker does not have are answered before the group is looked at.
         let mut todo: Vec<(usize, usize)> = Vec::new();
         for (ti, t) in req.topics.iter().enumerate() {
-            let count = self.topics.as_ref().map(|k| k.get(t.name).copied());
+            let count = self.topics.as_ref().map(|k| k.get(&*t.name).copied());
             for (pi, p) in t.partitions.iter().enumerate() {
                 let known = match count {
                     None => true,
-                    Some(n) => n.is_some_and(|n| p.partition >= 0 && p.partition < n),
+                    Some(n) => n.is_some_and(|n| p.partition_index >= 0 && p.partition_index < n),
                 };
                 if known {
                     todo.push((ti, pi));
@@ -60,17 +60,17 @@ impl Coordinator {
             }
             return self.respond(token, GroupResponse::OffsetCommit(response));
         }
-        let g = match self.slot_of(req.group_id) {
+        let g = match self.slot_of(&req.group_id) {
             Some(g) => g,
             // Validated above: an unknown group here commits with generation -1, which creates a
             // simple group (no protocol type, no members).
-            None => self.create_group(req.group_id),
+            None => self.create_group(&req.group_id),
         };
         match self.group(g).state {
             GroupState::Stable | GroupState::PreparingRebalance => {
                 // Commits of the previous generation still count during PreparingRebalance;
                 // they keep the session alive too.
-                if let Some(s) = self.group(g).slot(req.member_id) {
+                if let Some(s) = self.group(g).slot(&req.member_id) {
                     self.reschedule_session(g, s);
                 }
             }
@@ -88,14 +88,14 @@ impl Coordinator {
         for (ti, pi) in todo {
             let t = &req.topics[ti];
             let p = &t.partitions[pi];
-            let metadata = p.metadata.unwrap_or("");
+            let metadata = p.committed_metadata.as_deref().unwrap_or("");
             if metadata.len() as i64 > max && metadata.encode_utf16().count() as i64 > max {
                 response.topics[ti].1[pi].1 = ErrorCode::OffsetMetadataTooLarge;
                 continue;
             }
             let value = OffsetAndMetadata {
-                offset: p.offset,
-                leader_epoch: p.leader_epoch,
+                offset: p.committed_offset,
+                leader_epoch: p.committed_leader_epoch,
                 metadata: Arc::from(metadata),
                 commit_timestamp: if p.commit_timestamp == -1 {
                     now
@@ -106,10 +106,10 @@ impl Coordinator {
             };
             // Strings come from a decoded request, so they encode.
             records.push((
-                offset_commit_key(&group_id, t.name, p.partition).unwrap_or_default(),
+                offset_commit_key(&group_id, &t.name, p.partition_index).unwrap_or_default(),
                 offset_commit_value(&value).ok(),
             ));
-            offsets.push((ti, pi, Arc::<str>::from(t.name), p.partition, value));
+            offsets.push((ti, pi, Arc::<str>::from(&*t.name), p.partition_index, value));
         }
         if offsets.is_empty() {
             return self.respond(token, GroupResponse::OffsetCommit(response));
@@ -138,11 +138,11 @@ impl Coordinator {
     /// partition checks, an unknown group (unless it commits with generation -1), and Kafka's
     /// `validateOffsetCommit` and state rules.
     fn commit_error(&self, req: &OffsetCommit<'_>) -> Option<ErrorCode> {
-        if let Some(e) = self.gate(req.group_id) {
+        if let Some(e) = self.gate(&req.group_id) {
             return Some(e);
         }
-        let Some(g) = self.slot_of(req.group_id) else {
-            return match (req.generation_id < 0, req.version >= 9) {
+        let Some(g) = self.slot_of(&req.group_id) else {
+            return match (req.generation_id_or_member_epoch < 0, req.version >= 9) {
                 (true, _) => None,
                 (false, true) => Some(ErrorCode::GroupIdNotFound),
                 (false, false) => Some(ErrorCode::IllegalGeneration),
@@ -152,15 +152,20 @@ impl Coordinator {
         if group.is(GroupState::Dead) {
             return Some(ErrorCode::CoordinatorNotAvailable);
         }
-        if req.generation_id < 0 && group.is(GroupState::Empty) {
+        if req.generation_id_or_member_epoch < 0 && group.is(GroupState::Empty) {
             // The admin client, or a consumer that assigns itself: allowed while no member is.
             return None;
         }
-        if req.generation_id >= 0 || !req.member_id.is_empty() || req.group_instance_id.is_some() {
-            if let Some(e) = self.validate_current_member(g, req.member_id, req.group_instance_id) {
+        if req.generation_id_or_member_epoch >= 0
+            || !req.member_id.is_empty()
+            || req.group_instance_id.is_some()
+        {
+            if let Some(e) =
+                self.validate_current_member(g, &req.member_id, req.group_instance_id.as_deref())
+            {
                 return Some(e);
             }
-            if req.generation_id != group.generation {
+            if req.generation_id_or_member_epoch != group.generation {
                 return Some(ErrorCode::IllegalGeneration);
             }
         } else if !group.is(GroupState::Empty) {

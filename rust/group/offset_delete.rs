@@ -25,10 +25,10 @@ impl Coordinator {
             error,
             topics: Vec::new(),
         };
-        if let Some(e) = self.gate(req.group_id) {
+        if let Some(e) = self.gate(&req.group_id) {
             return error(e);
         }
-        let Some(g) = self.slot_of(req.group_id) else {
+        let Some(g) = self.slot_of(&req.group_id) else {
             return error(ErrorCode::GroupIdNotFound);
         };
         let group = self.group(g);
@@ -40,13 +40,16 @@ impl Coordinator {
         };
         let mut topics = Vec::new();
         let mut gone = Vec::new();
-        for (name, partitions) in &req.topics {
+        for t in &req.topics {
+            let name: &str = &t.name;
             let keep = check_subscribed && group.is_subscribed_to_topic(name);
             // Kafka answers partitions the broker does not have before its coordinator sees
             // the request (KafkaApis.handleOffsetDeleteRequest).
-            let count = self.topics.as_ref().map(|k| k.get(*name).copied());
-            let parts = partitions
+            let count = self.topics.as_ref().map(|k| k.get(name).copied());
+            let parts = t
+                .partitions
                 .iter()
+                .map(|p| &p.partition_index)
                 .map(|p| {
                     let known = match count {
                         None => true,
@@ -57,7 +60,7 @@ impl Coordinator {
                     } else if keep {
                         (*p, ErrorCode::GroupSubscribedToTopic)
                     } else {
-                        gone.push((Arc::<str>::from(*name), *p));
+                        gone.push((Arc::<str>::from(name), *p));
                         (*p, ErrorCode::None)
                     }
                 })

@@ -9,7 +9,8 @@
 use std::sync::Arc;
 
 use super::api::{
-    FetchGroup, FetchedGroup, FetchedOffset, GroupResponse, OffsetFetch, OffsetFetchResponse, Token,
+    FetchedGroup, FetchedOffset, GroupResponse, OffsetFetch, OffsetFetchRequestGroup,
+    OffsetFetchResponse, Token,
 };
 use super::coordinator::Coordinator;
 use super::state::GroupState;
@@ -38,18 +39,18 @@ impl Coordinator {
         );
     }
 
-    fn fetch_group(&self, req: &FetchGroup<'_>, require_stable: bool) -> FetchedGroup {
+    fn fetch_group(&self, req: &OffsetFetchRequestGroup<'_>, require_stable: bool) -> FetchedGroup {
         let mut out = FetchedGroup {
             group_id: req.group_id.to_string(),
             error: ErrorCode::None,
             topics: Vec::new(),
         };
-        if let Some(e) = self.gate(req.group_id) {
+        if let Some(e) = self.gate(&req.group_id) {
             out.error = e;
             return out;
         }
         let group = self
-            .slot_of(req.group_id)
+            .slot_of(&req.group_id)
             .map(|g| self.group(g))
             .filter(|g| !g.is(GroupState::Dead));
         let fetch = |topic: &str, partition: i32| -> FetchedOffset {
@@ -72,9 +73,13 @@ impl Coordinator {
         };
         match &req.topics {
             Some(topics) => {
-                for (name, partitions) in topics {
-                    let parts = partitions.iter().map(|p| fetch(name, *p)).collect();
-                    out.topics.push((name.to_string(), parts));
+                for t in topics {
+                    let parts = t
+                        .partition_indexes
+                        .iter()
+                        .map(|p| fetch(&t.name, *p))
+                        .collect();
+                    out.topics.push((t.name.to_string(), parts));
                 }
             }
             None => {

@@ -28,7 +28,7 @@ impl Coordinator {
         if req.group_id.is_empty() {
             return self.sync_error(token, ErrorCode::InvalidGroupId);
         }
-        match self.gate(req.group_id) {
+        match self.gate(&req.group_id) {
             // The rebalance in flight is lost with the load: have the member rejoin, without
             // COORDINATOR_LOAD_IN_PROGRESS, which old clients do not expect.
             Some(ErrorCode::CoordinatorLoadInProgress) => {
@@ -37,14 +37,14 @@ impl Coordinator {
             Some(e) => return self.sync_error(token, e),
             None => {}
         }
-        let Some(g) = self.slot_of(req.group_id) else {
+        let Some(g) = self.slot_of(&req.group_id) else {
             return self.sync_error(token, ErrorCode::UnknownMemberId);
         };
         if let Some(e) = self.validate_sync(g, req) {
             return self.sync_error(token, e);
         }
         let group = self.group(g);
-        let slot = group.slot(req.member_id).expect("validated");
+        let slot = group.slot(&req.member_id).expect("validated");
         match group.state {
             GroupState::Empty => self.sync_error(token, ErrorCode::UnknownMemberId),
             GroupState::PreparingRebalance => {
@@ -62,9 +62,10 @@ impl Coordinator {
                     let group = self.group(g);
                     // Members the leader left out get an empty assignment.
                     let mut assignment: FxMap<Arc<str>, Arc<[u8]>> = FxMap::default();
-                    for (id, a) in &req.assignments {
-                        if let Some(s) = group.slot(id) {
-                            assignment.insert(group.member(s).id.clone(), Arc::from(*a));
+                    for a in &req.assignments {
+                        if let Some(s) = group.slot(&a.member_id) {
+                            assignment
+                                .insert(group.member(s).id.clone(), Arc::from(&*a.assignment));
                         }
                     }
                     for (_, m) in group.members.iter() {
@@ -105,7 +106,9 @@ impl Coordinator {
         if group.is(GroupState::Dead) {
             return Some(ErrorCode::CoordinatorNotAvailable);
         }
-        if let Some(e) = self.validate_current_member(g, req.member_id, req.group_instance_id) {
+        if let Some(e) =
+            self.validate_current_member(g, &req.member_id, req.group_instance_id.as_deref())
+        {
             return Some(e);
         }
         if req.generation_id != group.generation {
@@ -114,8 +117,8 @@ impl Coordinator {
         let inconsistent = |asked: Option<&str>, have: &Option<Arc<str>>| {
             asked.is_some_and(|a| have.as_deref() != Some(a))
         };
-        if inconsistent(req.protocol_type, &group.protocol_type)
-            || inconsistent(req.protocol_name, &group.protocol_name)
+        if inconsistent(req.protocol_type.as_deref(), &group.protocol_type)
+            || inconsistent(req.protocol_name.as_deref(), &group.protocol_name)
         {
             return Some(ErrorCode::InconsistentGroupProtocol);
         }

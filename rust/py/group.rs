@@ -1,11 +1,13 @@
 //! Bindings for the group coordinator (`rust/group/`): `kgroup._native.group`, wrapped by
 //! `kgroup.group`.
 //!
-//! A request goes in as the `kgroup.protocol.Request` a broker decoded: its body's Rust tree is
-//! read in place, never converted to Python. Responses come out as whole frames (size prefix,
-//! header of the request's version, its correlation id), written straight into `bytes`. The
-//! binding keeps, per request still to be answered, the host's token object and what the frame
-//! needs (api key, version, correlation id).
+//! A request goes in as its raw frame (`handle_frame`: the bytes after the size prefix), which
+//! Rust decodes once into the api's generated typed message (`group::requests`), or as a
+//! `kgroup.protocol.Request` already decoded (`handle`, for tools and tests: its frame is
+//! encoded again first). Responses come out as whole frames (size prefix, header of the
+//! request's version, its correlation id) written by `group::responses` straight into `bytes`.
+//! The binding keeps, per request still to be answered, the host's token object and what the
+//! frame needs (api key, version, correlation id).
 
 use std::collections::HashMap;
 
@@ -15,19 +17,16 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use super::errors::{to_pyerr, IntoPyResult};
 use super::protocol::frame::{PyRequest, PyRequestHeader};
-use super::protocol::views::StructView;
 use crate::assignors::fxhash::FxMap;
 use crate::errors::{Error, ErrorCode};
-use crate::group::{wire, Config, Coordinator, Effect, GroupResponse};
-use crate::protocol::frame::{self, Prepared};
-use crate::protocol::primitives::{SliceBuf, Writer};
+use crate::group::{requests, responses, Config, Coordinator, Effect, GroupResponse};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCoordinator>()?;
     m.add_class::<PyRespond>()?;
     m.add_class::<PyAppend>()?;
     m.add("CONFIG_KEYS", Config::KEYS.to_vec())?;
-    m.add("GROUP_API_KEYS", wire::GROUP_API_KEYS.to_vec())?;
+    m.add("GROUP_API_KEYS", requests::GROUP_API_KEYS.to_vec())?;
     m.add_function(wrap_pyfunction!(partition_for, m)?)?;
     Ok(())
 }
@@ -103,6 +102,8 @@ pub struct PyCoordinator {
     waiting: FxMap<u64, Waiting>,
     next: u64,
     effects: Vec<Effect>,
+    /// out is where response frames are written before they become `bytes`.
+    out: Vec<u8>,
 }
 
 fn config_from(config: Option<&Bound<'_, PyAny>>) -> PyResult<Config> {
@@ -145,36 +146,16 @@ fn config_from(config: Option<&Bound<'_, PyAny>>) -> PyResult<Config> {
     Ok(c)
 }
 
-/// write_frame writes a prepared frame straight into a new `bytes` of its exact length.
-fn write_frame<'py>(py: Python<'py>, prepared: &Prepared<'_>) -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, prepared.len(), |buf| {
-        let mut w = Writer::over(SliceBuf::new(buf));
-        prepared.write(&mut w).py_err(py)?;
-        if w.buf.overflowed() || w.buf.written() != prepared.len() {
-            return Err(to_pyerr(
-                py,
-                Error::InvalidArgument("encoded frame does not match its computed size".into()),
-            ));
-        }
-        Ok(())
-    })
-}
-
 fn response_frame<'py>(
     py: Python<'py>,
+    out: &mut Vec<u8>,
     response: &GroupResponse,
     version: i16,
     correlation_id: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    if let GroupResponse::Heartbeat(r) = response {
-        if let Some((buf, n)) = wire::heartbeat_frame(r.error, version, correlation_id) {
-            return Ok(PyBytes::new(py, &buf[..n]));
-        }
-    }
-    let body = wire::response_body(response, version);
-    let prepared = frame::prepare_response(response.api_key(), version, correlation_id, &[], &body)
-        .py_err(py)?;
-    write_frame(py, &prepared)
+    out.clear();
+    responses::write_frame(response, version, correlation_id, out).py_err(py)?;
+    Ok(PyBytes::new(py, out))
 }
 
 impl PyCoordinator {
@@ -188,7 +169,8 @@ impl PyCoordinator {
                         continue;
                     };
                     debug_assert_eq!(w.api_key, response.api_key());
-                    let frame = response_frame(py, &response, w.version, w.correlation_id)?;
+                    let frame =
+                        response_frame(py, &mut self.out, &response, w.version, w.correlation_id)?;
                     list.append(Bound::new(
                         py,
                         PyRespond {
@@ -231,7 +213,35 @@ impl PyCoordinator {
             waiting: FxMap::default(),
             next: 1,
             effects: Vec::new(),
+            out: Vec::new(),
         })
+    }
+
+    /// handle_frame(now_ms, token, frame, client_host="") -> list[Respond | Append]
+    #[pyo3(signature = (now_ms, token, frame, client_host=""))]
+    fn handle_frame<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_ms: i64,
+        token: Py<PyAny>,
+        frame: &[u8],
+        client_host: &str,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (header, input) = requests::decode(frame, client_host).py_err(py)?;
+        let internal = self.next;
+        self.next += 1;
+        self.inner
+            .handle_into(now_ms, internal, &input, &mut self.effects);
+        self.waiting.insert(
+            internal,
+            Waiting {
+                token,
+                api_key: header.api_key,
+                version: header.version,
+                correlation_id: header.correlation_id,
+            },
+        );
+        self.effects(py)
     }
 
     /// handle(now_ms, token, request, client_host="") -> list[Respond | Append]
@@ -249,7 +259,7 @@ impl PyCoordinator {
         })?;
         let header: &PyRequestHeader = req.as_super().get();
         let (api_key, version, correlation_id, client_id) = header.parts();
-        if !wire::is_group_api(api_key) {
+        if !requests::is_group_api(api_key) {
             return Err(to_pyerr(
                 py,
                 Error::InvalidArgument(format!(
@@ -257,45 +267,14 @@ impl PyCoordinator {
                 )),
             ));
         }
-        let internal = self.next;
-        self.next += 1;
+        // The request's frame again (a body built by hand, or a view): decoded as the broker's.
+        let encode = py
+            .import("kgroup._native.protocol")?
+            .getattr("encode_request")?;
         let body = req.get().body_object().bind(py);
-        let view = body.cast::<StructView>().ok().filter(|v| {
-            let (_, fields, v) = v.get().decoded();
-            frame::lookup(api_key, version)
-                .is_ok_and(|a| std::ptr::eq(a.request.fields, fields) && v == version)
-        });
-        match view {
-            Some(view) => {
-                let (tree, _, _) = view.get().decoded();
-                let input = wire::request_from(api_key, version, client_id, client_host, tree)
-                    .py_err(py)?;
-                self.inner
-                    .handle_into(now_ms, internal, &input, &mut self.effects);
-            }
-            None => {
-                // A body built by hand: encode it as a frame and read that.
-                let encode = py
-                    .import("kgroup._native.protocol")?
-                    .getattr("encode_request")?;
-                let frame = encode.call1((api_key, version, correlation_id, client_id, body))?;
-                let frame = frame.cast::<PyBytes>()?.as_bytes();
-                let decoded = frame::decode_request(&frame[4..]).py_err(py)?;
-                let input = wire::request(&decoded, client_host).py_err(py)?;
-                self.inner
-                    .handle_into(now_ms, internal, &input, &mut self.effects);
-            }
-        }
-        self.waiting.insert(
-            internal,
-            Waiting {
-                token,
-                api_key,
-                version,
-                correlation_id,
-            },
-        );
-        self.effects(py)
+        let frame = encode.call1((api_key, version, correlation_id, client_id, body))?;
+        let frame = frame.cast::<PyBytes>()?.as_bytes();
+        self.handle_frame(py, now_ms, token, &frame[4..], client_host)
     }
 
     /// appended(now_ms, token, error_code=0) -> list[Respond | Append]

@@ -377,14 +377,7 @@ def test_record_keys_are_compared_by_record_type() -> None:
 
 #: OPEN: differences found and not yet fixed, each a slip in a table rather than a choice, so
 #: they are not DECLARED. Fixing the table fails this test until its line goes.
-OPEN = {
-    # rust/protocol/messages/describe_log_dirs.rs: error_code (3+) is ignorable in Kafka's spec,
-    # so an encoder drops it below v3 instead of failing.
-    "3.9": ["DescribeLogDirsResponse.error_code: ignorable is False, Kafka's is True"],
-    "4.4": [
-        "DescribeLogDirsResponse.error_code, absent: ignorable is False, Kafka's is True (v1-2)"
-    ],
-}
+OPEN: dict[str, list[str]] = {"3.9": [], "4.4": []}
 
 
 @pytest.mark.parametrize(

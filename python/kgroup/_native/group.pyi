@@ -42,6 +42,9 @@ class Coordinator:
     def __new__(
         cls, config: Mapping[str, int | str] | None = None, *, seed: int | None = None
     ) -> Coordinator: ...
+    def handle_frame(
+        self, now_ms: int, token: Any, frame: bytes | bytearray, client_host: str = ""
+    ) -> list[Respond | Append]: ...
     def handle(
         self, now_ms: int, token: Any, request: Request, client_host: str = ""
     ) -> list[Respond | Append]: ...

@@ -119,11 +119,14 @@ fn test_describe_group_rebalancing() {
 #[test]
 fn describe_groups_reports_authorized_operations_when_asked() {
     let mut h = H::new();
-    let t = h.send(&GroupRequest::DescribeGroups(DescribeGroups {
-        groups: vec![GROUP],
-        not_found_error: false,
-        include_authorized_operations: true,
-    }));
+    let t = h.send(&GroupRequest::DescribeGroups(Req::new(
+        5,
+        DescribeGroupsRequest {
+            groups: vec![GROUP.into()],
+            include_authorized_operations: true,
+            ..Default::default()
+        },
+    )));
     match &h.answers[&t] {
         GroupResponse::DescribeGroups(r) => assert_eq!(r.groups[0].authorized_operations, 3400),
         other => panic!("{other:?}"),

@@ -30,6 +30,39 @@ pub const INITIAL_DELAY: i64 = 50;
 pub const GROUP: &str = "groupId";
 pub const PROTOCOL_TYPE: &str = "consumer";
 
+/// fetch_group is one group of an OffsetFetch: every committed offset when `topics` is None.
+pub fn fetch_group<'a>(
+    group: &'a str,
+    topics: Option<&[(&'a str, &[i32])]>,
+) -> OffsetFetchRequestGroup<'a> {
+    OffsetFetchRequestGroup {
+        group_id: group.into(),
+        topics: topics.map(|ts| {
+            ts.iter()
+                .map(|(n, p)| OffsetFetchRequestGroupTopic {
+                    name: (*n).into(),
+                    partition_indexes: p.to_vec(),
+                    ..Default::default()
+                })
+                .collect()
+        }),
+        ..Default::default()
+    }
+}
+
+/// offset_delete_topic is one topic of an OffsetDelete.
+pub fn offset_delete_topic<'a>(name: &'a str, partitions: &[i32]) -> OffsetDeleteRequestTopic<'a> {
+    OffsetDeleteRequestTopic {
+        name: name.into(),
+        partitions: partitions
+            .iter()
+            .map(|p| OffsetDeleteRequestPartition {
+                partition_index: *p,
+            })
+            .collect(),
+    }
+}
+
 pub fn config() -> Config {
     Config::from_pairs([
         ("group.min.session.timeout.ms", 10),
@@ -210,23 +243,29 @@ impl H {
     // -- requests ---------------------------------------------------------------------------
 
     pub fn join(&mut self, j: &Join) -> Token {
-        let protocols: Vec<(&str, &[u8])> = j
+        let protocols = j
             .protocols
             .iter()
-            .map(|(n, m)| (n.as_str(), m.as_slice()))
+            .map(|(n, m)| JoinGroupRequestProtocol {
+                name: n.into(),
+                metadata: m.into(),
+                ..Default::default()
+            })
             .collect();
-        let req = GroupRequest::JoinGroup(JoinGroup {
+        let req = GroupRequest::JoinGroup(Req {
             version: j.version,
-            group_id: &j.group,
-            session_timeout_ms: j.session,
-            rebalance_timeout_ms: j.rebalance,
-            member_id: &j.member,
-            group_instance_id: j.instance.as_deref(),
-            protocol_type: &j.protocol_type,
-            protocols,
             client_id: &j.client_id,
             client_host: "/127.0.0.1",
-            reason: None,
+            body: JoinGroupRequest {
+                group_id: j.group.as_str().into(),
+                session_timeout_ms: j.session,
+                rebalance_timeout_ms: j.rebalance,
+                member_id: j.member.as_str().into(),
+                group_instance_id: j.instance.as_deref().map(Into::into),
+                protocol_type: j.protocol_type.as_str().into(),
+                protocols,
+                ..Default::default()
+            },
         });
         self.send(&req)
     }
@@ -242,16 +281,26 @@ impl H {
         protocol: (Option<&str>, Option<&str>),
         assignments: &[(&str, &[u8])],
     ) -> Token {
-        let req = GroupRequest::SyncGroup(SyncGroup {
+        let req = GroupRequest::SyncGroup(Req::new(
             version,
-            group_id: group,
-            generation_id: generation,
-            member_id: member,
-            group_instance_id: instance,
-            protocol_type: protocol.0,
-            protocol_name: protocol.1,
-            assignments: assignments.to_vec(),
-        });
+            SyncGroupRequest {
+                group_id: group.into(),
+                generation_id: generation,
+                member_id: member.into(),
+                group_instance_id: instance.map(Into::into),
+                protocol_type: protocol.0.map(Into::into),
+                protocol_name: protocol.1.map(Into::into),
+                assignments: assignments
+                    .iter()
+                    .map(|(m, a)| SyncGroupRequestAssignment {
+                        member_id: (*m).into(),
+                        assignment: (*a).into(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+        ));
         self.send(&req)
     }
 
@@ -292,12 +341,16 @@ impl H {
         instance: Option<&str>,
         generation: i32,
     ) -> ErrorCode {
-        let t = self.send(&GroupRequest::Heartbeat(Heartbeat {
-            group_id: group,
-            generation_id: generation,
-            member_id: member,
-            group_instance_id: instance,
-        }));
+        let t = self.send(&GroupRequest::Heartbeat(Req::new(
+            4,
+            HeartbeatRequest {
+                group_id: group.into(),
+                generation_id: generation,
+                member_id: member.into(),
+                group_instance_id: instance.map(Into::into),
+                ..Default::default()
+            },
+        )));
         match self.answers.get(&t) {
             Some(GroupResponse::Heartbeat(r)) => r.error,
             other => panic!("no heartbeat response: {other:?}"),
@@ -317,17 +370,21 @@ impl H {
         group: &str,
         members: &[(&str, Option<&str>)],
     ) -> LeaveGroupResponse {
-        let t = self.send(&GroupRequest::LeaveGroup(LeaveGroup {
-            group_id: group,
-            members: members
-                .iter()
-                .map(|(m, i)| LeavingMember {
-                    member_id: m,
-                    group_instance_id: *i,
-                    reason: None,
-                })
-                .collect(),
-        }));
+        let t = self.send(&GroupRequest::LeaveGroup(Req::new(
+            5,
+            LeaveGroupRequest {
+                group_id: group.into(),
+                members: members
+                    .iter()
+                    .map(|(m, i)| LeaveGroupRequestMember {
+                        member_id: (*m).into(),
+                        group_instance_id: i.map(Into::into),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+        )));
         match self.answers.get(&t) {
             Some(GroupResponse::LeaveGroup(r)) => r.clone(),
             other => panic!("no leave response: {other:?}"),
@@ -345,32 +402,37 @@ impl H {
         generation: i32,
         offsets: &[(&str, i32, i64, Option<&str>)],
     ) -> Token {
-        let mut topics: Vec<CommitTopic<'_>> = Vec::new();
+        let mut topics: Vec<OffsetCommitRequestTopic<'_>> = Vec::new();
         for (t, p, o, m) in offsets {
-            let part = CommitPartition {
-                partition: *p,
-                offset: *o,
-                leader_epoch: -1,
+            let part = OffsetCommitRequestPartition {
+                partition_index: *p,
+                committed_offset: *o,
+                committed_leader_epoch: -1,
                 commit_timestamp: -1,
-                metadata: *m,
+                committed_metadata: m.map(Into::into),
+                ..Default::default()
             };
             match topics.iter_mut().find(|x| x.name == *t) {
                 Some(x) => x.partitions.push(part),
-                None => topics.push(CommitTopic {
-                    name: t,
+                None => topics.push(OffsetCommitRequestTopic {
+                    name: (*t).into(),
                     partitions: vec![part],
+                    ..Default::default()
                 }),
             }
         }
-        self.send(&GroupRequest::OffsetCommit(OffsetCommit {
+        self.send(&GroupRequest::OffsetCommit(Req::new(
             version,
-            group_id: group,
-            generation_id: generation,
-            member_id: member,
-            group_instance_id: instance,
-            retention_time_ms: -1,
-            topics,
-        }))
+            OffsetCommitRequest {
+                group_id: group.into(),
+                generation_id_or_member_epoch: generation,
+                member_id: member.into(),
+                group_instance_id: instance.map(Into::into),
+                retention_time_ms: -1,
+                topics,
+                ..Default::default()
+            },
+        )))
     }
 
     pub fn commit_response(&self, t: Token) -> &OffsetCommitResponse {
@@ -407,13 +469,14 @@ impl H {
         topics: Option<&[(&str, &[i32])]>,
         require_stable: bool,
     ) -> FetchedGroup {
-        let t = self.send(&GroupRequest::OffsetFetch(OffsetFetch {
-            groups: vec![FetchGroup {
-                group_id: group,
-                topics: topics.map(|ts| ts.iter().map(|(n, p)| (*n, p.to_vec())).collect()),
-            }],
-            require_stable,
-        }));
+        let t = self.send(&GroupRequest::OffsetFetch(Req::new(
+            9,
+            OffsetFetchRequest {
+                groups: vec![fetch_group(group, topics)],
+                require_stable,
+                ..Default::default()
+            },
+        )));
         match self.answers.get(&t) {
             Some(GroupResponse::OffsetFetch(r)) => r.groups[0].clone(),
             other => panic!("no OffsetFetch response: {other:?}"),
@@ -428,11 +491,13 @@ impl H {
     }
 
     pub fn describe(&mut self, group: &str) -> DescribedGroup {
-        let t = self.send(&GroupRequest::DescribeGroups(DescribeGroups {
-            groups: vec![group],
-            not_found_error: false,
-            include_authorized_operations: false,
-        }));
+        let t = self.send(&GroupRequest::DescribeGroups(Req::new(
+            5,
+            DescribeGroupsRequest {
+                groups: vec![group.into()],
+                ..Default::default()
+            },
+        )));
         match self.answers.get(&t) {
             Some(GroupResponse::DescribeGroups(r)) => r.groups[0].clone(),
             other => panic!("no DescribeGroups response: {other:?}"),
@@ -440,10 +505,14 @@ impl H {
     }
 
     pub fn list(&mut self, states: &[&str], types: &[&str]) -> ListGroupsResponse {
-        let t = self.send(&GroupRequest::ListGroups(ListGroups {
-            states_filter: states.to_vec(),
-            types_filter: types.to_vec(),
-        }));
+        let t = self.send(&GroupRequest::ListGroups(Req::new(
+            5,
+            ListGroupsRequest {
+                states_filter: states.iter().map(|s| (*s).into()).collect(),
+                types_filter: types.iter().map(|s| (*s).into()).collect(),
+                ..Default::default()
+            },
+        )));
         match self.answers.get(&t) {
             Some(GroupResponse::ListGroups(r)) => r.clone(),
             other => panic!("no ListGroups response: {other:?}"),
@@ -451,9 +520,13 @@ impl H {
     }
 
     pub fn delete_groups(&mut self, groups: &[&str]) -> Vec<(String, ErrorCode)> {
-        let t = self.send(&GroupRequest::DeleteGroups(DeleteGroups {
-            groups: groups.to_vec(),
-        }));
+        let t = self.send(&GroupRequest::DeleteGroups(Req::new(
+            2,
+            DeleteGroupsRequest {
+                groups_names: groups.iter().map(|s| (*s).into()).collect(),
+                ..Default::default()
+            },
+        )));
         match self.answers.get(&t) {
             Some(GroupResponse::DeleteGroups(r)) => r.results.clone(),
             other => panic!("no DeleteGroups response: {other:?}"),
@@ -465,10 +538,16 @@ impl H {
         group: &str,
         topics: &[(&str, &[i32])],
     ) -> OffsetDeleteResponse {
-        let t = self.send(&GroupRequest::OffsetDelete(OffsetDelete {
-            group_id: group,
-            topics: topics.iter().map(|(n, p)| (*n, p.to_vec())).collect(),
-        }));
+        let t = self.send(&GroupRequest::OffsetDelete(Req::new(
+            0,
+            OffsetDeleteRequest {
+                group_id: group.into(),
+                topics: topics
+                    .iter()
+                    .map(|(n, p)| offset_delete_topic(n, p))
+                    .collect(),
+            },
+        )));
         match self.answers.get(&t) {
             Some(GroupResponse::OffsetDelete(r)) => r.clone(),
             other => panic!("no OffsetDelete response: {other:?}"),

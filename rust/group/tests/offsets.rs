@@ -391,24 +391,27 @@ fn test_offset_expiration_of_active_group_semantics() {
 fn an_explicit_retention_time_overrides_the_broker_retention() {
     use crate::group::records::read_offset_commit_value;
     let mut h = H::with(retention_config(60));
-    let t = h.send(&GroupRequest::OffsetCommit(OffsetCommit {
-        version: 2,
-        group_id: GROUP,
-        generation_id: -1,
-        member_id: "",
-        group_instance_id: Option::None,
-        retention_time_ms: 5_000,
-        topics: vec![CommitTopic {
-            name: "t",
-            partitions: vec![CommitPartition {
-                partition: 0,
-                offset: 3,
-                leader_epoch: -1,
-                commit_timestamp: -1,
-                metadata: Option::None,
+    let t = h.send(&GroupRequest::OffsetCommit(Req::new(
+        2,
+        OffsetCommitRequest {
+            group_id: GROUP.into(),
+            generation_id_or_member_epoch: -1,
+            retention_time_ms: 5_000,
+            topics: vec![OffsetCommitRequestTopic {
+                name: "t".into(),
+                partitions: vec![OffsetCommitRequestPartition {
+                    partition_index: 0,
+                    committed_offset: 3,
+                    committed_leader_epoch: -1,
+                    commit_timestamp: -1,
+                    committed_metadata: Option::None,
+                    ..Default::default()
+                }],
+                ..Default::default()
             }],
-        }],
-    }));
+            ..Default::default()
+        },
+    )));
     assert_eq!(h.commit_errors(t), [None]);
     let (_, batch) = h.written.last().unwrap();
     let b = &decode_batches(batch, &DecodeOptions::default()).unwrap()[0];

@@ -154,12 +154,16 @@ impl Sim {
                 self.clients[i].sync = Some(t);
             }
             35..=59 => {
-                let t = self.h.send(&GroupRequest::Heartbeat(Heartbeat {
-                    group_id: group,
-                    generation_id: gen,
-                    member_id: &c.member,
-                    group_instance_id: c.instance.as_deref(),
-                }));
+                let t = self.h.send(&GroupRequest::Heartbeat(Req::new(
+                    4,
+                    HeartbeatRequest {
+                        group_id: group.into(),
+                        generation_id: gen,
+                        member_id: c.member.as_str().into(),
+                        group_instance_id: c.instance.as_deref().map(Into::into),
+                        ..Default::default()
+                    },
+                )));
                 self.sent.push(t);
                 self.checks.push((t, c.group, gen, generation_now, false));
             }

@@ -1,11 +1,13 @@
-//! The wire adapter at every version the codec speaks: requests read into the coordinator's
-//! input, responses written back in the version's shape.
+//! Requests and responses of the group apis at every version the codec speaks: request frames
+//! read into the coordinator's typed input (`requests`), responses written back in the
+//! version's shape (`responses`), checked against the generic codec.
 
 use std::borrow::Cow;
 
 use super::*;
-use crate::group::wire::{self, GROUP_API_KEYS};
-use crate::protocol::frame::{decode_request, decode_response, encode_request, RequestHeader};
+use crate::group::requests::{self, GROUP_API_KEYS};
+use crate::group::responses;
+use crate::protocol::frame::{decode_response, encode_request, RequestHeader};
 use crate::protocol::messages::api;
 use crate::protocol::random::Gen;
 use crate::protocol::schema::Field;
@@ -37,8 +39,7 @@ fn every_version_of_every_group_api_round_trips() {
             for v in a.versions().lo..=a.versions().hi {
                 let body = g.body(a.request, v);
                 let frame = encode_request(&header(key, v), &body).unwrap();
-                let req = decode_request(&frame[4..]).unwrap();
-                let input = wire::request(&req, "/10.0.0.1").unwrap();
+                let input = requests::decode(&frame[4..], "/10.0.0.1").unwrap().1;
                 token += 1;
                 let mut effects = c.handle(token, token as u64, &input);
                 // Complete appends so that parked commits answer too.
@@ -56,7 +57,7 @@ fn every_version_of_every_group_api_round_trips() {
                         continue;
                     };
                     let version = v;
-                    let out = wire::encode_response(&response, version, 77)
+                    let out = responses::encode_response(&response, version, 77)
                         .unwrap_or_else(|e| panic!("{} v{v}: {e}", a.name));
                     let back = decode_response(response.api_key(), version, &out[4..]).unwrap();
                     assert_eq!(back.correlation_id, 77);
@@ -66,6 +67,15 @@ fn every_version_of_every_group_api_round_trips() {
         }
     }
     assert!(responses > 1_000, "{responses}");
+}
+
+/// response_body is the body `responses` writes, read back by the generic codec.
+fn response_body(r: &GroupResponse, v: i16) -> Struct<'static> {
+    let mut w = crate::protocol::primitives::Writer::new();
+    responses::write_body(r, v, &mut w).unwrap();
+    let bytes: &'static [u8] = Box::leak(w.into_inner().into_boxed_slice());
+    let msg = api(r.api_key()).unwrap().response;
+    crate::protocol::codec::decode_message(msg, v, bytes).unwrap()
 }
 
 fn field(fields: &'static [Field], name: &str) -> usize {
@@ -106,8 +116,7 @@ fn join_group_versions() {
             Value::String("consumer".into()),
         );
         let frame = encode_request(&header(11, v), &body).unwrap();
-        let req = decode_request(&frame[4..]).unwrap();
-        let GroupRequest::JoinGroup(j) = wire::request(&req, "/h").unwrap() else {
+        let GroupRequest::JoinGroup(j) = requests::decode(&frame[4..], "/h").unwrap().1 else {
             panic!()
         };
         assert_eq!(j.rebalance_timeout_ms, if v == 0 { 10_000 } else { 60_000 });
@@ -134,7 +143,7 @@ fn join_group_response_shapes() {
     let r = GroupResponse::JoinGroup(JoinGroupResponse::error("m", UnknownMemberId));
     let f = api(11).unwrap().response.fields;
     for v in 0..=9 {
-        let body = wire::response_body(&r, v);
+        let body = response_body(&r, v);
         let name = get(&body, f, "protocol_name");
         if v < 7 {
             assert_eq!(name, &Value::String("".into()), "v{v}");
@@ -143,7 +152,7 @@ fn join_group_response_shapes() {
         }
         assert_eq!(get(&body, f, "error_code"), &Value::Int16(25));
         assert_eq!(get(&body, f, "generation_id"), &Value::Int32(-1));
-        let frame = wire::encode_response(&r, v, 1).unwrap();
+        let frame = responses::encode_response(&r, v, 1).unwrap();
         decode_response(11, v, &frame[4..]).unwrap();
     }
     let ok = GroupResponse::JoinGroup(JoinGroupResponse {
@@ -160,13 +169,13 @@ fn join_group_response_shapes() {
             metadata: std::sync::Arc::from(&b"md"[..]),
         }],
     });
-    let body = wire::response_body(&ok, 9);
+    let body = response_body(&ok, 9);
     assert_eq!(get(&body, f, "skip_assignment"), &Value::Bool(true));
     assert_eq!(
         get(&body, f, "protocol_type"),
         &Value::String("consumer".into())
     );
-    let body = wire::response_body(&ok, 6);
+    let body = response_body(&ok, 6);
     assert_eq!(get(&body, f, "protocol_type"), &Value::Null);
 }
 
@@ -184,11 +193,11 @@ fn leave_group_v0_lifts_the_member_error() {
     let f = api(13).unwrap().response.fields;
     for v in 0..=2 {
         assert_eq!(
-            get(&wire::response_body(&r, v), f, "error_code"),
+            get(&response_body(&r, v), f, "error_code"),
             &Value::Int16(25)
         );
     }
-    let body = wire::response_body(&r, 3);
+    let body = response_body(&r, 3);
     assert_eq!(get(&body, f, "error_code"), &Value::Int16(0));
     assert_eq!(get(&body, f, "members").as_array().unwrap().len(), 1);
 }
@@ -217,8 +226,8 @@ fn offset_fetch_response_shapes() {
     let tf = f[field(f, "topics")].fields;
     let pf = tf[field(tf, "partitions")].fields;
     for v in 0..=9 {
-        let body = wire::response_body(&r, v);
-        let frame = wire::encode_response(&r, v, 1).unwrap();
+        let body = response_body(&r, v);
+        let frame = responses::encode_response(&r, v, 1).unwrap();
         decode_response(9, v, &frame[4..]).unwrap();
         if v >= 8 {
             assert_eq!(get(&body, f, "groups").as_array().unwrap().len(), 1);
@@ -268,8 +277,7 @@ fn offset_fetch_request_versions() {
             body.set(f, "require_stable", Value::Bool(true));
         }
         let frame = encode_request(&header(9, v), &body).unwrap();
-        let req = decode_request(&frame[4..]).unwrap();
-        let GroupRequest::OffsetFetch(o) = wire::request(&req, "").unwrap() else {
+        let GroupRequest::OffsetFetch(o) = requests::decode(&frame[4..], "").unwrap().1 else {
             panic!()
         };
         assert_eq!(o.groups.len(), if v < 8 { 1 } else { 2 });
@@ -295,14 +303,13 @@ fn describe_groups_authorized_operations_by_version() {
             body.set(f, "include_authorized_operations", Value::Bool(true));
         }
         let frame = encode_request(&header(15, v), &body).unwrap();
-        let req = decode_request(&frame[4..]).unwrap();
-        let input = wire::request(&req, "").unwrap();
+        let input = requests::decode(&frame[4..], "").unwrap().1;
         let mut c = Coordinator::with_seed(config(), 1);
         let e = c.handle(0, 1, &input);
         let Effect::Respond { response, .. } = &e[0] else {
             panic!()
         };
-        let out = wire::encode_response(response, v, 9).unwrap();
+        let out = responses::encode_response(response, v, 9).unwrap();
         let back = decode_response(15, v, &out[4..]).unwrap();
         let rf = a.response.fields;
         let gf = rf[field(rf, "groups")].fields;
@@ -326,27 +333,35 @@ fn describe_groups_authorized_operations_by_version() {
     }
 }
 
-// A request of another api, or a body of another message, is the caller's error.
+// A request of another api, or a body that is not the api's, is refused.
 #[test]
 fn other_apis_and_bodies_are_refused() {
-    let body = Struct::defaults(api(3).unwrap().request.fields);
-    assert!(wire::request_from(3, 1, Option::None, "", &body).is_err());
-    assert!(wire::request_from(12, 1, Option::None, "", &body).is_err());
-    assert!(wire::is_group_api(47) && !wire::is_group_api(0));
+    let body = crate::protocol::codec::encode_to_vec(
+        api(3).unwrap().request,
+        1,
+        &Struct::defaults(api(3).unwrap().request.fields),
+    )
+    .unwrap();
+    assert!(requests::body_of(3, 1, "", "", &body).is_err());
+    assert!(requests::body_of(12, 1, "", "", &body).is_err());
+    assert!(requests::is_group_api(47) && !requests::is_group_api(0));
 }
 
-// The heartbeat response frame written directly is the generic codec's, byte for byte.
+// The heartbeat response frame is the generic codec's, byte for byte.
 #[test]
 fn heartbeat_frames_are_the_codecs() {
     for v in 0..=4 {
         for error in [None, RebalanceInProgress, UnknownMemberId] {
             let r = GroupResponse::Heartbeat(HeartbeatResponse { error });
-            let body = wire::response_body(&r, v);
+            let body = response_body(&r, v);
             let generic = crate::protocol::frame::encode_response(12, v, -5, &body).unwrap();
-            let (buf, n) = wire::heartbeat_frame(error, v, -5).unwrap();
-            assert_eq!(&buf[..n], &generic[..], "v{v}");
-            assert_eq!(wire::encode_response(&r, v, -5).unwrap(), generic);
+            assert_eq!(responses::encode_response(&r, v, -5).unwrap(), generic);
         }
     }
-    assert!(wire::heartbeat_frame(None, 5, 0).is_none());
+    assert!(responses::encode_response(
+        &GroupResponse::Heartbeat(HeartbeatResponse { error: None }),
+        5,
+        0
+    )
+    .is_err());
 }

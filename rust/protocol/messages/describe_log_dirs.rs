@@ -25,7 +25,7 @@ pub static RESPONSE: Message = Message {
     flexible: Versions::parse("2+"),
     fields: &[
         f("throttle_time_ms", INT32, "0+"),
-        f("error_code", INT16, "3+"),
+        f("error_code", INT16, "3+").ignorable(),
         f("results", STRUCTS, "0+").fields(&[
             f("error_code", INT16, "0+"),
             f("log_dir", STRING, "0+"),

@@ -74,6 +74,17 @@ impl<'a> ApiVersionsRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.client_software_name = Cow::Borrowed("");
+        }
+        if !(v >= 3) {
+            self.client_software_version = Cow::Borrowed("");
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -199,6 +210,35 @@ impl<'a> ApiVersionsResponse<'a> {
             n += 1;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.api_keys.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 1) {
+            self.throttle_time_ms = 0i32;
+        }
+        if !(v >= 3) {
+            self.supported_features = Vec::new();
+        }
+        for x in self.supported_features.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 3) {
+            self.finalized_features_epoch = -1i64;
+        }
+        if !(v >= 3) {
+            self.finalized_features = Vec::new();
+        }
+        for x in self.finalized_features.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 3) {
+            self.zk_migration_ready = false;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -391,6 +431,10 @@ impl<'a> ApiVersionsResponseApiKey<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -455,6 +499,20 @@ impl<'a> ApiVersionsResponseSupportedFeature<'a> {
             n += 2;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.name = Cow::Borrowed("");
+        }
+        if !(v >= 3) {
+            self.min_version = 0i16;
+        }
+        if !(v >= 3) {
+            self.max_version = 0i16;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -542,6 +600,20 @@ impl<'a> ApiVersionsResponseFinalizedFeature<'a> {
             n += 2;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.name = Cow::Borrowed("");
+        }
+        if !(v >= 3) {
+            self.max_version_level = 0i16;
+        }
+        if !(v >= 3) {
+            self.min_version_level = 0i16;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -72,6 +72,10 @@ impl<'a> OffsetCommitKey<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -169,6 +173,17 @@ impl<'a> OffsetCommitValue<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.leader_epoch = -1i32;
+        }
+        if !(v == 1) {
+            self.expire_timestamp = -1i64;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -263,6 +278,10 @@ impl<'a> GroupMetadataKey<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -356,6 +375,17 @@ impl<'a> GroupMetadataValue<'a> {
         }
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 2) {
+            self.current_state_timestamp = -1i64;
+        }
+        for x in self.members.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -454,6 +484,17 @@ impl<'a> GroupMetadataValueMember<'a> {
         n += if flex { 1 } else { 4 };
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.group_instance_id = None;
+        }
+        if !(v >= 1) {
+            self.rebalance_timeout = -1i32;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

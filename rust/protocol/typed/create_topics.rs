@@ -76,6 +76,17 @@ impl<'a> CreateTopicsRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 1) {
+            self.validate_only = false;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -155,6 +166,17 @@ impl<'a> CreateTopicsRequestTopic<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.assignments.iter_mut() {
+            x.fit(v);
+        }
+        for x in self.configs.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -226,6 +248,10 @@ impl<'a> CreateTopicsRequestAssignment<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -283,6 +309,10 @@ impl<'a> CreateTopicsRequestConfig<'a> {
         n += if flex { 1 } else { 2 };
         n
     }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
@@ -370,6 +400,17 @@ impl<'a> CreateTopicsResponse<'a> {
         }
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 2) {
+            self.throttle_time_ms = 0i32;
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -468,6 +509,34 @@ impl<'a> CreateTopicsResponseTopic<'a> {
             n += if flex { 1 } else { 4 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 7) {
+            self.topic_id = [0u8; 16];
+        }
+        if !(v >= 1) {
+            self.error_message = Some(Cow::Borrowed(""));
+        }
+        if !(v >= 5) {
+            self.topic_config_error_code = 0i16;
+        }
+        if !(v >= 5) {
+            self.num_partitions = -1i32;
+        }
+        if !(v >= 5) {
+            self.replication_factor = -1i16;
+        }
+        if !(v >= 5) {
+            self.configs = Some(Vec::new());
+        }
+        if let Some(xs) = self.configs.as_mut() {
+            for x in xs.iter_mut() {
+                x.fit(v);
+            }
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -613,6 +682,26 @@ impl<'a> CreateTopicsResponseConfig<'a> {
             n += 1;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 5) {
+            self.name = Cow::Borrowed("");
+        }
+        if !(v >= 5) {
+            self.value = Some(Cow::Borrowed(""));
+        }
+        if !(v >= 5) {
+            self.read_only = false;
+        }
+        if !(v >= 5) {
+            self.config_source = -1i8;
+        }
+        if !(v >= 5) {
+            self.is_sensitive = false;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

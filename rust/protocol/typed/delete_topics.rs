@@ -78,6 +78,20 @@ impl<'a> DeleteTopicsRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 6) {
+            self.topics = Vec::new();
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+        if !(v <= 5) {
+            self.topic_names = Vec::new();
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -156,6 +170,17 @@ impl<'a> DeleteTopicsRequestTopic<'a> {
             n += 16;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 6) {
+            self.name = None;
+        }
+        if !(v >= 6) {
+            self.topic_id = [0u8; 16];
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -260,6 +285,17 @@ impl<'a> DeleteTopicsResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.throttle_time_ms = 0i32;
+        }
+        for x in self.responses.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -335,6 +371,17 @@ impl<'a> DeleteTopicsResponseResponse<'a> {
             n += if flex { 1 } else { 2 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 6) {
+            self.topic_id = [0u8; 16];
+        }
+        if !(v >= 5) {
+            self.error_message = None;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -78,6 +78,20 @@ impl<'a> DescribeConfigsRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.resources.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 1) {
+            self.include_synonyms = false;
+        }
+        if !(v >= 3) {
+            self.include_documentation = false;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -158,6 +172,10 @@ impl<'a> DescribeConfigsRequestResource<'a> {
         n += if flex { 1 } else { 4 };
         n
     }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
@@ -261,6 +279,14 @@ impl<'a> DescribeConfigsResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.results.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -332,6 +358,14 @@ impl<'a> DescribeConfigsResponseResult<'a> {
         n += if flex { 1 } else { 2 };
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.configs.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -438,6 +472,29 @@ impl<'a> DescribeConfigsResponseConfig<'a> {
             n += if flex { 1 } else { 2 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 0) {
+            self.is_default = false;
+        }
+        if !(v >= 1) {
+            self.config_source = -1i8;
+        }
+        if !(v >= 1) {
+            self.synonyms = Vec::new();
+        }
+        for x in self.synonyms.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 3) {
+            self.config_type = 0i8;
+        }
+        if !(v >= 3) {
+            self.documentation = Some(Cow::Borrowed(""));
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -547,6 +604,20 @@ impl<'a> DescribeConfigsResponseSynonym<'a> {
             n += 1;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.name = Cow::Borrowed("");
+        }
+        if !(v >= 1) {
+            self.value = Some(Cow::Borrowed(""));
+        }
+        if !(v >= 1) {
+            self.source = 0i8;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -72,6 +72,14 @@ impl<'a> DescribeGroupsRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.include_authorized_operations = false;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -174,6 +182,17 @@ impl<'a> DescribeGroupsResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.throttle_time_ms = 0i32;
+        }
+        for x in self.groups.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -265,6 +284,20 @@ impl<'a> DescribeGroupsResponseGroup<'a> {
             n += 4;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 6) {
+            self.error_message = None;
+        }
+        for x in self.members.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 3) {
+            self.authorized_operations = -2147483648i32;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -371,6 +404,14 @@ impl<'a> DescribeGroupsResponseMember<'a> {
         n += if flex { 1 } else { 4 };
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 4) {
+            self.group_instance_id = None;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

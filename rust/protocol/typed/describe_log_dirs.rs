@@ -66,6 +66,16 @@ impl<'a> DescribeLogDirsRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if let Some(xs) = self.topics.as_mut() {
+            for x in xs.iter_mut() {
+                x.fit(v);
+            }
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -128,6 +138,10 @@ impl<'a> DescribeLogDirsRequestTopic<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -161,7 +175,7 @@ impl<'a> DescribeLogDirsRequestTopic<'a> {
 pub struct DescribeLogDirsResponse<'a> {
     /// throttle_time_ms: versions 0+.
     pub throttle_time_ms: i32,
-    /// error_code: versions 3+.
+    /// error_code: versions 3+, ignorable.
     pub error_code: i16,
     /// results: versions 0+.
     pub results: Vec<DescribeLogDirsResponseResult<'a>>,
@@ -224,6 +238,17 @@ impl<'a> DescribeLogDirsResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.error_code = 0i16;
+        }
+        for x in self.results.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -249,9 +274,6 @@ impl<'a> DescribeLogDirsResponse<'a> {
         w.i32(self.throttle_time_ms);
         if v >= 3 {
             w.i16(self.error_code);
-        }
-        if !(v >= 3) && !(self.error_code == 0i16) {
-            return Err(absent(v, "error_code", "3+"));
         }
         put_array(w, &self.results, flex, v, |w, x| x.write_in(w, v, flex))
             .map_err(|e| at(e, "results"))?;
@@ -308,6 +330,20 @@ impl<'a> DescribeLogDirsResponseResult<'a> {
             n += 8;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 4) {
+            self.total_bytes = -1i64;
+        }
+        if !(v >= 4) {
+            self.usable_bytes = -1i64;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -385,6 +421,14 @@ impl<'a> DescribeLogDirsResponseTopic<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -453,6 +497,10 @@ impl<'a> DescribeLogDirsResponsePartition<'a> {
         n += 1;
         n
     }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {

@@ -66,6 +66,14 @@ impl<'a> DescribeProducersRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -124,6 +132,10 @@ impl<'a> DescribeProducersRequestTopic<'a> {
         n += if flex { 1 } else { 4 };
         n
     }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
@@ -216,6 +228,14 @@ impl<'a> DescribeProducersResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -275,6 +295,14 @@ impl<'a> DescribeProducersResponseTopic<'a> {
         n += if flex { 1 } else { 2 };
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -344,6 +372,14 @@ impl<'a> DescribeProducersResponsePartition<'a> {
         n += if flex { 1 } else { 2 };
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.active_producers.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -429,6 +465,10 @@ impl<'a> DescribeProducersResponseActiveProducer<'a> {
         n += 8;
         n
     }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {

@@ -128,6 +128,45 @@ impl<'a> FetchRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 12) {
+            self.cluster_id = None;
+        }
+        if !(v <= 14) {
+            self.replica_id = -1i32;
+        }
+        if !(v >= 15) {
+            self.replica_state = FetchRequestReplicaState::default();
+        }
+        self.replica_state.fit(v);
+        if !(v >= 3) {
+            self.max_bytes = 2147483647i32;
+        }
+        if !(v >= 4) {
+            self.isolation_level = 0i8;
+        }
+        if !(v >= 7) {
+            self.session_id = 0i32;
+        }
+        if !(v >= 7) {
+            self.session_epoch = -1i32;
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 7) {
+            self.forgotten_topics_data = Vec::new();
+        }
+        for x in self.forgotten_topics_data.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 11) {
+            self.rack_id = Cow::Borrowed("");
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -307,6 +346,17 @@ impl<'a> FetchRequestReplicaState<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 15) {
+            self.replica_id = -1i32;
+        }
+        if !(v >= 15) {
+            self.replica_epoch = -1i64;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -381,6 +431,20 @@ impl<'a> FetchRequestTopic<'a> {
         }
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 12) {
+            self.topic = Cow::Borrowed("");
+        }
+        if !(v >= 13) {
+            self.topic_id = [0u8; 16];
+        }
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -477,6 +541,23 @@ impl<'a> FetchRequestPartition<'a> {
             n += 16;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 9) {
+            self.current_leader_epoch = -1i32;
+        }
+        if !(v >= 12) {
+            self.last_fetched_epoch = -1i32;
+        }
+        if !(v >= 5) {
+            self.log_start_offset = -1i64;
+        }
+        if !(v >= 17) {
+            self.replica_directory_id = [0u8; 16];
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -592,6 +673,20 @@ impl<'a> FetchRequestForgottenTopicsData<'a> {
             n += if flex { 1 } else { 4 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !((7..=12).contains(&v)) {
+            self.topic = Cow::Borrowed("");
+        }
+        if !(v >= 13) {
+            self.topic_id = [0u8; 16];
+        }
+        if !(v >= 7) {
+            self.partitions = Vec::new();
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -719,6 +814,29 @@ impl<'a> FetchResponse<'a> {
             n += if flex { 1 } else { 4 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.throttle_time_ms = 0i32;
+        }
+        if !(v >= 7) {
+            self.error_code = 0i16;
+        }
+        if !(v >= 7) {
+            self.session_id = 0i32;
+        }
+        for x in self.responses.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 16) {
+            self.node_endpoints = Vec::new();
+        }
+        for x in self.node_endpoints.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -850,6 +968,20 @@ impl<'a> FetchResponseResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 12) {
+            self.topic = Cow::Borrowed("");
+        }
+        if !(v >= 13) {
+            self.topic_id = [0u8; 16];
+        }
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -966,6 +1098,40 @@ impl<'a> FetchResponsePartition<'a> {
         }
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 4) {
+            self.last_stable_offset = -1i64;
+        }
+        if !(v >= 5) {
+            self.log_start_offset = -1i64;
+        }
+        if !(v >= 12) {
+            self.diverging_epoch = FetchResponseDivergingEpoch::default();
+        }
+        self.diverging_epoch.fit(v);
+        if !(v >= 12) {
+            self.current_leader = FetchResponseCurrentLeader::default();
+        }
+        self.current_leader.fit(v);
+        if !(v >= 12) {
+            self.snapshot_id = FetchResponseSnapshotId::default();
+        }
+        self.snapshot_id.fit(v);
+        if !(v >= 4) {
+            self.aborted_transactions = Some(Vec::new());
+        }
+        if let Some(xs) = self.aborted_transactions.as_mut() {
+            for x in xs.iter_mut() {
+                x.fit(v);
+            }
+        }
+        if !(v >= 11) {
+            self.preferred_read_replica = -1i32;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -1168,6 +1334,17 @@ impl<'a> FetchResponseDivergingEpoch<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 12) {
+            self.epoch = -1i32;
+        }
+        if !(v >= 12) {
+            self.end_offset = -1i64;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -1240,6 +1417,17 @@ impl<'a> FetchResponseCurrentLeader<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 12) {
+            self.leader_id = -1i32;
+        }
+        if !(v >= 12) {
+            self.leader_epoch = -1i32;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -1308,6 +1496,10 @@ impl<'a> FetchResponseSnapshotId<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -1364,6 +1556,17 @@ impl<'a> FetchResponseAbortedTransaction<'a> {
             n += 8;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 4) {
+            self.producer_id = 0i64;
+        }
+        if !(v >= 4) {
+            self.first_offset = 0i64;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -1448,6 +1651,23 @@ impl<'a> FetchResponseNodeEndpoint<'a> {
             n += if flex { 1 } else { 2 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 16) {
+            self.node_id = 0i32;
+        }
+        if !(v >= 16) {
+            self.host = Cow::Borrowed("");
+        }
+        if !(v >= 16) {
+            self.port = 0i32;
+        }
+        if !(v >= 16) {
+            self.rack = None;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

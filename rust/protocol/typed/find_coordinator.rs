@@ -80,6 +80,20 @@ impl<'a> FindCoordinatorRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 3) {
+            self.key = Cow::Borrowed("");
+        }
+        if !(v >= 1) {
+            self.key_type = 0i8;
+        }
+        if !(v >= 4) {
+            self.coordinator_keys = Vec::new();
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -228,6 +242,35 @@ impl<'a> FindCoordinatorResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.throttle_time_ms = 0i32;
+        }
+        if !(v <= 3) {
+            self.error_code = 0i16;
+        }
+        if !((1..=3).contains(&v)) {
+            self.error_message = Some(Cow::Borrowed(""));
+        }
+        if !(v <= 3) {
+            self.node_id = 0i32;
+        }
+        if !(v <= 3) {
+            self.host = Cow::Borrowed("");
+        }
+        if !(v <= 3) {
+            self.port = 0i32;
+        }
+        if !(v >= 4) {
+            self.coordinators = Vec::new();
+        }
+        for x in self.coordinators.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -371,6 +414,29 @@ impl<'a> FindCoordinatorResponseCoordinator<'a> {
             n += if flex { 1 } else { 2 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 4) {
+            self.key = Cow::Borrowed("");
+        }
+        if !(v >= 4) {
+            self.node_id = 0i32;
+        }
+        if !(v >= 4) {
+            self.host = Cow::Borrowed("");
+        }
+        if !(v >= 4) {
+            self.port = 0i32;
+        }
+        if !(v >= 4) {
+            self.error_code = 0i16;
+        }
+        if !(v >= 4) {
+            self.error_message = Some(Cow::Borrowed(""));
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -142,11 +142,17 @@ impl Gen<'_> {
                 _ => f.name.to_string(),
             };
             let mut name = format!("{}{}", self.msg.name, camel(&stem));
-            if self.names.get(&name).is_some_and(|k| !std::ptr::addr_eq(*k, key)) {
+            if self
+                .names
+                .get(&name)
+                .is_some_and(|k| !std::ptr::addr_eq(*k, key))
+            {
                 name = format!("{parent}{}", camel(&stem));
             }
             assert!(
-                self.names.get(&name).is_none_or(|k| std::ptr::addr_eq(*k, key)),
+                self.names
+                    .get(&name)
+                    .is_none_or(|k| std::ptr::addr_eq(*k, key)),
                 "two structs named {name}"
             );
             self.names.insert(name.clone(), key);
@@ -336,7 +342,10 @@ impl Ctx<'_> {
                 let (min, item) = match *elem {
                     Type::Struct => {
                         let n = self.struct_name(f);
-                        (format!("{n}::min_size(v, flex)"), format!("|r| {n}::read_in(r, v, flex)"))
+                        (
+                            format!("{n}::min_size(v, flex)"),
+                            format!("|r| {n}::read_in(r, v, flex)"),
+                        )
                     }
                     t => (min_of(t, &flex), self.read_scalar(t, &flex, "false")),
                 };
@@ -390,9 +399,11 @@ impl Ctx<'_> {
             Type::Array(elem) => {
                 let item = match *elem {
                     Type::Struct => "|w, x| x.write_in(w, v, flex)".to_string(),
-                    t => format!("|w, x| {{ {} Ok(()) }}", self.write_scalar(t, "*x", &flex, "w")),
+                    t => format!(
+                        "|w, x| {{ {} Ok(()) }}",
+                        self.write_scalar(t, "*x", &flex, "w")
+                    ),
                 };
-                let item = item.replace("|w, x|", "|w, x|");
                 if opt {
                     e(format!(
                         "put_opt_array({w}, {value}.as_deref(), {flex}, {nullable}, v, {item})"
@@ -430,7 +441,10 @@ impl Ctx<'_> {
                 format!("put_str({w}, &{}, {flex})?;", value.trim_start_matches('*'))
             }
             Type::Bytes | Type::Records => {
-                format!("put_bytes({w}, &{}, {flex})?;", value.trim_start_matches('*'))
+                format!(
+                    "put_bytes({w}, &{}, {flex})?;",
+                    value.trim_start_matches('*')
+                )
             }
             _ => unreachable!(),
         }
@@ -526,7 +540,11 @@ fn render_struct(out: &mut String, ctx: &Ctx<'_>, d: &Def, table: &str) {
             let _ = writeln!(out, "/// `{}`, one element.", d.path);
         }
     }
-    let _ = writeln!(out, "#[derive(Debug, Clone, PartialEq)]\npub struct {}{gen} {{", d.name);
+    let _ = writeln!(
+        out,
+        "#[derive(Debug, Clone, PartialEq)]\npub struct {}{gen} {{",
+        d.name
+    );
     for f in d.fields {
         let mut doc = format!("versions {}", f.versions);
         if !f.nullable.is_empty() {
@@ -550,7 +568,11 @@ fn render_struct(out: &mut String, ctx: &Ctx<'_>, d: &Def, table: &str) {
     out.push_str("}\n\n");
 
     // Default: every field at its declared default.
-    let _ = writeln!(out, "impl{gen} Default for {}{gen_a} {{\n    fn default() -> Self {{\n        {} {{", d.name, d.name);
+    let _ = writeln!(
+        out,
+        "impl{gen} Default for {}{gen_a} {{\n    fn default() -> Self {{\n        {} {{",
+        d.name, d.name
+    );
     for f in d.fields {
         let _ = writeln!(out, "            {}: {},", ident(f.name), ctx.default(f));
     }
@@ -609,11 +631,46 @@ fn render_struct(out: &mut String, ctx: &Ctx<'_>, d: &Def, table: &str) {
                 let _ = writeln!(out, "        n += {size};");
             }
             Some(c) => {
-                let _ = writeln!(out, "        if {c} {{\n            n += {size};\n        }}");
+                let _ = writeln!(
+                    out,
+                    "        if {c} {{\n            n += {size};\n        }}"
+                );
             }
         }
     }
     out.push_str("        n\n    }\n\n");
+
+    // fit: fields the version lacks back at their default.
+    let _ = writeln!(
+        out,
+        "    /// fit sets every field that version `v` lacks back to its default (in nested structs\n    \
+         /// too), so that a value built for any version writes at `v`.\n    \
+         pub fn fit(&mut self, v: i16) {{"
+    );
+    for f in d.fields {
+        let name = ident(f.name);
+        if let Some(c) = cond(f.versions, all) {
+            let _ = writeln!(
+                out,
+                "        if !({c}) {{\n            self.{name} = {};\n        }}",
+                ctx.default(f)
+            );
+        }
+        let nested = match (f.ty, ctx.nullable(f)) {
+            (Type::Struct, _) => Some(format!("self.{name}.fit(v);")),
+            (Type::Array(Type::Struct), false) => {
+                Some(format!("for x in self.{name}.iter_mut() {{\n            x.fit(v);\n        }}"))
+            }
+            (Type::Array(Type::Struct), true) => Some(format!(
+                "if let Some(xs) = self.{name}.as_mut() {{\n            for x in xs.iter_mut() {{\n                x.fit(v);\n            }}\n        }}"
+            )),
+            _ => None,
+        };
+        if let Some(n) = nested {
+            let _ = writeln!(out, "        {n}");
+        }
+    }
+    out.push_str("    }\n\n");
 
     // read_in
     let la = if lt { "'a" } else { "'_" };
@@ -754,11 +811,10 @@ pub fn render_mod(mods: &[Module]) -> String {
         let _ = writeln!(out, "pub mod {};", m.name);
     }
     out.push_str(
-        "\nuse crate::errors::Result;\n\n\
-         /// reencode decodes `bytes` as the message named `name` at `version` with its typed code\n\
+        "\n/// reencode decodes `bytes` as the message named `name` at `version` with its typed code\n\
          /// and encodes the result again.\n\
          #[cfg(any(test, feature = \"testing\"))]\n\
-         pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<Result<Vec<u8>>> {\n    \
+         pub fn reencode(\n    name: &str,\n    version: i16,\n    bytes: &[u8],\n) -> Option<crate::errors::Result<Vec<u8>>> {\n    \
          Some(match name {\n",
     );
     for m in mods {

@@ -100,6 +100,23 @@ impl<'a> JoinGroupRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.rebalance_timeout_ms = -1i32;
+        }
+        if !(v >= 5) {
+            self.group_instance_id = None;
+        }
+        for x in self.protocols.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 8) {
+            self.reason = None;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -186,6 +203,10 @@ impl<'a> JoinGroupRequestProtocol<'a> {
         n += if flex { 1 } else { 4 };
         n
     }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
@@ -307,6 +328,23 @@ impl<'a> JoinGroupResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 2) {
+            self.throttle_time_ms = 0i32;
+        }
+        if !(v >= 7) {
+            self.protocol_type = None;
+        }
+        if !(v >= 9) {
+            self.skip_assignment = false;
+        }
+        for x in self.members.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -400,6 +438,14 @@ impl<'a> JoinGroupResponseMember<'a> {
         }
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 5) {
+            self.group_instance_id = None;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -78,6 +78,20 @@ impl<'a> LeaveGroupRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 2) {
+            self.member_id = Cow::Borrowed("");
+        }
+        if !(v >= 3) {
+            self.members = Vec::new();
+        }
+        for x in self.members.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -160,6 +174,20 @@ impl<'a> LeaveGroupRequestMember<'a> {
             n += if flex { 1 } else { 2 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.member_id = Cow::Borrowed("");
+        }
+        if !(v >= 3) {
+            self.group_instance_id = None;
+        }
+        if !(v >= 5) {
+            self.reason = None;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -278,6 +306,20 @@ impl<'a> LeaveGroupResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.throttle_time_ms = 0i32;
+        }
+        if !(v >= 3) {
+            self.members = Vec::new();
+        }
+        for x in self.members.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -357,6 +399,20 @@ impl<'a> LeaveGroupResponseMember<'a> {
             n += 2;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.member_id = Cow::Borrowed("");
+        }
+        if !(v >= 3) {
+            self.group_instance_id = Some(Cow::Borrowed(""));
+        }
+        if !(v >= 3) {
+            self.error_code = 0i16;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -74,6 +74,17 @@ impl<'a> ListGroupsRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 4) {
+            self.states_filter = Vec::new();
+        }
+        if !(v >= 5) {
+            self.types_filter = Vec::new();
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -190,6 +201,17 @@ impl<'a> ListGroupsResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.throttle_time_ms = 0i32;
+        }
+        for x in self.groups.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -264,6 +286,17 @@ impl<'a> ListGroupsResponseGroup<'a> {
             n += if flex { 1 } else { 2 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 4) {
+            self.group_state = Cow::Borrowed("");
+        }
+        if !(v >= 5) {
+            self.group_type = Cow::Borrowed("");
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -76,6 +76,17 @@ impl<'a> ListOffsetsRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 2) {
+            self.isolation_level = 0i8;
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -141,6 +152,14 @@ impl<'a> ListOffsetsRequestTopic<'a> {
         n += if flex { 1 } else { 2 };
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -214,6 +233,17 @@ impl<'a> ListOffsetsRequestPartition<'a> {
             n += 4;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 4) {
+            self.current_leader_epoch = -1i32;
+        }
+        if !(v <= 0) {
+            self.max_num_offsets = 1i32;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -319,6 +349,17 @@ impl<'a> ListOffsetsResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 2) {
+            self.throttle_time_ms = 0i32;
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -379,6 +420,14 @@ impl<'a> ListOffsetsResponseTopic<'a> {
         n += if flex { 1 } else { 2 };
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -464,6 +513,23 @@ impl<'a> ListOffsetsResponsePartition<'a> {
             n += 4;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 0) {
+            self.old_style_offsets = Vec::new();
+        }
+        if !(v >= 1) {
+            self.timestamp = -1i64;
+        }
+        if !(v >= 1) {
+            self.offset = -1i64;
+        }
+        if !(v >= 4) {
+            self.leader_epoch = -1i32;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -84,6 +84,25 @@ impl<'a> MetadataRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if let Some(xs) = self.topics.as_mut() {
+            for x in xs.iter_mut() {
+                x.fit(v);
+            }
+        }
+        if !(v >= 4) {
+            self.allow_auto_topic_creation = true;
+        }
+        if !((8..=10).contains(&v)) {
+            self.include_cluster_authorized_operations = false;
+        }
+        if !(v >= 8) {
+            self.include_topic_authorized_operations = false;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -179,6 +198,14 @@ impl<'a> MetadataRequestTopic<'a> {
         }
         n += if flex { 1 } else { 2 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 10) {
+            self.topic_id = [0u8; 16];
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -295,6 +322,29 @@ impl<'a> MetadataResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.throttle_time_ms = 0i32;
+        }
+        for x in self.brokers.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 2) {
+            self.cluster_id = None;
+        }
+        if !(v >= 1) {
+            self.controller_id = -1i32;
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+        if !((8..=10).contains(&v)) {
+            self.cluster_authorized_operations = -2147483648i32;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -397,6 +447,14 @@ impl<'a> MetadataResponseBroker<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.rack = None;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -479,6 +537,23 @@ impl<'a> MetadataResponseTopic<'a> {
             n += 4;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 10) {
+            self.topic_id = [0u8; 16];
+        }
+        if !(v >= 1) {
+            self.is_internal = false;
+        }
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 8) {
+            self.topic_authorized_operations = -2147483648i32;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -585,6 +660,17 @@ impl<'a> MetadataResponsePartition<'a> {
             n += if flex { 1 } else { 4 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 7) {
+            self.leader_epoch = -1i32;
+        }
+        if !(v >= 5) {
+            self.offline_replicas = Vec::new();
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

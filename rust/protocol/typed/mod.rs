@@ -40,12 +40,10 @@ pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod sync_group;
 
-use crate::errors::Result;
-
 /// reencode decodes `bytes` as the message named `name` at `version` with its typed code
 /// and encodes the result again.
 #[cfg(any(test, feature = "testing"))]
-pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<Result<Vec<u8>>> {
+pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors::Result<Vec<u8>>> {
     Some(match name {
         "ProduceRequest" => {
             produce::ProduceRequest::decode(bytes, version).and_then(|m| m.to_vec(version))

@@ -94,6 +94,26 @@ impl<'a> OffsetCommitRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.generation_id_or_member_epoch = -1i32;
+        }
+        if !(v >= 1) {
+            self.member_id = Cow::Borrowed("");
+        }
+        if !(v >= 7) {
+            self.group_instance_id = None;
+        }
+        if !((2..=4).contains(&v)) {
+            self.retention_time_ms = -1i64;
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -183,6 +203,14 @@ impl<'a> OffsetCommitRequestTopic<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -258,6 +286,17 @@ impl<'a> OffsetCommitRequestPartition<'a> {
         }
         n += if flex { 1 } else { 2 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 6) {
+            self.committed_leader_epoch = -1i32;
+        }
+        if !(v == 1) {
+            self.commit_timestamp = -1i64;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -367,6 +406,17 @@ impl<'a> OffsetCommitResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.throttle_time_ms = 0i32;
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -429,6 +479,14 @@ impl<'a> OffsetCommitResponseTopic<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -489,6 +547,10 @@ impl<'a> OffsetCommitResponsePartition<'a> {
         n += 2;
         n
     }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {

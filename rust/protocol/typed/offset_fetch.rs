@@ -86,6 +86,31 @@ impl<'a> OffsetFetchRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 7) {
+            self.group_id = Cow::Borrowed("");
+        }
+        if !(v <= 7) {
+            self.topics = Some(Vec::new());
+        }
+        if let Some(xs) = self.topics.as_mut() {
+            for x in xs.iter_mut() {
+                x.fit(v);
+            }
+        }
+        if !(v >= 8) {
+            self.groups = Vec::new();
+        }
+        for x in self.groups.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 7) {
+            self.require_stable = false;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -190,6 +215,17 @@ impl<'a> OffsetFetchRequestTopic<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 7) {
+            self.name = Cow::Borrowed("");
+        }
+        if !(v <= 7) {
+            self.partition_indexes = Vec::new();
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -277,6 +313,28 @@ impl<'a> OffsetFetchRequestGroup<'a> {
             n += if flex { 1 } else { 4 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 8) {
+            self.group_id = Cow::Borrowed("");
+        }
+        if !(v >= 9) {
+            self.member_id = None;
+        }
+        if !(v >= 9) {
+            self.member_epoch = -1i32;
+        }
+        if !(v >= 8) {
+            self.topics = Some(Vec::new());
+        }
+        if let Some(xs) = self.topics.as_mut() {
+            for x in xs.iter_mut() {
+                x.fit(v);
+            }
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -372,6 +430,17 @@ impl<'a> OffsetFetchRequestGroupTopic<'a> {
             n += if flex { 1 } else { 4 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 8) {
+            self.name = Cow::Borrowed("");
+        }
+        if !(v >= 8) {
+            self.partition_indexes = Vec::new();
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -495,6 +564,29 @@ impl<'a> OffsetFetchResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.throttle_time_ms = 0i32;
+        }
+        if !(v <= 7) {
+            self.topics = Vec::new();
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+        if !((2..=7).contains(&v)) {
+            self.error_code = 0i16;
+        }
+        if !(v >= 8) {
+            self.groups = Vec::new();
+        }
+        for x in self.groups.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -585,6 +677,20 @@ impl<'a> OffsetFetchResponseTopic<'a> {
             n += if flex { 1 } else { 4 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 7) {
+            self.name = Cow::Borrowed("");
+        }
+        if !(v <= 7) {
+            self.partitions = Vec::new();
+        }
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -682,6 +788,26 @@ impl<'a> OffsetFetchResponsePartition<'a> {
             n += 2;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v <= 7) {
+            self.partition_index = 0i32;
+        }
+        if !(v <= 7) {
+            self.committed_offset = 0i64;
+        }
+        if !((5..=7).contains(&v)) {
+            self.committed_leader_epoch = -1i32;
+        }
+        if !(v <= 7) {
+            self.metadata = Some(Cow::Borrowed(""));
+        }
+        if !(v <= 7) {
+            self.error_code = 0i16;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -787,6 +913,23 @@ impl<'a> OffsetFetchResponseGroup<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 8) {
+            self.group_id = Cow::Borrowed("");
+        }
+        if !(v >= 8) {
+            self.topics = Vec::new();
+        }
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 8) {
+            self.error_code = 0i16;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -873,6 +1016,20 @@ impl<'a> OffsetFetchResponseGroupTopic<'a> {
             n += if flex { 1 } else { 4 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 8) {
+            self.name = Cow::Borrowed("");
+        }
+        if !(v >= 8) {
+            self.partitions = Vec::new();
+        }
+        for x in self.partitions.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -970,6 +1127,26 @@ impl<'a> OffsetFetchResponseGroupTopicPartition<'a> {
             n += 2;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 8) {
+            self.partition_index = 0i32;
+        }
+        if !(v >= 8) {
+            self.committed_offset = 0i64;
+        }
+        if !(v >= 8) {
+            self.committed_leader_epoch = -1i32;
+        }
+        if !(v >= 8) {
+            self.metadata = Some(Cow::Borrowed(""));
+        }
+        if !(v >= 8) {
+            self.error_code = 0i16;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

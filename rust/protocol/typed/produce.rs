@@ -80,6 +80,17 @@ impl<'a> ProduceRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.transactional_id = None;
+        }
+        for x in self.topic_data.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -151,6 +162,14 @@ impl<'a> ProduceRequestTopicData<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.partition_data.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -213,6 +232,10 @@ impl<'a> ProduceRequestPartitionData<'a> {
         n += if flex { 1 } else { 4 };
         n
     }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
@@ -306,6 +329,23 @@ impl<'a> ProduceResponse<'a> {
             n += if flex { 1 } else { 4 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.responses.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 1) {
+            self.throttle_time_ms = 0i32;
+        }
+        if !(v >= 10) {
+            self.node_endpoints = Vec::new();
+        }
+        for x in self.node_endpoints.iter_mut() {
+            x.fit(v);
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -418,6 +458,14 @@ impl<'a> ProduceResponseResponse<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.partition_responses.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -513,6 +561,30 @@ impl<'a> ProduceResponsePartitionResponse<'a> {
             n += ProduceResponseCurrentLeader::min_size(v, flex);
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 2) {
+            self.log_append_time_ms = -1i64;
+        }
+        if !(v >= 5) {
+            self.log_start_offset = -1i64;
+        }
+        if !(v >= 8) {
+            self.record_errors = Vec::new();
+        }
+        for x in self.record_errors.iter_mut() {
+            x.fit(v);
+        }
+        if !(v >= 8) {
+            self.error_message = None;
+        }
+        if !(v >= 10) {
+            self.current_leader = ProduceResponseCurrentLeader::default();
+        }
+        self.current_leader.fit(v);
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -648,6 +720,17 @@ impl<'a> ProduceResponseRecordError<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 8) {
+            self.batch_index = 0i32;
+        }
+        if !(v >= 8) {
+            self.batch_index_error_message = None;
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -720,6 +803,17 @@ impl<'a> ProduceResponseCurrentLeader<'a> {
             n += 4;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 10) {
+            self.leader_id = -1i32;
+        }
+        if !(v >= 10) {
+            self.leader_epoch = -1i32;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.
@@ -804,6 +898,23 @@ impl<'a> ProduceResponseNodeEndpoint<'a> {
             n += if flex { 1 } else { 2 };
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 10) {
+            self.node_id = 0i32;
+        }
+        if !(v >= 10) {
+            self.host = Cow::Borrowed("");
+        }
+        if !(v >= 10) {
+            self.port = 0i32;
+        }
+        if !(v >= 10) {
+            self.rack = None;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -66,6 +66,10 @@ impl<'a> SaslAuthenticateRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -158,6 +162,14 @@ impl<'a> SaslAuthenticateResponse<'a> {
             n += 8;
         }
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.session_lifetime_ms = 0i64;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

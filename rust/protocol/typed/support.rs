@@ -86,10 +86,7 @@ pub fn left_over(r: &Reader<'_>, msg: &Message, version: i16) -> Result<()> {
         Ok(())
     } else {
         Err(finish(
-            Error::malformed(format!(
-                "{} bytes left over after the body",
-                r.remaining()
-            )),
+            Error::malformed(format!("{} bytes left over after the body", r.remaining())),
             msg,
             version,
         ))
@@ -233,7 +230,11 @@ pub fn get_array<'a, T>(
 
 /// get_i32s reads an array of int32s.
 #[inline]
-pub fn get_opt_i32s(r: &mut Reader<'_>, flexible: bool, nullable: bool) -> Result<Option<Vec<i32>>> {
+pub fn get_opt_i32s(
+    r: &mut Reader<'_>,
+    flexible: bool,
+    nullable: bool,
+) -> Result<Option<Vec<i32>>> {
     get_opt_array(r, flexible, nullable, 4, |r| r.i32())
 }
 

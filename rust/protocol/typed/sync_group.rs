@@ -96,6 +96,23 @@ impl<'a> SyncGroupRequest<'a> {
         n
     }
 
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 3) {
+            self.group_instance_id = None;
+        }
+        if !(v >= 5) {
+            self.protocol_type = None;
+        }
+        if !(v >= 5) {
+            self.protocol_name = None;
+        }
+        for x in self.assignments.iter_mut() {
+            x.fit(v);
+        }
+    }
+
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let mut s = Self::default();
@@ -185,6 +202,10 @@ impl<'a> SyncGroupRequestAssignment<'a> {
         n += if flex { 1 } else { 4 };
         n
     }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
@@ -288,6 +309,20 @@ impl<'a> SyncGroupResponse<'a> {
         }
         n += if flex { 1 } else { 4 };
         n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.throttle_time_ms = 0i32;
+        }
+        if !(v >= 5) {
+            self.protocol_type = None;
+        }
+        if !(v >= 5) {
+            self.protocol_name = None;
+        }
     }
 
     /// read_in reads the struct's fields at version `v`.

@@ -176,12 +176,6 @@ fn value_to_py<'py>(
 }
 
 impl StructView {
-    /// decoded is the struct under the view, the fields of its definition and the version it
-    /// was decoded at, for other bindings to read without converting it to Python.
-    pub(crate) fn decoded(&self) -> (&Struct<'static>, &'static [Field], i16) {
-        (self.tree(), self.fields, self.root.version)
-    }
-
     pub(super) fn node(&self) -> *const Struct<'static> {
         self.node.0
     }
