@@ -11,6 +11,10 @@ kgroup decodes a whole frame into a Rust value tree and returns a view over it; 
 ``-plain`` groups also turn the whole view into plain dicts and lists (``to_dict()``), the
 equivalent of kafka-python's fully built objects. Encoding starts from plain dicts.
 
+The ``-response`` groups encode what the broker sends: ``protocol.encode_response``, the whole
+frame (size prefix, response header, body) from the plain values a handler returns, beside
+kafka-python encoding the body alone.
+
     make build && .venv/bin/python -m pytest bench/bench_protocol.py --benchmark-only \\
         --benchmark-columns=min,median,mean,rounds --benchmark-sort=name
 """
@@ -140,6 +144,10 @@ class Case:
         assert self.kp_obj.encode(version=version) == self.data
         decoded = protocol.decode_body(api_key, version, self.data, request=False)
         assert protocol.encode_body(api_key, version, decoded, request=False) == self.data
+        # The request this answers, as a broker holds it: its header.
+        self.header = protocol.RequestHeader(api_key, version, 7, "bench")
+        frame = protocol.encode_response(self.header, body)
+        assert frame.endswith(self.data)
 
     def kg_decode(self):
         return protocol.decode_body(self.api_key, self.version, self.data, request=False)
@@ -149,6 +157,9 @@ class Case:
 
     def kg_encode(self):
         return protocol.encode_body(self.api_key, self.version, self.body, request=False)
+
+    def kg_encode_response(self):
+        return protocol.encode_response(self.header, self.body)
 
     def kp_decode(self):
         return self.kp_class.decode(self.data, version=self.version)
@@ -192,3 +203,9 @@ def test_decode_plain(benchmark, case: Case, impl: str) -> None:
 @pytest.mark.parametrize("impl", ["kgroup", "kafka-python"])
 def test_encode(benchmark, case: Case, impl: str) -> None:
     _run(benchmark, case, "encode", case.kg_encode if impl == "kgroup" else case.kp_encode)
+
+
+@pytest.mark.parametrize("impl", ["kgroup", "kafka-python"])
+def test_encode_response(benchmark, case: Case, impl: str) -> None:
+    fn = case.kg_encode_response if impl == "kgroup" else case.kp_encode
+    _run(benchmark, case, "encode-response", fn)

@@ -428,11 +428,26 @@ fn encode_response<'py>(
     let version = version.unwrap_or(asked);
     let msg = message_of(py, api_key, version, false)?;
     let keep = Keep::new();
-    let body = body_from_py(py, &keep, msg, version, body)?;
     let tagged = header_tagged(tagged_fields)?;
-    let prepared = frame::prepare_response(api_key, version, correlation_id, &tagged, body.get())
-        .py_err(py)?;
-    write_frame(py, &prepared)
+    if api_key == FETCH_KEY {
+        // Fetch's records may be FileSlices, read straight into the frame by the tree's writer.
+        let body = body_from_py(py, &keep, msg, version, body)?;
+        let prepared =
+            frame::prepare_response(api_key, version, correlation_id, &tagged, body.get())
+                .py_err(py)?;
+        return write_frame(py, &prepared);
+    }
+    if let Some(tree) = same_view(&keep, msg, body) {
+        let prepared =
+            frame::prepare_response(api_key, version, correlation_id, &tagged, tree).py_err(py)?;
+        return write_frame(py, &prepared);
+    }
+    // Plain Python values: written straight from them (the direct encoder), no tree built.
+    let mut w = Writer::over(Rope::new());
+    w.i32(0);
+    frame::write_response_header(&mut w, api_key, version, correlation_id, &tagged).py_err(py)?;
+    direct(py, &keep, &mut w, msg, version, body)?;
+    finish_frame(py, w)
 }
 
 /// Encode the response to `request` as encode_response does, as a list of pieces to send in
@@ -550,6 +565,9 @@ fn finish_frame<'py>(py: Python<'py>, mut w: Writer<Rope<'_>>) -> PyResult<Bound
     w.buf.patch(0, &(size as i32).to_be_bytes());
     w.buf.into_bytes(py)
 }
+
+/// FETCH_KEY is Fetch's api key.
+const FETCH_KEY: i16 = 1;
 
 /// write_frame writes a prepared frame straight into a new `bytes` of its exact length.
 fn write_frame<'py>(py: Python<'py>, prepared: &Prepared<'_>) -> PyResult<Bound<'py, PyBytes>> {
