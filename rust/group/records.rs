@@ -8,12 +8,10 @@
 //! 0 and 1 are offset commits ([`OFFSET_COMMIT_KEY`]), 2 is group metadata
 //! ([`GROUP_METADATA_KEY`]); 3 and up are KIP-848 and share-group records, which a reader skips.
 //!
-//! The four schemas are declared like the protocol messages (`rust/protocol/messages/`), from
-//! Kafka 3.9's `group-coordinator/src/main/resources/common/message/{OffsetCommitKey,
-//! OffsetCommitValue,GroupMetadataKey,GroupMetadataValue}.json`, and encoded and decoded by the
-//! same generic codec. Kafka's JSON calls them `"type": "data"`; our [`Kind`] has no such kind,
-//! so they are [`Kind::Header`] messages with api key -1, like the two headers: neither a request
-//! nor a response. Versions written are Kafka's choices: OffsetCommitKey v1, OffsetCommitValue v3
+//! The four schemas are declared like the protocol messages
+//! (`rust/protocol/messages/coordinator_records.rs`, from Kafka's
+//! `group-coordinator/src/main/resources/common/message/` JSON) and read and written by their
+//! generated typed structs (`protocol::typed::coordinator_records`). Versions written are Kafka's choices: OffsetCommitKey v1, OffsetCommitValue v3
 //! (v1 when the offset carries an explicit expire timestamp, which only v1 can hold),
 //! GroupMetadataKey v2 and GroupMetadataValue v3: the highest non-flexible versions. Values of a
 //! version above the highest known (KIP-915: later versions only add tagged fields) are read as
@@ -24,10 +22,9 @@ use std::sync::Arc;
 
 use crate::assignors::java::java_string_hash;
 use crate::errors::{Error, Result};
-use crate::protocol::codec::{decode_message, encode_message, message_size};
 use crate::protocol::primitives::{Reader, Writer};
-use crate::protocol::schema::*;
-use crate::protocol::value::{Fields, Seq, Struct, Value};
+use crate::protocol::schema::Message;
+use crate::protocol::typed::coordinator_records as typed;
 
 pub use crate::protocol::messages::coordinator_records::{
     GROUP_METADATA_KEY, GROUP_METADATA_VALUE, OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE,
@@ -111,35 +108,24 @@ pub fn partition_for(group_id: &str, partitions: i32) -> i32 {
     abs % partitions.max(1)
 }
 
-fn versioned(msg: &'static Message, version: i16, body: &Struct<'_>) -> Result<Vec<u8>> {
-    let mut w = Writer::with_capacity(2 + message_size(msg, version, body)?);
+/// versioned writes a record's INT16 version, then its body.
+fn versioned(version: i16, write: impl FnOnce(&mut Writer) -> Result<()>) -> Result<Vec<u8>> {
+    let mut w = Writer::with_capacity(64);
     w.i16(version);
-    encode_message(&mut w, msg, version, body)?;
+    write(&mut w)?;
     Ok(w.into_inner())
-}
-
-fn owned<'a>(values: Vec<Value<'a>>) -> Struct<'a> {
-    Struct {
-        fields: Fields::Owned(values),
-        unknown_tagged: Seq::default(),
-    }
-}
-
-fn string(s: &str) -> Value<'_> {
-    Value::String(Cow::Borrowed(s))
-}
-
-fn nullable(s: Option<&str>) -> Value<'_> {
-    s.map_or(Value::Null, string)
 }
 
 /// offset_commit_key is the key of a committed offset: version 1, `(group, topic, partition)`.
 pub fn offset_commit_key(group: &str, topic: &str, partition: i32) -> Result<Vec<u8>> {
-    versioned(
-        &OFFSET_COMMIT_KEY,
-        OFFSET_COMMIT_KEY_VERSION,
-        &owned(vec![string(group), string(topic), Value::Int32(partition)]),
-    )
+    let key = typed::OffsetCommitKey {
+        group: group.into(),
+        topic: topic.into(),
+        partition,
+    };
+    versioned(OFFSET_COMMIT_KEY_VERSION, |w| {
+        key.write(w, OFFSET_COMMIT_KEY_VERSION)
+    })
 }
 
 /// offset_commit_value is the value of a committed offset: version 3, or version 1 when the
@@ -153,31 +139,29 @@ pub fn offset_commit_value(o: &OffsetAndMetadata) -> Result<Vec<u8>> {
     offset_commit_value_at(o, version)
 }
 
-/// offset_commit_value_at writes the value at any version (tests write older and newer ones).
+/// offset_commit_value_at writes the value at any version (tests write older and newer ones);
+/// fields the version lacks are left at their defaults.
 pub fn offset_commit_value_at(o: &OffsetAndMetadata, version: i16) -> Result<Vec<u8>> {
-    versioned(
-        &OFFSET_COMMIT_VALUE,
-        version,
-        &owned(vec![
-            Value::Int64(o.offset),
-            Value::Int32(if version >= 3 { o.leader_epoch } else { -1 }),
-            string(&o.metadata),
-            Value::Int64(o.commit_timestamp),
-            Value::Int64(match (version, o.expire_timestamp) {
-                (1, Some(t)) => t,
-                _ => -1,
-            }),
-        ]),
-    )
+    let mut value = typed::OffsetCommitValue {
+        offset: o.offset,
+        leader_epoch: o.leader_epoch,
+        metadata: Cow::Borrowed(&o.metadata),
+        commit_timestamp: o.commit_timestamp,
+        expire_timestamp: o.expire_timestamp.unwrap_or(-1),
+        ..Default::default()
+    };
+    value.fit(version);
+    versioned(version, |w| value.write(w, version))
 }
 
 /// group_metadata_key is the key of a group's metadata: version 2, `(group)`.
 pub fn group_metadata_key(group: &str) -> Result<Vec<u8>> {
-    versioned(
-        &GROUP_METADATA_KEY,
-        GROUP_METADATA_KEY_VERSION,
-        &owned(vec![string(group)]),
-    )
+    let key = typed::GroupMetadataKey {
+        group: group.into(),
+    };
+    versioned(GROUP_METADATA_KEY_VERSION, |w| {
+        key.write(w, GROUP_METADATA_KEY_VERSION)
+    })
 }
 
 /// group_metadata_value is the value of a group's metadata at version 3.
@@ -188,46 +172,31 @@ pub fn group_metadata_value(g: &GroupMetadataValue) -> Result<Vec<u8>> {
 /// group_metadata_value_at writes the value at any version (tests write older and newer ones);
 /// fields the version lacks are left at their defaults.
 pub fn group_metadata_value_at(g: &GroupMetadataValue, version: i16) -> Result<Vec<u8>> {
-    let members = g
-        .members
-        .iter()
-        .map(|m| {
-            Value::Struct(owned(vec![
-                string(&m.member_id),
-                if version >= 3 {
-                    nullable(m.group_instance_id.as_deref())
-                } else {
-                    Value::Null
-                },
-                string(&m.client_id),
-                string(&m.client_host),
-                Value::Int32(if version >= 1 {
-                    m.rebalance_timeout
-                } else {
-                    -1
-                }),
-                Value::Int32(m.session_timeout),
-                Value::Bytes(Cow::Borrowed(&m.subscription)),
-                Value::Bytes(Cow::Borrowed(&m.assignment)),
-            ]))
-        })
-        .collect();
-    versioned(
-        &GROUP_METADATA_VALUE,
-        version,
-        &owned(vec![
-            string(&g.protocol_type),
-            Value::Int32(g.generation),
-            nullable(g.protocol.as_deref()),
-            nullable(g.leader.as_deref()),
-            Value::Int64(if version >= 2 {
-                g.current_state_timestamp
-            } else {
-                -1
-            }),
-            Value::Array(Seq::Owned(members)),
-        ]),
-    )
+    let mut value = typed::GroupMetadataValue {
+        protocol_type: Cow::Borrowed(&g.protocol_type),
+        generation: g.generation,
+        protocol: g.protocol.as_deref().map(Cow::Borrowed),
+        leader: g.leader.as_deref().map(Cow::Borrowed),
+        current_state_timestamp: g.current_state_timestamp,
+        members: g
+            .members
+            .iter()
+            .map(|m| typed::GroupMetadataValueMember {
+                member_id: Cow::Borrowed(&m.member_id),
+                group_instance_id: m.group_instance_id.as_deref().map(Cow::Borrowed),
+                client_id: Cow::Borrowed(&m.client_id),
+                client_host: Cow::Borrowed(&m.client_host),
+                rebalance_timeout: m.rebalance_timeout,
+                session_timeout: m.session_timeout,
+                subscription: Cow::Borrowed(&m.subscription),
+                assignment: Cow::Borrowed(&m.assignment),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    value.fit(version);
+    versioned(version, |w| value.write(w, version))
 }
 
 fn split_version<'a>(bytes: &'a [u8], what: &str) -> Result<(i16, &'a [u8])> {
@@ -238,34 +207,6 @@ fn split_version<'a>(bytes: &'a [u8], what: &str) -> Result<(i16, &'a [u8])> {
     Ok((version, r.rest()))
 }
 
-fn get_str(s: &Struct<'_>, i: usize) -> Result<String> {
-    match s.fields.get(i) {
-        Some(Value::String(v)) => Ok(v.to_string()),
-        _ => Err(Error::malformed("expected a string")),
-    }
-}
-
-fn get_opt_str(s: &Struct<'_>, i: usize) -> Option<Arc<str>> {
-    match s.fields.get(i) {
-        Some(Value::String(v)) => Some(Arc::from(&**v)),
-        _ => None,
-    }
-}
-
-fn get_int(s: &Struct<'_>, i: usize) -> Result<i64> {
-    s.fields
-        .get(i)
-        .and_then(Value::as_i64)
-        .ok_or_else(|| Error::malformed("expected an integer"))
-}
-
-fn get_bytes(s: &Struct<'_>, i: usize) -> Arc<[u8]> {
-    match s.fields.get(i) {
-        Some(Value::Bytes(b)) => Arc::from(&**b),
-        _ => Arc::from(&[][..]),
-    }
-}
-
 /// read_key reads a record key. Offset commit keys (versions 0, 1) and group metadata keys
 /// (version 2) are decoded; any other version is [`RecordKey::Unknown`]. A key too short for
 /// its version, or that does not decode, is [`Error::Malformed`].
@@ -273,17 +214,17 @@ pub fn read_key(key: &[u8]) -> Result<RecordKey> {
     let (version, rest) = split_version(key, "record key")?;
     match version {
         0 | 1 => {
-            let s = decode_message(&OFFSET_COMMIT_KEY, version, rest)?;
+            let k = typed::OffsetCommitKey::decode(rest, version)?;
             Ok(RecordKey::OffsetCommit {
-                group: get_str(&s, 0)?,
-                topic: get_str(&s, 1)?,
-                partition: get_int(&s, 2)? as i32,
+                group: k.group.into_owned(),
+                topic: k.topic.into_owned(),
+                partition: k.partition,
             })
         }
         2 => {
-            let s = decode_message(&GROUP_METADATA_KEY, version, rest)?;
+            let k = typed::GroupMetadataKey::decode(rest, version)?;
             Ok(RecordKey::GroupMetadata {
-                group: get_str(&s, 0)?,
+                group: k.group.into_owned(),
             })
         }
         v => Ok(RecordKey::Unknown { version: v }),
@@ -307,14 +248,13 @@ fn readable(msg: &Message, version: i16) -> Result<i16> {
 pub fn read_offset_commit_value(value: &[u8]) -> Result<OffsetAndMetadata> {
     let (version, rest) = split_version(value, "offset commit value")?;
     let version = readable(&OFFSET_COMMIT_VALUE, version)?;
-    let s = decode_message(&OFFSET_COMMIT_VALUE, version, rest)?;
-    let expire = get_int(&s, 4)?;
+    let v = typed::OffsetCommitValue::decode(rest, version)?;
     Ok(OffsetAndMetadata {
-        offset: get_int(&s, 0)?,
-        leader_epoch: get_int(&s, 1)? as i32,
-        metadata: Arc::from(get_str(&s, 2)?),
-        commit_timestamp: get_int(&s, 3)?,
-        expire_timestamp: (expire != -1).then_some(expire),
+        offset: v.offset,
+        leader_epoch: v.leader_epoch,
+        metadata: Arc::from(&*v.metadata),
+        commit_timestamp: v.commit_timestamp,
+        expire_timestamp: (v.expire_timestamp != -1).then_some(v.expire_timestamp),
     })
 }
 
@@ -323,35 +263,28 @@ pub fn read_offset_commit_value(value: &[u8]) -> Result<OffsetAndMetadata> {
 pub fn read_group_metadata_value(value: &[u8]) -> Result<GroupMetadataValue> {
     let (version, rest) = split_version(value, "group metadata value")?;
     let version = readable(&GROUP_METADATA_VALUE, version)?;
-    let s = decode_message(&GROUP_METADATA_VALUE, version, rest)?;
-    let members = match s.fields.get(5) {
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| {
-                let m = v
-                    .as_struct()
-                    .ok_or_else(|| Error::malformed("expected a member struct"))?;
-                Ok(MemberRecord {
-                    member_id: Arc::from(get_str(m, 0)?),
-                    group_instance_id: get_opt_str(m, 1),
-                    client_id: Arc::from(get_str(m, 2)?),
-                    client_host: Arc::from(get_str(m, 3)?),
-                    rebalance_timeout: get_int(m, 4)? as i32,
-                    session_timeout: get_int(m, 5)? as i32,
-                    subscription: get_bytes(m, 6),
-                    assignment: get_bytes(m, 7),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?,
-        _ => Vec::new(),
-    };
+    let v = typed::GroupMetadataValue::decode(rest, version)?;
+    let text = |s: &str| Arc::<str>::from(s);
     Ok(GroupMetadataValue {
-        protocol_type: Arc::from(get_str(&s, 0)?),
-        generation: get_int(&s, 1)? as i32,
-        protocol: get_opt_str(&s, 2),
-        leader: get_opt_str(&s, 3),
-        current_state_timestamp: get_int(&s, 4)?,
-        members,
+        protocol_type: text(&v.protocol_type),
+        generation: v.generation,
+        protocol: v.protocol.as_deref().map(text),
+        leader: v.leader.as_deref().map(text),
+        current_state_timestamp: v.current_state_timestamp,
+        members: v
+            .members
+            .iter()
+            .map(|m| MemberRecord {
+                member_id: text(&m.member_id),
+                group_instance_id: m.group_instance_id.as_deref().map(text),
+                client_id: text(&m.client_id),
+                client_host: text(&m.client_host),
+                rebalance_timeout: m.rebalance_timeout,
+                session_timeout: m.session_timeout,
+                subscription: Arc::from(&*m.subscription),
+                assignment: Arc::from(&*m.assignment),
+            })
+            .collect(),
     })
 }
 
