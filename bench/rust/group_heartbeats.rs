@@ -176,7 +176,7 @@ fn typed_pass(
         debug_assert!(matches!(
             out.last(),
             Some(Effect::Respond { response: GroupResponse::Heartbeat(r), .. })
-                if r.error == kgroup::errors::ErrorCode::None
+                if r.error_code == 0
         ));
         out.clear();
     }

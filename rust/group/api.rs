@@ -7,26 +7,42 @@
 //! knows versions only where Kafka's coordinator does (JoinGroup v4+ and v9+, SyncGroup v5+,
 //! OffsetCommit v9+, DescribeGroups v6+).
 
-use std::sync::Arc;
+use std::borrow::Cow;
 
-use super::state::GroupState;
 use crate::errors::ErrorCode;
-pub use crate::protocol::typed::delete_groups::DeleteGroupsRequest;
-pub use crate::protocol::typed::describe_groups::DescribeGroupsRequest;
-pub use crate::protocol::typed::heartbeat::HeartbeatRequest;
-pub use crate::protocol::typed::join_group::{JoinGroupRequest, JoinGroupRequestProtocol};
-pub use crate::protocol::typed::leave_group::{LeaveGroupRequest, LeaveGroupRequestMember};
-pub use crate::protocol::typed::list_groups::ListGroupsRequest;
+pub use crate::protocol::typed::delete_groups::{
+    DeleteGroupsRequest, DeleteGroupsResponse, DeleteGroupsResponseResult,
+};
+pub use crate::protocol::typed::describe_groups::{
+    DescribeGroupsRequest, DescribeGroupsResponse, DescribeGroupsResponseGroup,
+    DescribeGroupsResponseMember,
+};
+pub use crate::protocol::typed::heartbeat::{HeartbeatRequest, HeartbeatResponse};
+pub use crate::protocol::typed::join_group::{
+    JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse, JoinGroupResponseMember,
+};
+pub use crate::protocol::typed::leave_group::{
+    LeaveGroupRequest, LeaveGroupRequestMember, LeaveGroupResponse, LeaveGroupResponseMember,
+};
+pub use crate::protocol::typed::list_groups::{
+    ListGroupsRequest, ListGroupsResponse, ListGroupsResponseGroup,
+};
 pub use crate::protocol::typed::offset_commit::{
     OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 pub use crate::protocol::typed::offset_delete::{
     OffsetDeleteRequest, OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+    OffsetDeleteResponse, OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
 };
 pub use crate::protocol::typed::offset_fetch::{
-    OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestGroupTopic,
+    OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestGroupTopic, OffsetFetchResponse,
+    OffsetFetchResponseGroup, OffsetFetchResponseGroupTopic,
+    OffsetFetchResponseGroupTopicPartition,
 };
-pub use crate::protocol::typed::sync_group::{SyncGroupRequest, SyncGroupRequestAssignment};
+pub use crate::protocol::typed::sync_group::{
+    SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse,
+};
 
 /// Token identifies a request the host handed in; its response comes back with it.
 pub type Token = u64;
@@ -119,19 +135,23 @@ pub enum GroupRequest<'a> {
     DeleteGroups(DeleteGroups<'a>),
 }
 
-/// GroupResponse is the coordinator's answer to one [`GroupRequest`], of the same api.
+/// GroupResponse is the coordinator's answer to one [`GroupRequest`], of the same api: the
+/// api's generated typed response in the newest version's shape, owning its values.
+/// [`super::responses`] shapes it for the request's version as it writes it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GroupResponse {
-    JoinGroup(JoinGroupResponse),
-    SyncGroup(SyncGroupResponse),
-    Heartbeat(HeartbeatResponse),
-    LeaveGroup(LeaveGroupResponse),
-    OffsetCommit(OffsetCommitResponse),
-    OffsetFetch(OffsetFetchResponse),
-    OffsetDelete(OffsetDeleteResponse),
-    DescribeGroups(DescribeGroupsResponse),
-    ListGroups(ListGroupsResponse),
-    DeleteGroups(DeleteGroupsResponse),
+    JoinGroup(JoinGroupResponse<'static>),
+    SyncGroup(SyncGroupResponse<'static>),
+    Heartbeat(HeartbeatResponse<'static>),
+    /// LeaveGroup: a top-level error and one entry per member.
+    LeaveGroup(LeaveGroupResponse<'static>),
+    OffsetCommit(OffsetCommitResponse<'static>),
+    /// OffsetFetch: one entry of `groups` per group asked for.
+    OffsetFetch(OffsetFetchResponse<'static>),
+    OffsetDelete(OffsetDeleteResponse<'static>),
+    DescribeGroups(DescribeGroupsResponse<'static>),
+    ListGroups(ListGroupsResponse<'static>),
+    DeleteGroups(DeleteGroupsResponse<'static>),
 }
 
 impl GroupResponse {
@@ -152,148 +172,35 @@ impl GroupResponse {
     }
 }
 
-/// JoinGroupResponse answers a JoinGroup. The leader gets the members (with their metadata for
-/// the chosen protocol); followers get none.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JoinGroupResponse {
-    pub error: ErrorCode,
-    pub generation_id: i32,
-    pub protocol_type: Option<Arc<str>>,
-    pub protocol_name: Option<Arc<str>>,
-    /// leader is "" when there is none (errors).
-    pub leader: Arc<str>,
-    pub skip_assignment: bool,
-    pub member_id: Arc<str>,
-    pub members: Vec<JoinGroupMember>,
+/// text is an owned string of a response.
+#[inline]
+pub fn text(s: &str) -> Cow<'static, str> {
+    Cow::Owned(s.to_owned())
 }
 
-impl JoinGroupResponse {
-    /// error is Kafka's `JoinGroupResult(memberId, error)`: generation -1, no protocol, no
-    /// leader, no members.
-    pub fn error(member_id: &str, error: ErrorCode) -> Self {
-        JoinGroupResponse {
-            error,
-            generation_id: -1,
-            protocol_type: None,
-            protocol_name: None,
-            leader: Arc::from(""),
-            skip_assignment: false,
-            member_id: Arc::from(member_id),
-            members: Vec::new(),
-        }
+/// bytes are owned bytes of a response.
+#[inline]
+pub fn bytes(b: &[u8]) -> Cow<'static, [u8]> {
+    Cow::Owned(b.to_vec())
+}
+
+/// join_error is Kafka's `JoinGroupResult(memberId, error)`: generation -1, no protocol, no
+/// leader, no members.
+pub fn join_error(member_id: &str, error: ErrorCode) -> JoinGroupResponse<'static> {
+    JoinGroupResponse {
+        error_code: error.code(),
+        generation_id: -1,
+        member_id: text(member_id),
+        ..Default::default()
     }
 }
 
-/// JoinGroupMember is one member in the leader's JoinGroup response.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JoinGroupMember {
-    pub member_id: Arc<str>,
-    pub group_instance_id: Option<Arc<str>>,
-    pub metadata: Arc<[u8]>,
-}
-
-/// SyncGroupResponse answers a SyncGroup with the member's assignment.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SyncGroupResponse {
-    pub error: ErrorCode,
-    pub protocol_type: Option<Arc<str>>,
-    pub protocol_name: Option<Arc<str>>,
-    pub assignment: Arc<[u8]>,
-}
-
-impl SyncGroupResponse {
-    /// error is Kafka's `SyncGroupResult(error)`: no protocol, an empty assignment.
-    pub fn error(error: ErrorCode) -> Self {
-        SyncGroupResponse {
-            error,
-            protocol_type: None,
-            protocol_name: None,
-            assignment: Arc::from(&[][..]),
-        }
+/// sync_error is Kafka's `SyncGroupResult(error)`: no protocol, an empty assignment.
+pub fn sync_error(error: ErrorCode) -> SyncGroupResponse<'static> {
+    SyncGroupResponse {
+        error_code: error.code(),
+        ..Default::default()
     }
-}
-
-/// HeartbeatResponse answers a Heartbeat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeartbeatResponse {
-    pub error: ErrorCode,
-}
-
-/// LeaveGroupResponse answers a LeaveGroup: a top-level error and one entry per member (v3+;
-/// before v3 the wire adapter lifts the member's error to the top level, as Kafka does).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LeaveGroupResponse {
-    pub error: ErrorCode,
-    pub members: Vec<LeftMember>,
-}
-
-/// LeftMember is one member's outcome in a LeaveGroup response.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LeftMember {
-    pub member_id: String,
-    pub group_instance_id: Option<String>,
-    pub error: ErrorCode,
-}
-
-/// OffsetCommitResponse answers an OffsetCommit: an error per partition.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct OffsetCommitResponse {
-    pub topics: Vec<(String, Vec<(i32, ErrorCode)>)>,
-}
-
-/// OffsetFetchResponse answers an OffsetFetch: one entry per group asked for.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct OffsetFetchResponse {
-    pub groups: Vec<FetchedGroup>,
-}
-
-/// FetchedGroup is one group's committed offsets, or its error.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FetchedGroup {
-    pub group_id: String,
-    pub error: ErrorCode,
-    pub topics: Vec<(String, Vec<FetchedOffset>)>,
-}
-
-/// FetchedOffset is one partition's committed offset: -1, no epoch (-1) and "" when none.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FetchedOffset {
-    pub partition: i32,
-    pub offset: i64,
-    pub leader_epoch: i32,
-    pub metadata: Arc<str>,
-    pub error: ErrorCode,
-}
-
-/// OffsetDeleteResponse answers an OffsetDelete: a group error, or an error per partition.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OffsetDeleteResponse {
-    pub error: ErrorCode,
-    pub topics: Vec<(String, Vec<(i32, ErrorCode)>)>,
-}
-
-/// DescribeGroupsResponse answers a DescribeGroups: one entry per group asked for.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeGroupsResponse {
-    pub groups: Vec<DescribedGroup>,
-}
-
-/// DescribedGroup is one group's state. An unknown group is `Dead` with nothing else (and from
-/// v6 GROUP_ID_NOT_FOUND); members carry metadata and assignment only when the group is Stable.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DescribedGroup {
-    pub error: ErrorCode,
-    /// error_message (v6+) says what the error is about (Kafka's "Group g not found.").
-    pub error_message: Option<String>,
-    pub group_id: String,
-    /// state is the state's name ("" with an error, as Kafka's `EmptyGroup` summary).
-    pub state: &'static str,
-    pub protocol_type: Arc<str>,
-    pub protocol_data: Arc<str>,
-    pub members: Vec<DescribedMember>,
-    /// authorized_operations is the bit field of operations the client may do on the group
-    /// (asked for in v3+; `i32::MIN` when not asked for, Kafka's default).
-    pub authorized_operations: i32,
 }
 
 /// GROUP_OPERATIONS is the authorized-operations bit field of a group without an authorizer:
@@ -301,35 +208,3 @@ pub struct DescribedGroup {
 /// 4's supported operations on a GROUP resource (AclEntry.supportedOperations; the config
 /// ones came with KIP-848's group configs).
 pub const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
-
-/// DescribedMember is one member of a described group.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DescribedMember {
-    pub member_id: Arc<str>,
-    pub group_instance_id: Option<Arc<str>>,
-    pub client_id: Arc<str>,
-    pub client_host: Arc<str>,
-    pub metadata: Arc<[u8]>,
-    pub assignment: Arc<[u8]>,
-}
-
-/// ListGroupsResponse answers a ListGroups.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListGroupsResponse {
-    pub error: ErrorCode,
-    pub groups: Vec<ListedGroup>,
-}
-
-/// ListedGroup is one group in a ListGroups response; its type is always `classic`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListedGroup {
-    pub group_id: Arc<str>,
-    pub protocol_type: Arc<str>,
-    pub state: GroupState,
-}
-
-/// DeleteGroupsResponse answers a DeleteGroups: an error per group.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DeleteGroupsResponse {
-    pub results: Vec<(String, ErrorCode)>,
-}

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::api::{JoinGroupMember, Token};
+use super::api::{bytes, text, JoinGroupResponseMember, Token};
 use super::member::{Member, Protocol};
 use super::name::Name;
 use super::offsets::Offsets;
@@ -510,16 +510,19 @@ impl Group {
 
     /// current_members are the members with their metadata for the group's protocol, for the
     /// leader's JoinGroup response.
-    pub fn current_members(&self) -> Vec<JoinGroupMember> {
+    pub fn current_members(&self) -> Vec<JoinGroupResponseMember<'static>> {
         let protocol = self.protocol_name.as_deref().unwrap_or("");
         self.ordered()
             .into_iter()
             .map(|s| {
                 let m = self.member(s);
-                JoinGroupMember {
-                    member_id: m.id.clone(),
-                    group_instance_id: m.instance_id.clone(),
-                    metadata: m.metadata(protocol).cloned().unwrap_or_else(empty_bytes),
+                JoinGroupResponseMember {
+                    member_id: text(&m.id),
+                    group_instance_id: m.instance_id.as_deref().map(text),
+                    metadata: m
+                        .metadata(protocol)
+                        .map_or_else(Default::default, |b| bytes(b)),
+                    ..Default::default()
                 }
             })
             .collect()

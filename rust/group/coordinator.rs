@@ -31,7 +31,7 @@ pub(super) enum Pending {
         token: Token,
         group: Arc<str>,
         uid: u64,
-        response: super::api::OffsetCommitResponse,
+        response: super::api::OffsetCommitResponse<'static>,
         /// offsets are (topic index, partition index in the response, topic, partition, offset).
         offsets: Vec<(usize, usize, Arc<str>, i32, OffsetAndMetadata)>,
     },

@@ -6,18 +6,20 @@
 
 use std::collections::BTreeMap;
 
-use super::api::{DeleteGroups, DeleteGroupsResponse, GroupResponse, Token};
+use super::api::{
+    text, DeleteGroups, DeleteGroupsResponse, DeleteGroupsResponseResult, GroupResponse, Token,
+};
 use super::coordinator::Coordinator;
 use super::state::GroupState;
 use crate::errors::ErrorCode;
 
 impl Coordinator {
     pub(super) fn delete_groups(&mut self, token: Token, req: &DeleteGroups<'_>) {
-        let mut results: Vec<(String, ErrorCode)> = Vec::new();
+        let mut results: Vec<DeleteGroupsResponseResult<'static>> = Vec::new();
         let mut tombstones = BTreeMap::new();
         for id in &req.groups_names {
             // Kafka takes the ids as a set.
-            if results.iter().any(|(r, _)| r == id) {
+            if results.iter().any(|r| r.group_id == *id) {
                 continue;
             }
             let error = match (self.gate(id), self.slot_of(id)) {
@@ -37,12 +39,19 @@ impl Coordinator {
                     _ => ErrorCode::NonEmptyGroup,
                 },
             };
-            results.push((id.to_string(), error));
+            results.push(DeleteGroupsResponseResult {
+                group_id: text(id),
+                error_code: error.code(),
+                ..Default::default()
+            });
         }
         self.write_tombstones(tombstones);
         self.respond(
             token,
-            GroupResponse::DeleteGroups(DeleteGroupsResponse { results }),
+            GroupResponse::DeleteGroups(DeleteGroupsResponse {
+                results,
+                ..Default::default()
+            }),
         );
     }
 }

@@ -6,13 +6,10 @@
 //! for the authorized operations (the wire adapter fills them in); v4 adds the group instance id;
 //! v5 flexible.
 
-use std::sync::Arc;
-
 use super::api::{
-    DescribeGroups, DescribeGroupsResponse, DescribedGroup, DescribedMember, GroupResponse, Token,
-    GROUP_OPERATIONS,
+    bytes, text, DescribeGroups, DescribeGroupsResponse, DescribeGroupsResponseGroup,
+    DescribeGroupsResponseMember, GroupResponse, Token, GROUP_OPERATIONS,
 };
-use super::classic_group::empty_bytes;
 use super::coordinator::Coordinator;
 use super::state::GroupState;
 use crate::errors::ErrorCode;
@@ -24,13 +21,14 @@ impl Coordinator {
             .iter()
             .map(|id| {
                 let mut d = self.describe(id);
-                if req.version >= 6 && d.error == ErrorCode::None && self.slot_of(id).is_none() {
-                    d.error = ErrorCode::GroupIdNotFound;
-                    d.error_message = Some(format!("Group {id} not found."));
+                let ok = d.error_code == ErrorCode::None.code();
+                if req.version >= 6 && ok && self.slot_of(id).is_none() {
+                    d.error_code = ErrorCode::GroupIdNotFound.code();
+                    d.error_message = Some(format!("Group {id} not found.").into());
                 }
                 // Without an authorizer every supported operation is allowed (Kafka's
                 // `authorizedOperations`), reported for the groups described without error.
-                if req.include_authorized_operations && d.error == ErrorCode::None {
+                if req.include_authorized_operations && d.error_code == ErrorCode::None.code() {
                     d.authorized_operations = GROUP_OPERATIONS;
                 }
                 d
@@ -38,36 +36,38 @@ impl Coordinator {
             .collect();
         self.respond(
             token,
-            GroupResponse::DescribeGroups(DescribeGroupsResponse { groups }),
+            GroupResponse::DescribeGroups(DescribeGroupsResponse {
+                groups,
+                ..Default::default()
+            }),
         );
     }
 
-    fn describe(&self, group_id: &str) -> DescribedGroup {
-        let empty: Arc<str> = Arc::from("");
-        let mut d = DescribedGroup {
-            error: ErrorCode::None,
-            error_message: None,
-            group_id: group_id.to_string(),
-            state: GroupState::Dead.name(),
-            protocol_type: empty.clone(),
-            protocol_data: empty.clone(),
-            members: Vec::new(),
-            authorized_operations: i32::MIN,
+    /// describe is one group as DescribeGroups answers it: an unknown group is Dead with nothing
+    /// else; the state is "" with an error, as Kafka's `EmptyGroup` summary.
+    fn describe(&self, group_id: &str) -> DescribeGroupsResponseGroup<'static> {
+        let mut d = DescribeGroupsResponseGroup {
+            group_id: text(group_id),
+            group_state: GroupState::Dead.name().into(),
+            ..Default::default()
         };
         if let Some(e) = self.gate(group_id) {
-            d.error = e;
-            d.state = "";
+            d.error_code = e.code();
+            d.group_state = "".into();
             return d;
         }
         let Some(g) = self.slot_of(group_id) else {
             return d;
         };
         let group = self.group(g);
-        d.state = group.state.name();
-        d.protocol_type = group.protocol_type.clone().unwrap_or_else(|| empty.clone());
+        d.group_state = group.state.name().into();
+        d.protocol_type = group
+            .protocol_type
+            .as_deref()
+            .map_or_else(Default::default, text);
         let stable = group.is(GroupState::Stable);
         let protocol = group.protocol_name.clone().filter(|_| stable);
-        d.protocol_data = protocol.clone().unwrap_or(empty);
+        d.protocol_data = protocol.as_deref().map_or_else(Default::default, text);
         d.members = group
             .ordered()
             .into_iter()
@@ -76,18 +76,15 @@ impl Coordinator {
                 // Kafka's describeNoMetadata: a member's assignment is described in every
                 // state (the last one synced, during a rebalance), its metadata only when
                 // Stable.
-                let metadata = match &protocol {
-                    Some(p) => m.metadata(p).cloned().unwrap_or_else(empty_bytes),
-                    None => empty_bytes(),
-                };
-                let assignment = m.assignment.clone();
-                DescribedMember {
-                    member_id: m.id.clone(),
-                    group_instance_id: m.instance_id.clone(),
-                    client_id: m.client_id.clone(),
-                    client_host: m.client_host.clone(),
-                    metadata,
-                    assignment,
+                let metadata = protocol.as_deref().and_then(|p| m.metadata(p));
+                DescribeGroupsResponseMember {
+                    member_id: text(&m.id),
+                    group_instance_id: m.instance_id.as_deref().map(text),
+                    client_id: text(&m.client_id),
+                    client_host: text(&m.client_host),
+                    member_metadata: metadata.map_or_else(Default::default, |b| bytes(b)),
+                    member_assignment: bytes(&m.assignment),
+                    ..Default::default()
                 }
             })
             .collect();

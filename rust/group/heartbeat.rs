@@ -12,7 +12,13 @@ use crate::errors::ErrorCode;
 impl Coordinator {
     pub(super) fn heartbeat(&mut self, token: Token, req: &Heartbeat<'_>) {
         let error = self.heartbeat_error(req);
-        self.respond(token, GroupResponse::Heartbeat(HeartbeatResponse { error }));
+        self.respond(
+            token,
+            GroupResponse::Heartbeat(HeartbeatResponse {
+                error_code: error.code(),
+                ..Default::default()
+            }),
+        );
     }
 
     fn heartbeat_error(&mut self, req: &Heartbeat<'_>) -> ErrorCode {

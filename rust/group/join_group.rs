@@ -8,7 +8,10 @@
 
 use std::sync::Arc;
 
-use super::api::{GroupResponse, JoinGroup, JoinGroupResponse, Token};
+use super::api::{
+    join_error, sync_error, text, GroupResponse, JoinGroup, JoinGroupResponse,
+    JoinGroupResponseMember, Token,
+};
 use super::classic_group::{empty_bytes, JoinPhase};
 use super::config::NEW_MEMBER_JOIN_TIMEOUT_MS;
 use super::coordinator::{Coordinator, Pending, StaticRejoin};
@@ -21,7 +24,7 @@ impl Coordinator {
     fn join_error(&mut self, token: Token, member_id: &str, error: ErrorCode) {
         self.respond(
             token,
-            GroupResponse::JoinGroup(JoinGroupResponse::error(member_id, error)),
+            GroupResponse::JoinGroup(join_error(member_id, error)),
         );
     }
 
@@ -174,18 +177,20 @@ impl Coordinator {
         g: u32,
         slot: u32,
         token: Token,
-        members: Vec<super::api::JoinGroupMember>,
+        members: Vec<JoinGroupResponseMember<'static>>,
     ) {
         let group = self.group(g);
         let response = JoinGroupResponse {
-            error: ErrorCode::None,
             generation_id: group.generation,
-            protocol_type: group.protocol_type.clone(),
-            protocol_name: group.protocol_name.clone(),
-            leader: group.leader_id().unwrap_or_else(|| Arc::from("")),
-            skip_assignment: false,
-            member_id: group.member(slot).id.clone(),
+            protocol_type: group.protocol_type.as_deref().map(text),
+            protocol_name: group.protocol_name.as_deref().map(text),
+            leader: group
+                .leader_id()
+                .as_deref()
+                .map_or_else(Default::default, text),
+            member_id: text(&group.member(slot).id),
             members,
+            ..Default::default()
         };
         self.respond(token, GroupResponse::JoinGroup(response));
     }
@@ -308,9 +313,7 @@ impl Coordinator {
         if let Some(t) = sync {
             self.respond(
                 t,
-                GroupResponse::SyncGroup(super::api::SyncGroupResponse::error(
-                    ErrorCode::FencedInstanceId,
-                )),
+                GroupResponse::SyncGroup(sync_error(ErrorCode::FencedInstanceId)),
             );
         }
         self.reschedule_session(g, slot);

@@ -4,7 +4,10 @@
 //! member id) is removed by an administrator; v5+ adds a reason per member. Before v3
 //! `responses.rs` lifts the one member's error to the top level, as Kafka's `LeaveGroupResponse` does.
 
-use super::api::{GroupResponse, LeaveGroup, LeaveGroupResponse, LeftMember, Token};
+use super::api::{
+    text, GroupResponse, LeaveGroup, LeaveGroupRequestMember, LeaveGroupResponse,
+    LeaveGroupResponseMember, Token,
+};
 use super::coordinator::Coordinator;
 use super::state::GroupState;
 use crate::errors::ErrorCode;
@@ -18,21 +21,21 @@ impl Coordinator {
         };
         let response = match top {
             Some(error) => LeaveGroupResponse {
-                error,
-                members: Vec::new(),
+                error_code: error.code(),
+                ..Default::default()
             },
             None => match self.slot_of(&req.group_id) {
                 None => LeaveGroupResponse {
-                    error: ErrorCode::None,
                     members: req
                         .members
                         .iter()
                         .map(|m| left(m, ErrorCode::UnknownMemberId))
                         .collect(),
+                    ..Default::default()
                 },
                 Some(g) if self.group(g).is(GroupState::Dead) => LeaveGroupResponse {
-                    error: ErrorCode::CoordinatorNotAvailable,
-                    members: Vec::new(),
+                    error_code: ErrorCode::CoordinatorNotAvailable.code(),
+                    ..Default::default()
                 },
                 Some(g) => {
                     let mut members = Vec::with_capacity(req.members.len());
@@ -41,8 +44,8 @@ impl Coordinator {
                         members.push(left(m, error));
                     }
                     LeaveGroupResponse {
-                        error: ErrorCode::None,
                         members,
+                        ..Default::default()
                     }
                 }
             },
@@ -50,7 +53,7 @@ impl Coordinator {
         self.respond(token, GroupResponse::LeaveGroup(response));
     }
 
-    fn leave_one(&mut self, g: u32, m: &super::api::LeaveGroupRequestMember<'_>) -> ErrorCode {
+    fn leave_one(&mut self, g: u32, m: &LeaveGroupRequestMember<'_>) -> ErrorCode {
         let group = self.group(g);
         if m.member_id.is_empty() {
             // Removal by group instance id (an administrator's).
@@ -81,10 +84,11 @@ impl Coordinator {
     }
 }
 
-fn left(m: &super::api::LeaveGroupRequestMember<'_>, error: ErrorCode) -> LeftMember {
-    LeftMember {
-        member_id: m.member_id.to_string(),
-        group_instance_id: m.group_instance_id.as_deref().map(str::to_string),
-        error,
+fn left(m: &LeaveGroupRequestMember<'_>, error: ErrorCode) -> LeaveGroupResponseMember<'static> {
+    LeaveGroupResponseMember {
+        member_id: text(&m.member_id),
+        group_instance_id: m.group_instance_id.as_deref().map(text),
+        error_code: error.code(),
+        ..Default::default()
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::api::{AppendToken, GroupResponse, JoinGroupResponse, SyncGroupResponse};
+use super::api::{join_error, sync_error, text, AppendToken, GroupResponse, JoinGroupResponse};
 use super::classic_group::{empty_bytes, Group};
 use super::coordinator::{map_commit_error, map_group_error, Coordinator, Pending, StaticRejoin};
 use super::member::{Member, Protocol};
@@ -160,16 +160,13 @@ impl Coordinator {
             if let Some(t) = join {
                 self.respond(
                     t,
-                    GroupResponse::JoinGroup(JoinGroupResponse::error(
-                        &id,
-                        ErrorCode::NotCoordinator,
-                    )),
+                    GroupResponse::JoinGroup(join_error(&id, ErrorCode::NotCoordinator)),
                 );
             }
             if let Some(t) = sync {
                 self.respond(
                     t,
-                    GroupResponse::SyncGroup(SyncGroupResponse::error(ErrorCode::NotCoordinator)),
+                    GroupResponse::SyncGroup(sync_error(ErrorCode::NotCoordinator)),
                 );
             }
         }
@@ -294,7 +291,7 @@ impl Coordinator {
                             .offsets
                             .complete(&topic, partition, token, ok);
                     }
-                    response.topics[ti].1[pi].1 = outcome;
+                    response.topics[ti].partitions[pi].error_code = outcome.code();
                 }
                 self.respond(request, GroupResponse::OffsetCommit(response));
             }
@@ -343,14 +340,12 @@ impl Coordinator {
             self.reschedule_session(g, slot);
             let group = self.group(g);
             let response = JoinGroupResponse {
-                error: map_group_error(error),
+                error_code: map_group_error(error).code(),
                 generation_id: group.generation,
-                protocol_type: group.protocol_type.clone(),
-                protocol_name: group.protocol_name.clone(),
-                leader: r.old_leader.unwrap_or_else(|| Arc::from("")),
-                skip_assignment: false,
-                member_id: Arc::from(""),
-                members: Vec::new(),
+                protocol_type: group.protocol_type.as_deref().map(text),
+                protocol_name: group.protocol_name.as_deref().map(text),
+                leader: r.old_leader.as_deref().map_or_else(Default::default, text),
+                ..Default::default()
             };
             self.respond(r.token, GroupResponse::JoinGroup(response));
             return;
@@ -363,29 +358,30 @@ impl Coordinator {
         let is_leader = group.is_leader(slot);
         let response = if r.skip_assignment {
             JoinGroupResponse {
-                error: ErrorCode::None,
                 generation_id: group.generation,
-                protocol_type: group.protocol_type.clone(),
-                protocol_name: group.protocol_name.clone(),
-                leader: group.leader_id().unwrap_or_else(|| Arc::from("")),
+                protocol_type: group.protocol_type.as_deref().map(text),
+                protocol_name: group.protocol_name.as_deref().map(text),
+                leader: group
+                    .leader_id()
+                    .as_deref()
+                    .map_or_else(Default::default, text),
                 skip_assignment: is_leader,
-                member_id: r.new_member_id.clone(),
+                member_id: text(&r.new_member_id),
                 members: if is_leader {
                     group.current_members()
                 } else {
                     Vec::new()
                 },
+                ..Default::default()
             }
         } else {
             JoinGroupResponse {
-                error: ErrorCode::None,
                 generation_id: group.generation,
-                protocol_type: group.protocol_type.clone(),
-                protocol_name: group.protocol_name.clone(),
-                leader: r.old_leader.unwrap_or_else(|| Arc::from("")),
-                skip_assignment: false,
-                member_id: r.new_member_id.clone(),
-                members: Vec::new(),
+                protocol_type: group.protocol_type.as_deref().map(text),
+                protocol_name: group.protocol_name.as_deref().map(text),
+                leader: r.old_leader.as_deref().map_or_else(Default::default, text),
+                member_id: text(&r.new_member_id),
+                ..Default::default()
             }
         };
         self.respond(r.token, GroupResponse::JoinGroup(response));

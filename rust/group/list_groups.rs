@@ -4,7 +4,9 @@
 //! here is `classic`, so any other type filter lists nothing). While a partition loads, the
 //! answer is COORDINATOR_LOAD_IN_PROGRESS with the groups known so far.
 
-use super::api::{GroupResponse, ListGroups, ListGroupsResponse, ListedGroup, Token};
+use super::api::{
+    text, GroupResponse, ListGroups, ListGroupsResponse, ListGroupsResponseGroup, Token,
+};
 use super::coordinator::Coordinator;
 use crate::errors::ErrorCode;
 
@@ -15,17 +17,22 @@ impl Coordinator {
                 .types_filter
                 .iter()
                 .any(|t| t.eq_ignore_ascii_case("classic"));
-        let mut groups: Vec<ListedGroup> = if classic {
+        let mut groups: Vec<ListGroupsResponseGroup<'static>> = if classic {
             self.groups
                 .iter()
                 .filter(|(_, g)| {
                     req.states_filter.is_empty()
                         || req.states_filter.iter().any(|s| g.state.matches(s))
                 })
-                .map(|(_, g)| ListedGroup {
-                    group_id: g.id.clone(),
-                    protocol_type: g.protocol_type.clone().unwrap_or_else(|| "".into()),
-                    state: g.state,
+                .map(|(_, g)| ListGroupsResponseGroup {
+                    group_id: text(&g.id),
+                    protocol_type: g
+                        .protocol_type
+                        .as_deref()
+                        .map_or_else(Default::default, text),
+                    group_state: g.state.name().into(),
+                    group_type: "classic".into(),
+                    ..Default::default()
                 })
                 .collect()
         } else {
@@ -39,7 +46,11 @@ impl Coordinator {
         };
         self.respond(
             token,
-            GroupResponse::ListGroups(ListGroupsResponse { error, groups }),
+            GroupResponse::ListGroups(ListGroupsResponse {
+                error_code: error.code(),
+                groups,
+                ..Default::default()
+            }),
         );
     }
 }

@@ -12,7 +12,10 @@
 
 use std::sync::Arc;
 
-use super::api::{GroupResponse, OffsetCommit, OffsetCommitResponse, Token};
+use super::api::{
+    text, GroupResponse, OffsetCommit, OffsetCommitResponse, OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic, Token,
+};
 use super::coordinator::{Coordinator, Pending};
 use super::records::{offset_commit_key, offset_commit_value, OffsetAndMetadata};
 use super::state::GroupState;
@@ -24,16 +27,20 @@ impl Coordinator {
             topics: req
                 .topics
                 .iter()
-                .map(|t| {
-                    (
-                        t.name.to_string(),
-                        t.partitions
-                            .iter()
-                            .map(|p| (p.partition_index, ErrorCode::None))
-                            .collect(),
-                    )
+                .map(|t| OffsetCommitResponseTopic {
+                    name: text(&t.name),
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| OffsetCommitResponsePartition {
+                            partition_index: p.partition_index,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
                 })
                 .collect(),
+            ..Default::default()
         };
         // Partitions the broker does not have are answered before the group is looked at.
         let mut todo: Vec<(usize, usize)> = Vec::new();
@@ -47,7 +54,8 @@ impl Coordinator {
                 if known {
                     todo.push((ti, pi));
                 } else {
-                    response.topics[ti].1[pi].1 = ErrorCode::UnknownTopicOrPartition;
+                    response.topics[ti].partitions[pi].error_code =
+                        ErrorCode::UnknownTopicOrPartition.code();
                 }
             }
         }
@@ -56,7 +64,7 @@ impl Coordinator {
         }
         if let Some(e) = self.commit_error(req) {
             for (ti, pi) in todo {
-                response.topics[ti].1[pi].1 = e;
+                response.topics[ti].partitions[pi].error_code = e.code();
             }
             return self.respond(token, GroupResponse::OffsetCommit(response));
         }
@@ -90,7 +98,8 @@ impl Coordinator {
             let p = &t.partitions[pi];
             let metadata = p.committed_metadata.as_deref().unwrap_or("");
             if metadata.len() as i64 > max && metadata.encode_utf16().count() as i64 > max {
-                response.topics[ti].1[pi].1 = ErrorCode::OffsetMetadataTooLarge;
+                response.topics[ti].partitions[pi].error_code =
+                    ErrorCode::OffsetMetadataTooLarge.code();
                 continue;
             }
             let value = OffsetAndMetadata {

@@ -9,7 +9,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::api::{GroupResponse, OffsetDelete, OffsetDeleteResponse, Token};
+use super::api::{
+    text, GroupResponse, OffsetDelete, OffsetDeleteResponse, OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic, Token,
+};
 use super::coordinator::Coordinator;
 use super::state::GroupState;
 use crate::errors::ErrorCode;
@@ -20,10 +23,10 @@ impl Coordinator {
         self.respond(token, GroupResponse::OffsetDelete(response));
     }
 
-    fn delete_offsets(&mut self, req: &OffsetDelete<'_>) -> OffsetDeleteResponse {
-        let error = |error| OffsetDeleteResponse {
-            error,
-            topics: Vec::new(),
+    fn delete_offsets(&mut self, req: &OffsetDelete<'_>) -> OffsetDeleteResponse<'static> {
+        let error = |error: ErrorCode| OffsetDeleteResponse {
+            error_code: error.code(),
+            ..Default::default()
         };
         if let Some(e) = self.gate(&req.group_id) {
             return error(e);
@@ -49,23 +52,30 @@ impl Coordinator {
             let parts = t
                 .partitions
                 .iter()
-                .map(|p| &p.partition_index)
                 .map(|p| {
+                    let p = p.partition_index;
                     let known = match count {
                         None => true,
-                        Some(n) => n.is_some_and(|n| *p >= 0 && *p < n),
+                        Some(n) => n.is_some_and(|n| p >= 0 && p < n),
                     };
-                    if !known {
-                        (*p, ErrorCode::UnknownTopicOrPartition)
+                    let error = if !known {
+                        ErrorCode::UnknownTopicOrPartition
                     } else if keep {
-                        (*p, ErrorCode::GroupSubscribedToTopic)
+                        ErrorCode::GroupSubscribedToTopic
                     } else {
-                        gone.push((Arc::<str>::from(name), *p));
-                        (*p, ErrorCode::None)
+                        gone.push((Arc::<str>::from(name), p));
+                        ErrorCode::None
+                    };
+                    OffsetDeleteResponsePartition {
+                        partition_index: p,
+                        error_code: error.code(),
                     }
                 })
                 .collect();
-            topics.push((name.to_string(), parts));
+            topics.push(OffsetDeleteResponseTopic {
+                name: text(name),
+                partitions: parts,
+            });
         }
         let mut tombstones = BTreeMap::new();
         if !gone.is_empty() {
@@ -73,8 +83,8 @@ impl Coordinator {
         }
         self.write_tombstones(tombstones);
         OffsetDeleteResponse {
-            error: ErrorCode::None,
             topics,
+            ..Default::default()
         }
     }
 }

@@ -6,23 +6,23 @@
 //! (KIP-447): a partition whose commit is still being appended answers UNSTABLE_OFFSET_COMMIT;
 //! v8 several groups at once; v9 member id and epoch (KIP-848; classic groups ignore them).
 
-use std::sync::Arc;
-
 use super::api::{
-    FetchedGroup, FetchedOffset, GroupResponse, OffsetFetch, OffsetFetchRequestGroup,
-    OffsetFetchResponse, Token,
+    text, GroupResponse, OffsetFetch, OffsetFetchRequestGroup, OffsetFetchResponse,
+    OffsetFetchResponseGroup, OffsetFetchResponseGroupTopic,
+    OffsetFetchResponseGroupTopicPartition as Fetched, Token,
 };
 use super::coordinator::Coordinator;
 use super::state::GroupState;
 use crate::errors::ErrorCode;
 
-fn none(partition: i32, error: ErrorCode) -> FetchedOffset {
-    FetchedOffset {
-        partition,
-        offset: -1,
-        leader_epoch: -1,
-        metadata: Arc::from(""),
-        error,
+fn none(partition: i32, error: ErrorCode) -> Fetched<'static> {
+    Fetched {
+        partition_index: partition,
+        committed_offset: -1,
+        committed_leader_epoch: -1,
+        metadata: Some(text("")),
+        error_code: error.code(),
+        ..Default::default()
     }
 }
 
@@ -35,25 +35,31 @@ impl Coordinator {
             .collect();
         self.respond(
             token,
-            GroupResponse::OffsetFetch(OffsetFetchResponse { groups }),
+            GroupResponse::OffsetFetch(OffsetFetchResponse {
+                groups,
+                ..Default::default()
+            }),
         );
     }
 
-    fn fetch_group(&self, req: &OffsetFetchRequestGroup<'_>, require_stable: bool) -> FetchedGroup {
-        let mut out = FetchedGroup {
-            group_id: req.group_id.to_string(),
-            error: ErrorCode::None,
-            topics: Vec::new(),
+    fn fetch_group(
+        &self,
+        req: &OffsetFetchRequestGroup<'_>,
+        require_stable: bool,
+    ) -> OffsetFetchResponseGroup<'static> {
+        let mut out = OffsetFetchResponseGroup {
+            group_id: text(&req.group_id),
+            ..Default::default()
         };
         if let Some(e) = self.gate(&req.group_id) {
-            out.error = e;
+            out.error_code = e.code();
             return out;
         }
         let group = self
             .slot_of(&req.group_id)
             .map(|g| self.group(g))
             .filter(|g| !g.is(GroupState::Dead));
-        let fetch = |topic: &str, partition: i32| -> FetchedOffset {
+        let fetch = |topic: &str, partition: i32| -> Fetched<'static> {
             let Some(group) = group else {
                 return none(partition, ErrorCode::None);
             };
@@ -61,15 +67,20 @@ impl Coordinator {
                 return none(partition, ErrorCode::UnstableOffsetCommit);
             }
             match group.offsets.get(topic, partition) {
-                Some(o) => FetchedOffset {
-                    partition,
-                    offset: o.offset,
-                    leader_epoch: o.leader_epoch,
-                    metadata: o.metadata.clone(),
-                    error: ErrorCode::None,
+                Some(o) => Fetched {
+                    partition_index: partition,
+                    committed_offset: o.offset,
+                    committed_leader_epoch: o.leader_epoch,
+                    metadata: Some(text(&o.metadata)),
+                    ..Default::default()
                 },
                 None => none(partition, ErrorCode::None),
             }
+        };
+        let topic = |name: &str, partitions| OffsetFetchResponseGroupTopic {
+            name: text(name),
+            partitions,
+            ..Default::default()
         };
         match &req.topics {
             Some(topics) => {
@@ -79,16 +90,16 @@ impl Coordinator {
                         .iter()
                         .map(|p| fetch(&t.name, *p))
                         .collect();
-                    out.topics.push((t.name.to_string(), parts));
+                    out.topics.push(topic(&t.name, parts));
                 }
             }
             None => {
                 if let Some(group) = group {
-                    for (topic, p, _) in group.offsets.all() {
-                        let o = fetch(topic, p);
+                    for (name, p, _) in group.offsets.all() {
+                        let o = fetch(name, p);
                         match out.topics.last_mut() {
-                            Some((name, parts)) if **name == **topic => parts.push(o),
-                            _ => out.topics.push((topic.to_string(), vec![o])),
+                            Some(t) if *t.name == **name => t.partitions.push(o),
+                            _ => out.topics.push(topic(name, vec![o])),
                         }
                     }
                 }

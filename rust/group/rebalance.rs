@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use super::api::{GroupResponse, JoinGroupResponse, SyncGroupResponse};
+use super::api::{
+    bytes, join_error, sync_error, text, GroupResponse, JoinGroupResponse, SyncGroupResponse,
+};
 use super::classic_group::{empty_bytes, Group, JoinPhase};
 use super::coordinator::{map_group_error, Coordinator, Pending};
 use super::records::{group_metadata_key, group_metadata_value, GroupMetadataValue, MemberRecord};
@@ -184,14 +186,13 @@ impl Coordinator {
                 self.respond(
                     token,
                     GroupResponse::JoinGroup(JoinGroupResponse {
-                        error: ErrorCode::None,
                         generation_id: generation,
-                        protocol_type: protocol_type.clone(),
-                        protocol_name: protocol_name.clone(),
-                        leader: leader.clone(),
-                        skip_assignment: false,
-                        member_id,
+                        protocol_type: protocol_type.as_deref().map(text),
+                        protocol_name: protocol_name.as_deref().map(text),
+                        leader: text(&leader),
+                        member_id: text(&member_id),
                         members,
+                        ..Default::default()
                     }),
                 );
             }
@@ -282,7 +283,7 @@ impl Coordinator {
         if let Some(t) = join {
             self.respond(
                 t,
-                GroupResponse::JoinGroup(JoinGroupResponse::error("", ErrorCode::UnknownMemberId)),
+                GroupResponse::JoinGroup(join_error("", ErrorCode::UnknownMemberId)),
             );
         }
         // Kafka leaves a removed member's parked SyncGroup unanswered; it cannot be parked in
@@ -290,7 +291,7 @@ impl Coordinator {
         if let Some(t) = m.awaiting_sync {
             self.respond(
                 t,
-                GroupResponse::SyncGroup(SyncGroupResponse::error(ErrorCode::UnknownMemberId)),
+                GroupResponse::SyncGroup(sync_error(ErrorCode::UnknownMemberId)),
             );
         }
     }
@@ -325,10 +326,11 @@ impl Coordinator {
             self.respond(
                 token,
                 GroupResponse::SyncGroup(SyncGroupResponse {
-                    error,
-                    protocol_type: protocol_type.clone(),
-                    protocol_name: protocol_name.clone(),
-                    assignment,
+                    error_code: error.code(),
+                    protocol_type: protocol_type.as_deref().map(text),
+                    protocol_name: protocol_name.as_deref().map(text),
+                    assignment: bytes(&assignment),
+                    ..Default::default()
                 }),
             );
             self.reschedule_session(g, s);

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::api::{GroupResponse, SyncGroup, SyncGroupResponse, Token};
+use super::api::{bytes, sync_error, text, GroupResponse, SyncGroup, SyncGroupResponse, Token};
 use super::classic_group::empty_bytes;
 use super::coordinator::{Coordinator, Pending};
 use super::state::GroupState;
@@ -15,10 +15,7 @@ use crate::errors::ErrorCode;
 
 impl Coordinator {
     fn sync_error(&mut self, token: Token, error: ErrorCode) {
-        self.respond(
-            token,
-            GroupResponse::SyncGroup(SyncGroupResponse::error(error)),
-        );
+        self.respond(token, GroupResponse::SyncGroup(sync_error(error)));
     }
 
     pub(super) fn sync_group(&mut self, token: Token, req: &SyncGroup<'_>) {
@@ -88,10 +85,10 @@ impl Coordinator {
                 self.remove_pending_sync(g, slot);
                 let group = self.group(g);
                 let response = SyncGroupResponse {
-                    error: ErrorCode::None,
-                    protocol_type: group.protocol_type.clone(),
-                    protocol_name: group.protocol_name.clone(),
-                    assignment: group.member(slot).assignment.clone(),
+                    protocol_type: group.protocol_type.as_deref().map(text),
+                    protocol_name: group.protocol_name.as_deref().map(text),
+                    assignment: bytes(&group.member(slot).assignment),
+                    ..Default::default()
                 };
                 self.respond(token, GroupResponse::SyncGroup(response));
                 self.reschedule_session(g, slot);

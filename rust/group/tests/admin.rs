@@ -12,7 +12,7 @@ fn test_list_groups_includes_stable_and_rebalancing_groups() {
     let mut h = H::new();
     h.stable_group();
     let r = h.list(&[], &[]);
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     assert_eq!(r.groups.len(), 1);
     assert_eq!(
         (
@@ -21,11 +21,11 @@ fn test_list_groups_includes_stable_and_rebalancing_groups() {
         ),
         (GROUP, "consumer")
     );
-    assert_eq!(r.groups[0].state, GroupState::Stable);
+    assert_eq!(r.groups[0].group_state, GroupState::Stable.name());
     h.join(&Join::new(""));
     assert_eq!(
-        h.list(&[], &[]).groups[0].state,
-        GroupState::PreparingRebalance
+        h.list(&[], &[]).groups[0].group_state,
+        GroupState::PreparingRebalance.name()
     );
 }
 
@@ -68,8 +68,8 @@ fn test_describe_group_inactive_group() {
     let d = h.describe(GROUP);
     assert_eq!(
         (
-            d.error,
-            d.state,
+            d.error(),
+            d.group_state.as_ref(),
             d.protocol_type.as_ref(),
             d.protocol_data.as_ref()
         ),
@@ -86,7 +86,11 @@ fn test_describe_group_stable() {
     let ((leader, li), _, _) = h.static_stable_group();
     let d = h.describe(GROUP);
     assert_eq!(
-        (d.state, d.protocol_type.as_ref(), d.protocol_data.as_ref()),
+        (
+            d.group_state.as_ref(),
+            d.protocol_type.as_ref(),
+            d.protocol_data.as_ref()
+        ),
         ("Stable", "consumer", "range")
     );
     let m = &d.members[0];
@@ -96,8 +100,8 @@ fn test_describe_group_stable() {
         (m.client_id.as_ref(), m.client_host.as_ref()),
         ("clientId", "/127.0.0.1")
     );
-    assert_eq!(&*m.metadata, b"metadata");
-    assert_eq!(&*m.assignment, b"leader-assignment");
+    assert_eq!(&*m.member_metadata, b"metadata");
+    assert_eq!(&*m.member_assignment, b"leader-assignment");
 }
 
 // testDescribeGroupRebalancing: no metadata, no assignment, no protocol.
@@ -107,11 +111,11 @@ fn test_describe_group_rebalancing() {
     let r = h.join_alone(&Join::new(""));
     let d = h.describe(GROUP);
     assert_eq!(
-        (d.state, d.protocol_data.as_ref()),
+        (d.group_state.as_ref(), d.protocol_data.as_ref()),
         ("CompletingRebalance", "")
     );
     assert_eq!(d.members[0].member_id, r.member_id);
-    assert!(d.members[0].metadata.is_empty() && d.members[0].assignment.is_empty());
+    assert!(d.members[0].member_metadata.is_empty() && d.members[0].member_assignment.is_empty());
 }
 
 // DescribeGroups v3+ may ask for the authorized operations: without an authorizer, all of a
@@ -153,7 +157,7 @@ fn test_delete_groups() {
             ("unknown".to_string(), GroupIdNotFound)
         ]
     );
-    assert_eq!(h.describe(GROUP).state, "Dead");
+    assert_eq!(h.describe(GROUP).group_state, "Dead");
     assert_eq!(h.offset("topic", 0), (-1, None));
     // The offset and the group metadata were tombstoned.
     assert_eq!(h.written.len(), from + 1);
@@ -164,11 +168,11 @@ fn test_delete_groups() {
 fn test_delete_offset_of_non_existing_or_dead_group() {
     let mut h = H::new();
     let r = h.delete_offsets(GROUP, &[("t", &[0])]);
-    assert_eq!(r.error, GroupIdNotFound);
+    assert_eq!(r.error(), GroupIdNotFound);
     let (_, _) = h.stable_group();
     h.c.force_state(GROUP, GroupState::Dead);
     assert_eq!(
-        h.delete_offsets(GROUP, &[("t", &[0])]).error,
+        h.delete_offsets(GROUP, &[("t", &[0])]).error(),
         GroupIdNotFound
     );
 }
@@ -185,11 +189,11 @@ fn test_delete_offset_of_non_consumer_group() {
         [None]
     );
     let d = h.delete_offsets(GROUP, &[("t", &[0])]);
-    assert_eq!(d.error, NonEmptyGroup);
+    assert_eq!(d.error(), NonEmptyGroup);
     assert!(d.topics.is_empty());
     h.leave(&[(&r.member_id, Option::None)]);
     let d = h.delete_offsets(GROUP, &[("t", &[0])]);
-    assert_eq!((d.error, d.topics[0].1[0].1), (None, None));
+    assert_eq!((d.error(), d.topics[0].partitions[0].error()), (None, None));
     assert_eq!(h.offset("t", 0), (-1, None));
 }
 
@@ -201,7 +205,7 @@ fn test_delete_offset_of_empty_consumer_group() {
     assert_eq!(h.commit(&m, gen, &[("t", 0, 1), ("t", 1, 1)]), [None, None]);
     h.leave(&[(&m, Option::None)]);
     let d = h.delete_offsets(GROUP, &[("t", &[0])]);
-    assert_eq!((d.error, d.topics[0].1[0].1), (None, None));
+    assert_eq!((d.error(), d.topics[0].partitions[0].error()), (None, None));
     assert_eq!(h.offset("t", 0), (-1, None));
     assert_eq!(h.offset("t", 1), (1, None));
 }
@@ -223,9 +227,9 @@ fn test_delete_offset_of_stable_consumer_group() {
         [None, None]
     );
     let d = h.delete_offsets(GROUP, &[("foo", &[0]), ("bar", &[0])]);
-    assert_eq!(d.error, None);
-    assert_eq!(d.topics[0].1[0].1, None);
-    assert_eq!(d.topics[1].1[0].1, GroupSubscribedToTopic);
+    assert_eq!(d.error(), None);
+    assert_eq!(d.topics[0].partitions[0].error(), None);
+    assert_eq!(d.topics[1].partitions[0].error(), GroupSubscribedToTopic);
     assert_eq!(h.offset("foo", 0), (-1, None));
     assert_eq!(h.offset("bar", 0), (37, None));
 }
@@ -238,7 +242,7 @@ fn test_delete_offset_of_consumer_group_with_unparsable_protocol() {
     assert_eq!(h.commit(&m, gen, &[("foo", 0, 37)]), [None]);
     let d = h.delete_offsets(GROUP, &[("foo", &[0])]);
     assert_eq!(
-        (d.error, d.topics[0].1[0].1),
+        (d.error(), d.topics[0].partitions[0].error()),
         (None, GroupSubscribedToTopic)
     );
 }

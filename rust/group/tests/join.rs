@@ -39,7 +39,7 @@ fn test_join_group_unknown_consumer_new_group() {
 fn test_valid_join_group() {
     let mut h = H::new();
     let r = h.join_alone(&Join::new(""));
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     assert_eq!(r.generation_id, 1);
     assert_eq!(r.protocol_type.as_deref(), Some(PROTOCOL_TYPE));
     assert_eq!(r.protocol_name.as_deref(), Some("range"));
@@ -88,7 +88,7 @@ fn test_join_group_inconsistent_protocols() {
     assert_eq!(h.join_response(t).member_id.as_ref(), "");
     h.advance(INITIAL_DELAY);
     let r = h.join_response(first).clone();
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     // testJoinGroupSecondJoinInconsistentProtocol: a known member switching to a protocol nobody
     // else has is refused with its own member id.
     let t = h.join(&Join::new(&r.member_id).protocols(&[("roundrobin", b"x")]));
@@ -238,7 +238,7 @@ fn test_new_member_join_expiration() {
     let session = (NEW_MEMBER_JOIN_TIMEOUT_MS + 5000) as i32;
     let rebalance = (NEW_MEMBER_JOIN_TIMEOUT_MS * 2) as i32;
     let first = h.join_alone(&Join::new("").session(session).rebalance(rebalance));
-    assert_eq!(first.error, None);
+    assert_eq!(first.error(), None);
     let t = h.join(&Join::new("").session(session).rebalance(rebalance));
     assert!(!h.answered(t));
     assert_eq!(h.describe(GROUP).members.len(), 2);
@@ -299,7 +299,7 @@ fn test_join_group_from_unchanged_follower_does_not_rebalance() {
     let (ids, gen) = h.join_sync_group(2);
     let t = h.join(&Join::new(&ids[1]));
     let r = h.join_response(t).clone();
-    assert_eq!((r.error, r.generation_id), (None, gen));
+    assert_eq!((r.error(), r.generation_id), (None, gen));
     assert!(r.members.is_empty());
     assert_eq!(h.state(), Some(GroupState::Stable));
     // The leader, unchanged, forces a rebalance.
@@ -353,7 +353,7 @@ fn test_rebalance_completes_before_member_joins() {
         );
     }
     let o = h.join_response(other).clone();
-    assert_eq!(o.error, None);
+    assert_eq!(o.error(), None);
     // The other member leads now; the static one is still a member.
     assert_eq!(o.leader, o.member_id);
     assert_eq!(o.members.len(), 2);
@@ -373,7 +373,7 @@ fn test_rebalance_completes_before_member_joins() {
     assert!(seen[..seen.len() - 1].iter().all(|e| *e == None));
     let t = h.join(&Join::new(&o.member_id));
     let r = h.join_response(t).clone();
-    assert_eq!((r.error, r.members.len()), (None, 1));
+    assert_eq!((r.error(), r.members.len()), (None, 1));
     let s = h.sync(r.generation_id, &o.member_id, &[(&o.member_id, b"")]);
     assert_eq!(h.sync_error(s), None);
     for _ in 0..20 {
@@ -422,8 +422,8 @@ fn test_pending_members_leaves_group() {
     let mut h = H::new();
     let (_, pending) = group_with_pending_member(&mut h);
     let r = h.leave(&[(&pending, Option::None)]);
-    assert_eq!(r.error, None);
-    assert_eq!(r.members[0].error, None);
+    assert_eq!(r.error(), None);
+    assert_eq!(r.members[0].error(), None);
     assert_eq!(h.state(), Some(GroupState::CompletingRebalance));
     assert_eq!(h.describe(GROUP).members.len(), 2);
 }
@@ -533,7 +533,7 @@ fn test_leader_rejoin_before_final_rebalance_timeout_with_long_session_timeout()
     let (leader, _) = group_stuck_with_non_joined_static_leader(&mut h);
     let t = h.join(&Join::new(&leader).instance("leader").session(10_000));
     let r = h.join_response(t).clone();
-    assert_eq!((r.error, r.leader.as_ref()), (None, leader.as_str()));
+    assert_eq!((r.error(), r.leader.as_ref()), (None, leader.as_str()));
     assert_eq!(r.members.len(), 3);
 }
 
@@ -584,7 +584,7 @@ fn a_superseded_parked_join_is_answered() {
 fn join_before_v4_gets_a_member_id_at_once() {
     let mut h = H::new();
     let r = h.join_alone(&Join::new("").v(0));
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     assert!(!r.member_id.is_empty());
 }
 

@@ -112,7 +112,7 @@ fn join_group_known_member_by_state() {
             // Unchanged metadata: this generation again, no rebalance.
             At::Completing | At::Stable => {
                 let r = h.join_response(t);
-                assert_eq!((r.error, r.generation_id), (None, gen), "{at:?}");
+                assert_eq!((r.error(), r.generation_id), (None, gen), "{at:?}");
                 expect_state(&h, at);
             }
         }
@@ -142,8 +142,8 @@ fn leave_group_by_state() {
             At::Preparing | At::Completing | At::Stable => (None, Some(None)),
             At::Dead => (CoordinatorNotAvailable, Option::None),
         };
-        assert_eq!(r.error, top, "{at:?}");
-        assert_eq!(r.members.first().map(|m| m.error), member, "{at:?}");
+        assert_eq!(r.error(), top, "{at:?}");
+        assert_eq!(r.members.first().map(|m| m.error()), member, "{at:?}");
     }
 }
 
@@ -202,8 +202,12 @@ fn offset_delete_by_state() {
             // Consumer groups whose subscriptions do not parse keep every topic.
             _ => (None, Some(GroupSubscribedToTopic)),
         };
-        assert_eq!(r.error, top, "{at:?}");
-        assert_eq!(r.topics.first().map(|t| t.1[0].1), part, "{at:?}");
+        assert_eq!(r.error(), top, "{at:?}");
+        assert_eq!(
+            r.topics.first().map(|t| t.partitions[0].error()),
+            part,
+            "{at:?}"
+        );
     }
 }
 
@@ -219,7 +223,7 @@ fn describe_groups_by_state() {
             At::Completing => "CompletingRebalance",
             At::Stable => "Stable",
         };
-        assert_eq!((d.error, d.state), (None, want), "{at:?}");
+        assert_eq!((d.error(), &*d.group_state), (None, want), "{at:?}");
     }
 }
 
@@ -242,7 +246,7 @@ fn test_request_handling_while_loading_in_progress() {
     assert_eq!(h.sync_error(s), RebalanceInProgress);
     assert_eq!(h.heartbeat(&m, gen), None);
     assert_eq!(
-        h.leave(&[(&m, Option::None)]).error,
+        h.leave(&[(&m, Option::None)]).error(),
         CoordinatorLoadInProgress
     );
     assert_eq!(
@@ -250,18 +254,18 @@ fn test_request_handling_while_loading_in_progress() {
         [CoordinatorLoadInProgress]
     );
     assert_eq!(
-        h.fetch_in(GROUP, Option::None, false).error,
+        h.fetch_in(GROUP, Option::None, false).error(),
         CoordinatorLoadInProgress
     );
-    assert_eq!(h.describe(GROUP).error, CoordinatorLoadInProgress);
+    assert_eq!(h.describe(GROUP).error(), CoordinatorLoadInProgress);
     assert_eq!(h.delete_groups(&[GROUP])[0].1, CoordinatorLoadInProgress);
     assert_eq!(
-        h.delete_offsets(GROUP, &[("t", &[0])]).error,
+        h.delete_offsets(GROUP, &[("t", &[0])]).error(),
         CoordinatorLoadInProgress
     );
     // ListGroups: the error, with what is known so far.
     let l = h.list(&[], &[]);
-    assert_eq!(l.error, CoordinatorLoadInProgress);
+    assert_eq!(l.error(), CoordinatorLoadInProgress);
 }
 
 // testJoinGroupWrongCoordinator, testSyncGroupNotCoordinator, testHeartbeatWrongCoordinator,
@@ -281,10 +285,13 @@ fn test_wrong_coordinator() {
     let s = h.sync(gen, &m, &[]);
     assert_eq!(h.sync_error(s), NotCoordinator);
     assert_eq!(h.heartbeat(&m, gen), NotCoordinator);
-    assert_eq!(h.leave(&[(&m, Option::None)]).error, NotCoordinator);
+    assert_eq!(h.leave(&[(&m, Option::None)]).error(), NotCoordinator);
     assert_eq!(h.commit(&m, gen, &[("t", 0, 1)]), [NotCoordinator]);
-    assert_eq!(h.fetch_in(GROUP, Option::None, false).error, NotCoordinator);
-    assert_eq!(h.describe(GROUP).error, NotCoordinator);
+    assert_eq!(
+        h.fetch_in(GROUP, Option::None, false).error(),
+        NotCoordinator
+    );
+    assert_eq!(h.describe(GROUP).error(), NotCoordinator);
     assert_eq!(h.delete_groups(&[GROUP])[0].1, NotCoordinator);
     // Other partitions are still served.
     let other = (0..100)
@@ -327,9 +334,9 @@ fn test_empty_group_id_is_valid_for_offsets_and_admin() {
     let t = h.commit_full(2, "", "", Option::None, -1, &[("t", 0, 1, Option::None)]);
     assert_eq!(h.commit_errors(t), [None]);
     assert_eq!(
-        h.fetch_in("", Some(&[("t", &[0])]), false).topics[0].1[0].offset,
+        h.fetch_in("", Some(&[("t", &[0])]), false).topics[0].partitions[0].committed_offset,
         1
     );
-    assert_eq!(h.describe("").state, "Empty");
+    assert_eq!(h.describe("").group_state, "Empty");
     assert_eq!(h.delete_groups(&[""])[0].1, None);
 }

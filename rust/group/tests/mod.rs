@@ -24,6 +24,37 @@ mod static_members;
 mod sync;
 mod wire_versions;
 
+/// Errors reads a typed response's error code as an [`ErrorCode`].
+pub trait Errors {
+    fn error(&self) -> ErrorCode;
+}
+
+macro_rules! errors {
+    ($($t:ty),* $(,)?) => {
+        $(impl Errors for $t {
+            fn error(&self) -> ErrorCode {
+                ErrorCode::for_code(self.error_code)
+            }
+        })*
+    };
+}
+
+errors!(
+    JoinGroupResponse<'_>,
+    SyncGroupResponse<'_>,
+    HeartbeatResponse<'_>,
+    LeaveGroupResponse<'_>,
+    LeaveGroupResponseMember<'_>,
+    OffsetDeleteResponse<'_>,
+    OffsetDeleteResponsePartition,
+    ListGroupsResponse<'_>,
+    DescribeGroupsResponseGroup<'_>,
+    OffsetFetchResponseGroup<'_>,
+    OffsetFetchResponseGroupTopicPartition<'_>,
+    DeleteGroupsResponseResult<'_>,
+    OffsetCommitResponsePartition<'_>,
+);
+
 pub const SESSION: i32 = 500;
 pub const REBALANCE: i32 = 500;
 pub const INITIAL_DELAY: i64 = 50;
@@ -218,14 +249,14 @@ impl H {
         self.answers.contains_key(&t)
     }
 
-    pub fn join_response(&self, t: Token) -> &JoinGroupResponse {
+    pub fn join_response(&self, t: Token) -> &JoinGroupResponse<'static> {
         match self.answers.get(&t) {
             Some(GroupResponse::JoinGroup(r)) => r,
             other => panic!("token {t}: no JoinGroup response: {other:?}"),
         }
     }
 
-    pub fn sync_response(&self, t: Token) -> &SyncGroupResponse {
+    pub fn sync_response(&self, t: Token) -> &SyncGroupResponse<'static> {
         match self.answers.get(&t) {
             Some(GroupResponse::SyncGroup(r)) => r,
             other => panic!("token {t}: no SyncGroup response: {other:?}"),
@@ -233,11 +264,11 @@ impl H {
     }
 
     pub fn join_error(&self, t: Token) -> ErrorCode {
-        self.join_response(t).error
+        self.join_response(t).error()
     }
 
     pub fn sync_error(&self, t: Token) -> ErrorCode {
-        self.sync_response(t).error
+        self.sync_response(t).error()
     }
 
     // -- requests ---------------------------------------------------------------------------
@@ -352,7 +383,7 @@ impl H {
             },
         )));
         match self.answers.get(&t) {
-            Some(GroupResponse::Heartbeat(r)) => r.error,
+            Some(GroupResponse::Heartbeat(r)) => r.error(),
             other => panic!("no heartbeat response: {other:?}"),
         }
     }
@@ -361,7 +392,7 @@ impl H {
         self.heartbeat_in(GROUP, member, None, generation)
     }
 
-    pub fn leave(&mut self, members: &[(&str, Option<&str>)]) -> LeaveGroupResponse {
+    pub fn leave(&mut self, members: &[(&str, Option<&str>)]) -> LeaveGroupResponse<'static> {
         self.leave_in(GROUP, members)
     }
 
@@ -369,7 +400,7 @@ impl H {
         &mut self,
         group: &str,
         members: &[(&str, Option<&str>)],
-    ) -> LeaveGroupResponse {
+    ) -> LeaveGroupResponse<'static> {
         let t = self.send(&GroupRequest::LeaveGroup(Req::new(
             5,
             LeaveGroupRequest {
@@ -435,7 +466,7 @@ impl H {
         )))
     }
 
-    pub fn commit_response(&self, t: Token) -> &OffsetCommitResponse {
+    pub fn commit_response(&self, t: Token) -> &OffsetCommitResponse<'static> {
         match self.answers.get(&t) {
             Some(GroupResponse::OffsetCommit(r)) => r,
             other => panic!("token {t}: no OffsetCommit response: {other:?}"),
@@ -458,7 +489,7 @@ impl H {
         self.commit_response(t)
             .topics
             .iter()
-            .flat_map(|(_, p)| p.iter().map(|(_, e)| *e))
+            .flat_map(|t| t.partitions.iter().map(|p| p.error()))
             .collect()
     }
 
@@ -468,7 +499,7 @@ impl H {
         group: &str,
         topics: Option<&[(&str, &[i32])]>,
         require_stable: bool,
-    ) -> FetchedGroup {
+    ) -> OffsetFetchResponseGroup<'static> {
         let t = self.send(&GroupRequest::OffsetFetch(Req::new(
             9,
             OffsetFetchRequest {
@@ -486,11 +517,11 @@ impl H {
     /// offset is the committed offset of one partition as OffsetFetch answers it (-1: none).
     pub fn offset(&mut self, topic: &str, partition: i32) -> (i64, ErrorCode) {
         let g = self.fetch_in(GROUP, Some(&[(topic, &[partition])]), false);
-        let p = &g.topics[0].1[0];
-        (p.offset, p.error)
+        let p = &g.topics[0].partitions[0];
+        (p.committed_offset, p.error())
     }
 
-    pub fn describe(&mut self, group: &str) -> DescribedGroup {
+    pub fn describe(&mut self, group: &str) -> DescribeGroupsResponseGroup<'static> {
         let t = self.send(&GroupRequest::DescribeGroups(Req::new(
             5,
             DescribeGroupsRequest {
@@ -504,7 +535,7 @@ impl H {
         }
     }
 
-    pub fn list(&mut self, states: &[&str], types: &[&str]) -> ListGroupsResponse {
+    pub fn list(&mut self, states: &[&str], types: &[&str]) -> ListGroupsResponse<'static> {
         let t = self.send(&GroupRequest::ListGroups(Req::new(
             5,
             ListGroupsRequest {
@@ -528,7 +559,11 @@ impl H {
             },
         )));
         match self.answers.get(&t) {
-            Some(GroupResponse::DeleteGroups(r)) => r.results.clone(),
+            Some(GroupResponse::DeleteGroups(r)) => r
+                .results
+                .iter()
+                .map(|r| (r.group_id.to_string(), r.error()))
+                .collect(),
             other => panic!("no DeleteGroups response: {other:?}"),
         }
     }
@@ -537,7 +572,7 @@ impl H {
         &mut self,
         group: &str,
         topics: &[(&str, &[i32])],
-    ) -> OffsetDeleteResponse {
+    ) -> OffsetDeleteResponse<'static> {
         let t = self.send(&GroupRequest::OffsetDelete(Req::new(
             0,
             OffsetDeleteRequest {
@@ -562,7 +597,7 @@ impl H {
 
     /// join_alone has a new member join an empty group and waits out the initial delay; returns
     /// the JoinGroup response.
-    pub fn join_alone(&mut self, j: &Join) -> JoinGroupResponse {
+    pub fn join_alone(&mut self, j: &Join) -> JoinGroupResponse<'static> {
         let t = self.join(j);
         self.advance(INITIAL_DELAY);
         self.join_response(t).clone()
@@ -571,7 +606,7 @@ impl H {
     /// stable_group makes a Stable group of one dynamic member; returns (member id, generation).
     pub fn stable_group(&mut self) -> (String, i32) {
         let r = self.join_alone(&Join::new(""));
-        assert_eq!(r.error, ErrorCode::None);
+        assert_eq!(r.error(), ErrorCode::None);
         let s = self.sync(
             r.generation_id,
             &r.member_id,
@@ -591,7 +626,7 @@ impl H {
         self.advance(INITIAL_DELAY);
         self.advance(INITIAL_DELAY);
         let (lr, fr) = (self.join_response(l).clone(), self.join_response(f).clone());
-        assert_eq!((lr.error, fr.error), (ErrorCode::None, ErrorCode::None));
+        assert_eq!((lr.error(), fr.error()), (ErrorCode::None, ErrorCode::None));
         assert_eq!(lr.leader, lr.member_id);
         let gen = lr.generation_id;
         let ls = self.sync_static(

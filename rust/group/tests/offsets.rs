@@ -77,9 +77,13 @@ fn test_commit_offset_with_default_generation() {
     assert_eq!(h.state(), Some(GroupState::Empty));
     assert_eq!(h.describe(GROUP).protocol_type.as_ref(), "");
     let g = h.fetch_in(GROUP, Some(&[("topic", &[0])]), false);
-    let p = &g.topics[0].1[0];
+    let p = &g.topics[0].partitions[0];
     assert_eq!(
-        (p.offset, &*p.metadata, p.error),
+        (
+            p.committed_offset,
+            p.metadata.as_deref().unwrap(),
+            p.error()
+        ),
         (97, "some metadata", None)
     );
 }
@@ -174,7 +178,11 @@ fn test_fetch_offsets_unknown_partition_and_all() {
     let flat: Vec<(String, i32, i64)> = all
         .topics
         .iter()
-        .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), p.partition, p.offset)))
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(move |p| (t.name.to_string(), p.partition_index, p.committed_offset))
+        })
         .collect();
     assert_eq!(
         flat,
@@ -225,13 +233,13 @@ fn commits_are_visible_only_once_appended() {
     assert!(!h.answered(t));
     assert_eq!(h.offset("t", 0), (1, None));
     let g = h.fetch_in(GROUP, Some(&[("t", &[0, 1])]), true);
-    let errs: Vec<ErrorCode> = g.topics[0].1.iter().map(|p| p.error).collect();
+    let errs: Vec<ErrorCode> = g.topics[0].partitions.iter().map(|p| p.error()).collect();
     assert_eq!(errs, [UnstableOffsetCommit, UnstableOffsetCommit]);
     h.finish_appends(None);
     assert_eq!(h.commit_errors(t), [None, None]);
     assert_eq!(h.offset("t", 0), (2, None));
     let g = h.fetch_in(GROUP, Some(&[("t", &[0, 1])]), true);
-    assert_eq!(g.topics[0].1[1].offset, 5);
+    assert_eq!(g.topics[0].partitions[1].committed_offset, 5);
 }
 
 // A failed append fails the commit with maybeConvertOffsetCommitError's mapping and leaves the
@@ -257,7 +265,9 @@ fn a_failed_commit_append_maps_the_error() {
         h.finish_one(storage);
         assert_eq!(h.commit_errors(t), [answered], "{storage:?}");
         assert_eq!(h.offset("t", 0), (1, None));
-        assert!(h.fetch_in(GROUP, Some(&[("t", &[0])]), true).topics[0].1[0].error == None);
+        assert!(
+            h.fetch_in(GROUP, Some(&[("t", &[0])]), true).topics[0].partitions[0].error() == None
+        );
     }
 }
 

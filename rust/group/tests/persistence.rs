@@ -200,10 +200,10 @@ fn replaying_the_log_rebuilds_groups_and_offsets() {
     let d = r.describe(GROUP);
     assert_eq!(d.members.len(), 2);
     assert_eq!(d.members[0].member_id.as_ref(), leader.as_str());
-    assert_eq!(&*d.members[1].assignment, b"follower-assignment");
+    assert_eq!(&*d.members[1].member_assignment, b"follower-assignment");
     assert_eq!(r.offset("t", 1), (8, None));
     assert_eq!(
-        r.fetch_in("simple", Option::None, false).topics[0].1[0].offset,
+        r.fetch_in("simple", Option::None, false).topics[0].partitions[0].committed_offset,
         9
     );
     assert_eq!(r.c.group_state("simple"), Some(GroupState::Empty));
@@ -213,7 +213,7 @@ fn replaying_the_log_rebuilds_groups_and_offsets() {
     // A restarted follower gets its assignment back without a rebalance.
     let j = r.join(&Join::new("").instance(&fi));
     let jr = r.join_response(j).clone();
-    assert_eq!((jr.error, jr.generation_id), (None, gen));
+    assert_eq!((jr.error(), jr.generation_id), (None, gen));
     let s = r.sync_static(gen, &jr.member_id, &fi, &[]);
     assert_eq!(&*r.sync_response(s).assignment, b"follower-assignment");
 }
@@ -375,7 +375,7 @@ fn a_partition_loads_in_chunks() {
     )
     .unwrap();
     assert_eq!(
-        h.fetch_in(GROUP, Option::None, false).error,
+        h.fetch_in(GROUP, Option::None, false).error(),
         CoordinatorLoadInProgress
     );
     h.c.load(p, &batch(vec![offset_record(GROUP, "t", 0, Some(2))]), true)

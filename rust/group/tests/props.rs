@@ -73,7 +73,7 @@ impl Sim {
             if let Some(t) = c.join {
                 if let Some(GroupResponse::JoinGroup(r)) = self.h.answers.get(&t) {
                     c.join = Option::None;
-                    match r.error {
+                    match r.error() {
                         None => {
                             c.member = r.member_id.to_string();
                             c.generation = r.generation_id;
@@ -263,9 +263,9 @@ impl Sim {
     fn check_generations(&self) {
         for (t, _, gen, group_gen, empty_admin) in &self.checks {
             let ok = match self.h.answers.get(t) {
-                Some(GroupResponse::Heartbeat(r)) => r.error == None,
-                Some(GroupResponse::SyncGroup(r)) => r.error == None,
-                Some(GroupResponse::OffsetCommit(r)) => r.topics[0].1[0].1 == None,
+                Some(GroupResponse::Heartbeat(r)) => r.error() == None,
+                Some(GroupResponse::SyncGroup(r)) => r.error() == None,
+                Some(GroupResponse::OffsetCommit(r)) => r.topics[0].partitions[0].error() == None,
                 _ => false,
             };
             if ok && !empty_admin {
@@ -305,10 +305,10 @@ fn random_operations_keep_the_invariants() {
             let mut seen: BTreeMap<String, usize> = BTreeMap::new();
             for r in sim.h.answers.values() {
                 let (api, e) = match r {
-                    GroupResponse::JoinGroup(r) => ("join", r.error),
-                    GroupResponse::SyncGroup(r) => ("sync", r.error),
-                    GroupResponse::Heartbeat(r) => ("heartbeat", r.error),
-                    GroupResponse::OffsetCommit(r) => ("commit", r.topics[0].1[0].1),
+                    GroupResponse::JoinGroup(r) => ("join", r.error()),
+                    GroupResponse::SyncGroup(r) => ("sync", r.error()),
+                    GroupResponse::Heartbeat(r) => ("heartbeat", r.error()),
+                    GroupResponse::OffsetCommit(r) => ("commit", r.topics[0].partitions[0].error()),
                     _ => continue,
                 };
                 *seen.entry(format!("{api} {}", e.name())).or_default() += 1;

@@ -9,7 +9,7 @@ use ErrorCode::*;
 fn static_member_join_as_first_member() {
     let mut h = H::new();
     let r = h.join_alone(&Join::new("").instance("leader-instance"));
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     assert!(r.member_id.starts_with("leader-instance-"));
     assert_eq!(
         r.members[0].group_instance_id.as_deref(),
@@ -27,7 +27,7 @@ fn should_get_different_static_member_id_after_each_rejoin() {
     for _ in 0..3 {
         let t = h.join(&Join::new("").instance(&li).v(5));
         let r = h.join_response(t).clone();
-        assert_eq!(r.error, None);
+        assert_eq!(r.error(), None);
         assert!(!seen.contains(&r.member_id.to_string()));
         seen.push(r.member_id.to_string());
     }
@@ -46,7 +46,7 @@ fn static_member_fence_duplicate_rejoined_follower() {
     assert!(!h.answered(old));
     let dup = h.join(&Join::new("").instance(&fi));
     let r = h.join_response(old).clone();
-    assert_eq!((r.error, r.generation_id), (FencedInstanceId, -1));
+    assert_eq!((r.error(), r.generation_id), (FencedInstanceId, -1));
     assert_eq!(r.protocol_type, Option::None);
     assert!(!h.answered(dup));
     assert_eq!(h.state(), Some(GroupState::PreparingRebalance));
@@ -65,15 +65,15 @@ fn static_member_fence_duplicate_rejoining_follower_after_member_id_changed() {
     let old = h.join(&Join::new(&follower).instance(&fi));
     let lr = h.join_response(l).clone();
     assert_eq!(
-        (lr.error, lr.generation_id, lr.members.len()),
+        (lr.error(), lr.generation_id, lr.members.len()),
         (None, gen + 1, 2)
     );
     let d = h.join_response(dup).clone();
-    assert_eq!((d.error, d.generation_id), (None, gen + 1));
+    assert_eq!((d.error(), d.generation_id), (None, gen + 1));
     assert!(d.members.is_empty());
     assert_ne!(d.member_id.as_ref(), follower.as_str());
     let o = h.join_response(old).clone();
-    assert_eq!((o.error, o.generation_id), (FencedInstanceId, -1));
+    assert_eq!((o.error(), o.generation_id), (FencedInstanceId, -1));
     assert_eq!(h.state(), Some(GroupState::CompletingRebalance));
 }
 
@@ -97,7 +97,7 @@ fn static_member_fence_duplicate_syncing_follower_after_member_id_changed() {
     // The leader never rejoins; its session ends and the duplicate leads generation + 2.
     h.advance(REBALANCE as i64);
     let r = h.join_response(dup).clone();
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     assert_eq!(r.generation_id, gen + 2);
     assert_eq!(r.leader, r.member_id);
     assert_eq!(h.state(), Some(GroupState::CompletingRebalance));
@@ -112,7 +112,7 @@ fn static_member_rejoin_as_follower_with_known_member_id_and_no_protocol_change(
     let t = h.join(&Join::new(&follower).instance(&fi));
     let r = h.join_response(t).clone();
     assert_eq!(
-        (r.error, r.generation_id, r.leader.as_ref()),
+        (r.error(), r.generation_id, r.leader.as_ref()),
         (None, gen, leader.as_str())
     );
     assert_eq!(h.state(), Some(GroupState::Stable));
@@ -128,7 +128,7 @@ fn static_member_rejoin_as_follower_with_unknown_member_id() {
     let appends = h.written.len();
     let t = h.join(&Join::new("").instance(&fi));
     let r = h.join_response(t).clone();
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     assert_ne!(r.member_id.as_ref(), follower.as_str());
     assert_eq!((r.generation_id, r.leader.as_ref()), (gen, leader.as_str()));
     assert_eq!(h.state(), Some(GroupState::Stable));
@@ -149,7 +149,7 @@ fn static_member_rejoin_with_leader_id_and_unknown_member_id() {
     let ((leader, li), _, gen) = h.static_stable_group();
     let t = h.join(&Join::new("").instance(&li).v(8));
     let r = h.join_response(t).clone();
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     assert_eq!(r.generation_id, gen);
     assert_eq!(r.leader.as_ref(), leader.as_str());
     assert_ne!(r.member_id.as_ref(), leader.as_str());
@@ -168,7 +168,7 @@ fn static_leader_rejoin_with_unknown_member_id_v9_skips_assignment() {
     let (li, _) = ("leader-instance", fi);
     let t = h.join(&Join::new("").instance(li).v(9));
     let r = h.join_response(t).clone();
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     assert_eq!(r.generation_id, gen);
     assert_eq!(r.leader, r.member_id);
     assert!(r.skip_assignment);
@@ -232,7 +232,7 @@ fn static_member_rejoin_with_unknown_member_id_and_change_of_protocol_while_sele
             .protocols(&[("range", b"changed")]),
     );
     let r = h.join_response(t).clone();
-    assert_eq!((r.error, r.generation_id), (None, gen));
+    assert_eq!((r.error(), r.generation_id), (None, gen));
     assert_eq!(h.state(), Some(GroupState::Stable));
 }
 
@@ -253,7 +253,7 @@ fn static_member_rejoin_while_select_protocol_unchanged_persistence_failure() {
     assert!(!h.answered(t));
     h.finish_one(MessageTooLarge);
     let r = h.join_response(t).clone();
-    assert_eq!(r.error, UnknownServerError);
+    assert_eq!(r.error(), UnknownServerError);
     assert_eq!((r.member_id.as_ref(), r.generation_id), ("", gen));
     assert_eq!(r.leader.as_ref(), leader.as_str());
     h.hold_appends = false;
@@ -273,7 +273,7 @@ fn static_member_rejoin_with_updated_session_and_rebalance_timeouts_and_persist_
     let (_, (_, fi), _) = h.static_stable_group();
     let t = h.join(&Join::new("").instance(&fi).session(2 * SESSION));
     let r = h.join_response(t).clone();
-    assert_eq!(r.error, None);
+    assert_eq!(r.error(), None);
     // The session restarted with the old timeout (Kafka reschedules it before the update); from
     // the next heartbeat on it is twice as long: heartbeats every 900 ms keep it.
     h.advance(SESSION as i64 - 100);
@@ -381,7 +381,7 @@ fn test_static_member_follower_fail_to_rejoin_before_rebalance_timeout() {
     let l2 = h.join(&Join::new(&lr.member_id).instance("leader").session(2000));
     h.advance(REBALANCE as i64);
     let r = h.join_response(l2).clone();
-    assert_eq!((r.error, r.generation_id), (None, gen + 1));
+    assert_eq!((r.error(), r.generation_id), (None, gen + 1));
     // Both are in the leader's member list: the static follower was kept.
     assert_eq!(r.members.len(), 2);
     assert!(h
@@ -411,7 +411,7 @@ fn test_static_member_leader_fail_to_rejoin_before_rebalance_timeout() {
     );
     h.advance(REBALANCE as i64);
     let r = h.join_response(f).clone();
-    assert_eq!((r.error, r.generation_id), (None, gen + 1));
+    assert_eq!((r.error(), r.generation_id), (None, gen + 1));
     assert_eq!(r.leader.as_ref(), follower.as_str());
     assert_ne!(r.leader.as_ref(), leader.as_str());
 }
@@ -422,7 +422,7 @@ fn static_members_leave_by_instance_id() {
     let mut h = H::new();
     let ((_, li), (_, fi), _) = h.static_stable_group();
     let r = h.leave(&[("", Some(&li)), ("", Some(&fi))]);
-    assert_eq!(r.error, None);
-    assert!(r.members.iter().all(|m| m.error == None));
+    assert_eq!(r.error(), None);
+    assert!(r.members.iter().all(|m| m.error() == None));
     assert_eq!(h.state(), Some(GroupState::Empty));
 }

@@ -43,7 +43,7 @@ fn test_sync_group_empty_assignment() {
     let r = h.join_alone(&Join::new(""));
     let s = h.sync(r.generation_id, &r.member_id, &[]);
     let resp = h.sync_response(s);
-    assert_eq!(resp.error, None);
+    assert_eq!(resp.error(), None);
     assert!(resp.assignment.is_empty());
     assert_eq!(h.heartbeat(&r.member_id, r.generation_id), None);
 }
@@ -106,7 +106,7 @@ fn test_sync_group_protocol_type_and_name() {
         &[],
     );
     let resp = h.sync_response(s);
-    assert_eq!(resp.error, None);
+    assert_eq!(resp.error(), None);
     assert_eq!(resp.protocol_type.as_deref(), Some("consumer"));
     assert_eq!(resp.protocol_name.as_deref(), Some("range"));
 }
@@ -162,7 +162,7 @@ fn test_leader_failure_in_sync_group() {
     assert!(!h.answered(fs));
     // The leader's session ends (it never syncs, so nothing keeps it).
     let r = h.leave(&[(&ids[0], Option::None)]);
-    assert_eq!(r.members[0].error, None);
+    assert_eq!(r.members[0].error(), None);
     assert_eq!(h.sync_error(fs), RebalanceInProgress);
     assert_eq!(h.state(), Some(GroupState::PreparingRebalance));
 }

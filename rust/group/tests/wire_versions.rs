@@ -129,7 +129,7 @@ fn join_group_versions() {
             [Effect::Respond {
                 response: GroupResponse::JoinGroup(r),
                 ..
-            }] => assert_eq!(r.error, want),
+            }] => assert_eq!(r.error(), want),
             [] => assert_eq!(want, None, "v{v}: parked"),
             other => panic!("{other:?}"),
         }
@@ -140,7 +140,7 @@ fn join_group_versions() {
 // only from v7; skip_assignment only from v9; member instance ids only from v5.
 #[test]
 fn join_group_response_shapes() {
-    let r = GroupResponse::JoinGroup(JoinGroupResponse::error("m", UnknownMemberId));
+    let r = GroupResponse::JoinGroup(join_error("m", UnknownMemberId));
     let f = api(11).unwrap().response.fields;
     for v in 0..=9 {
         let body = response_body(&r, v);
@@ -156,18 +156,19 @@ fn join_group_response_shapes() {
         decode_response(11, v, &frame[4..]).unwrap();
     }
     let ok = GroupResponse::JoinGroup(JoinGroupResponse {
-        error: None,
         generation_id: 3,
         protocol_type: Some("consumer".into()),
         protocol_name: Some("range".into()),
         leader: "m".into(),
         skip_assignment: true,
         member_id: "m".into(),
-        members: vec![JoinGroupMember {
+        members: vec![JoinGroupResponseMember {
             member_id: "m".into(),
             group_instance_id: Some("i".into()),
-            metadata: std::sync::Arc::from(&b"md"[..]),
+            metadata: (&b"md"[..]).into(),
+            ..Default::default()
         }],
+        ..Default::default()
     });
     let body = response_body(&ok, 9);
     assert_eq!(get(&body, f, "skip_assignment"), &Value::Bool(true));
@@ -183,12 +184,12 @@ fn join_group_response_shapes() {
 #[test]
 fn leave_group_v0_lifts_the_member_error() {
     let r = GroupResponse::LeaveGroup(LeaveGroupResponse {
-        error: None,
-        members: vec![LeftMember {
+        members: vec![LeaveGroupResponseMember {
             member_id: "m".into(),
-            group_instance_id: Option::None,
-            error: UnknownMemberId,
+            error_code: UnknownMemberId.code(),
+            ..Default::default()
         }],
+        ..Default::default()
     });
     let f = api(13).unwrap().response.fields;
     for v in 0..=2 {
@@ -207,20 +208,23 @@ fn leave_group_v0_lifts_the_member_error() {
 #[test]
 fn offset_fetch_response_shapes() {
     let r = GroupResponse::OffsetFetch(OffsetFetchResponse {
-        groups: vec![FetchedGroup {
+        groups: vec![OffsetFetchResponseGroup {
             group_id: "g".into(),
-            error: CoordinatorLoadInProgress,
-            topics: vec![(
-                "t".into(),
-                vec![FetchedOffset {
-                    partition: 0,
-                    offset: 5,
-                    leader_epoch: 1,
-                    metadata: "".into(),
-                    error: None,
+            error_code: CoordinatorLoadInProgress.code(),
+            topics: vec![OffsetFetchResponseGroupTopic {
+                name: "t".into(),
+                partitions: vec![OffsetFetchResponseGroupTopicPartition {
+                    partition_index: 0,
+                    committed_offset: 5,
+                    committed_leader_epoch: 1,
+                    metadata: Some("".into()),
+                    ..Default::default()
                 }],
-            )],
+                ..Default::default()
+            }],
+            ..Default::default()
         }],
+        ..Default::default()
     });
     let f = api(9).unwrap().response.fields;
     let tf = f[field(f, "topics")].fields;
@@ -352,14 +356,17 @@ fn other_apis_and_bodies_are_refused() {
 fn heartbeat_frames_are_the_codecs() {
     for v in 0..=4 {
         for error in [None, RebalanceInProgress, UnknownMemberId] {
-            let r = GroupResponse::Heartbeat(HeartbeatResponse { error });
+            let r = GroupResponse::Heartbeat(HeartbeatResponse {
+                error_code: error.code(),
+                ..Default::default()
+            });
             let body = response_body(&r, v);
             let generic = crate::protocol::frame::encode_response(12, v, -5, &body).unwrap();
             assert_eq!(responses::encode_response(&r, v, -5).unwrap(), generic);
         }
     }
     assert!(responses::encode_response(
-        &GroupResponse::Heartbeat(HeartbeatResponse { error: None }),
+        &GroupResponse::Heartbeat(HeartbeatResponse::default()),
         5,
         0
     )
