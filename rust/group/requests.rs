@@ -67,7 +67,8 @@ pub fn decode<'a>(frame: &'a [u8], client_host: &'a str) -> Result<(Header<'a>, 
     Ok((h, req))
 }
 
-/// body_of decodes the body of a group request and normalises it.
+/// body_of decodes the body of a group request and normalises it. Bytes after the body are
+/// ignored, as Kafka's broker ignores them (its parser never checks for them).
 pub fn body_of<'a>(
     api_key: i16,
     version: i16,
@@ -91,16 +92,22 @@ pub fn body_of<'a>(
     }
     Ok(match api_key {
         11 => {
-            let mut b = JoinGroupRequest::decode(body, version)?;
+            let mut b = JoinGroupRequest::read(&mut Reader::new(body), version)?;
             if version == 0 {
                 b.rebalance_timeout_ms = b.session_timeout_ms;
             }
             GroupRequest::JoinGroup(r(&at, b))
         }
-        14 => GroupRequest::SyncGroup(r(&at, SyncGroupRequest::decode(body, version)?)),
-        12 => GroupRequest::Heartbeat(r(&at, HeartbeatRequest::decode(body, version)?)),
+        14 => GroupRequest::SyncGroup(r(
+            &at,
+            SyncGroupRequest::read(&mut Reader::new(body), version)?,
+        )),
+        12 => GroupRequest::Heartbeat(r(
+            &at,
+            HeartbeatRequest::read(&mut Reader::new(body), version)?,
+        )),
         13 => {
-            let mut b = LeaveGroupRequest::decode(body, version)?;
+            let mut b = LeaveGroupRequest::read(&mut Reader::new(body), version)?;
             if version < 3 {
                 b.members = vec![LeaveGroupRequestMember {
                     member_id: std::mem::take(&mut b.member_id),
@@ -109,9 +116,12 @@ pub fn body_of<'a>(
             }
             GroupRequest::LeaveGroup(r(&at, b))
         }
-        8 => GroupRequest::OffsetCommit(r(&at, OffsetCommitRequest::decode(body, version)?)),
+        8 => GroupRequest::OffsetCommit(r(
+            &at,
+            OffsetCommitRequest::read(&mut Reader::new(body), version)?,
+        )),
         9 => {
-            let mut b = OffsetFetchRequest::decode(body, version)?;
+            let mut b = OffsetFetchRequest::read(&mut Reader::new(body), version)?;
             if version < 8 {
                 let topics = b.topics.take().map(|ts| {
                     ts.into_iter()
@@ -130,10 +140,22 @@ pub fn body_of<'a>(
             }
             GroupRequest::OffsetFetch(r(&at, b))
         }
-        47 => GroupRequest::OffsetDelete(r(&at, OffsetDeleteRequest::decode(body, version)?)),
-        15 => GroupRequest::DescribeGroups(r(&at, DescribeGroupsRequest::decode(body, version)?)),
-        16 => GroupRequest::ListGroups(r(&at, ListGroupsRequest::decode(body, version)?)),
-        42 => GroupRequest::DeleteGroups(r(&at, DeleteGroupsRequest::decode(body, version)?)),
+        47 => GroupRequest::OffsetDelete(r(
+            &at,
+            OffsetDeleteRequest::read(&mut Reader::new(body), version)?,
+        )),
+        15 => GroupRequest::DescribeGroups(r(
+            &at,
+            DescribeGroupsRequest::read(&mut Reader::new(body), version)?,
+        )),
+        16 => GroupRequest::ListGroups(r(
+            &at,
+            ListGroupsRequest::read(&mut Reader::new(body), version)?,
+        )),
+        42 => GroupRequest::DeleteGroups(r(
+            &at,
+            DeleteGroupsRequest::read(&mut Reader::new(body), version)?,
+        )),
         k => {
             return Err(Error::InvalidArgument(format!(
                 "api key {k} is not a group coordinator api"

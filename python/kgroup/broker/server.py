@@ -1,7 +1,9 @@
 """The network side: one asyncio protocol per client connection.
 
 A connection reads frames (an INT32 size, then the request), decodes each in Rust and hands it
-to the handler module of its api (``kgroup.broker.handlers``). Handlers may finish at once or
+to the handler module of its api (``kgroup.broker.handlers``). The group coordinator's apis
+skip that: their raw frame goes to the Rust coordinator (``GroupHost.handle_frame``), which
+decodes it once into its typed message and writes the response frame. Handlers may finish at once or
 later (a Fetch long poll, an acks=all Produce waiting for its fsync, a JoinGroup parked until
 its rebalance completes); responses always go back in request order, as Kafka's clients
 require. A handler answers with a body to encode, or with a whole response frame (``bytes``,
@@ -36,6 +38,7 @@ from kgroup import errors, protocol
 from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
 from kgroup.broker.output import Output
+from kgroup.group import GROUP_API_KEYS
 from kgroup.log import FileSlice
 
 if TYPE_CHECKING:
@@ -47,6 +50,11 @@ log = logging.getLogger("kgroup.broker")
 
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _FETCH = int(protocol.ApiKey.FETCH)
+#: _GROUP_VERSIONS are the versions the broker serves of each api whose raw frame goes to the
+#: group coordinator.
+_GROUP_VERSIONS: dict[int, tuple[int, int]] = {
+    k: HANDLERS[k].VERSIONS for k in GROUP_API_KEYS if k in HANDLERS
+}
 #: SCRATCH is the size of a connection's read buffer: frames that fit are read many at a time.
 SCRATCH = 256 * 1024
 
@@ -190,6 +198,13 @@ class Connection(asyncio.BufferedProtocol):
     # -- requests -------------------------------------------------------------------------
 
     def _request(self, frame: bytes | bytearray) -> None:
+        if len(frame) >= 4:
+            versions = _GROUP_VERSIONS.get(int.from_bytes(frame[0:2], "big", signed=True))
+            if versions is not None and (
+                versions[0] <= int.from_bytes(frame[2:4], "big", signed=True) <= versions[1]
+            ):
+                self._group_request(frame if type(frame) is bytes else bytes(frame))
+                return
         try:
             request = protocol.decode_request(frame, strict=False)
         except errors.UnsupportedApiVersion as e:
@@ -227,18 +242,43 @@ class Connection(asyncio.BufferedProtocol):
         slot = _Slot()
         self._slots.append(slot)
         if inspect.isawaitable(result):
-            task = asyncio.ensure_future(result)
-            self._tasks.add(task)
-            task.add_done_callback(functools.partial(self._finished, slot=slot, request=request))
-            if len(self._tasks) >= self._max_in_flight and not self._paused:
-                self._paused = True
-                assert self.transport is not None
-                self.transport.pause_reading()
+            self._await(result, slot, request)
         else:
             self._fill(slot, request, result)
 
+    def _group_request(self, frame: bytes) -> None:
+        """A request of a group api: its raw frame to the group coordinator, which answers with
+        a whole response frame, now or through a future (a parked JoinGroup or SyncGroup, a
+        commit waiting for its append)."""
+        try:
+            result = self.state.groups.handle_frame(frame, self.client_host)
+        except errors.DecodeError as e:
+            self.close_for(e)
+            return
+        except Exception as e:  # a bug must not take the broker down
+            self._failed(protocol.decode_request_header(frame), e)
+            return
+        slot = _Slot()
+        self._slots.append(slot)
+        if type(result) is bytes:
+            slot.frame = result
+            slot.ready = True
+            self._flush()
+            return
+        self._await(result, slot, protocol.decode_request_header(frame))
+
+    def _await(self, result: Any, slot: _Slot, request: protocol.RequestHeader) -> None:
+        """Fill `slot` once `result` (an awaitable response) is done."""
+        task = asyncio.ensure_future(result)
+        self._tasks.add(task)
+        task.add_done_callback(functools.partial(self._finished, slot=slot, request=request))
+        if len(self._tasks) >= self._max_in_flight and not self._paused:
+            self._paused = True
+            assert self.transport is not None
+            self.transport.pause_reading()
+
     def _finished(
-        self, task: asyncio.Future[Any], *, slot: _Slot, request: protocol.Request
+        self, task: asyncio.Future[Any], *, slot: _Slot, request: protocol.RequestHeader
     ) -> None:
         self._tasks.discard(task)
         if (
@@ -258,7 +298,7 @@ class Connection(asyncio.BufferedProtocol):
             return
         self._fill(slot, request, task.result())
 
-    def _fill(self, slot: _Slot, request: protocol.Request, body: Any) -> None:
+    def _fill(self, slot: _Slot, request: protocol.RequestHeader, body: Any) -> None:
         try:
             if body is None or type(body) is bytes:
                 # bytes: a whole frame already (the group coordinator writes its own).
@@ -306,7 +346,7 @@ class Connection(asyncio.BufferedProtocol):
         self._slots.append(slot)
         self._flush()
 
-    def _failed(self, request: protocol.Request, e: BaseException) -> None:
+    def _failed(self, request: protocol.RequestHeader, e: BaseException) -> None:
         log.error(
             "Error handling %s v%d from %s (correlation id %d); closing the connection",
             request.api_name,

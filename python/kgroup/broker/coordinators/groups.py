@@ -5,7 +5,9 @@ clock and does no I/O. Its runtime (``runtime.CoordinatorRuntime``) carries out 
 appends its records to ``__consumer_offsets``, loads them at start and fires its timers, as
 for any coordinator. ``GroupHost``, one per broker, adds what is the groups' own:
 
-- Requests. The handlers of the ten group apis (``handlers/join_group.py`` ...) hand their
+- Requests. The server hands the ten group apis' requests in as raw frames
+  (``handle_frame``), which Rust decodes once into their typed messages: no Python view and no
+  value tree on this path; their handlers (``handlers/join_group.py`` ...) hand a decoded
   request in (``handle``). Most are answered in the same call, with a whole response frame; the
   others (a JoinGroup or SyncGroup parked until its rebalance completes, a commit waiting for
   its records to be durable) get a future that a later effect resolves. The server writes
@@ -132,11 +134,20 @@ class GroupHost:
 
     # -- requests ------------------------------------------------------------------------
 
-    def handle(self, ctx: GroupRequest) -> bytes | asyncio.Future[bytes]:
-        """Serve one group request: its response frame, or a future of it."""
+    def handle_frame(self, frame: bytes, client_host: str) -> bytes | asyncio.Future[bytes]:
+        """Serve one group request given as its raw frame (the bytes after the size prefix),
+        which Rust decodes once: its response frame, or a future of it. How the server hands
+        the group apis' traffic in."""
         runtime = self.runtime
         token = runtime.new_token()
-        # The one place a request reaches the coordinator.
+        effects = self.coordinator.handle_frame(now_ms(), token, frame, client_host)
+        return runtime.answer(token, effects)
+
+    def handle(self, ctx: GroupRequest) -> bytes | asyncio.Future[bytes]:
+        """Serve one group request already decoded (a handler's): its response frame, or a
+        future of it."""
+        runtime = self.runtime
+        token = runtime.new_token()
         effects = self.coordinator.handle(now_ms(), token, ctx.request, ctx.connection.client_host)
         return runtime.answer(token, effects)
 
