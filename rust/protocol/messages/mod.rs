@@ -3,8 +3,11 @@
 //! (`clients/src/main/resources/common/message/<Name>{Request,Response,Header}.json`).
 //!
 //! Field names are Kafka's in snake_case; every field states its versions, and where Kafka's
-//! spec does, its nullable versions, tag, default and ignorability. `scripts/check_protocol_spec.py`
-//! reports any difference from a checkout of apache/kafka.
+//! spec does, its nullable versions, tag, default and ignorability. These tables are the one
+//! declaration of each message: the generic codec reads them at run time, and
+//! `rust/protocol/typed/` is generated from them (`make generate`).
+//! `scripts/check_protocol_spec.py` compares them with Kafka's JSON specs, read from Kafka's
+//! jars (Maven Central) in CI (`tests/protocol/test_spec_check.py`) or from a checkout.
 
 use super::schema::{f, Api, Kind, Message, Versions, INT16, INT32, STRING};
 
