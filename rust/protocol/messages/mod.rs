@@ -121,9 +121,19 @@ apis! {
 }
 
 /// api finds an API by key; `None` for a key kgroup does not speak.
+#[inline]
 pub fn api(key: i16) -> Option<&'static Api> {
-    // Keys run 0..=61 with gaps; a linear scan of 30 entries beats a map here.
-    APIS.iter().find(|a| a.key == key)
+    // Keys run 0..=61 with gaps: an index by key, built once, holding each API's place + 1.
+    static INDEX: std::sync::OnceLock<[u8; 128]> = std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut index = [0u8; 128];
+        for (i, a) in APIS.iter().enumerate() {
+            index[a.key as usize] = i as u8 + 1;
+        }
+        index
+    });
+    let i = *index.get(usize::try_from(key).ok()?)?;
+    APIS.get(usize::from(i).checked_sub(1)?)
 }
 
 /// api_by_name finds an API by Kafka's name (`"JoinGroup"`).
@@ -149,5 +159,10 @@ mod tests {
             assert_eq!(a.response.name, format!("{}Response", a.name));
         }
         assert_eq!(APIS.len(), 30);
+        assert!(APIS.iter().all(|a| (0..128).contains(&a.key)));
+        for a in APIS {
+            assert_eq!(api(a.key).map(|x| x.key), Some(a.key));
+        }
+        assert!(api(-1).is_none() && api(4).is_none() && api(200).is_none());
     }
 }

@@ -87,18 +87,25 @@ impl<'a> ApiVersionsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.client_software_name = get_str(r, flex).map_err(|e| at(e, "client_software_name"))?;
-        }
-        if v >= 3 {
-            s.client_software_version =
-                get_str(r, flex).map_err(|e| at(e, "client_software_version"))?;
-        }
+        let f_client_software_name = if v >= 3 {
+            get_str(r, flex).map_err(|e| at(e, "client_software_name"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_client_software_version = if v >= 3 {
+            get_str(r, flex).map_err(|e| at(e, "client_software_version"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ApiVersionsRequest {
+            client_software_name: f_client_software_name,
+            client_software_version: f_client_software_version,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -243,46 +250,55 @@ impl<'a> ApiVersionsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.api_keys = get_array(r, flex, ApiVersionsResponseApiKey::min_size(v, flex), |r| {
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_api_keys = get_array(r, flex, ApiVersionsResponseApiKey::min_size(v, flex), |r| {
             ApiVersionsResponseApiKey::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "api_keys"))?;
-        if v >= 1 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        if v >= 3 && !(v >= 3) {
-            s.supported_features = get_array(
+        let f_throttle_time_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let mut f_supported_features = if v >= 3 && !(v >= 3) {
+            get_array(
                 r,
                 flex,
                 ApiVersionsResponseSupportedFeature::min_size(v, flex),
                 |r| ApiVersionsResponseSupportedFeature::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "supported_features"))?;
-        }
-        if v >= 3 && !(v >= 3) {
-            s.finalized_features_epoch = r.i64().map_err(|e| at(e, "finalized_features_epoch"))?;
-        }
-        if v >= 3 && !(v >= 3) {
-            s.finalized_features = get_array(
+            .map_err(|e| at(e, "supported_features"))?
+        } else {
+            Vec::new()
+        };
+        let mut f_finalized_features_epoch = if v >= 3 && !(v >= 3) {
+            r.i64().map_err(|e| at(e, "finalized_features_epoch"))?
+        } else {
+            -1i64
+        };
+        let mut f_finalized_features = if v >= 3 && !(v >= 3) {
+            get_array(
                 r,
                 flex,
                 ApiVersionsResponseFinalizedFeature::min_size(v, flex),
                 |r| ApiVersionsResponseFinalizedFeature::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "finalized_features"))?;
-        }
-        if v >= 3 && !(v >= 3) {
-            s.zk_migration_ready = r.boolean().map_err(|e| at(e, "zk_migration_ready"))?;
-        }
+            .map_err(|e| at(e, "finalized_features"))?
+        } else {
+            Vec::new()
+        };
+        let mut f_zk_migration_ready = if v >= 3 && !(v >= 3) {
+            r.boolean().map_err(|e| at(e, "zk_migration_ready"))?
+        } else {
+            false
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            let mut unknown = Vec::new();
-            read_tagged(r, &mut unknown, |tag, raw| {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
                 let r = &mut Reader::new(raw);
                 match tag {
                     0 if v >= 3 && v >= 3 => {
-                        s.supported_features = get_array(
+                        f_supported_features = get_array(
                             r,
                             flex,
                             ApiVersionsResponseSupportedFeature::min_size(v, flex),
@@ -293,13 +309,13 @@ impl<'a> ApiVersionsResponse<'a> {
                         Ok(true)
                     }
                     1 if v >= 3 && v >= 3 => {
-                        s.finalized_features_epoch =
+                        f_finalized_features_epoch =
                             r.i64().map_err(|e| at(e, "finalized_features_epoch"))?;
                         tagged_done(r, 1, "finalized_features_epoch")?;
                         Ok(true)
                     }
                     2 if v >= 3 && v >= 3 => {
-                        s.finalized_features = get_array(
+                        f_finalized_features = get_array(
                             r,
                             flex,
                             ApiVersionsResponseFinalizedFeature::min_size(v, flex),
@@ -310,7 +326,7 @@ impl<'a> ApiVersionsResponse<'a> {
                         Ok(true)
                     }
                     3 if v >= 3 && v >= 3 => {
-                        s.zk_migration_ready =
+                        f_zk_migration_ready =
                             r.boolean().map_err(|e| at(e, "zk_migration_ready"))?;
                         tagged_done(r, 3, "zk_migration_ready")?;
                         Ok(true)
@@ -318,9 +334,17 @@ impl<'a> ApiVersionsResponse<'a> {
                     _ => Ok(false),
                 }
             })?;
-            s.unknown_tagged = unknown;
         }
-        Ok(s)
+        Ok(ApiVersionsResponse {
+            error_code: f_error_code,
+            api_keys: f_api_keys,
+            throttle_time_ms: f_throttle_time_ms,
+            supported_features: f_supported_features,
+            finalized_features_epoch: f_finalized_features_epoch,
+            finalized_features: f_finalized_features,
+            zk_migration_ready: f_zk_migration_ready,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -437,14 +461,19 @@ impl<'a> ApiVersionsResponseApiKey<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.api_key = r.i16().map_err(|e| at(e, "api_key"))?;
-        s.min_version = r.i16().map_err(|e| at(e, "min_version"))?;
-        s.max_version = r.i16().map_err(|e| at(e, "max_version"))?;
+        let f_api_key = r.i16().map_err(|e| at(e, "api_key"))?;
+        let f_min_version = r.i16().map_err(|e| at(e, "min_version"))?;
+        let f_max_version = r.i16().map_err(|e| at(e, "max_version"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ApiVersionsResponseApiKey {
+            api_key: f_api_key,
+            min_version: f_min_version,
+            max_version: f_max_version,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -517,20 +546,31 @@ impl<'a> ApiVersionsResponseSupportedFeature<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        }
-        if v >= 3 {
-            s.min_version = r.i16().map_err(|e| at(e, "min_version"))?;
-        }
-        if v >= 3 {
-            s.max_version = r.i16().map_err(|e| at(e, "max_version"))?;
-        }
+        let f_name = if v >= 3 {
+            get_str(r, flex).map_err(|e| at(e, "name"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_min_version = if v >= 3 {
+            r.i16().map_err(|e| at(e, "min_version"))?
+        } else {
+            0i16
+        };
+        let f_max_version = if v >= 3 {
+            r.i16().map_err(|e| at(e, "max_version"))?
+        } else {
+            0i16
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ApiVersionsResponseSupportedFeature {
+            name: f_name,
+            min_version: f_min_version,
+            max_version: f_max_version,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -618,20 +658,31 @@ impl<'a> ApiVersionsResponseFinalizedFeature<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        }
-        if v >= 3 {
-            s.max_version_level = r.i16().map_err(|e| at(e, "max_version_level"))?;
-        }
-        if v >= 3 {
-            s.min_version_level = r.i16().map_err(|e| at(e, "min_version_level"))?;
-        }
+        let f_name = if v >= 3 {
+            get_str(r, flex).map_err(|e| at(e, "name"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_max_version_level = if v >= 3 {
+            r.i16().map_err(|e| at(e, "max_version_level"))?
+        } else {
+            0i16
+        };
+        let f_min_version_level = if v >= 3 {
+            r.i16().map_err(|e| at(e, "min_version_level"))?
+        } else {
+            0i16
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ApiVersionsResponseFinalizedFeature {
+            name: f_name,
+            max_version_level: f_max_version_level,
+            min_version_level: f_min_version_level,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

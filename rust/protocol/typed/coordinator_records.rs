@@ -78,11 +78,14 @@ impl<'a> OffsetCommitKey<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.group = get_str(r, flex).map_err(|e| at(e, "group"))?;
-        s.topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
-        s.partition = r.i32().map_err(|e| at(e, "partition"))?;
-        Ok(s)
+        let f_group = get_str(r, flex).map_err(|e| at(e, "group"))?;
+        let f_topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
+        let f_partition = r.i32().map_err(|e| at(e, "partition"))?;
+        Ok(OffsetCommitKey {
+            group: f_group,
+            topic: f_topic,
+            partition: f_partition,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -186,20 +189,31 @@ impl<'a> OffsetCommitValue<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.offset = r.i64().map_err(|e| at(e, "offset"))?;
-        if v >= 3 {
-            s.leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
-        }
-        s.metadata = get_str(r, flex).map_err(|e| at(e, "metadata"))?;
-        s.commit_timestamp = r.i64().map_err(|e| at(e, "commit_timestamp"))?;
-        if v == 1 {
-            s.expire_timestamp = r.i64().map_err(|e| at(e, "expire_timestamp"))?;
-        }
+        let f_offset = r.i64().map_err(|e| at(e, "offset"))?;
+        let f_leader_epoch = if v >= 3 {
+            r.i32().map_err(|e| at(e, "leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_metadata = get_str(r, flex).map_err(|e| at(e, "metadata"))?;
+        let f_commit_timestamp = r.i64().map_err(|e| at(e, "commit_timestamp"))?;
+        let f_expire_timestamp = if v == 1 {
+            r.i64().map_err(|e| at(e, "expire_timestamp"))?
+        } else {
+            -1i64
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetCommitValue {
+            offset: f_offset,
+            leader_epoch: f_leader_epoch,
+            metadata: f_metadata,
+            commit_timestamp: f_commit_timestamp,
+            expire_timestamp: f_expire_timestamp,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -284,9 +298,8 @@ impl<'a> GroupMetadataKey<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.group = get_str(r, flex).map_err(|e| at(e, "group"))?;
-        Ok(s)
+        let f_group = get_str(r, flex).map_err(|e| at(e, "group"))?;
+        Ok(GroupMetadataKey { group: f_group })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -390,22 +403,32 @@ impl<'a> GroupMetadataValue<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.protocol_type = get_str(r, flex).map_err(|e| at(e, "protocol_type"))?;
-        s.generation = r.i32().map_err(|e| at(e, "generation"))?;
-        s.protocol = get_opt_str(r, flex, true).map_err(|e| at(e, "protocol"))?;
-        s.leader = get_opt_str(r, flex, true).map_err(|e| at(e, "leader"))?;
-        if v >= 2 {
-            s.current_state_timestamp = r.i64().map_err(|e| at(e, "current_state_timestamp"))?;
-        }
-        s.members = get_array(r, flex, GroupMetadataValueMember::min_size(v, flex), |r| {
+        let f_protocol_type = get_str(r, flex).map_err(|e| at(e, "protocol_type"))?;
+        let f_generation = r.i32().map_err(|e| at(e, "generation"))?;
+        let f_protocol = get_opt_str(r, flex, true).map_err(|e| at(e, "protocol"))?;
+        let f_leader = get_opt_str(r, flex, true).map_err(|e| at(e, "leader"))?;
+        let f_current_state_timestamp = if v >= 2 {
+            r.i64().map_err(|e| at(e, "current_state_timestamp"))?
+        } else {
+            -1i64
+        };
+        let f_members = get_array(r, flex, GroupMetadataValueMember::min_size(v, flex), |r| {
             GroupMetadataValueMember::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "members"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(GroupMetadataValue {
+            protocol_type: f_protocol_type,
+            generation: f_generation,
+            protocol: f_protocol,
+            leader: f_leader,
+            current_state_timestamp: f_current_state_timestamp,
+            members: f_members,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -499,24 +522,37 @@ impl<'a> GroupMetadataValueMember<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        if v >= 3 {
-            s.group_instance_id =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?;
-        }
-        s.client_id = get_str(r, flex).map_err(|e| at(e, "client_id"))?;
-        s.client_host = get_str(r, flex).map_err(|e| at(e, "client_host"))?;
-        if v >= 1 {
-            s.rebalance_timeout = r.i32().map_err(|e| at(e, "rebalance_timeout"))?;
-        }
-        s.session_timeout = r.i32().map_err(|e| at(e, "session_timeout"))?;
-        s.subscription = get_bytes(r, flex).map_err(|e| at(e, "subscription"))?;
-        s.assignment = get_bytes(r, flex).map_err(|e| at(e, "assignment"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        let f_group_instance_id = if v >= 3 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?
+        } else {
+            None
+        };
+        let f_client_id = get_str(r, flex).map_err(|e| at(e, "client_id"))?;
+        let f_client_host = get_str(r, flex).map_err(|e| at(e, "client_host"))?;
+        let f_rebalance_timeout = if v >= 1 {
+            r.i32().map_err(|e| at(e, "rebalance_timeout"))?
+        } else {
+            -1i32
+        };
+        let f_session_timeout = r.i32().map_err(|e| at(e, "session_timeout"))?;
+        let f_subscription = get_bytes(r, flex).map_err(|e| at(e, "subscription"))?;
+        let f_assignment = get_bytes(r, flex).map_err(|e| at(e, "assignment"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(GroupMetadataValueMember {
+            member_id: f_member_id,
+            group_instance_id: f_group_instance_id,
+            client_id: f_client_id,
+            client_host: f_client_host,
+            rebalance_timeout: f_rebalance_timeout,
+            session_timeout: f_session_timeout,
+            subscription: f_subscription,
+            assignment: f_assignment,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -84,20 +84,25 @@ impl<'a> CreatePartitionsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.topics = get_array(
+        let f_topics = get_array(
             r,
             flex,
             CreatePartitionsRequestTopic::min_size(v, flex),
             |r| CreatePartitionsRequestTopic::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "topics"))?;
-        s.timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
-        s.validate_only = r.boolean().map_err(|e| at(e, "validate_only"))?;
+        let f_timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
+        let f_validate_only = r.boolean().map_err(|e| at(e, "validate_only"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreatePartitionsRequest {
+            topics: f_topics,
+            timeout_ms: f_timeout_ms,
+            validate_only: f_validate_only,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -161,10 +166,9 @@ impl<'a> CreatePartitionsRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.count = r.i32().map_err(|e| at(e, "count"))?;
-        s.assignments = get_opt_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_count = r.i32().map_err(|e| at(e, "count"))?;
+        let f_assignments = get_opt_array(
             r,
             flex,
             true,
@@ -172,10 +176,16 @@ impl<'a> CreatePartitionsRequestTopic<'a> {
             |r| CreatePartitionsRequestAssignment::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "assignments"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreatePartitionsRequestTopic {
+            name: f_name,
+            count: f_count,
+            assignments: f_assignments,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -227,12 +237,15 @@ impl<'a> CreatePartitionsRequestAssignment<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.broker_ids = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "broker_ids"))?;
+        let f_broker_ids = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "broker_ids"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreatePartitionsRequestAssignment {
+            broker_ids: f_broker_ids,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -323,19 +336,23 @@ impl<'a> CreatePartitionsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        s.results = get_array(
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_results = get_array(
             r,
             flex,
             CreatePartitionsResponseResult::min_size(v, flex),
             |r| CreatePartitionsResponseResult::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "results"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreatePartitionsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            results: f_results,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -392,14 +409,19 @@ impl<'a> CreatePartitionsResponseResult<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreatePartitionsResponseResult {
+            name: f_name,
+            error_code: f_error_code,
+            error_message: f_error_message,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -89,19 +89,26 @@ impl<'a> CreateTopicsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.topics = get_array(r, flex, CreateTopicsRequestTopic::min_size(v, flex), |r| {
+        let f_topics = get_array(r, flex, CreateTopicsRequestTopic::min_size(v, flex), |r| {
             CreateTopicsRequestTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
-        s.timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
-        if v >= 1 {
-            s.validate_only = r.boolean().map_err(|e| at(e, "validate_only"))?;
-        }
+        let f_timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
+        let f_validate_only = if v >= 1 {
+            r.boolean().map_err(|e| at(e, "validate_only"))?
+        } else {
+            false
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreateTopicsRequest {
+            topics: f_topics,
+            timeout_ms: f_timeout_ms,
+            validate_only: f_validate_only,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -179,25 +186,32 @@ impl<'a> CreateTopicsRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.num_partitions = r.i32().map_err(|e| at(e, "num_partitions"))?;
-        s.replication_factor = r.i16().map_err(|e| at(e, "replication_factor"))?;
-        s.assignments = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_num_partitions = r.i32().map_err(|e| at(e, "num_partitions"))?;
+        let f_replication_factor = r.i16().map_err(|e| at(e, "replication_factor"))?;
+        let f_assignments = get_array(
             r,
             flex,
             CreateTopicsRequestAssignment::min_size(v, flex),
             |r| CreateTopicsRequestAssignment::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "assignments"))?;
-        s.configs = get_array(r, flex, CreateTopicsRequestConfig::min_size(v, flex), |r| {
+        let f_configs = get_array(r, flex, CreateTopicsRequestConfig::min_size(v, flex), |r| {
             CreateTopicsRequestConfig::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "configs"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreateTopicsRequestTopic {
+            name: f_name,
+            num_partitions: f_num_partitions,
+            replication_factor: f_replication_factor,
+            assignments: f_assignments,
+            configs: f_configs,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -254,13 +268,17 @@ impl<'a> CreateTopicsRequestAssignment<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.broker_ids = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "broker_ids"))?;
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_broker_ids = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "broker_ids"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreateTopicsRequestAssignment {
+            partition_index: f_partition_index,
+            broker_ids: f_broker_ids,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -316,13 +334,17 @@ impl<'a> CreateTopicsRequestConfig<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.value = get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?;
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_value = get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreateTopicsRequestConfig {
+            name: f_name,
+            value: f_value,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -415,18 +437,24 @@ impl<'a> CreateTopicsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 2 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.topics = get_array(r, flex, CreateTopicsResponseTopic::min_size(v, flex), |r| {
+        let f_throttle_time_ms = if v >= 2 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_topics = get_array(r, flex, CreateTopicsResponseTopic::min_size(v, flex), |r| {
             CreateTopicsResponseTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreateTopicsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -541,41 +569,52 @@ impl<'a> CreateTopicsResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        if v >= 7 {
-            s.topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
-        }
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        if v >= 1 {
-            s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        }
-        if v >= 5 && !(v >= 5) {
-            s.topic_config_error_code = r.i16().map_err(|e| at(e, "topic_config_error_code"))?;
-        }
-        if v >= 5 {
-            s.num_partitions = r.i32().map_err(|e| at(e, "num_partitions"))?;
-        }
-        if v >= 5 {
-            s.replication_factor = r.i16().map_err(|e| at(e, "replication_factor"))?;
-        }
-        if v >= 5 {
-            s.configs = get_opt_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_topic_id = if v >= 7 {
+            r.uuid().map_err(|e| at(e, "topic_id"))?
+        } else {
+            [0u8; 16]
+        };
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_error_message = if v >= 1 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?
+        } else {
+            Some(Cow::Borrowed(""))
+        };
+        let mut f_topic_config_error_code = if v >= 5 && !(v >= 5) {
+            r.i16().map_err(|e| at(e, "topic_config_error_code"))?
+        } else {
+            0i16
+        };
+        let f_num_partitions = if v >= 5 {
+            r.i32().map_err(|e| at(e, "num_partitions"))?
+        } else {
+            -1i32
+        };
+        let f_replication_factor = if v >= 5 {
+            r.i16().map_err(|e| at(e, "replication_factor"))?
+        } else {
+            -1i16
+        };
+        let f_configs = if v >= 5 {
+            get_opt_array(
                 r,
                 flex,
                 true,
                 CreateTopicsResponseConfig::min_size(v, flex),
                 |r| CreateTopicsResponseConfig::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "configs"))?;
-        }
+            .map_err(|e| at(e, "configs"))?
+        } else {
+            Some(Vec::new())
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            let mut unknown = Vec::new();
-            read_tagged(r, &mut unknown, |tag, raw| {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
                 let r = &mut Reader::new(raw);
                 match tag {
                     0 if v >= 5 && v >= 5 => {
-                        s.topic_config_error_code =
+                        f_topic_config_error_code =
                             r.i16().map_err(|e| at(e, "topic_config_error_code"))?;
                         tagged_done(r, 0, "topic_config_error_code")?;
                         Ok(true)
@@ -583,9 +622,18 @@ impl<'a> CreateTopicsResponseTopic<'a> {
                     _ => Ok(false),
                 }
             })?;
-            s.unknown_tagged = unknown;
         }
-        Ok(s)
+        Ok(CreateTopicsResponseTopic {
+            name: f_name,
+            topic_id: f_topic_id,
+            error_code: f_error_code,
+            error_message: f_error_message,
+            topic_config_error_code: f_topic_config_error_code,
+            num_partitions: f_num_partitions,
+            replication_factor: f_replication_factor,
+            configs: f_configs,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -706,26 +754,43 @@ impl<'a> CreateTopicsResponseConfig<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 5 {
-            s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        }
-        if v >= 5 {
-            s.value = get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?;
-        }
-        if v >= 5 {
-            s.read_only = r.boolean().map_err(|e| at(e, "read_only"))?;
-        }
-        if v >= 5 {
-            s.config_source = r.i8().map_err(|e| at(e, "config_source"))?;
-        }
-        if v >= 5 {
-            s.is_sensitive = r.boolean().map_err(|e| at(e, "is_sensitive"))?;
-        }
+        let f_name = if v >= 5 {
+            get_str(r, flex).map_err(|e| at(e, "name"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_value = if v >= 5 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?
+        } else {
+            Some(Cow::Borrowed(""))
+        };
+        let f_read_only = if v >= 5 {
+            r.boolean().map_err(|e| at(e, "read_only"))?
+        } else {
+            false
+        };
+        let f_config_source = if v >= 5 {
+            r.i8().map_err(|e| at(e, "config_source"))?
+        } else {
+            -1i8
+        };
+        let f_is_sensitive = if v >= 5 {
+            r.boolean().map_err(|e| at(e, "is_sensitive"))?
+        } else {
+            false
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(CreateTopicsResponseConfig {
+            name: f_name,
+            value: f_value,
+            read_only: f_read_only,
+            config_source: f_config_source,
+            is_sensitive: f_is_sensitive,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -72,13 +72,16 @@ impl<'a> DeleteGroupsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.groups_names = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+        let f_groups_names = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
             .map_err(|e| at(e, "groups_names"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteGroupsRequest {
+            groups_names: f_groups_names,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -169,19 +172,23 @@ impl<'a> DeleteGroupsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        s.results = get_array(
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_results = get_array(
             r,
             flex,
             DeleteGroupsResponseResult::min_size(v, flex),
             |r| DeleteGroupsResponseResult::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "results"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteGroupsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            results: f_results,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -234,13 +241,17 @@ impl<'a> DeleteGroupsResponseResult<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteGroupsResponseResult {
+            group_id: f_group_id,
+            error_code: f_error_code,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -80,16 +80,20 @@ impl<'a> DeleteRecordsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.topics = get_array(r, flex, DeleteRecordsRequestTopic::min_size(v, flex), |r| {
+        let f_topics = get_array(r, flex, DeleteRecordsRequestTopic::min_size(v, flex), |r| {
             DeleteRecordsRequestTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
-        s.timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
+        let f_timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteRecordsRequest {
+            topics: f_topics,
+            timeout_ms: f_timeout_ms,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -146,19 +150,23 @@ impl<'a> DeleteRecordsRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             DeleteRecordsRequestPartition::min_size(v, flex),
             |r| DeleteRecordsRequestPartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteRecordsRequestTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -211,13 +219,17 @@ impl<'a> DeleteRecordsRequestPartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.offset = r.i64().map_err(|e| at(e, "offset"))?;
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_offset = r.i64().map_err(|e| at(e, "offset"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteRecordsRequestPartition {
+            partition_index: f_partition_index,
+            offset: f_offset,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -305,19 +317,23 @@ impl<'a> DeleteRecordsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        s.topics = get_array(
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_topics = get_array(
             r,
             flex,
             DeleteRecordsResponseTopic::min_size(v, flex),
             |r| DeleteRecordsResponseTopic::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteRecordsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -374,19 +390,23 @@ impl<'a> DeleteRecordsResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             DeleteRecordsResponsePartition::min_size(v, flex),
             |r| DeleteRecordsResponsePartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteRecordsResponseTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -443,14 +463,19 @@ impl<'a> DeleteRecordsResponsePartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.low_watermark = r.i64().map_err(|e| at(e, "low_watermark"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_low_watermark = r.i64().map_err(|e| at(e, "low_watermark"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteRecordsResponsePartition {
+            partition_index: f_partition_index,
+            low_watermark: f_low_watermark,
+            error_code: f_error_code,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

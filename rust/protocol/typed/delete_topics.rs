@@ -94,22 +94,31 @@ impl<'a> DeleteTopicsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 6 {
-            s.topics = get_array(r, flex, DeleteTopicsRequestTopic::min_size(v, flex), |r| {
+        let f_topics = if v >= 6 {
+            get_array(r, flex, DeleteTopicsRequestTopic::min_size(v, flex), |r| {
                 DeleteTopicsRequestTopic::read_in(r, v, flex)
             })
-            .map_err(|e| at(e, "topics"))?;
-        }
-        if v <= 5 {
-            s.topic_names = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
-                .map_err(|e| at(e, "topic_names"))?;
-        }
-        s.timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
+            .map_err(|e| at(e, "topics"))?
+        } else {
+            Vec::new()
+        };
+        let f_topic_names = if v <= 5 {
+            get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+                .map_err(|e| at(e, "topic_names"))?
+        } else {
+            Vec::new()
+        };
+        let f_timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteTopicsRequest {
+            topics: f_topics,
+            topic_names: f_topic_names,
+            timeout_ms: f_timeout_ms,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -185,17 +194,25 @@ impl<'a> DeleteTopicsRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 6 {
-            s.name = get_opt_str(r, flex, true).map_err(|e| at(e, "name"))?;
-        }
-        if v >= 6 {
-            s.topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
-        }
+        let f_name = if v >= 6 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "name"))?
+        } else {
+            None
+        };
+        let f_topic_id = if v >= 6 {
+            r.uuid().map_err(|e| at(e, "topic_id"))?
+        } else {
+            [0u8; 16]
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteTopicsRequestTopic {
+            name: f_name,
+            topic_id: f_topic_id,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -298,21 +315,27 @@ impl<'a> DeleteTopicsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 1 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.responses = get_array(
+        let f_throttle_time_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_responses = get_array(
             r,
             flex,
             DeleteTopicsResponseResponse::min_size(v, flex),
             |r| DeleteTopicsResponseResponse::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "responses"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteTopicsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            responses: f_responses,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -386,19 +409,29 @@ impl<'a> DeleteTopicsResponseResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_opt_str(r, flex, v >= 6).map_err(|e| at(e, "name"))?;
-        if v >= 6 {
-            s.topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
-        }
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        if v >= 5 {
-            s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        }
+        let f_name = get_opt_str(r, flex, v >= 6).map_err(|e| at(e, "name"))?;
+        let f_topic_id = if v >= 6 {
+            r.uuid().map_err(|e| at(e, "topic_id"))?
+        } else {
+            [0u8; 16]
+        };
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_error_message = if v >= 5 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?
+        } else {
+            None
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DeleteTopicsResponseResponse {
+            name: f_name,
+            topic_id: f_topic_id,
+            error_code: f_error_code,
+            error_message: f_error_message,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

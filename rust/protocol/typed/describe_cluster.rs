@@ -82,17 +82,23 @@ impl<'a> DescribeClusterRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.include_cluster_authorized_operations = r
+        let f_include_cluster_authorized_operations = r
             .boolean()
             .map_err(|e| at(e, "include_cluster_authorized_operations"))?;
-        if v >= 1 {
-            s.endpoint_type = r.i8().map_err(|e| at(e, "endpoint_type"))?;
-        }
+        let f_endpoint_type = if v >= 1 {
+            r.i8().map_err(|e| at(e, "endpoint_type"))?
+        } else {
+            1i8
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeClusterRequest {
+            include_cluster_authorized_operations: f_include_cluster_authorized_operations,
+            endpoint_type: f_endpoint_type,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -214,29 +220,41 @@ impl<'a> DescribeClusterResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        if v >= 1 {
-            s.endpoint_type = r.i8().map_err(|e| at(e, "endpoint_type"))?;
-        }
-        s.cluster_id = get_str(r, flex).map_err(|e| at(e, "cluster_id"))?;
-        s.controller_id = r.i32().map_err(|e| at(e, "controller_id"))?;
-        s.brokers = get_array(
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
+        let f_endpoint_type = if v >= 1 {
+            r.i8().map_err(|e| at(e, "endpoint_type"))?
+        } else {
+            1i8
+        };
+        let f_cluster_id = get_str(r, flex).map_err(|e| at(e, "cluster_id"))?;
+        let f_controller_id = r.i32().map_err(|e| at(e, "controller_id"))?;
+        let f_brokers = get_array(
             r,
             flex,
             DescribeClusterResponseBroker::min_size(v, flex),
             |r| DescribeClusterResponseBroker::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "brokers"))?;
-        s.cluster_authorized_operations = r
+        let f_cluster_authorized_operations = r
             .i32()
             .map_err(|e| at(e, "cluster_authorized_operations"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeClusterResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            error_code: f_error_code,
+            error_message: f_error_message,
+            endpoint_type: f_endpoint_type,
+            cluster_id: f_cluster_id,
+            controller_id: f_controller_id,
+            brokers: f_brokers,
+            cluster_authorized_operations: f_cluster_authorized_operations,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -309,15 +327,21 @@ impl<'a> DescribeClusterResponseBroker<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.broker_id = r.i32().map_err(|e| at(e, "broker_id"))?;
-        s.host = get_str(r, flex).map_err(|e| at(e, "host"))?;
-        s.port = r.i32().map_err(|e| at(e, "port"))?;
-        s.rack = get_opt_str(r, flex, true).map_err(|e| at(e, "rack"))?;
+        let f_broker_id = r.i32().map_err(|e| at(e, "broker_id"))?;
+        let f_host = get_str(r, flex).map_err(|e| at(e, "host"))?;
+        let f_port = r.i32().map_err(|e| at(e, "port"))?;
+        let f_rack = get_opt_str(r, flex, true).map_err(|e| at(e, "rack"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeClusterResponseBroker {
+            broker_id: f_broker_id,
+            host: f_host,
+            port: f_port,
+            rack: f_rack,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -94,24 +94,33 @@ impl<'a> DescribeConfigsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.resources = get_array(
+        let f_resources = get_array(
             r,
             flex,
             DescribeConfigsRequestResource::min_size(v, flex),
             |r| DescribeConfigsRequestResource::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "resources"))?;
-        if v >= 1 {
-            s.include_synonyms = r.boolean().map_err(|e| at(e, "include_synonyms"))?;
-        }
-        if v >= 3 {
-            s.include_documentation = r.boolean().map_err(|e| at(e, "include_documentation"))?;
-        }
+        let f_include_synonyms = if v >= 1 {
+            r.boolean().map_err(|e| at(e, "include_synonyms"))?
+        } else {
+            false
+        };
+        let f_include_documentation = if v >= 3 {
+            r.boolean().map_err(|e| at(e, "include_documentation"))?
+        } else {
+            false
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeConfigsRequest {
+            resources: f_resources,
+            include_synonyms: f_include_synonyms,
+            include_documentation: f_include_documentation,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -179,17 +188,22 @@ impl<'a> DescribeConfigsRequestResource<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.resource_type = r.i8().map_err(|e| at(e, "resource_type"))?;
-        s.resource_name = get_str(r, flex).map_err(|e| at(e, "resource_name"))?;
-        s.configuration_keys = get_opt_array(r, flex, true, if flex { 1 } else { 2 }, |r| {
+        let f_resource_type = r.i8().map_err(|e| at(e, "resource_type"))?;
+        let f_resource_name = get_str(r, flex).map_err(|e| at(e, "resource_name"))?;
+        let f_configuration_keys = get_opt_array(r, flex, true, if flex { 1 } else { 2 }, |r| {
             get_str(r, flex)
         })
         .map_err(|e| at(e, "configuration_keys"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeConfigsRequestResource {
+            resource_type: f_resource_type,
+            resource_name: f_resource_name,
+            configuration_keys: f_configuration_keys,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -289,19 +303,23 @@ impl<'a> DescribeConfigsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        s.results = get_array(
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_results = get_array(
             r,
             flex,
             DescribeConfigsResponseResult::min_size(v, flex),
             |r| DescribeConfigsResponseResult::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "results"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeConfigsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            results: f_results,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -370,22 +388,29 @@ impl<'a> DescribeConfigsResponseResult<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        s.resource_type = r.i8().map_err(|e| at(e, "resource_type"))?;
-        s.resource_name = get_str(r, flex).map_err(|e| at(e, "resource_name"))?;
-        s.configs = get_array(
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
+        let f_resource_type = r.i8().map_err(|e| at(e, "resource_type"))?;
+        let f_resource_name = get_str(r, flex).map_err(|e| at(e, "resource_name"))?;
+        let f_configs = get_array(
             r,
             flex,
             DescribeConfigsResponseConfig::min_size(v, flex),
             |r| DescribeConfigsResponseConfig::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "configs"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeConfigsResponseResult {
+            error_code: f_error_code,
+            error_message: f_error_message,
+            resource_type: f_resource_type,
+            resource_name: f_resource_name,
+            configs: f_configs,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -499,36 +524,57 @@ impl<'a> DescribeConfigsResponseConfig<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.value = get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?;
-        s.read_only = r.boolean().map_err(|e| at(e, "read_only"))?;
-        if v <= 0 {
-            s.is_default = r.boolean().map_err(|e| at(e, "is_default"))?;
-        }
-        if v >= 1 {
-            s.config_source = r.i8().map_err(|e| at(e, "config_source"))?;
-        }
-        s.is_sensitive = r.boolean().map_err(|e| at(e, "is_sensitive"))?;
-        if v >= 1 {
-            s.synonyms = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_value = get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?;
+        let f_read_only = r.boolean().map_err(|e| at(e, "read_only"))?;
+        let f_is_default = if v <= 0 {
+            r.boolean().map_err(|e| at(e, "is_default"))?
+        } else {
+            false
+        };
+        let f_config_source = if v >= 1 {
+            r.i8().map_err(|e| at(e, "config_source"))?
+        } else {
+            -1i8
+        };
+        let f_is_sensitive = r.boolean().map_err(|e| at(e, "is_sensitive"))?;
+        let f_synonyms = if v >= 1 {
+            get_array(
                 r,
                 flex,
                 DescribeConfigsResponseSynonym::min_size(v, flex),
                 |r| DescribeConfigsResponseSynonym::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "synonyms"))?;
-        }
-        if v >= 3 {
-            s.config_type = r.i8().map_err(|e| at(e, "config_type"))?;
-        }
-        if v >= 3 {
-            s.documentation = get_opt_str(r, flex, true).map_err(|e| at(e, "documentation"))?;
-        }
+            .map_err(|e| at(e, "synonyms"))?
+        } else {
+            Vec::new()
+        };
+        let f_config_type = if v >= 3 {
+            r.i8().map_err(|e| at(e, "config_type"))?
+        } else {
+            0i8
+        };
+        let f_documentation = if v >= 3 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "documentation"))?
+        } else {
+            Some(Cow::Borrowed(""))
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeConfigsResponseConfig {
+            name: f_name,
+            value: f_value,
+            read_only: f_read_only,
+            is_default: f_is_default,
+            config_source: f_config_source,
+            is_sensitive: f_is_sensitive,
+            synonyms: f_synonyms,
+            config_type: f_config_type,
+            documentation: f_documentation,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -622,20 +668,31 @@ impl<'a> DescribeConfigsResponseSynonym<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 1 {
-            s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        }
-        if v >= 1 {
-            s.value = get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?;
-        }
-        if v >= 1 {
-            s.source = r.i8().map_err(|e| at(e, "source"))?;
-        }
+        let f_name = if v >= 1 {
+            get_str(r, flex).map_err(|e| at(e, "name"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_value = if v >= 1 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?
+        } else {
+            Some(Cow::Borrowed(""))
+        };
+        let f_source = if v >= 1 {
+            r.i8().map_err(|e| at(e, "source"))?
+        } else {
+            0i8
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeConfigsResponseSynonym {
+            name: f_name,
+            value: f_value,
+            source: f_source,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -82,18 +82,23 @@ impl<'a> DescribeGroupsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.groups = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+        let f_groups = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
             .map_err(|e| at(e, "groups"))?;
-        if v >= 3 {
-            s.include_authorized_operations = r
-                .boolean()
-                .map_err(|e| at(e, "include_authorized_operations"))?;
-        }
+        let f_include_authorized_operations = if v >= 3 {
+            r.boolean()
+                .map_err(|e| at(e, "include_authorized_operations"))?
+        } else {
+            false
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeGroupsRequest {
+            groups: f_groups,
+            include_authorized_operations: f_include_authorized_operations,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -195,21 +200,27 @@ impl<'a> DescribeGroupsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 1 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.groups = get_array(
+        let f_throttle_time_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_groups = get_array(
             r,
             flex,
             DescribeGroupsResponseGroup::min_size(v, flex),
             |r| DescribeGroupsResponseGroup::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "groups"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeGroupsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            groups: f_groups,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -302,29 +313,43 @@ impl<'a> DescribeGroupsResponseGroup<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        if v >= 6 {
-            s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        }
-        s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        s.group_state = get_str(r, flex).map_err(|e| at(e, "group_state"))?;
-        s.protocol_type = get_str(r, flex).map_err(|e| at(e, "protocol_type"))?;
-        s.protocol_data = get_str(r, flex).map_err(|e| at(e, "protocol_data"))?;
-        s.members = get_array(
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_error_message = if v >= 6 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?
+        } else {
+            None
+        };
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_group_state = get_str(r, flex).map_err(|e| at(e, "group_state"))?;
+        let f_protocol_type = get_str(r, flex).map_err(|e| at(e, "protocol_type"))?;
+        let f_protocol_data = get_str(r, flex).map_err(|e| at(e, "protocol_data"))?;
+        let f_members = get_array(
             r,
             flex,
             DescribeGroupsResponseMember::min_size(v, flex),
             |r| DescribeGroupsResponseMember::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "members"))?;
-        if v >= 3 {
-            s.authorized_operations = r.i32().map_err(|e| at(e, "authorized_operations"))?;
-        }
+        let f_authorized_operations = if v >= 3 {
+            r.i32().map_err(|e| at(e, "authorized_operations"))?
+        } else {
+            -2147483648i32
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeGroupsResponseGroup {
+            error_code: f_error_code,
+            error_message: f_error_message,
+            group_id: f_group_id,
+            group_state: f_group_state,
+            protocol_type: f_protocol_type,
+            protocol_data: f_protocol_data,
+            members: f_members,
+            authorized_operations: f_authorized_operations,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -416,20 +441,29 @@ impl<'a> DescribeGroupsResponseMember<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        if v >= 4 {
-            s.group_instance_id =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?;
-        }
-        s.client_id = get_str(r, flex).map_err(|e| at(e, "client_id"))?;
-        s.client_host = get_str(r, flex).map_err(|e| at(e, "client_host"))?;
-        s.member_metadata = get_bytes(r, flex).map_err(|e| at(e, "member_metadata"))?;
-        s.member_assignment = get_bytes(r, flex).map_err(|e| at(e, "member_assignment"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        let f_group_instance_id = if v >= 4 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?
+        } else {
+            None
+        };
+        let f_client_id = get_str(r, flex).map_err(|e| at(e, "client_id"))?;
+        let f_client_host = get_str(r, flex).map_err(|e| at(e, "client_host"))?;
+        let f_member_metadata = get_bytes(r, flex).map_err(|e| at(e, "member_metadata"))?;
+        let f_member_assignment = get_bytes(r, flex).map_err(|e| at(e, "member_assignment"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeGroupsResponseMember {
+            member_id: f_member_id,
+            group_instance_id: f_group_instance_id,
+            client_id: f_client_id,
+            client_host: f_client_host,
+            member_metadata: f_member_metadata,
+            member_assignment: f_member_assignment,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

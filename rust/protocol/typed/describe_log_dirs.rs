@@ -78,8 +78,7 @@ impl<'a> DescribeLogDirsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.topics = get_opt_array(
+        let f_topics = get_opt_array(
             r,
             flex,
             true,
@@ -87,10 +86,14 @@ impl<'a> DescribeLogDirsRequest<'a> {
             |r| DescribeLogDirsRequestTopic::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeLogDirsRequest {
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -144,13 +147,17 @@ impl<'a> DescribeLogDirsRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
-        s.partitions = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?;
+        let f_topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
+        let f_partitions = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeLogDirsRequestTopic {
+            topic: f_topic,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -251,22 +258,29 @@ impl<'a> DescribeLogDirsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        if v >= 3 {
-            s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        }
-        s.results = get_array(
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_error_code = if v >= 3 {
+            r.i16().map_err(|e| at(e, "error_code"))?
+        } else {
+            0i16
+        };
+        let f_results = get_array(
             r,
             flex,
             DescribeLogDirsResponseResult::min_size(v, flex),
             |r| DescribeLogDirsResponseResult::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "results"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeLogDirsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            error_code: f_error_code,
+            results: f_results,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -348,26 +362,37 @@ impl<'a> DescribeLogDirsResponseResult<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.log_dir = get_str(r, flex).map_err(|e| at(e, "log_dir"))?;
-        s.topics = get_array(
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_log_dir = get_str(r, flex).map_err(|e| at(e, "log_dir"))?;
+        let f_topics = get_array(
             r,
             flex,
             DescribeLogDirsResponseTopic::min_size(v, flex),
             |r| DescribeLogDirsResponseTopic::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "topics"))?;
-        if v >= 4 {
-            s.total_bytes = r.i64().map_err(|e| at(e, "total_bytes"))?;
-        }
-        if v >= 4 {
-            s.usable_bytes = r.i64().map_err(|e| at(e, "usable_bytes"))?;
-        }
+        let f_total_bytes = if v >= 4 {
+            r.i64().map_err(|e| at(e, "total_bytes"))?
+        } else {
+            -1i64
+        };
+        let f_usable_bytes = if v >= 4 {
+            r.i64().map_err(|e| at(e, "usable_bytes"))?
+        } else {
+            -1i64
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeLogDirsResponseResult {
+            error_code: f_error_code,
+            log_dir: f_log_dir,
+            topics: f_topics,
+            total_bytes: f_total_bytes,
+            usable_bytes: f_usable_bytes,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -431,19 +456,23 @@ impl<'a> DescribeLogDirsResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             DescribeLogDirsResponsePartition::min_size(v, flex),
             |r| DescribeLogDirsResponsePartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeLogDirsResponseTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -504,15 +533,21 @@ impl<'a> DescribeLogDirsResponsePartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.partition_size = r.i64().map_err(|e| at(e, "partition_size"))?;
-        s.offset_lag = r.i64().map_err(|e| at(e, "offset_lag"))?;
-        s.is_future_key = r.boolean().map_err(|e| at(e, "is_future_key"))?;
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_partition_size = r.i64().map_err(|e| at(e, "partition_size"))?;
+        let f_offset_lag = r.i64().map_err(|e| at(e, "offset_lag"))?;
+        let f_is_future_key = r.boolean().map_err(|e| at(e, "is_future_key"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeLogDirsResponsePartition {
+            partition_index: f_partition_index,
+            partition_size: f_partition_size,
+            offset_lag: f_offset_lag,
+            is_future_key: f_is_future_key,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

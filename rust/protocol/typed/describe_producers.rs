@@ -76,18 +76,21 @@ impl<'a> DescribeProducersRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.topics = get_array(
+        let f_topics = get_array(
             r,
             flex,
             DescribeProducersRequestTopic::min_size(v, flex),
             |r| DescribeProducersRequestTopic::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeProducersRequest {
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -139,14 +142,18 @@ impl<'a> DescribeProducersRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partition_indexes =
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partition_indexes =
             get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partition_indexes"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeProducersRequestTopic {
+            name: f_name,
+            partition_indexes: f_partition_indexes,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -238,19 +245,23 @@ impl<'a> DescribeProducersResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        s.topics = get_array(
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_topics = get_array(
             r,
             flex,
             DescribeProducersResponseTopic::min_size(v, flex),
             |r| DescribeProducersResponseTopic::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeProducersResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -307,19 +318,23 @@ impl<'a> DescribeProducersResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             DescribeProducersResponsePartition::min_size(v, flex),
             |r| DescribeProducersResponsePartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeProducersResponseTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -384,21 +399,27 @@ impl<'a> DescribeProducersResponsePartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        s.active_producers = get_array(
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
+        let f_active_producers = get_array(
             r,
             flex,
             DescribeProducersResponseActiveProducer::min_size(v, flex),
             |r| DescribeProducersResponseActiveProducer::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "active_producers"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeProducersResponsePartition {
+            partition_index: f_partition_index,
+            error_code: f_error_code,
+            error_message: f_error_message,
+            active_producers: f_active_producers,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -472,17 +493,25 @@ impl<'a> DescribeProducersResponseActiveProducer<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.producer_id = r.i64().map_err(|e| at(e, "producer_id"))?;
-        s.producer_epoch = r.i32().map_err(|e| at(e, "producer_epoch"))?;
-        s.last_sequence = r.i32().map_err(|e| at(e, "last_sequence"))?;
-        s.last_timestamp = r.i64().map_err(|e| at(e, "last_timestamp"))?;
-        s.coordinator_epoch = r.i32().map_err(|e| at(e, "coordinator_epoch"))?;
-        s.current_txn_start_offset = r.i64().map_err(|e| at(e, "current_txn_start_offset"))?;
+        let f_producer_id = r.i64().map_err(|e| at(e, "producer_id"))?;
+        let f_producer_epoch = r.i32().map_err(|e| at(e, "producer_epoch"))?;
+        let f_last_sequence = r.i32().map_err(|e| at(e, "last_sequence"))?;
+        let f_last_timestamp = r.i64().map_err(|e| at(e, "last_timestamp"))?;
+        let f_coordinator_epoch = r.i32().map_err(|e| at(e, "coordinator_epoch"))?;
+        let f_current_txn_start_offset = r.i64().map_err(|e| at(e, "current_txn_start_offset"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(DescribeProducersResponseActiveProducer {
+            producer_id: f_producer_id,
+            producer_epoch: f_producer_epoch,
+            last_sequence: f_last_sequence,
+            last_timestamp: f_last_timestamp,
+            coordinator_epoch: f_coordinator_epoch,
+            current_txn_start_offset: f_current_txn_start_offset,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

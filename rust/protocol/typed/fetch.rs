@@ -169,60 +169,76 @@ impl<'a> FetchRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 12 && !(v >= 12) {
-            s.cluster_id = get_opt_str(r, flex, true).map_err(|e| at(e, "cluster_id"))?;
-        }
-        if v <= 14 {
-            s.replica_id = r.i32().map_err(|e| at(e, "replica_id"))?;
-        }
-        if v >= 15 && !(v >= 15) {
-            s.replica_state = FetchRequestReplicaState::read_in(r, v, flex)
-                .map_err(|e| at(e, "replica_state"))?;
-        }
-        s.max_wait_ms = r.i32().map_err(|e| at(e, "max_wait_ms"))?;
-        s.min_bytes = r.i32().map_err(|e| at(e, "min_bytes"))?;
-        if v >= 3 {
-            s.max_bytes = r.i32().map_err(|e| at(e, "max_bytes"))?;
-        }
-        if v >= 4 {
-            s.isolation_level = r.i8().map_err(|e| at(e, "isolation_level"))?;
-        }
-        if v >= 7 {
-            s.session_id = r.i32().map_err(|e| at(e, "session_id"))?;
-        }
-        if v >= 7 {
-            s.session_epoch = r.i32().map_err(|e| at(e, "session_epoch"))?;
-        }
-        s.topics = get_array(r, flex, FetchRequestTopic::min_size(v, flex), |r| {
+        let mut f_cluster_id = if v >= 12 && !(v >= 12) {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "cluster_id"))?
+        } else {
+            None
+        };
+        let f_replica_id = if v <= 14 {
+            r.i32().map_err(|e| at(e, "replica_id"))?
+        } else {
+            -1i32
+        };
+        let mut f_replica_state = if v >= 15 && !(v >= 15) {
+            FetchRequestReplicaState::read_in(r, v, flex).map_err(|e| at(e, "replica_state"))?
+        } else {
+            FetchRequestReplicaState::default()
+        };
+        let f_max_wait_ms = r.i32().map_err(|e| at(e, "max_wait_ms"))?;
+        let f_min_bytes = r.i32().map_err(|e| at(e, "min_bytes"))?;
+        let f_max_bytes = if v >= 3 {
+            r.i32().map_err(|e| at(e, "max_bytes"))?
+        } else {
+            2147483647i32
+        };
+        let f_isolation_level = if v >= 4 {
+            r.i8().map_err(|e| at(e, "isolation_level"))?
+        } else {
+            0i8
+        };
+        let f_session_id = if v >= 7 {
+            r.i32().map_err(|e| at(e, "session_id"))?
+        } else {
+            0i32
+        };
+        let f_session_epoch = if v >= 7 {
+            r.i32().map_err(|e| at(e, "session_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_topics = get_array(r, flex, FetchRequestTopic::min_size(v, flex), |r| {
             FetchRequestTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
-        if v >= 7 {
-            s.forgotten_topics_data = get_array(
+        let f_forgotten_topics_data = if v >= 7 {
+            get_array(
                 r,
                 flex,
                 FetchRequestForgottenTopicsData::min_size(v, flex),
                 |r| FetchRequestForgottenTopicsData::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "forgotten_topics_data"))?;
-        }
-        if v >= 11 {
-            s.rack_id = get_str(r, flex).map_err(|e| at(e, "rack_id"))?;
-        }
+            .map_err(|e| at(e, "forgotten_topics_data"))?
+        } else {
+            Vec::new()
+        };
+        let f_rack_id = if v >= 11 {
+            get_str(r, flex).map_err(|e| at(e, "rack_id"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            let mut unknown = Vec::new();
-            read_tagged(r, &mut unknown, |tag, raw| {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
                 let r = &mut Reader::new(raw);
                 match tag {
                     0 if v >= 12 && v >= 12 => {
-                        s.cluster_id =
+                        f_cluster_id =
                             get_opt_str(r, flex, true).map_err(|e| at(e, "cluster_id"))?;
                         tagged_done(r, 0, "cluster_id")?;
                         Ok(true)
                     }
                     1 if v >= 15 && v >= 15 => {
-                        s.replica_state = FetchRequestReplicaState::read_in(r, v, flex)
+                        f_replica_state = FetchRequestReplicaState::read_in(r, v, flex)
                             .map_err(|e| at(e, "replica_state"))?;
                         tagged_done(r, 1, "replica_state")?;
                         Ok(true)
@@ -230,9 +246,22 @@ impl<'a> FetchRequest<'a> {
                     _ => Ok(false),
                 }
             })?;
-            s.unknown_tagged = unknown;
         }
-        Ok(s)
+        Ok(FetchRequest {
+            cluster_id: f_cluster_id,
+            replica_id: f_replica_id,
+            replica_state: f_replica_state,
+            max_wait_ms: f_max_wait_ms,
+            min_bytes: f_min_bytes,
+            max_bytes: f_max_bytes,
+            isolation_level: f_isolation_level,
+            session_id: f_session_id,
+            session_epoch: f_session_epoch,
+            topics: f_topics,
+            forgotten_topics_data: f_forgotten_topics_data,
+            rack_id: f_rack_id,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -359,17 +388,25 @@ impl<'a> FetchRequestReplicaState<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 15 {
-            s.replica_id = r.i32().map_err(|e| at(e, "replica_id"))?;
-        }
-        if v >= 15 {
-            s.replica_epoch = r.i64().map_err(|e| at(e, "replica_epoch"))?;
-        }
+        let f_replica_id = if v >= 15 {
+            r.i32().map_err(|e| at(e, "replica_id"))?
+        } else {
+            -1i32
+        };
+        let f_replica_epoch = if v >= 15 {
+            r.i64().map_err(|e| at(e, "replica_epoch"))?
+        } else {
+            -1i64
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FetchRequestReplicaState {
+            replica_id: f_replica_id,
+            replica_epoch: f_replica_epoch,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -449,21 +486,30 @@ impl<'a> FetchRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v <= 12 {
-            s.topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
-        }
-        if v >= 13 {
-            s.topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
-        }
-        s.partitions = get_array(r, flex, FetchRequestPartition::min_size(v, flex), |r| {
+        let f_topic = if v <= 12 {
+            get_str(r, flex).map_err(|e| at(e, "topic"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_topic_id = if v >= 13 {
+            r.uuid().map_err(|e| at(e, "topic_id"))?
+        } else {
+            [0u8; 16]
+        };
+        let f_partitions = get_array(r, flex, FetchRequestPartition::min_size(v, flex), |r| {
             FetchRequestPartition::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FetchRequestTopic {
+            topic: f_topic,
+            topic_id: f_topic_id,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -562,29 +608,36 @@ impl<'a> FetchRequestPartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition = r.i32().map_err(|e| at(e, "partition"))?;
-        if v >= 9 {
-            s.current_leader_epoch = r.i32().map_err(|e| at(e, "current_leader_epoch"))?;
-        }
-        s.fetch_offset = r.i64().map_err(|e| at(e, "fetch_offset"))?;
-        if v >= 12 {
-            s.last_fetched_epoch = r.i32().map_err(|e| at(e, "last_fetched_epoch"))?;
-        }
-        if v >= 5 {
-            s.log_start_offset = r.i64().map_err(|e| at(e, "log_start_offset"))?;
-        }
-        s.partition_max_bytes = r.i32().map_err(|e| at(e, "partition_max_bytes"))?;
-        if v >= 17 && !(v >= 17) {
-            s.replica_directory_id = r.uuid().map_err(|e| at(e, "replica_directory_id"))?;
-        }
+        let f_partition = r.i32().map_err(|e| at(e, "partition"))?;
+        let f_current_leader_epoch = if v >= 9 {
+            r.i32().map_err(|e| at(e, "current_leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_fetch_offset = r.i64().map_err(|e| at(e, "fetch_offset"))?;
+        let f_last_fetched_epoch = if v >= 12 {
+            r.i32().map_err(|e| at(e, "last_fetched_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_log_start_offset = if v >= 5 {
+            r.i64().map_err(|e| at(e, "log_start_offset"))?
+        } else {
+            -1i64
+        };
+        let f_partition_max_bytes = r.i32().map_err(|e| at(e, "partition_max_bytes"))?;
+        let mut f_replica_directory_id = if v >= 17 && !(v >= 17) {
+            r.uuid().map_err(|e| at(e, "replica_directory_id"))?
+        } else {
+            [0u8; 16]
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            let mut unknown = Vec::new();
-            read_tagged(r, &mut unknown, |tag, raw| {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
                 let r = &mut Reader::new(raw);
                 match tag {
                     0 if v >= 17 && v >= 17 => {
-                        s.replica_directory_id =
+                        f_replica_directory_id =
                             r.uuid().map_err(|e| at(e, "replica_directory_id"))?;
                         tagged_done(r, 0, "replica_directory_id")?;
                         Ok(true)
@@ -592,9 +645,17 @@ impl<'a> FetchRequestPartition<'a> {
                     _ => Ok(false),
                 }
             })?;
-            s.unknown_tagged = unknown;
         }
-        Ok(s)
+        Ok(FetchRequestPartition {
+            partition: f_partition,
+            current_leader_epoch: f_current_leader_epoch,
+            fetch_offset: f_fetch_offset,
+            last_fetched_epoch: f_last_fetched_epoch,
+            log_start_offset: f_log_start_offset,
+            partition_max_bytes: f_partition_max_bytes,
+            replica_directory_id: f_replica_directory_id,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -691,20 +752,31 @@ impl<'a> FetchRequestForgottenTopicsData<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if (7..=12).contains(&v) {
-            s.topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
-        }
-        if v >= 13 {
-            s.topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
-        }
-        if v >= 7 {
-            s.partitions = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?;
-        }
+        let f_topic = if (7..=12).contains(&v) {
+            get_str(r, flex).map_err(|e| at(e, "topic"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_topic_id = if v >= 13 {
+            r.uuid().map_err(|e| at(e, "topic_id"))?
+        } else {
+            [0u8; 16]
+        };
+        let f_partitions = if v >= 7 {
+            get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FetchRequestForgottenTopicsData {
+            topic: f_topic,
+            topic_id: f_topic_id,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -841,34 +913,40 @@ impl<'a> FetchResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 1 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        if v >= 7 {
-            s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        }
-        if v >= 7 {
-            s.session_id = r.i32().map_err(|e| at(e, "session_id"))?;
-        }
-        s.responses = get_array(r, flex, FetchResponseResponse::min_size(v, flex), |r| {
+        let f_throttle_time_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_error_code = if v >= 7 {
+            r.i16().map_err(|e| at(e, "error_code"))?
+        } else {
+            0i16
+        };
+        let f_session_id = if v >= 7 {
+            r.i32().map_err(|e| at(e, "session_id"))?
+        } else {
+            0i32
+        };
+        let f_responses = get_array(r, flex, FetchResponseResponse::min_size(v, flex), |r| {
             FetchResponseResponse::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "responses"))?;
-        if v >= 16 && !(v >= 16) {
-            s.node_endpoints =
-                get_array(r, flex, FetchResponseNodeEndpoint::min_size(v, flex), |r| {
-                    FetchResponseNodeEndpoint::read_in(r, v, flex)
-                })
-                .map_err(|e| at(e, "node_endpoints"))?;
-        }
+        let mut f_node_endpoints = if v >= 16 && !(v >= 16) {
+            get_array(r, flex, FetchResponseNodeEndpoint::min_size(v, flex), |r| {
+                FetchResponseNodeEndpoint::read_in(r, v, flex)
+            })
+            .map_err(|e| at(e, "node_endpoints"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            let mut unknown = Vec::new();
-            read_tagged(r, &mut unknown, |tag, raw| {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
                 let r = &mut Reader::new(raw);
                 match tag {
                     0 if v >= 16 && v >= 16 => {
-                        s.node_endpoints =
+                        f_node_endpoints =
                             get_array(r, flex, FetchResponseNodeEndpoint::min_size(v, flex), |r| {
                                 FetchResponseNodeEndpoint::read_in(r, v, flex)
                             })
@@ -879,9 +957,15 @@ impl<'a> FetchResponse<'a> {
                     _ => Ok(false),
                 }
             })?;
-            s.unknown_tagged = unknown;
         }
-        Ok(s)
+        Ok(FetchResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            error_code: f_error_code,
+            session_id: f_session_id,
+            responses: f_responses,
+            node_endpoints: f_node_endpoints,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -984,21 +1068,30 @@ impl<'a> FetchResponseResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v <= 12 {
-            s.topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
-        }
-        if v >= 13 {
-            s.topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
-        }
-        s.partitions = get_array(r, flex, FetchResponsePartition::min_size(v, flex), |r| {
+        let f_topic = if v <= 12 {
+            get_str(r, flex).map_err(|e| at(e, "topic"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_topic_id = if v >= 13 {
+            r.uuid().map_err(|e| at(e, "topic_id"))?
+        } else {
+            [0u8; 16]
+        };
+        let f_partitions = get_array(r, flex, FetchResponsePartition::min_size(v, flex), |r| {
             FetchResponsePartition::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FetchResponseResponse {
+            topic: f_topic,
+            topic_id: f_topic_id,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -1136,61 +1229,72 @@ impl<'a> FetchResponsePartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.high_watermark = r.i64().map_err(|e| at(e, "high_watermark"))?;
-        if v >= 4 {
-            s.last_stable_offset = r.i64().map_err(|e| at(e, "last_stable_offset"))?;
-        }
-        if v >= 5 {
-            s.log_start_offset = r.i64().map_err(|e| at(e, "log_start_offset"))?;
-        }
-        if v >= 12 && !(v >= 12) {
-            s.diverging_epoch = FetchResponseDivergingEpoch::read_in(r, v, flex)
-                .map_err(|e| at(e, "diverging_epoch"))?;
-        }
-        if v >= 12 && !(v >= 12) {
-            s.current_leader = FetchResponseCurrentLeader::read_in(r, v, flex)
-                .map_err(|e| at(e, "current_leader"))?;
-        }
-        if v >= 12 && !(v >= 12) {
-            s.snapshot_id =
-                FetchResponseSnapshotId::read_in(r, v, flex).map_err(|e| at(e, "snapshot_id"))?;
-        }
-        if v >= 4 {
-            s.aborted_transactions = get_opt_array(
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_high_watermark = r.i64().map_err(|e| at(e, "high_watermark"))?;
+        let f_last_stable_offset = if v >= 4 {
+            r.i64().map_err(|e| at(e, "last_stable_offset"))?
+        } else {
+            -1i64
+        };
+        let f_log_start_offset = if v >= 5 {
+            r.i64().map_err(|e| at(e, "log_start_offset"))?
+        } else {
+            -1i64
+        };
+        let mut f_diverging_epoch = if v >= 12 && !(v >= 12) {
+            FetchResponseDivergingEpoch::read_in(r, v, flex)
+                .map_err(|e| at(e, "diverging_epoch"))?
+        } else {
+            FetchResponseDivergingEpoch::default()
+        };
+        let mut f_current_leader = if v >= 12 && !(v >= 12) {
+            FetchResponseCurrentLeader::read_in(r, v, flex).map_err(|e| at(e, "current_leader"))?
+        } else {
+            FetchResponseCurrentLeader::default()
+        };
+        let mut f_snapshot_id = if v >= 12 && !(v >= 12) {
+            FetchResponseSnapshotId::read_in(r, v, flex).map_err(|e| at(e, "snapshot_id"))?
+        } else {
+            FetchResponseSnapshotId::default()
+        };
+        let f_aborted_transactions = if v >= 4 {
+            get_opt_array(
                 r,
                 flex,
                 true,
                 FetchResponseAbortedTransaction::min_size(v, flex),
                 |r| FetchResponseAbortedTransaction::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "aborted_transactions"))?;
-        }
-        if v >= 11 {
-            s.preferred_read_replica = r.i32().map_err(|e| at(e, "preferred_read_replica"))?;
-        }
-        s.records = get_opt_bytes(r, flex, true).map_err(|e| at(e, "records"))?;
+            .map_err(|e| at(e, "aborted_transactions"))?
+        } else {
+            Some(Vec::new())
+        };
+        let f_preferred_read_replica = if v >= 11 {
+            r.i32().map_err(|e| at(e, "preferred_read_replica"))?
+        } else {
+            -1i32
+        };
+        let f_records = get_opt_bytes(r, flex, true).map_err(|e| at(e, "records"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            let mut unknown = Vec::new();
-            read_tagged(r, &mut unknown, |tag, raw| {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
                 let r = &mut Reader::new(raw);
                 match tag {
                     0 if v >= 12 && v >= 12 => {
-                        s.diverging_epoch = FetchResponseDivergingEpoch::read_in(r, v, flex)
+                        f_diverging_epoch = FetchResponseDivergingEpoch::read_in(r, v, flex)
                             .map_err(|e| at(e, "diverging_epoch"))?;
                         tagged_done(r, 0, "diverging_epoch")?;
                         Ok(true)
                     }
                     1 if v >= 12 && v >= 12 => {
-                        s.current_leader = FetchResponseCurrentLeader::read_in(r, v, flex)
+                        f_current_leader = FetchResponseCurrentLeader::read_in(r, v, flex)
                             .map_err(|e| at(e, "current_leader"))?;
                         tagged_done(r, 1, "current_leader")?;
                         Ok(true)
                     }
                     2 if v >= 12 && v >= 12 => {
-                        s.snapshot_id = FetchResponseSnapshotId::read_in(r, v, flex)
+                        f_snapshot_id = FetchResponseSnapshotId::read_in(r, v, flex)
                             .map_err(|e| at(e, "snapshot_id"))?;
                         tagged_done(r, 2, "snapshot_id")?;
                         Ok(true)
@@ -1198,9 +1302,21 @@ impl<'a> FetchResponsePartition<'a> {
                     _ => Ok(false),
                 }
             })?;
-            s.unknown_tagged = unknown;
         }
-        Ok(s)
+        Ok(FetchResponsePartition {
+            partition_index: f_partition_index,
+            error_code: f_error_code,
+            high_watermark: f_high_watermark,
+            last_stable_offset: f_last_stable_offset,
+            log_start_offset: f_log_start_offset,
+            diverging_epoch: f_diverging_epoch,
+            current_leader: f_current_leader,
+            snapshot_id: f_snapshot_id,
+            aborted_transactions: f_aborted_transactions,
+            preferred_read_replica: f_preferred_read_replica,
+            records: f_records,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -1347,17 +1463,25 @@ impl<'a> FetchResponseDivergingEpoch<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 12 {
-            s.epoch = r.i32().map_err(|e| at(e, "epoch"))?;
-        }
-        if v >= 12 {
-            s.end_offset = r.i64().map_err(|e| at(e, "end_offset"))?;
-        }
+        let f_epoch = if v >= 12 {
+            r.i32().map_err(|e| at(e, "epoch"))?
+        } else {
+            -1i32
+        };
+        let f_end_offset = if v >= 12 {
+            r.i64().map_err(|e| at(e, "end_offset"))?
+        } else {
+            -1i64
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FetchResponseDivergingEpoch {
+            epoch: f_epoch,
+            end_offset: f_end_offset,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -1430,17 +1554,25 @@ impl<'a> FetchResponseCurrentLeader<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 12 {
-            s.leader_id = r.i32().map_err(|e| at(e, "leader_id"))?;
-        }
-        if v >= 12 {
-            s.leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
-        }
+        let f_leader_id = if v >= 12 {
+            r.i32().map_err(|e| at(e, "leader_id"))?
+        } else {
+            -1i32
+        };
+        let f_leader_epoch = if v >= 12 {
+            r.i32().map_err(|e| at(e, "leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FetchResponseCurrentLeader {
+            leader_id: f_leader_id,
+            leader_epoch: f_leader_epoch,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -1502,13 +1634,17 @@ impl<'a> FetchResponseSnapshotId<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.end_offset = r.i64().map_err(|e| at(e, "end_offset"))?;
-        s.epoch = r.i32().map_err(|e| at(e, "epoch"))?;
+        let f_end_offset = r.i64().map_err(|e| at(e, "end_offset"))?;
+        let f_epoch = r.i32().map_err(|e| at(e, "epoch"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FetchResponseSnapshotId {
+            end_offset: f_end_offset,
+            epoch: f_epoch,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -1571,17 +1707,25 @@ impl<'a> FetchResponseAbortedTransaction<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 4 {
-            s.producer_id = r.i64().map_err(|e| at(e, "producer_id"))?;
-        }
-        if v >= 4 {
-            s.first_offset = r.i64().map_err(|e| at(e, "first_offset"))?;
-        }
+        let f_producer_id = if v >= 4 {
+            r.i64().map_err(|e| at(e, "producer_id"))?
+        } else {
+            0i64
+        };
+        let f_first_offset = if v >= 4 {
+            r.i64().map_err(|e| at(e, "first_offset"))?
+        } else {
+            0i64
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FetchResponseAbortedTransaction {
+            producer_id: f_producer_id,
+            first_offset: f_first_offset,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -1672,23 +1816,37 @@ impl<'a> FetchResponseNodeEndpoint<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 16 {
-            s.node_id = r.i32().map_err(|e| at(e, "node_id"))?;
-        }
-        if v >= 16 {
-            s.host = get_str(r, flex).map_err(|e| at(e, "host"))?;
-        }
-        if v >= 16 {
-            s.port = r.i32().map_err(|e| at(e, "port"))?;
-        }
-        if v >= 16 {
-            s.rack = get_opt_str(r, flex, true).map_err(|e| at(e, "rack"))?;
-        }
+        let f_node_id = if v >= 16 {
+            r.i32().map_err(|e| at(e, "node_id"))?
+        } else {
+            0i32
+        };
+        let f_host = if v >= 16 {
+            get_str(r, flex).map_err(|e| at(e, "host"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_port = if v >= 16 {
+            r.i32().map_err(|e| at(e, "port"))?
+        } else {
+            0i32
+        };
+        let f_rack = if v >= 16 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "rack"))?
+        } else {
+            None
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FetchResponseNodeEndpoint {
+            node_id: f_node_id,
+            host: f_host,
+            port: f_port,
+            rack: f_rack,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -96,21 +96,32 @@ impl<'a> FindCoordinatorRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v <= 3 {
-            s.key = get_str(r, flex).map_err(|e| at(e, "key"))?;
-        }
-        if v >= 1 {
-            s.key_type = r.i8().map_err(|e| at(e, "key_type"))?;
-        }
-        if v >= 4 {
-            s.coordinator_keys = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
-                .map_err(|e| at(e, "coordinator_keys"))?;
-        }
+        let f_key = if v <= 3 {
+            get_str(r, flex).map_err(|e| at(e, "key"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_key_type = if v >= 1 {
+            r.i8().map_err(|e| at(e, "key_type"))?
+        } else {
+            0i8
+        };
+        let f_coordinator_keys = if v >= 4 {
+            get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+                .map_err(|e| at(e, "coordinator_keys"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FindCoordinatorRequest {
+            key: f_key,
+            key_type: f_key_type,
+            coordinator_keys: f_coordinator_keys,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -273,38 +284,61 @@ impl<'a> FindCoordinatorResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 1 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        if v <= 3 {
-            s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        }
-        if (1..=3).contains(&v) {
-            s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        }
-        if v <= 3 {
-            s.node_id = r.i32().map_err(|e| at(e, "node_id"))?;
-        }
-        if v <= 3 {
-            s.host = get_str(r, flex).map_err(|e| at(e, "host"))?;
-        }
-        if v <= 3 {
-            s.port = r.i32().map_err(|e| at(e, "port"))?;
-        }
-        if v >= 4 {
-            s.coordinators = get_array(
+        let f_throttle_time_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_error_code = if v <= 3 {
+            r.i16().map_err(|e| at(e, "error_code"))?
+        } else {
+            0i16
+        };
+        let f_error_message = if (1..=3).contains(&v) {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?
+        } else {
+            Some(Cow::Borrowed(""))
+        };
+        let f_node_id = if v <= 3 {
+            r.i32().map_err(|e| at(e, "node_id"))?
+        } else {
+            0i32
+        };
+        let f_host = if v <= 3 {
+            get_str(r, flex).map_err(|e| at(e, "host"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_port = if v <= 3 {
+            r.i32().map_err(|e| at(e, "port"))?
+        } else {
+            0i32
+        };
+        let f_coordinators = if v >= 4 {
+            get_array(
                 r,
                 flex,
                 FindCoordinatorResponseCoordinator::min_size(v, flex),
                 |r| FindCoordinatorResponseCoordinator::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "coordinators"))?;
-        }
+            .map_err(|e| at(e, "coordinators"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FindCoordinatorResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            error_code: f_error_code,
+            error_message: f_error_message,
+            node_id: f_node_id,
+            host: f_host,
+            port: f_port,
+            coordinators: f_coordinators,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -441,29 +475,49 @@ impl<'a> FindCoordinatorResponseCoordinator<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 4 {
-            s.key = get_str(r, flex).map_err(|e| at(e, "key"))?;
-        }
-        if v >= 4 {
-            s.node_id = r.i32().map_err(|e| at(e, "node_id"))?;
-        }
-        if v >= 4 {
-            s.host = get_str(r, flex).map_err(|e| at(e, "host"))?;
-        }
-        if v >= 4 {
-            s.port = r.i32().map_err(|e| at(e, "port"))?;
-        }
-        if v >= 4 {
-            s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        }
-        if v >= 4 {
-            s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        }
+        let f_key = if v >= 4 {
+            get_str(r, flex).map_err(|e| at(e, "key"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_node_id = if v >= 4 {
+            r.i32().map_err(|e| at(e, "node_id"))?
+        } else {
+            0i32
+        };
+        let f_host = if v >= 4 {
+            get_str(r, flex).map_err(|e| at(e, "host"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_port = if v >= 4 {
+            r.i32().map_err(|e| at(e, "port"))?
+        } else {
+            0i32
+        };
+        let f_error_code = if v >= 4 {
+            r.i16().map_err(|e| at(e, "error_code"))?
+        } else {
+            0i16
+        };
+        let f_error_message = if v >= 4 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?
+        } else {
+            Some(Cow::Borrowed(""))
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(FindCoordinatorResponseCoordinator {
+            key: f_key,
+            node_id: f_node_id,
+            host: f_host,
+            port: f_port,
+            error_code: f_error_code,
+            error_message: f_error_message,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

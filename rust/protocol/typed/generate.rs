@@ -677,52 +677,63 @@ fn render_struct(out: &mut String, ctx: &Ctx<'_>, d: &Def, table: &str) {
     let _ = writeln!(
         out,
         "    /// read_in reads the struct's fields at version `v`.\n    \
-         pub fn read_in(r: &mut Reader<{la}>, v: i16, flex: bool) -> Result<Self> {{\n        \
-         let mut s = Self::default();"
+         pub fn read_in(r: &mut Reader<{la}>, v: i16, flex: bool) -> Result<Self> {{"
     );
+    // Each field into a local, then the struct at once: no default built and dropped.
     for f in d.fields {
-        let stmt = format!(
-            "s.{} = {}.map_err(|e| at(e, {:?}))?;",
-            ident(f.name),
-            ctx.read(f),
-            f.name
-        );
-        match present(f, all) {
+        let local = format!("f_{}", f.name);
+        let read = format!("{}.map_err(|e| at(e, {:?}))?", ctx.read(f), f.name);
+        let mutable = if f.tag.is_some() { "mut " } else { "" };
+        match present(f, all).as_deref() {
             None => {
-                let _ = writeln!(out, "        {stmt}");
+                let _ = writeln!(out, "        let {mutable}{local} = {read};");
+            }
+            Some("false") => {
+                let _ = writeln!(out, "        let {mutable}{local} = {};", ctx.default(f));
             }
             Some(c) => {
-                let _ = writeln!(out, "        if {c} {{\n            {stmt}\n        }}");
+                let _ = writeln!(
+                    out,
+                    "        let {mutable}{local} = if {c} {{\n            {read}\n        }} else {{\n            {}\n        }};",
+                    ctx.default(f)
+                );
             }
         }
     }
     if flexible_ever {
+        out.push_str("        let mut unknown_tagged = Vec::new();\n");
         let tagged: Vec<&Field> = d.fields.iter().filter(|f| f.tag.is_some()).collect();
         if tagged.is_empty() {
             out.push_str(
-                "        if flex {\n            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;\n        }\n",
+                "        if flex {\n            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;\n        }\n",
             );
         } else {
-            out.push_str("        if flex {\n            let mut unknown = Vec::new();\n            read_tagged(r, &mut unknown, |tag, raw| {\n                let r = &mut Reader::new(raw);\n                match tag {\n");
+            out.push_str("        if flex {\n            read_tagged(r, &mut unknown_tagged, |tag, raw| {\n                let r = &mut Reader::new(raw);\n                match tag {\n");
             for f in &tagged {
-                let mut c = vec![format!("{}", cond_or_true(f.versions, all))];
-                c.push(cond_or_true(f.tagged, all));
+                let c = [cond_or_true(f.versions, all), cond_or_true(f.tagged, all)];
                 let _ = writeln!(
                     out,
-                    "                    {} if {} => {{\n                        s.{} = {}.map_err(|e| at(e, {:?}))?;\n                        tagged_done(r, {}, {:?})?;\n                        Ok(true)\n                    }}",
+                    "                    {} if {} => {{\n                        f_{} = {}.map_err(|e| at(e, {:?}))?;\n                        tagged_done(r, {}, {:?})?;\n                        Ok(true)\n                    }}",
                     f.tag.unwrap_or_default(),
                     c.join(" && "),
-                    ident(f.name),
+                    f.name,
                     ctx.read(f),
                     f.name,
                     f.tag.unwrap_or_default(),
                     f.name
                 );
             }
-            out.push_str("                    _ => Ok(false),\n                }\n            })?;\n            s.unknown_tagged = unknown;\n        }\n");
+            out.push_str("                    _ => Ok(false),\n                }\n            })?;\n        }\n");
         }
     }
-    out.push_str("        Ok(s)\n    }\n\n");
+    let _ = writeln!(out, "        Ok({} {{", d.name);
+    for f in d.fields {
+        let _ = writeln!(out, "            {}: f_{},", ident(f.name), f.name);
+    }
+    if flexible_ever {
+        out.push_str("            unknown_tagged,\n");
+    }
+    out.push_str("        })\n    }\n\n");
 
     // write_in
     let _ = writeln!(

@@ -81,19 +81,23 @@ impl<'a> IncrementalAlterConfigsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.resources = get_array(
+        let f_resources = get_array(
             r,
             flex,
             IncrementalAlterConfigsRequestResource::min_size(v, flex),
             |r| IncrementalAlterConfigsRequestResource::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "resources"))?;
-        s.validate_only = r.boolean().map_err(|e| at(e, "validate_only"))?;
+        let f_validate_only = r.boolean().map_err(|e| at(e, "validate_only"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(IncrementalAlterConfigsRequest {
+            resources: f_resources,
+            validate_only: f_validate_only,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -154,20 +158,25 @@ impl<'a> IncrementalAlterConfigsRequestResource<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.resource_type = r.i8().map_err(|e| at(e, "resource_type"))?;
-        s.resource_name = get_str(r, flex).map_err(|e| at(e, "resource_name"))?;
-        s.configs = get_array(
+        let f_resource_type = r.i8().map_err(|e| at(e, "resource_type"))?;
+        let f_resource_name = get_str(r, flex).map_err(|e| at(e, "resource_name"))?;
+        let f_configs = get_array(
             r,
             flex,
             IncrementalAlterConfigsRequestConfig::min_size(v, flex),
             |r| IncrementalAlterConfigsRequestConfig::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "configs"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(IncrementalAlterConfigsRequestResource {
+            resource_type: f_resource_type,
+            resource_name: f_resource_name,
+            configs: f_configs,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -225,14 +234,19 @@ impl<'a> IncrementalAlterConfigsRequestConfig<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.config_operation = r.i8().map_err(|e| at(e, "config_operation"))?;
-        s.value = get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?;
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_config_operation = r.i8().map_err(|e| at(e, "config_operation"))?;
+        let f_value = get_opt_str(r, flex, true).map_err(|e| at(e, "value"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(IncrementalAlterConfigsRequestConfig {
+            name: f_name,
+            config_operation: f_config_operation,
+            value: f_value,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -322,19 +336,23 @@ impl<'a> IncrementalAlterConfigsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        s.responses = get_array(
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_responses = get_array(
             r,
             flex,
             IncrementalAlterConfigsResponseResponse::min_size(v, flex),
             |r| IncrementalAlterConfigsResponseResponse::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "responses"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(IncrementalAlterConfigsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            responses: f_responses,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -395,15 +413,21 @@ impl<'a> IncrementalAlterConfigsResponseResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        s.resource_type = r.i8().map_err(|e| at(e, "resource_type"))?;
-        s.resource_name = get_str(r, flex).map_err(|e| at(e, "resource_name"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
+        let f_resource_type = r.i8().map_err(|e| at(e, "resource_type"))?;
+        let f_resource_name = get_str(r, flex).map_err(|e| at(e, "resource_name"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(IncrementalAlterConfigsResponseResponse {
+            error_code: f_error_code,
+            error_message: f_error_message,
+            resource_type: f_resource_type,
+            resource_name: f_resource_name,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -95,19 +95,30 @@ impl<'a> InitProducerIdRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.transactional_id = get_opt_str(r, flex, true).map_err(|e| at(e, "transactional_id"))?;
-        s.transaction_timeout_ms = r.i32().map_err(|e| at(e, "transaction_timeout_ms"))?;
-        if v >= 3 {
-            s.producer_id = r.i64().map_err(|e| at(e, "producer_id"))?;
-        }
-        if v >= 3 {
-            s.producer_epoch = r.i16().map_err(|e| at(e, "producer_epoch"))?;
-        }
+        let f_transactional_id =
+            get_opt_str(r, flex, true).map_err(|e| at(e, "transactional_id"))?;
+        let f_transaction_timeout_ms = r.i32().map_err(|e| at(e, "transaction_timeout_ms"))?;
+        let f_producer_id = if v >= 3 {
+            r.i64().map_err(|e| at(e, "producer_id"))?
+        } else {
+            -1i64
+        };
+        let f_producer_epoch = if v >= 3 {
+            r.i16().map_err(|e| at(e, "producer_epoch"))?
+        } else {
+            -1i16
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(InitProducerIdRequest {
+            transactional_id: f_transactional_id,
+            transaction_timeout_ms: f_transaction_timeout_ms,
+            producer_id: f_producer_id,
+            producer_epoch: f_producer_epoch,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -212,15 +223,21 @@ impl<'a> InitProducerIdResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.producer_id = r.i64().map_err(|e| at(e, "producer_id"))?;
-        s.producer_epoch = r.i16().map_err(|e| at(e, "producer_epoch"))?;
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_producer_id = r.i64().map_err(|e| at(e, "producer_id"))?;
+        let f_producer_epoch = r.i16().map_err(|e| at(e, "producer_epoch"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(InitProducerIdResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            error_code: f_error_code,
+            producer_id: f_producer_id,
+            producer_epoch: f_producer_epoch,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

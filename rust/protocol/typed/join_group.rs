@@ -119,29 +119,44 @@ impl<'a> JoinGroupRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        s.session_timeout_ms = r.i32().map_err(|e| at(e, "session_timeout_ms"))?;
-        if v >= 1 {
-            s.rebalance_timeout_ms = r.i32().map_err(|e| at(e, "rebalance_timeout_ms"))?;
-        }
-        s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        if v >= 5 {
-            s.group_instance_id =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?;
-        }
-        s.protocol_type = get_str(r, flex).map_err(|e| at(e, "protocol_type"))?;
-        s.protocols = get_array(r, flex, JoinGroupRequestProtocol::min_size(v, flex), |r| {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_session_timeout_ms = r.i32().map_err(|e| at(e, "session_timeout_ms"))?;
+        let f_rebalance_timeout_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "rebalance_timeout_ms"))?
+        } else {
+            -1i32
+        };
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        let f_group_instance_id = if v >= 5 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?
+        } else {
+            None
+        };
+        let f_protocol_type = get_str(r, flex).map_err(|e| at(e, "protocol_type"))?;
+        let f_protocols = get_array(r, flex, JoinGroupRequestProtocol::min_size(v, flex), |r| {
             JoinGroupRequestProtocol::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "protocols"))?;
-        if v >= 8 {
-            s.reason = get_opt_str(r, flex, true).map_err(|e| at(e, "reason"))?;
-        }
+        let f_reason = if v >= 8 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "reason"))?
+        } else {
+            None
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(JoinGroupRequest {
+            group_id: f_group_id,
+            session_timeout_ms: f_session_timeout_ms,
+            rebalance_timeout_ms: f_rebalance_timeout_ms,
+            member_id: f_member_id,
+            group_instance_id: f_group_instance_id,
+            protocol_type: f_protocol_type,
+            protocols: f_protocols,
+            reason: f_reason,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -210,13 +225,17 @@ impl<'a> JoinGroupRequestProtocol<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.metadata = get_bytes(r, flex).map_err(|e| at(e, "metadata"))?;
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_metadata = get_bytes(r, flex).map_err(|e| at(e, "metadata"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(JoinGroupRequestProtocol {
+            name: f_name,
+            metadata: f_metadata,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -347,29 +366,46 @@ impl<'a> JoinGroupResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 2 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.generation_id = r.i32().map_err(|e| at(e, "generation_id"))?;
-        if v >= 7 {
-            s.protocol_type = get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_type"))?;
-        }
-        s.protocol_name = get_opt_str(r, flex, v >= 7).map_err(|e| at(e, "protocol_name"))?;
-        s.leader = get_str(r, flex).map_err(|e| at(e, "leader"))?;
-        if v >= 9 {
-            s.skip_assignment = r.boolean().map_err(|e| at(e, "skip_assignment"))?;
-        }
-        s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        s.members = get_array(r, flex, JoinGroupResponseMember::min_size(v, flex), |r| {
+        let f_throttle_time_ms = if v >= 2 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_generation_id = r.i32().map_err(|e| at(e, "generation_id"))?;
+        let f_protocol_type = if v >= 7 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_type"))?
+        } else {
+            None
+        };
+        let f_protocol_name = get_opt_str(r, flex, v >= 7).map_err(|e| at(e, "protocol_name"))?;
+        let f_leader = get_str(r, flex).map_err(|e| at(e, "leader"))?;
+        let f_skip_assignment = if v >= 9 {
+            r.boolean().map_err(|e| at(e, "skip_assignment"))?
+        } else {
+            false
+        };
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        let f_members = get_array(r, flex, JoinGroupResponseMember::min_size(v, flex), |r| {
             JoinGroupResponseMember::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "members"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(JoinGroupResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            error_code: f_error_code,
+            generation_id: f_generation_id,
+            protocol_type: f_protocol_type,
+            protocol_name: f_protocol_name,
+            leader: f_leader,
+            skip_assignment: f_skip_assignment,
+            member_id: f_member_id,
+            members: f_members,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -450,17 +486,23 @@ impl<'a> JoinGroupResponseMember<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        if v >= 5 {
-            s.group_instance_id =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?;
-        }
-        s.metadata = get_bytes(r, flex).map_err(|e| at(e, "metadata"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        let f_group_instance_id = if v >= 5 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?
+        } else {
+            None
+        };
+        let f_metadata = get_bytes(r, flex).map_err(|e| at(e, "metadata"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(JoinGroupResponseMember {
+            member_id: f_member_id,
+            group_instance_id: f_group_instance_id,
+            metadata: f_metadata,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -94,21 +94,30 @@ impl<'a> LeaveGroupRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        if v <= 2 {
-            s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        }
-        if v >= 3 {
-            s.members = get_array(r, flex, LeaveGroupRequestMember::min_size(v, flex), |r| {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_member_id = if v <= 2 {
+            get_str(r, flex).map_err(|e| at(e, "member_id"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_members = if v >= 3 {
+            get_array(r, flex, LeaveGroupRequestMember::min_size(v, flex), |r| {
                 LeaveGroupRequestMember::read_in(r, v, flex)
             })
-            .map_err(|e| at(e, "members"))?;
-        }
+            .map_err(|e| at(e, "members"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(LeaveGroupRequest {
+            group_id: f_group_id,
+            member_id: f_member_id,
+            members: f_members,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -192,21 +201,31 @@ impl<'a> LeaveGroupRequestMember<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        }
-        if v >= 3 {
-            s.group_instance_id =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?;
-        }
-        if v >= 5 {
-            s.reason = get_opt_str(r, flex, true).map_err(|e| at(e, "reason"))?;
-        }
+        let f_member_id = if v >= 3 {
+            get_str(r, flex).map_err(|e| at(e, "member_id"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_group_instance_id = if v >= 3 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?
+        } else {
+            None
+        };
+        let f_reason = if v >= 5 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "reason"))?
+        } else {
+            None
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(LeaveGroupRequestMember {
+            member_id: f_member_id,
+            group_instance_id: f_group_instance_id,
+            reason: f_reason,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -322,21 +341,30 @@ impl<'a> LeaveGroupResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 1 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        if v >= 3 {
-            s.members = get_array(r, flex, LeaveGroupResponseMember::min_size(v, flex), |r| {
+        let f_throttle_time_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_members = if v >= 3 {
+            get_array(r, flex, LeaveGroupResponseMember::min_size(v, flex), |r| {
                 LeaveGroupResponseMember::read_in(r, v, flex)
             })
-            .map_err(|e| at(e, "members"))?;
-        }
+            .map_err(|e| at(e, "members"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(LeaveGroupResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            error_code: f_error_code,
+            members: f_members,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -417,21 +445,31 @@ impl<'a> LeaveGroupResponseMember<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        }
-        if v >= 3 {
-            s.group_instance_id =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?;
-        }
-        if v >= 3 {
-            s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        }
+        let f_member_id = if v >= 3 {
+            get_str(r, flex).map_err(|e| at(e, "member_id"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_group_instance_id = if v >= 3 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?
+        } else {
+            Some(Cow::Borrowed(""))
+        };
+        let f_error_code = if v >= 3 {
+            r.i16().map_err(|e| at(e, "error_code"))?
+        } else {
+            0i16
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(LeaveGroupResponseMember {
+            member_id: f_member_id,
+            group_instance_id: f_group_instance_id,
+            error_code: f_error_code,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -87,19 +87,27 @@ impl<'a> ListGroupsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 4 {
-            s.states_filter = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
-                .map_err(|e| at(e, "states_filter"))?;
-        }
-        if v >= 5 {
-            s.types_filter = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
-                .map_err(|e| at(e, "types_filter"))?;
-        }
+        let f_states_filter = if v >= 4 {
+            get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+                .map_err(|e| at(e, "states_filter"))?
+        } else {
+            Vec::new()
+        };
+        let f_types_filter = if v >= 5 {
+            get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+                .map_err(|e| at(e, "types_filter"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ListGroupsRequest {
+            states_filter: f_states_filter,
+            types_filter: f_types_filter,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -214,19 +222,26 @@ impl<'a> ListGroupsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 1 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.groups = get_array(r, flex, ListGroupsResponseGroup::min_size(v, flex), |r| {
+        let f_throttle_time_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_groups = get_array(r, flex, ListGroupsResponseGroup::min_size(v, flex), |r| {
             ListGroupsResponseGroup::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "groups"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ListGroupsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            error_code: f_error_code,
+            groups: f_groups,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -301,19 +316,29 @@ impl<'a> ListGroupsResponseGroup<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        s.protocol_type = get_str(r, flex).map_err(|e| at(e, "protocol_type"))?;
-        if v >= 4 {
-            s.group_state = get_str(r, flex).map_err(|e| at(e, "group_state"))?;
-        }
-        if v >= 5 {
-            s.group_type = get_str(r, flex).map_err(|e| at(e, "group_type"))?;
-        }
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_protocol_type = get_str(r, flex).map_err(|e| at(e, "protocol_type"))?;
+        let f_group_state = if v >= 4 {
+            get_str(r, flex).map_err(|e| at(e, "group_state"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_group_type = if v >= 5 {
+            get_str(r, flex).map_err(|e| at(e, "group_type"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ListGroupsResponseGroup {
+            group_id: f_group_id,
+            protocol_type: f_protocol_type,
+            group_state: f_group_state,
+            group_type: f_group_type,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

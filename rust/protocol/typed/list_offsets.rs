@@ -89,19 +89,26 @@ impl<'a> ListOffsetsRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.replica_id = r.i32().map_err(|e| at(e, "replica_id"))?;
-        if v >= 2 {
-            s.isolation_level = r.i8().map_err(|e| at(e, "isolation_level"))?;
-        }
-        s.topics = get_array(r, flex, ListOffsetsRequestTopic::min_size(v, flex), |r| {
+        let f_replica_id = r.i32().map_err(|e| at(e, "replica_id"))?;
+        let f_isolation_level = if v >= 2 {
+            r.i8().map_err(|e| at(e, "isolation_level"))?
+        } else {
+            0i8
+        };
+        let f_topics = get_array(r, flex, ListOffsetsRequestTopic::min_size(v, flex), |r| {
             ListOffsetsRequestTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ListOffsetsRequest {
+            replica_id: f_replica_id,
+            isolation_level: f_isolation_level,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -164,19 +171,23 @@ impl<'a> ListOffsetsRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             ListOffsetsRequestPartition::min_size(v, flex),
             |r| ListOffsetsRequestPartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ListOffsetsRequestTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -248,19 +259,29 @@ impl<'a> ListOffsetsRequestPartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        if v >= 4 {
-            s.current_leader_epoch = r.i32().map_err(|e| at(e, "current_leader_epoch"))?;
-        }
-        s.timestamp = r.i64().map_err(|e| at(e, "timestamp"))?;
-        if v <= 0 {
-            s.max_num_offsets = r.i32().map_err(|e| at(e, "max_num_offsets"))?;
-        }
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_current_leader_epoch = if v >= 4 {
+            r.i32().map_err(|e| at(e, "current_leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_timestamp = r.i64().map_err(|e| at(e, "timestamp"))?;
+        let f_max_num_offsets = if v <= 0 {
+            r.i32().map_err(|e| at(e, "max_num_offsets"))?
+        } else {
+            1i32
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ListOffsetsRequestPartition {
+            partition_index: f_partition_index,
+            current_leader_epoch: f_current_leader_epoch,
+            timestamp: f_timestamp,
+            max_num_offsets: f_max_num_offsets,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -362,18 +383,24 @@ impl<'a> ListOffsetsResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 2 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.topics = get_array(r, flex, ListOffsetsResponseTopic::min_size(v, flex), |r| {
+        let f_throttle_time_ms = if v >= 2 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_topics = get_array(r, flex, ListOffsetsResponseTopic::min_size(v, flex), |r| {
             ListOffsetsResponseTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ListOffsetsResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -432,19 +459,23 @@ impl<'a> ListOffsetsResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             ListOffsetsResponsePartition::min_size(v, flex),
             |r| ListOffsetsResponsePartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ListOffsetsResponseTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -534,26 +565,41 @@ impl<'a> ListOffsetsResponsePartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        if v <= 0 {
-            s.old_style_offsets =
-                get_array(r, flex, 8, |r| r.i64()).map_err(|e| at(e, "old_style_offsets"))?;
-        }
-        if v >= 1 {
-            s.timestamp = r.i64().map_err(|e| at(e, "timestamp"))?;
-        }
-        if v >= 1 {
-            s.offset = r.i64().map_err(|e| at(e, "offset"))?;
-        }
-        if v >= 4 {
-            s.leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
-        }
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_old_style_offsets = if v <= 0 {
+            get_array(r, flex, 8, |r| r.i64()).map_err(|e| at(e, "old_style_offsets"))?
+        } else {
+            Vec::new()
+        };
+        let f_timestamp = if v >= 1 {
+            r.i64().map_err(|e| at(e, "timestamp"))?
+        } else {
+            -1i64
+        };
+        let f_offset = if v >= 1 {
+            r.i64().map_err(|e| at(e, "offset"))?
+        } else {
+            -1i64
+        };
+        let f_leader_epoch = if v >= 4 {
+            r.i32().map_err(|e| at(e, "leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ListOffsetsResponsePartition {
+            partition_index: f_partition_index,
+            error_code: f_error_code,
+            old_style_offsets: f_old_style_offsets,
+            timestamp: f_timestamp,
+            offset: f_offset,
+            leader_epoch: f_leader_epoch,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -105,8 +105,7 @@ impl<'a> MetadataRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.topics = get_opt_array(
+        let f_topics = get_opt_array(
             r,
             flex,
             v >= 1,
@@ -114,25 +113,35 @@ impl<'a> MetadataRequest<'a> {
             |r| MetadataRequestTopic::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "topics"))?;
-        if v >= 4 {
-            s.allow_auto_topic_creation = r
-                .boolean()
-                .map_err(|e| at(e, "allow_auto_topic_creation"))?;
-        }
-        if (8..=10).contains(&v) {
-            s.include_cluster_authorized_operations = r
-                .boolean()
-                .map_err(|e| at(e, "include_cluster_authorized_operations"))?;
-        }
-        if v >= 8 {
-            s.include_topic_authorized_operations = r
-                .boolean()
-                .map_err(|e| at(e, "include_topic_authorized_operations"))?;
-        }
+        let f_allow_auto_topic_creation = if v >= 4 {
+            r.boolean()
+                .map_err(|e| at(e, "allow_auto_topic_creation"))?
+        } else {
+            true
+        };
+        let f_include_cluster_authorized_operations = if (8..=10).contains(&v) {
+            r.boolean()
+                .map_err(|e| at(e, "include_cluster_authorized_operations"))?
+        } else {
+            false
+        };
+        let f_include_topic_authorized_operations = if v >= 8 {
+            r.boolean()
+                .map_err(|e| at(e, "include_topic_authorized_operations"))?
+        } else {
+            false
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(MetadataRequest {
+            topics: f_topics,
+            allow_auto_topic_creation: f_allow_auto_topic_creation,
+            include_cluster_authorized_operations: f_include_cluster_authorized_operations,
+            include_topic_authorized_operations: f_include_topic_authorized_operations,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -210,15 +219,21 @@ impl<'a> MetadataRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 10 {
-            s.topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
-        }
-        s.name = get_opt_str(r, flex, v >= 10).map_err(|e| at(e, "name"))?;
+        let f_topic_id = if v >= 10 {
+            r.uuid().map_err(|e| at(e, "topic_id"))?
+        } else {
+            [0u8; 16]
+        };
+        let f_name = get_opt_str(r, flex, v >= 10).map_err(|e| at(e, "name"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(MetadataRequestTopic {
+            topic_id: f_topic_id,
+            name: f_name,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -347,33 +362,48 @@ impl<'a> MetadataResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.brokers = get_array(r, flex, MetadataResponseBroker::min_size(v, flex), |r| {
+        let f_throttle_time_ms = if v >= 3 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_brokers = get_array(r, flex, MetadataResponseBroker::min_size(v, flex), |r| {
             MetadataResponseBroker::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "brokers"))?;
-        if v >= 2 {
-            s.cluster_id = get_opt_str(r, flex, true).map_err(|e| at(e, "cluster_id"))?;
-        }
-        if v >= 1 {
-            s.controller_id = r.i32().map_err(|e| at(e, "controller_id"))?;
-        }
-        s.topics = get_array(r, flex, MetadataResponseTopic::min_size(v, flex), |r| {
+        let f_cluster_id = if v >= 2 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "cluster_id"))?
+        } else {
+            None
+        };
+        let f_controller_id = if v >= 1 {
+            r.i32().map_err(|e| at(e, "controller_id"))?
+        } else {
+            -1i32
+        };
+        let f_topics = get_array(r, flex, MetadataResponseTopic::min_size(v, flex), |r| {
             MetadataResponseTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
-        if (8..=10).contains(&v) {
-            s.cluster_authorized_operations = r
-                .i32()
-                .map_err(|e| at(e, "cluster_authorized_operations"))?;
-        }
+        let f_cluster_authorized_operations = if (8..=10).contains(&v) {
+            r.i32()
+                .map_err(|e| at(e, "cluster_authorized_operations"))?
+        } else {
+            -2147483648i32
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(MetadataResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            brokers: f_brokers,
+            cluster_id: f_cluster_id,
+            controller_id: f_controller_id,
+            topics: f_topics,
+            cluster_authorized_operations: f_cluster_authorized_operations,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -457,17 +487,25 @@ impl<'a> MetadataResponseBroker<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.node_id = r.i32().map_err(|e| at(e, "node_id"))?;
-        s.host = get_str(r, flex).map_err(|e| at(e, "host"))?;
-        s.port = r.i32().map_err(|e| at(e, "port"))?;
-        if v >= 1 {
-            s.rack = get_opt_str(r, flex, true).map_err(|e| at(e, "rack"))?;
-        }
+        let f_node_id = r.i32().map_err(|e| at(e, "node_id"))?;
+        let f_host = get_str(r, flex).map_err(|e| at(e, "host"))?;
+        let f_port = r.i32().map_err(|e| at(e, "port"))?;
+        let f_rack = if v >= 1 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "rack"))?
+        } else {
+            None
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(MetadataResponseBroker {
+            node_id: f_node_id,
+            host: f_host,
+            port: f_port,
+            rack: f_rack,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -558,27 +596,40 @@ impl<'a> MetadataResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.name = get_opt_str(r, flex, v >= 12).map_err(|e| at(e, "name"))?;
-        if v >= 10 {
-            s.topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
-        }
-        if v >= 1 {
-            s.is_internal = r.boolean().map_err(|e| at(e, "is_internal"))?;
-        }
-        s.partitions = get_array(r, flex, MetadataResponsePartition::min_size(v, flex), |r| {
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_name = get_opt_str(r, flex, v >= 12).map_err(|e| at(e, "name"))?;
+        let f_topic_id = if v >= 10 {
+            r.uuid().map_err(|e| at(e, "topic_id"))?
+        } else {
+            [0u8; 16]
+        };
+        let f_is_internal = if v >= 1 {
+            r.boolean().map_err(|e| at(e, "is_internal"))?
+        } else {
+            false
+        };
+        let f_partitions = get_array(r, flex, MetadataResponsePartition::min_size(v, flex), |r| {
             MetadataResponsePartition::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "partitions"))?;
-        if v >= 8 {
-            s.topic_authorized_operations =
-                r.i32().map_err(|e| at(e, "topic_authorized_operations"))?;
-        }
+        let f_topic_authorized_operations = if v >= 8 {
+            r.i32().map_err(|e| at(e, "topic_authorized_operations"))?
+        } else {
+            -2147483648i32
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(MetadataResponseTopic {
+            error_code: f_error_code,
+            name: f_name,
+            topic_id: f_topic_id,
+            is_internal: f_is_internal,
+            partitions: f_partitions,
+            topic_authorized_operations: f_topic_authorized_operations,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -675,23 +726,36 @@ impl<'a> MetadataResponsePartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.leader_id = r.i32().map_err(|e| at(e, "leader_id"))?;
-        if v >= 7 {
-            s.leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
-        }
-        s.replica_nodes = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "replica_nodes"))?;
-        s.isr_nodes = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "isr_nodes"))?;
-        if v >= 5 {
-            s.offline_replicas =
-                get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "offline_replicas"))?;
-        }
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_leader_id = r.i32().map_err(|e| at(e, "leader_id"))?;
+        let f_leader_epoch = if v >= 7 {
+            r.i32().map_err(|e| at(e, "leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_replica_nodes =
+            get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "replica_nodes"))?;
+        let f_isr_nodes = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "isr_nodes"))?;
+        let f_offline_replicas = if v >= 5 {
+            get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "offline_replicas"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(MetadataResponsePartition {
+            error_code: f_error_code,
+            partition_index: f_partition_index,
+            leader_id: f_leader_id,
+            leader_epoch: f_leader_epoch,
+            replica_nodes: f_replica_nodes,
+            isr_nodes: f_isr_nodes,
+            offline_replicas: f_offline_replicas,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

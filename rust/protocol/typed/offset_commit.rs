@@ -116,31 +116,45 @@ impl<'a> OffsetCommitRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        if v >= 1 {
-            s.generation_id_or_member_epoch = r
-                .i32()
-                .map_err(|e| at(e, "generation_id_or_member_epoch"))?;
-        }
-        if v >= 1 {
-            s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        }
-        if v >= 7 {
-            s.group_instance_id =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?;
-        }
-        if (2..=4).contains(&v) {
-            s.retention_time_ms = r.i64().map_err(|e| at(e, "retention_time_ms"))?;
-        }
-        s.topics = get_array(r, flex, OffsetCommitRequestTopic::min_size(v, flex), |r| {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_generation_id_or_member_epoch = if v >= 1 {
+            r.i32()
+                .map_err(|e| at(e, "generation_id_or_member_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_member_id = if v >= 1 {
+            get_str(r, flex).map_err(|e| at(e, "member_id"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_group_instance_id = if v >= 7 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?
+        } else {
+            None
+        };
+        let f_retention_time_ms = if (2..=4).contains(&v) {
+            r.i64().map_err(|e| at(e, "retention_time_ms"))?
+        } else {
+            -1i64
+        };
+        let f_topics = get_array(r, flex, OffsetCommitRequestTopic::min_size(v, flex), |r| {
             OffsetCommitRequestTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetCommitRequest {
+            group_id: f_group_id,
+            generation_id_or_member_epoch: f_generation_id_or_member_epoch,
+            member_id: f_member_id,
+            group_instance_id: f_group_instance_id,
+            retention_time_ms: f_retention_time_ms,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -213,19 +227,23 @@ impl<'a> OffsetCommitRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             OffsetCommitRequestPartition::min_size(v, flex),
             |r| OffsetCommitRequestPartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetCommitRequestTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -301,21 +319,32 @@ impl<'a> OffsetCommitRequestPartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.committed_offset = r.i64().map_err(|e| at(e, "committed_offset"))?;
-        if v >= 6 {
-            s.committed_leader_epoch = r.i32().map_err(|e| at(e, "committed_leader_epoch"))?;
-        }
-        if v == 1 {
-            s.commit_timestamp = r.i64().map_err(|e| at(e, "commit_timestamp"))?;
-        }
-        s.committed_metadata =
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_committed_offset = r.i64().map_err(|e| at(e, "committed_offset"))?;
+        let f_committed_leader_epoch = if v >= 6 {
+            r.i32().map_err(|e| at(e, "committed_leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_commit_timestamp = if v == 1 {
+            r.i64().map_err(|e| at(e, "commit_timestamp"))?
+        } else {
+            -1i64
+        };
+        let f_committed_metadata =
             get_opt_str(r, flex, true).map_err(|e| at(e, "committed_metadata"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetCommitRequestPartition {
+            partition_index: f_partition_index,
+            committed_offset: f_committed_offset,
+            committed_leader_epoch: f_committed_leader_epoch,
+            commit_timestamp: f_commit_timestamp,
+            committed_metadata: f_committed_metadata,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -419,18 +448,24 @@ impl<'a> OffsetCommitResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.topics = get_array(r, flex, OffsetCommitResponseTopic::min_size(v, flex), |r| {
+        let f_throttle_time_ms = if v >= 3 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_topics = get_array(r, flex, OffsetCommitResponseTopic::min_size(v, flex), |r| {
             OffsetCommitResponseTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetCommitResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -489,19 +524,23 @@ impl<'a> OffsetCommitResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             OffsetCommitResponsePartition::min_size(v, flex),
             |r| OffsetCommitResponsePartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetCommitResponseTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -554,13 +593,17 @@ impl<'a> OffsetCommitResponsePartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetCommitResponsePartition {
+            partition_index: f_partition_index,
+            error_code: f_error_code,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -77,13 +77,15 @@ impl<'a> OffsetDeleteRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        s.topics = get_array(r, flex, OffsetDeleteRequestTopic::min_size(v, flex), |r| {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_topics = get_array(r, flex, OffsetDeleteRequestTopic::min_size(v, flex), |r| {
             OffsetDeleteRequestTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
-        Ok(s)
+        Ok(OffsetDeleteRequest {
+            group_id: f_group_id,
+            topics: f_topics,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -132,16 +134,18 @@ impl<'a> OffsetDeleteRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             OffsetDeleteRequestPartition::min_size(v, flex),
             |r| OffsetDeleteRequestPartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
-        Ok(s)
+        Ok(OffsetDeleteRequestTopic {
+            name: f_name,
+            partitions: f_partitions,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -182,9 +186,10 @@ impl OffsetDeleteRequestPartition {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'_>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        Ok(s)
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        Ok(OffsetDeleteRequestPartition {
+            partition_index: f_partition_index,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -267,14 +272,17 @@ impl<'a> OffsetDeleteResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        s.topics = get_array(r, flex, OffsetDeleteResponseTopic::min_size(v, flex), |r| {
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
+        let f_topics = get_array(r, flex, OffsetDeleteResponseTopic::min_size(v, flex), |r| {
             OffsetDeleteResponseTopic::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topics"))?;
-        Ok(s)
+        Ok(OffsetDeleteResponse {
+            error_code: f_error_code,
+            throttle_time_ms: f_throttle_time_ms,
+            topics: f_topics,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -324,16 +332,18 @@ impl<'a> OffsetDeleteResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partitions = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partitions = get_array(
             r,
             flex,
             OffsetDeleteResponsePartition::min_size(v, flex),
             |r| OffsetDeleteResponsePartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
-        Ok(s)
+        Ok(OffsetDeleteResponseTopic {
+            name: f_name,
+            partitions: f_partitions,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -378,10 +388,12 @@ impl OffsetDeleteResponsePartition {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'_>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        Ok(s)
+        let f_partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        Ok(OffsetDeleteResponsePartition {
+            partition_index: f_partition_index,
+            error_code: f_error_code,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -113,33 +113,47 @@ impl<'a> OffsetFetchRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v <= 7 {
-            s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        }
-        if v <= 7 {
-            s.topics = get_opt_array(
+        let f_group_id = if v <= 7 {
+            get_str(r, flex).map_err(|e| at(e, "group_id"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_topics = if v <= 7 {
+            get_opt_array(
                 r,
                 flex,
                 v >= 2,
                 OffsetFetchRequestTopic::min_size(v, flex),
                 |r| OffsetFetchRequestTopic::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "topics"))?;
-        }
-        if v >= 8 {
-            s.groups = get_array(r, flex, OffsetFetchRequestGroup::min_size(v, flex), |r| {
+            .map_err(|e| at(e, "topics"))?
+        } else {
+            Some(Vec::new())
+        };
+        let f_groups = if v >= 8 {
+            get_array(r, flex, OffsetFetchRequestGroup::min_size(v, flex), |r| {
                 OffsetFetchRequestGroup::read_in(r, v, flex)
             })
-            .map_err(|e| at(e, "groups"))?;
-        }
-        if v >= 7 {
-            s.require_stable = r.boolean().map_err(|e| at(e, "require_stable"))?;
-        }
+            .map_err(|e| at(e, "groups"))?
+        } else {
+            Vec::new()
+        };
+        let f_require_stable = if v >= 7 {
+            r.boolean().map_err(|e| at(e, "require_stable"))?
+        } else {
+            false
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchRequest {
+            group_id: f_group_id,
+            topics: f_topics,
+            groups: f_groups,
+            require_stable: f_require_stable,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -228,18 +242,25 @@ impl<'a> OffsetFetchRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v <= 7 {
-            s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        }
-        if v <= 7 {
-            s.partition_indexes =
-                get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partition_indexes"))?;
-        }
+        let f_name = if v <= 7 {
+            get_str(r, flex).map_err(|e| at(e, "name"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_partition_indexes = if v <= 7 {
+            get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partition_indexes"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchRequestTopic {
+            name: f_name,
+            partition_indexes: f_partition_indexes,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -339,30 +360,44 @@ impl<'a> OffsetFetchRequestGroup<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 8 {
-            s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        }
-        if v >= 9 {
-            s.member_id = get_opt_str(r, flex, true).map_err(|e| at(e, "member_id"))?;
-        }
-        if v >= 9 {
-            s.member_epoch = r.i32().map_err(|e| at(e, "member_epoch"))?;
-        }
-        if v >= 8 {
-            s.topics = get_opt_array(
+        let f_group_id = if v >= 8 {
+            get_str(r, flex).map_err(|e| at(e, "group_id"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_member_id = if v >= 9 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "member_id"))?
+        } else {
+            None
+        };
+        let f_member_epoch = if v >= 9 {
+            r.i32().map_err(|e| at(e, "member_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_topics = if v >= 8 {
+            get_opt_array(
                 r,
                 flex,
                 true,
                 OffsetFetchRequestGroupTopic::min_size(v, flex),
                 |r| OffsetFetchRequestGroupTopic::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "topics"))?;
-        }
+            .map_err(|e| at(e, "topics"))?
+        } else {
+            Some(Vec::new())
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchRequestGroup {
+            group_id: f_group_id,
+            member_id: f_member_id,
+            member_epoch: f_member_epoch,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -445,18 +480,25 @@ impl<'a> OffsetFetchRequestGroupTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 8 {
-            s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        }
-        if v >= 8 {
-            s.partition_indexes =
-                get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partition_indexes"))?;
-        }
+        let f_name = if v >= 8 {
+            get_str(r, flex).map_err(|e| at(e, "name"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_partition_indexes = if v >= 8 {
+            get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partition_indexes"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchRequestGroupTopic {
+            name: f_name,
+            partition_indexes: f_partition_indexes,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -589,29 +631,43 @@ impl<'a> OffsetFetchResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        if v <= 7 {
-            s.topics = get_array(r, flex, OffsetFetchResponseTopic::min_size(v, flex), |r| {
+        let f_throttle_time_ms = if v >= 3 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_topics = if v <= 7 {
+            get_array(r, flex, OffsetFetchResponseTopic::min_size(v, flex), |r| {
                 OffsetFetchResponseTopic::read_in(r, v, flex)
             })
-            .map_err(|e| at(e, "topics"))?;
-        }
-        if (2..=7).contains(&v) {
-            s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        }
-        if v >= 8 {
-            s.groups = get_array(r, flex, OffsetFetchResponseGroup::min_size(v, flex), |r| {
+            .map_err(|e| at(e, "topics"))?
+        } else {
+            Vec::new()
+        };
+        let f_error_code = if (2..=7).contains(&v) {
+            r.i16().map_err(|e| at(e, "error_code"))?
+        } else {
+            0i16
+        };
+        let f_groups = if v >= 8 {
+            get_array(r, flex, OffsetFetchResponseGroup::min_size(v, flex), |r| {
                 OffsetFetchResponseGroup::read_in(r, v, flex)
             })
-            .map_err(|e| at(e, "groups"))?;
-        }
+            .map_err(|e| at(e, "groups"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            topics: f_topics,
+            error_code: f_error_code,
+            groups: f_groups,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -695,23 +751,31 @@ impl<'a> OffsetFetchResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v <= 7 {
-            s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        }
-        if v <= 7 {
-            s.partitions = get_array(
+        let f_name = if v <= 7 {
+            get_str(r, flex).map_err(|e| at(e, "name"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_partitions = if v <= 7 {
+            get_array(
                 r,
                 flex,
                 OffsetFetchResponsePartition::min_size(v, flex),
                 |r| OffsetFetchResponsePartition::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "partitions"))?;
-        }
+            .map_err(|e| at(e, "partitions"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchResponseTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -812,26 +876,43 @@ impl<'a> OffsetFetchResponsePartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v <= 7 {
-            s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        }
-        if v <= 7 {
-            s.committed_offset = r.i64().map_err(|e| at(e, "committed_offset"))?;
-        }
-        if (5..=7).contains(&v) {
-            s.committed_leader_epoch = r.i32().map_err(|e| at(e, "committed_leader_epoch"))?;
-        }
-        if v <= 7 {
-            s.metadata = get_opt_str(r, flex, true).map_err(|e| at(e, "metadata"))?;
-        }
-        if v <= 7 {
-            s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        }
+        let f_partition_index = if v <= 7 {
+            r.i32().map_err(|e| at(e, "partition_index"))?
+        } else {
+            0i32
+        };
+        let f_committed_offset = if v <= 7 {
+            r.i64().map_err(|e| at(e, "committed_offset"))?
+        } else {
+            0i64
+        };
+        let f_committed_leader_epoch = if (5..=7).contains(&v) {
+            r.i32().map_err(|e| at(e, "committed_leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_metadata = if v <= 7 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "metadata"))?
+        } else {
+            Some(Cow::Borrowed(""))
+        };
+        let f_error_code = if v <= 7 {
+            r.i16().map_err(|e| at(e, "error_code"))?
+        } else {
+            0i16
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchResponsePartition {
+            partition_index: f_partition_index,
+            committed_offset: f_committed_offset,
+            committed_leader_epoch: f_committed_leader_epoch,
+            metadata: f_metadata,
+            error_code: f_error_code,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -932,26 +1013,37 @@ impl<'a> OffsetFetchResponseGroup<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 8 {
-            s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        }
-        if v >= 8 {
-            s.topics = get_array(
+        let f_group_id = if v >= 8 {
+            get_str(r, flex).map_err(|e| at(e, "group_id"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_topics = if v >= 8 {
+            get_array(
                 r,
                 flex,
                 OffsetFetchResponseGroupTopic::min_size(v, flex),
                 |r| OffsetFetchResponseGroupTopic::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "topics"))?;
-        }
-        if v >= 8 {
-            s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        }
+            .map_err(|e| at(e, "topics"))?
+        } else {
+            Vec::new()
+        };
+        let f_error_code = if v >= 8 {
+            r.i16().map_err(|e| at(e, "error_code"))?
+        } else {
+            0i16
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchResponseGroup {
+            group_id: f_group_id,
+            topics: f_topics,
+            error_code: f_error_code,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -1034,23 +1126,31 @@ impl<'a> OffsetFetchResponseGroupTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 8 {
-            s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        }
-        if v >= 8 {
-            s.partitions = get_array(
+        let f_name = if v >= 8 {
+            get_str(r, flex).map_err(|e| at(e, "name"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_partitions = if v >= 8 {
+            get_array(
                 r,
                 flex,
                 OffsetFetchResponseGroupTopicPartition::min_size(v, flex),
                 |r| OffsetFetchResponseGroupTopicPartition::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "partitions"))?;
-        }
+            .map_err(|e| at(e, "partitions"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchResponseGroupTopic {
+            name: f_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -1151,26 +1251,43 @@ impl<'a> OffsetFetchResponseGroupTopicPartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 8 {
-            s.partition_index = r.i32().map_err(|e| at(e, "partition_index"))?;
-        }
-        if v >= 8 {
-            s.committed_offset = r.i64().map_err(|e| at(e, "committed_offset"))?;
-        }
-        if v >= 8 {
-            s.committed_leader_epoch = r.i32().map_err(|e| at(e, "committed_leader_epoch"))?;
-        }
-        if v >= 8 {
-            s.metadata = get_opt_str(r, flex, true).map_err(|e| at(e, "metadata"))?;
-        }
-        if v >= 8 {
-            s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        }
+        let f_partition_index = if v >= 8 {
+            r.i32().map_err(|e| at(e, "partition_index"))?
+        } else {
+            0i32
+        };
+        let f_committed_offset = if v >= 8 {
+            r.i64().map_err(|e| at(e, "committed_offset"))?
+        } else {
+            0i64
+        };
+        let f_committed_leader_epoch = if v >= 8 {
+            r.i32().map_err(|e| at(e, "committed_leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_metadata = if v >= 8 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "metadata"))?
+        } else {
+            Some(Cow::Borrowed(""))
+        };
+        let f_error_code = if v >= 8 {
+            r.i16().map_err(|e| at(e, "error_code"))?
+        } else {
+            0i16
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetFetchResponseGroupTopicPartition {
+            partition_index: f_partition_index,
+            committed_offset: f_committed_offset,
+            committed_leader_epoch: f_committed_leader_epoch,
+            metadata: f_metadata,
+            error_code: f_error_code,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

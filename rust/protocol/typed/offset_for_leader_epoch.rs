@@ -86,21 +86,27 @@ impl<'a> OffsetForLeaderEpochRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.replica_id = r.i32().map_err(|e| at(e, "replica_id"))?;
-        }
-        s.topics = get_array(
+        let f_replica_id = if v >= 3 {
+            r.i32().map_err(|e| at(e, "replica_id"))?
+        } else {
+            -2i32
+        };
+        let f_topics = get_array(
             r,
             flex,
             OffsetForLeaderEpochRequestTopic::min_size(v, flex),
             |r| OffsetForLeaderEpochRequestTopic::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetForLeaderEpochRequest {
+            replica_id: f_replica_id,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -159,19 +165,23 @@ impl<'a> OffsetForLeaderEpochRequestTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
-        s.partitions = get_array(
+        let f_topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
+        let f_partitions = get_array(
             r,
             flex,
             OffsetForLeaderEpochRequestPartition::min_size(v, flex),
             |r| OffsetForLeaderEpochRequestPartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetForLeaderEpochRequestTopic {
+            topic: f_topic,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -234,16 +244,23 @@ impl<'a> OffsetForLeaderEpochRequestPartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.partition = r.i32().map_err(|e| at(e, "partition"))?;
-        if v >= 2 {
-            s.current_leader_epoch = r.i32().map_err(|e| at(e, "current_leader_epoch"))?;
-        }
-        s.leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
+        let f_partition = r.i32().map_err(|e| at(e, "partition"))?;
+        let f_current_leader_epoch = if v >= 2 {
+            r.i32().map_err(|e| at(e, "current_leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetForLeaderEpochRequestPartition {
+            partition: f_partition,
+            current_leader_epoch: f_current_leader_epoch,
+            leader_epoch: f_leader_epoch,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -340,21 +357,27 @@ impl<'a> OffsetForLeaderEpochResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 2 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.topics = get_array(
+        let f_throttle_time_ms = if v >= 2 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_topics = get_array(
             r,
             flex,
             OffsetForLeaderEpochResponseTopic::min_size(v, flex),
             |r| OffsetForLeaderEpochResponseTopic::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetForLeaderEpochResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            topics: f_topics,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -413,19 +436,23 @@ impl<'a> OffsetForLeaderEpochResponseTopic<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
-        s.partitions = get_array(
+        let f_topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
+        let f_partitions = get_array(
             r,
             flex,
             OffsetForLeaderEpochResponsePartition::min_size(v, flex),
             |r| OffsetForLeaderEpochResponsePartition::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetForLeaderEpochResponseTopic {
+            topic: f_topic,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -492,17 +519,25 @@ impl<'a> OffsetForLeaderEpochResponsePartition<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.partition = r.i32().map_err(|e| at(e, "partition"))?;
-        if v >= 1 {
-            s.leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
-        }
-        s.end_offset = r.i64().map_err(|e| at(e, "end_offset"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_partition = r.i32().map_err(|e| at(e, "partition"))?;
+        let f_leader_epoch = if v >= 1 {
+            r.i32().map_err(|e| at(e, "leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let f_end_offset = r.i64().map_err(|e| at(e, "end_offset"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(OffsetForLeaderEpochResponsePartition {
+            error_code: f_error_code,
+            partition: f_partition,
+            leader_epoch: f_leader_epoch,
+            end_offset: f_end_offset,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -93,21 +93,28 @@ impl<'a> ProduceRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 3 {
-            s.transactional_id =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "transactional_id"))?;
-        }
-        s.acks = r.i16().map_err(|e| at(e, "acks"))?;
-        s.timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
-        s.topic_data = get_array(r, flex, ProduceRequestTopicData::min_size(v, flex), |r| {
+        let f_transactional_id = if v >= 3 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "transactional_id"))?
+        } else {
+            None
+        };
+        let f_acks = r.i16().map_err(|e| at(e, "acks"))?;
+        let f_timeout_ms = r.i32().map_err(|e| at(e, "timeout_ms"))?;
+        let f_topic_data = get_array(r, flex, ProduceRequestTopicData::min_size(v, flex), |r| {
             ProduceRequestTopicData::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "topic_data"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ProduceRequest {
+            transactional_id: f_transactional_id,
+            acks: f_acks,
+            timeout_ms: f_timeout_ms,
+            topic_data: f_topic_data,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -172,19 +179,23 @@ impl<'a> ProduceRequestTopicData<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partition_data = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partition_data = get_array(
             r,
             flex,
             ProduceRequestPartitionData::min_size(v, flex),
             |r| ProduceRequestPartitionData::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partition_data"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ProduceRequestTopicData {
+            name: f_name,
+            partition_data: f_partition_data,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -239,13 +250,17 @@ impl<'a> ProduceRequestPartitionData<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.index = r.i32().map_err(|e| at(e, "index"))?;
-        s.records = get_opt_bytes(r, flex, true).map_err(|e| at(e, "records"))?;
+        let f_index = r.i32().map_err(|e| at(e, "index"))?;
+        let f_records = get_opt_bytes(r, flex, true).map_err(|e| at(e, "records"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ProduceRequestPartitionData {
+            index: f_index,
+            records: f_records,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -350,30 +365,33 @@ impl<'a> ProduceResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.responses = get_array(r, flex, ProduceResponseResponse::min_size(v, flex), |r| {
+        let f_responses = get_array(r, flex, ProduceResponseResponse::min_size(v, flex), |r| {
             ProduceResponseResponse::read_in(r, v, flex)
         })
         .map_err(|e| at(e, "responses"))?;
-        if v >= 1 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        if v >= 10 && !(v >= 10) {
-            s.node_endpoints = get_array(
+        let f_throttle_time_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let mut f_node_endpoints = if v >= 10 && !(v >= 10) {
+            get_array(
                 r,
                 flex,
                 ProduceResponseNodeEndpoint::min_size(v, flex),
                 |r| ProduceResponseNodeEndpoint::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "node_endpoints"))?;
-        }
+            .map_err(|e| at(e, "node_endpoints"))?
+        } else {
+            Vec::new()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            let mut unknown = Vec::new();
-            read_tagged(r, &mut unknown, |tag, raw| {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
                 let r = &mut Reader::new(raw);
                 match tag {
                     0 if v >= 10 && v >= 10 => {
-                        s.node_endpoints = get_array(
+                        f_node_endpoints = get_array(
                             r,
                             flex,
                             ProduceResponseNodeEndpoint::min_size(v, flex),
@@ -386,9 +404,13 @@ impl<'a> ProduceResponse<'a> {
                     _ => Ok(false),
                 }
             })?;
-            s.unknown_tagged = unknown;
         }
-        Ok(s)
+        Ok(ProduceResponse {
+            responses: f_responses,
+            throttle_time_ms: f_throttle_time_ms,
+            node_endpoints: f_node_endpoints,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -468,19 +490,23 @@ impl<'a> ProduceResponseResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.name = get_str(r, flex).map_err(|e| at(e, "name"))?;
-        s.partition_responses = get_array(
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_partition_responses = get_array(
             r,
             flex,
             ProduceResponsePartitionResponse::min_size(v, flex),
             |r| ProduceResponsePartitionResponse::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "partition_responses"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ProduceResponseResponse {
+            name: f_name,
+            partition_responses: f_partition_responses,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -589,39 +615,48 @@ impl<'a> ProduceResponsePartitionResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.index = r.i32().map_err(|e| at(e, "index"))?;
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.base_offset = r.i64().map_err(|e| at(e, "base_offset"))?;
-        if v >= 2 {
-            s.log_append_time_ms = r.i64().map_err(|e| at(e, "log_append_time_ms"))?;
-        }
-        if v >= 5 {
-            s.log_start_offset = r.i64().map_err(|e| at(e, "log_start_offset"))?;
-        }
-        if v >= 8 {
-            s.record_errors = get_array(
+        let f_index = r.i32().map_err(|e| at(e, "index"))?;
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_base_offset = r.i64().map_err(|e| at(e, "base_offset"))?;
+        let f_log_append_time_ms = if v >= 2 {
+            r.i64().map_err(|e| at(e, "log_append_time_ms"))?
+        } else {
+            -1i64
+        };
+        let f_log_start_offset = if v >= 5 {
+            r.i64().map_err(|e| at(e, "log_start_offset"))?
+        } else {
+            -1i64
+        };
+        let f_record_errors = if v >= 8 {
+            get_array(
                 r,
                 flex,
                 ProduceResponseRecordError::min_size(v, flex),
                 |r| ProduceResponseRecordError::read_in(r, v, flex),
             )
-            .map_err(|e| at(e, "record_errors"))?;
-        }
-        if v >= 8 {
-            s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        }
-        if v >= 10 && !(v >= 10) {
-            s.current_leader = ProduceResponseCurrentLeader::read_in(r, v, flex)
-                .map_err(|e| at(e, "current_leader"))?;
-        }
+            .map_err(|e| at(e, "record_errors"))?
+        } else {
+            Vec::new()
+        };
+        let f_error_message = if v >= 8 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?
+        } else {
+            None
+        };
+        let mut f_current_leader = if v >= 10 && !(v >= 10) {
+            ProduceResponseCurrentLeader::read_in(r, v, flex)
+                .map_err(|e| at(e, "current_leader"))?
+        } else {
+            ProduceResponseCurrentLeader::default()
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            let mut unknown = Vec::new();
-            read_tagged(r, &mut unknown, |tag, raw| {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
                 let r = &mut Reader::new(raw);
                 match tag {
                     0 if v >= 10 && v >= 10 => {
-                        s.current_leader = ProduceResponseCurrentLeader::read_in(r, v, flex)
+                        f_current_leader = ProduceResponseCurrentLeader::read_in(r, v, flex)
                             .map_err(|e| at(e, "current_leader"))?;
                         tagged_done(r, 0, "current_leader")?;
                         Ok(true)
@@ -629,9 +664,18 @@ impl<'a> ProduceResponsePartitionResponse<'a> {
                     _ => Ok(false),
                 }
             })?;
-            s.unknown_tagged = unknown;
         }
-        Ok(s)
+        Ok(ProduceResponsePartitionResponse {
+            index: f_index,
+            error_code: f_error_code,
+            base_offset: f_base_offset,
+            log_append_time_ms: f_log_append_time_ms,
+            log_start_offset: f_log_start_offset,
+            record_errors: f_record_errors,
+            error_message: f_error_message,
+            current_leader: f_current_leader,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -733,18 +777,25 @@ impl<'a> ProduceResponseRecordError<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 8 {
-            s.batch_index = r.i32().map_err(|e| at(e, "batch_index"))?;
-        }
-        if v >= 8 {
-            s.batch_index_error_message =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "batch_index_error_message"))?;
-        }
+        let f_batch_index = if v >= 8 {
+            r.i32().map_err(|e| at(e, "batch_index"))?
+        } else {
+            0i32
+        };
+        let f_batch_index_error_message = if v >= 8 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "batch_index_error_message"))?
+        } else {
+            None
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ProduceResponseRecordError {
+            batch_index: f_batch_index,
+            batch_index_error_message: f_batch_index_error_message,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -818,17 +869,25 @@ impl<'a> ProduceResponseCurrentLeader<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 10 {
-            s.leader_id = r.i32().map_err(|e| at(e, "leader_id"))?;
-        }
-        if v >= 10 {
-            s.leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
-        }
+        let f_leader_id = if v >= 10 {
+            r.i32().map_err(|e| at(e, "leader_id"))?
+        } else {
+            -1i32
+        };
+        let f_leader_epoch = if v >= 10 {
+            r.i32().map_err(|e| at(e, "leader_epoch"))?
+        } else {
+            -1i32
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ProduceResponseCurrentLeader {
+            leader_id: f_leader_id,
+            leader_epoch: f_leader_epoch,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -919,23 +978,37 @@ impl<'a> ProduceResponseNodeEndpoint<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 10 {
-            s.node_id = r.i32().map_err(|e| at(e, "node_id"))?;
-        }
-        if v >= 10 {
-            s.host = get_str(r, flex).map_err(|e| at(e, "host"))?;
-        }
-        if v >= 10 {
-            s.port = r.i32().map_err(|e| at(e, "port"))?;
-        }
-        if v >= 10 {
-            s.rack = get_opt_str(r, flex, true).map_err(|e| at(e, "rack"))?;
-        }
+        let f_node_id = if v >= 10 {
+            r.i32().map_err(|e| at(e, "node_id"))?
+        } else {
+            0i32
+        };
+        let f_host = if v >= 10 {
+            get_str(r, flex).map_err(|e| at(e, "host"))?
+        } else {
+            Cow::Borrowed("")
+        };
+        let f_port = if v >= 10 {
+            r.i32().map_err(|e| at(e, "port"))?
+        } else {
+            0i32
+        };
+        let f_rack = if v >= 10 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "rack"))?
+        } else {
+            None
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(ProduceResponseNodeEndpoint {
+            node_id: f_node_id,
+            host: f_host,
+            port: f_port,
+            rack: f_rack,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -72,12 +72,15 @@ impl<'a> SaslAuthenticateRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.auth_bytes = get_bytes(r, flex).map_err(|e| at(e, "auth_bytes"))?;
+        let f_auth_bytes = get_bytes(r, flex).map_err(|e| at(e, "auth_bytes"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(SaslAuthenticateRequest {
+            auth_bytes: f_auth_bytes,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -174,17 +177,25 @@ impl<'a> SaslAuthenticateResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
-        s.auth_bytes = get_bytes(r, flex).map_err(|e| at(e, "auth_bytes"))?;
-        if v >= 1 {
-            s.session_lifetime_ms = r.i64().map_err(|e| at(e, "session_lifetime_ms"))?;
-        }
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_error_message = get_opt_str(r, flex, true).map_err(|e| at(e, "error_message"))?;
+        let f_auth_bytes = get_bytes(r, flex).map_err(|e| at(e, "auth_bytes"))?;
+        let f_session_lifetime_ms = if v >= 1 {
+            r.i64().map_err(|e| at(e, "session_lifetime_ms"))?
+        } else {
+            0i64
+        };
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(SaslAuthenticateResponse {
+            error_code: f_error_code,
+            error_message: f_error_message,
+            auth_bytes: f_auth_bytes,
+            session_lifetime_ms: f_session_lifetime_ms,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -69,9 +69,10 @@ impl<'a> SaslHandshakeRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.mechanism = get_str(r, flex).map_err(|e| at(e, "mechanism"))?;
-        Ok(s)
+        let f_mechanism = get_str(r, flex).map_err(|e| at(e, "mechanism"))?;
+        Ok(SaslHandshakeRequest {
+            mechanism: f_mechanism,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -146,11 +147,13 @@ impl<'a> SaslHandshakeResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        s.mechanisms = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_mechanisms = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
             .map_err(|e| at(e, "mechanisms"))?;
-        Ok(s)
+        Ok(SaslHandshakeResponse {
+            error_code: f_error_code,
+            mechanisms: f_mechanisms,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.

@@ -115,31 +115,45 @@ impl<'a> SyncGroupRequest<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
-        s.generation_id = r.i32().map_err(|e| at(e, "generation_id"))?;
-        s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        if v >= 3 {
-            s.group_instance_id =
-                get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?;
-        }
-        if v >= 5 {
-            s.protocol_type = get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_type"))?;
-        }
-        if v >= 5 {
-            s.protocol_name = get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_name"))?;
-        }
-        s.assignments = get_array(
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_generation_id = r.i32().map_err(|e| at(e, "generation_id"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        let f_group_instance_id = if v >= 3 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "group_instance_id"))?
+        } else {
+            None
+        };
+        let f_protocol_type = if v >= 5 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_type"))?
+        } else {
+            None
+        };
+        let f_protocol_name = if v >= 5 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_name"))?
+        } else {
+            None
+        };
+        let f_assignments = get_array(
             r,
             flex,
             SyncGroupRequestAssignment::min_size(v, flex),
             |r| SyncGroupRequestAssignment::read_in(r, v, flex),
         )
         .map_err(|e| at(e, "assignments"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(SyncGroupRequest {
+            group_id: f_group_id,
+            generation_id: f_generation_id,
+            member_id: f_member_id,
+            group_instance_id: f_group_instance_id,
+            protocol_type: f_protocol_type,
+            protocol_name: f_protocol_name,
+            assignments: f_assignments,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -209,13 +223,17 @@ impl<'a> SyncGroupRequestAssignment<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        s.member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
-        s.assignment = get_bytes(r, flex).map_err(|e| at(e, "assignment"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        let f_assignment = get_bytes(r, flex).map_err(|e| at(e, "assignment"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(SyncGroupRequestAssignment {
+            member_id: f_member_id,
+            assignment: f_assignment,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
@@ -327,22 +345,35 @@ impl<'a> SyncGroupResponse<'a> {
 
     /// read_in reads the struct's fields at version `v`.
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
-        let mut s = Self::default();
-        if v >= 1 {
-            s.throttle_time_ms = r.i32().map_err(|e| at(e, "throttle_time_ms"))?;
-        }
-        s.error_code = r.i16().map_err(|e| at(e, "error_code"))?;
-        if v >= 5 {
-            s.protocol_type = get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_type"))?;
-        }
-        if v >= 5 {
-            s.protocol_name = get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_name"))?;
-        }
-        s.assignment = get_bytes(r, flex).map_err(|e| at(e, "assignment"))?;
+        let f_throttle_time_ms = if v >= 1 {
+            r.i32().map_err(|e| at(e, "throttle_time_ms"))?
+        } else {
+            0i32
+        };
+        let f_error_code = r.i16().map_err(|e| at(e, "error_code"))?;
+        let f_protocol_type = if v >= 5 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_type"))?
+        } else {
+            None
+        };
+        let f_protocol_name = if v >= 5 {
+            get_opt_str(r, flex, true).map_err(|e| at(e, "protocol_name"))?
+        } else {
+            None
+        };
+        let f_assignment = get_bytes(r, flex).map_err(|e| at(e, "assignment"))?;
+        let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut s.unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
         }
-        Ok(s)
+        Ok(SyncGroupResponse {
+            throttle_time_ms: f_throttle_time_ms,
+            error_code: f_error_code,
+            protocol_type: f_protocol_type,
+            protocol_name: f_protocol_name,
+            assignment: f_assignment,
+            unknown_tagged,
+        })
     }
 
     /// write_in writes the struct's fields at version `v`.
