@@ -5,6 +5,7 @@
 
 pub mod assignors;
 pub mod client;
+pub mod coordinator;
 pub mod errors;
 pub mod group;
 pub mod log;

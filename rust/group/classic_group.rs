@@ -12,9 +12,9 @@ use super::offsets::Offsets;
 use super::records::OffsetAndMetadata;
 use super::slab::Slab;
 use super::state::GroupState;
-use super::timers::Timer;
 use crate::assignors::consumer_protocol::decode_subscription;
 use crate::assignors::fxhash::FxMap;
+use crate::coordinator::timers::Timer;
 
 /// CONSUMER_PROTOCOL_TYPE is the protocol type of Kafka's consumers.
 pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";

@@ -17,7 +17,8 @@ use super::config::NEW_MEMBER_JOIN_TIMEOUT_MS;
 use super::coordinator::{Coordinator, Pending, StaticRejoin};
 use super::member::{Member, Protocol};
 use super::state::GroupState;
-use super::timers::{Timer, TimerKey};
+use super::timers::TimerKey;
+use crate::coordinator::timers::Timer;
 use crate::errors::ErrorCode;
 
 impl Coordinator {
@@ -100,12 +101,17 @@ impl Coordinator {
                 None => self.add_member_and_rebalance(g, new_id, token, req),
             },
             None if req.version >= 4 => {
-                let at = self.now.saturating_add(req.session_timeout_ms as i64);
-                let Coordinator { groups, timers, .. } = self;
+                let at = self
+                    .runtime
+                    .now()
+                    .saturating_add(req.session_timeout_ms as i64);
+                let Coordinator {
+                    groups, runtime, ..
+                } = self;
                 let group = groups.get_mut(g).expect("a group's slot");
                 let p = group.add_pending(new_id.clone());
                 if let Some(pm) = group.pending.get_mut(p) {
-                    timers.set(
+                    runtime.timers.set(
                         &mut pm.expiry,
                         TimerKey::Pending {
                             group: g,

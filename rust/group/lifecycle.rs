@@ -15,14 +15,11 @@ use super::records::{
     read_offset_commit_value, GroupMetadataValue, OffsetAndMetadata, RecordKey,
 };
 use super::state::GroupState;
-use super::timers::Timer;
+use crate::coordinator::appends::Records;
+use crate::coordinator::load::{Counts, Replay, Replayed};
+use crate::coordinator::timers::Timer;
 use crate::errors::{ErrorCode, Result};
-use crate::protocol::records::{
-    batches, Budget, ControlRecordKey, ControlRecordType, DecodeOptions,
-};
-
-/// Records are (key, value) pairs to append; a None value is a tombstone.
-pub(super) type Records = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+use crate::protocol::records::ControlRecordType;
 
 /// Tombstones are records to append, by partition of `__consumer_offsets`.
 pub(super) type Tombstones = BTreeMap<i32, Records>;
@@ -63,14 +60,17 @@ impl Coordinator {
     /// not decode fails the load (the partition's earlier chunks are dropped); groups the
     /// partition already held are replaced, their parked requests answered NOT_COORDINATOR.
     pub fn load(&mut self, partition: i32, data: &[u8], last: bool) -> Result<LoadStats> {
-        let mut stats = LoadStats::default();
-        let mut state = self.loading.remove(&partition).unwrap_or_default();
-        read_batches(&mut state, data, &mut stats)?;
-        if !last {
-            self.loading.insert(partition, state);
+        let mut counts = Counts::default();
+        let loaded = self.runtime.load(partition, data, last, &mut counts)?;
+        let mut stats = LoadStats {
+            batches: counts.batches,
+            records: counts.records,
+            unknown: counts.unknown,
+            groups: 0,
+        };
+        let Some(state) = loaded else {
             return Ok(stats);
-        }
-        self.unowned.remove(&partition);
+        };
         // Groups already here are replaced by what the log says.
         let existing: Vec<u32> = self
             .groups
@@ -135,8 +135,7 @@ impl Coordinator {
     /// that no request stays parked.
     pub fn unload(&mut self, now: i64, partition: i32) -> Vec<super::api::Effect> {
         self.enter(now);
-        self.loading.remove(&partition);
-        self.unowned.insert(partition);
+        self.runtime.partitions.unload(partition);
         let slots: Vec<u32> = self
             .groups
             .iter()
@@ -147,11 +146,11 @@ impl Coordinator {
             self.unload_group(s);
         }
         self.run_timers();
-        std::mem::take(&mut self.out)
+        self.runtime.take_effects()
     }
 
     fn unload_group(&mut self, g: u32) {
-        let now = self.now;
+        let now = self.runtime.now();
         for s in self.group(g).ordered() {
             let group = self.group_mut(g);
             let id = group.member(s).id.clone();
@@ -178,7 +177,7 @@ impl Coordinator {
     /// `removeExpiredOffsets`): expired offsets are tombstoned, and an Empty group left without
     /// offsets goes Dead and is tombstoned too.
     pub(super) fn expire_offsets(&mut self) {
-        let now = self.now;
+        let now = self.runtime.now();
         let retention = self.config.offsets_retention_ms;
         let mut tombstones = BTreeMap::new();
         for s in self.groups.slots() {
@@ -216,7 +215,7 @@ impl Coordinator {
         }
         self.write_tombstones(tombstones);
         self.run_timers();
-        std::mem::take(&mut self.out)
+        self.runtime.take_effects()
     }
 
     /// cleanup_group removes `offsets` from the group with tombstones, and drops the group (with
@@ -228,7 +227,7 @@ impl Coordinator {
         offsets: Vec<(Arc<str>, i32)>,
         tombstones: &mut Tombstones,
     ) {
-        let now = self.now;
+        let now = self.runtime.now();
         let group = self.group_mut(g);
         let partition = group.partition;
         let mut records = Vec::new();
@@ -452,72 +451,71 @@ fn restore(group: &mut Group, v: &GroupMetadataValue) {
     group.subscribed_topics = group.compute_subscribed_topics();
 }
 
-fn read_batches(state: &mut LoadState, data: &[u8], stats: &mut LoadStats) -> Result<()> {
-    let opts = DecodeOptions::default();
-    let mut budget = Budget::new(opts.max_decompressed_size);
-    for raw in batches(data) {
-        let batch = raw?.decode(&opts, &mut budget)?;
-        stats.batches += 1;
-        let pid = batch.batch.producer_id;
-        if batch.batch.is_control {
-            if let Some(r) = batch.records().next() {
-                let key = ControlRecordKey::parse(r.key)?;
-                let done = state.transactional.remove(&pid);
-                if key.kind == ControlRecordType::Commit {
-                    for (k, v) in done.into_iter().flatten() {
-                        match v {
-                            Some(o) => {
-                                state.offsets.insert(k, o);
-                            }
-                            None => {
-                                state.offsets.remove(&k);
-                            }
+impl Replay for LoadState {
+    /// record keeps the last offset commit and group metadata record per key (a tombstone
+    /// removes); offsets committed in a transaction wait for its marker.
+    fn record(
+        &mut self,
+        producer_id: i64,
+        transactional: bool,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<Replayed> {
+        match read_key(key)? {
+            RecordKey::OffsetCommit {
+                group,
+                topic,
+                partition,
+            } => {
+                let k = (group, topic, partition);
+                let v = match value {
+                    Some(v) => Some(read_offset_commit_value(v)?),
+                    None => None,
+                };
+                if transactional {
+                    self.transactional
+                        .entry(producer_id)
+                        .or_default()
+                        .insert(k, v);
+                } else {
+                    match v {
+                        Some(o) => {
+                            self.offsets.insert(k, o);
+                        }
+                        None => {
+                            self.offsets.remove(&k);
                         }
                     }
                 }
             }
-            continue;
-        }
-        let transactional = batch.batch.is_transactional;
-        for r in batch.records() {
-            stats.records += 1;
-            let Some(key) = r.key else {
-                continue;
-            };
-            match read_key(key)? {
-                RecordKey::OffsetCommit {
-                    group,
-                    topic,
-                    partition,
-                } => {
-                    let k = (group, topic, partition);
-                    let v = match r.value {
-                        Some(v) => Some(read_offset_commit_value(v)?),
-                        None => None,
-                    };
-                    if transactional {
-                        state.transactional.entry(pid).or_default().insert(k, v);
-                    } else {
-                        match v {
-                            Some(o) => {
-                                state.offsets.insert(k, o);
-                            }
-                            None => {
-                                state.offsets.remove(&k);
-                            }
-                        }
-                    }
-                }
-                RecordKey::GroupMetadata { group } => {
-                    let v = match r.value {
-                        Some(v) => Some(read_group_metadata_value(v)?),
-                        None => None,
-                    };
-                    state.groups.insert(group, v);
-                }
-                RecordKey::Unknown { .. } => stats.unknown += 1,
+            RecordKey::GroupMetadata { group } => {
+                let v = match value {
+                    Some(v) => Some(read_group_metadata_value(v)?),
+                    None => None,
+                };
+                self.groups.insert(group, v);
             }
+            RecordKey::Unknown { .. } => return Ok(Replayed::Unknown),
         }
+        Ok(Replayed::Known)
     }
-    Ok(())
+
+    /// control ends a transaction of `producer_id`: its offsets count on a commit marker and
+    /// are dropped on any other.
+    fn control(&mut self, producer_id: i64, kind: ControlRecordType) -> Result<()> {
+        let done = self.transactional.remove(&producer_id);
+        if kind == ControlRecordType::Commit {
+            for (k, v) in done.into_iter().flatten() {
+                match v {
+                    Some(o) => {
+                        self.offsets.insert(k, o);
+                    }
+                    None => {
+                        self.offsets.remove(&k);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }

@@ -86,7 +86,7 @@ impl Coordinator {
         }
         // Metadata longer than offset.metadata.max.bytes is refused per partition; the rest is
         // stored.
-        let now = self.now;
+        let now = self.runtime.now();
         let max = self.config.offset_metadata_max_bytes;
         let expire =
             (req.retention_time_ms != -1).then(|| now.saturating_add(req.retention_time_ms));

@@ -18,10 +18,12 @@ use crate::errors::ErrorCode;
 impl Coordinator {
     /// reschedule_heartbeat restarts a member's session timer: `timeout_ms` from now.
     pub(super) fn reschedule_heartbeat(&mut self, g: u32, slot: u32, timeout_ms: i64) {
-        let at = self.now.saturating_add(timeout_ms.max(0));
-        let Coordinator { groups, timers, .. } = self;
+        let at = self.runtime.now().saturating_add(timeout_ms.max(0));
+        let Coordinator {
+            groups, runtime, ..
+        } = self;
         if let Some(m) = groups.get_mut(g).and_then(|g| g.members.get_mut(slot)) {
-            timers.set(
+            runtime.timers.set(
                 &mut m.heartbeat,
                 TimerKey::Heartbeat {
                     group: g,
@@ -39,10 +41,14 @@ impl Coordinator {
     }
 
     fn set_join_timer(&mut self, g: u32, delay_ms: i64) {
-        let at = self.now.saturating_add(delay_ms.max(0));
-        let Coordinator { groups, timers, .. } = self;
+        let at = self.runtime.now().saturating_add(delay_ms.max(0));
+        let Coordinator {
+            groups, runtime, ..
+        } = self;
         let group = groups.get_mut(g).expect("a group's slot");
-        timers.set(&mut group.join_timer, TimerKey::Join { group: g }, at);
+        runtime
+            .timers
+            .set(&mut group.join_timer, TimerKey::Join { group: g }, at);
     }
 
     /// maybe_prepare_rebalance starts a rebalance if the group can (Kafka's
@@ -63,7 +69,7 @@ impl Coordinator {
         }
         self.remove_sync_expiration(g);
         let delay = self.config.initial_rebalance_delay_ms;
-        let now = self.now;
+        let now = self.runtime.now();
         let group = self.group_mut(g);
         let initial = group.is(GroupState::Empty);
         let rebalance_timeout = group.rebalance_timeout_ms();
@@ -158,7 +164,7 @@ impl Coordinator {
             self.set_join_timer(g, wait);
             return;
         }
-        let now = self.now;
+        let now = self.runtime.now();
         self.group_mut(g).init_next_generation(now);
         if self.group(g).is(GroupState::Empty) {
             // Kafka only warns when this write fails: nothing waits on it.
@@ -204,9 +210,13 @@ impl Coordinator {
         let group = self.group_mut(g);
         group.sync_generation = group.generation;
         let at = now.saturating_add(group.rebalance_timeout_ms());
-        let Coordinator { groups, timers, .. } = self;
+        let Coordinator {
+            groups, runtime, ..
+        } = self;
         let group = groups.get_mut(g).expect("a group's slot");
-        timers.set(&mut group.sync_timer, TimerKey::Sync { group: g }, at);
+        runtime
+            .timers
+            .set(&mut group.sync_timer, TimerKey::Sync { group: g }, at);
     }
 
     /// remove_sync_expiration forgets who owes a SyncGroup and cancels the sync timeout.
@@ -423,7 +433,7 @@ impl Coordinator {
                 m.assignment = assignment.get(&*m.id).cloned().unwrap_or_else(empty_bytes);
             }
             self.propagate_assignment(g, ErrorCode::None);
-            let now = self.now;
+            let now = self.runtime.now();
             self.group_mut(g).transition(GroupState::Stable, now);
         }
     }
