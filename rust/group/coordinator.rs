@@ -3,17 +3,20 @@
 //!
 //! The handlers live one module per api beside this one (`join_group.rs`, `sync_group.rs`, ...,
 //! as franz-go's kfake lays them out); the rebalance mechanics they share are in `rebalance.rs`,
-//! loading, unloading and offset expiry in `lifecycle.rs`.
+//! loading and unloading in `load.rs` (over `replay.rs`), offset expiry in `cleanup.rs`. What
+//! waits on an append is a [`Pending`] (`pending.rs`); this module does it once the append ends.
+//! None of those modules is imported here: they extend [`Coordinator`] with `impl` blocks, and
+//! this module names only the types it holds, so that no two modules import each other.
 
 use std::sync::Arc;
 
 use super::api::{AppendToken, Effect, GroupRequest, GroupResponse, Token};
 use super::classic_group::Group;
 use super::config::Config;
-use super::lifecycle::LoadState;
-use super::member::Protocol;
 use super::name::Name;
-use super::records::{partition_for, OffsetAndMetadata};
+use super::pending::Pending;
+use super::records::partition_for;
+use super::replay::LoadState;
 use super::slab::Slab;
 use super::state::GroupState;
 use super::timers::TimerKey;
@@ -28,50 +31,6 @@ use crate::rng::Rng;
 /// [`TimerKey`], [`GroupResponse`]s, [`Pending`] work waiting on appends to
 /// `__consumer_offsets`, and a partition's [`LoadState`] while it loads.
 pub(super) type Runtime = runtime::Runtime<TimerKey, GroupResponse, Pending, LoadState>;
-
-/// Pending is work waiting on an append: what to do when the host reports its outcome.
-#[derive(Debug)]
-pub(super) enum Pending {
-    /// Commit: an OffsetCommit's offsets; its response goes out when the append ends.
-    Commit {
-        token: Token,
-        group: Arc<str>,
-        uid: u64,
-        response: super::api::OffsetCommitResponse<'static>,
-        /// offsets are (topic index, partition index in the response, topic, partition, offset).
-        offsets: Vec<(usize, usize, Arc<str>, i32, OffsetAndMetadata)>,
-    },
-    /// Assignment: the leader's assignment of a generation; the group becomes Stable on success.
-    Assignment {
-        group: Arc<str>,
-        uid: u64,
-        generation: i32,
-        assignment: FxMap<Arc<str>, Arc<[u8]>>,
-    },
-    /// StaticRejoin: a known static member rejoined a Stable group under a new member id without
-    /// a rebalance; on failure the replacement is reverted.
-    StaticRejoin(Box<StaticRejoin>),
-    /// Nothing waits (tombstones, an Empty group's metadata).
-    Nothing,
-}
-
-/// StaticRejoin is what reverting or answering a static member's rejoin needs.
-#[derive(Debug)]
-pub(super) struct StaticRejoin {
-    pub token: Token,
-    pub group: Arc<str>,
-    pub uid: u64,
-    pub instance_id: Arc<str>,
-    pub old_member_id: Arc<str>,
-    pub new_member_id: Arc<str>,
-    pub old_protocols: Vec<Protocol>,
-    pub old_rebalance_timeout_ms: i32,
-    pub old_session_timeout_ms: i32,
-    /// old_leader is the leader before the replacement (the pre-v9 answer's leader).
-    pub old_leader: Option<Arc<str>>,
-    /// skip_assignment: JoinGroup v9+, which can tell a leader to skip the assignment.
-    pub skip_assignment: bool,
-}
 
 /// Coordinator is the group coordinator. Deterministic: the same calls with the same times
 /// (and the same seed) give the same effects. Not thread-safe; a host serialises its calls.
@@ -414,6 +373,25 @@ impl Coordinator {
     // -----------------------------------------------------------------------------------------
     // internals shared by the handlers
 
+    /// complete_append does what waited on an append.
+    fn complete_append(&mut self, token: AppendToken, pending: Pending, error: ErrorCode) {
+        match pending {
+            Pending::Nothing => {}
+            Pending::Commit(c) => self.complete_commit(token, c, error),
+            Pending::Assignment {
+                group,
+                uid,
+                generation,
+                assignment,
+            } => {
+                if let Some(g) = self.slot_of_uid(&group, uid) {
+                    self.complete_assignment(g, generation, &assignment, error);
+                }
+            }
+            Pending::StaticRejoin(r) => self.complete_static_rejoin(*r, error),
+        }
+    }
+
     /// enter advances the clock and fires what is due.
     pub(super) fn enter(&mut self, now: i64) {
         if self.runtime.advance(now) {
@@ -593,35 +571,5 @@ impl Coordinator {
         pending: Pending,
     ) -> AppendToken {
         self.runtime.append(partition, records, pending)
-    }
-}
-
-/// map_commit_error maps a storage error to what OffsetCommit answers (Kafka's
-/// `maybeConvertOffsetCommitError`).
-pub(super) fn map_commit_error(e: ErrorCode) -> ErrorCode {
-    use ErrorCode::*;
-    match e {
-        NetworkException => CoordinatorLoadInProgress,
-        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
-            CoordinatorNotAvailable
-        }
-        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
-        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => InvalidCommitOffsetSize,
-        other => other,
-    }
-}
-
-/// map_group_error maps a storage error to what a group metadata write answers (Kafka's
-/// `storeGroup` callback).
-pub(super) fn map_group_error(e: ErrorCode) -> ErrorCode {
-    use ErrorCode::*;
-    match e {
-        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
-            CoordinatorNotAvailable
-        }
-        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
-        RequestTimedOut => RebalanceInProgress,
-        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => UnknownServerError,
-        other => other,
     }
 }

@@ -14,8 +14,10 @@ use super::api::{
 };
 use super::classic_group::{empty_bytes, JoinPhase};
 use super::config::NEW_MEMBER_JOIN_TIMEOUT_MS;
-use super::coordinator::{Coordinator, Pending, StaticRejoin};
+use super::coordinator::Coordinator;
 use super::member::{Member, Protocol};
+use super::pending::{Pending, StaticRejoin};
+use super::rebalance::map_group_error;
 use super::state::GroupState;
 use super::timers::TimerKey;
 use crate::coordinator::timers::Timer;
@@ -365,5 +367,83 @@ impl Coordinator {
                 debug_assert!(false, "static member rejoined a {} group", group.state)
             }
         }
+    }
+
+    /// complete_static_rejoin ends the write of a static member's new id (Kafka's
+    /// `updateStaticMemberAndRebalance` callback). On failure the replacement is reverted and the
+    /// member is answered with the error and no member id; on success it gets the current
+    /// generation: from v9 a leader is told so and to skip the assignment, before v9 the answer
+    /// names the old leader id, which the new member id never equals, so that no member assigns.
+    pub(super) fn complete_static_rejoin(&mut self, r: StaticRejoin, error: ErrorCode) {
+        let Some(g) = self.slot_of_uid(&r.group, r.uid) else {
+            return;
+        };
+        let Some(slot) = self.group(g).slot(&r.new_member_id) else {
+            return;
+        };
+        if self.group(g).member(slot).awaiting_join != Some(r.token) {
+            // Answered already: a rebalance completed, or the member was fenced or removed.
+            return;
+        }
+        if error != ErrorCode::None {
+            let group = self.group_mut(g);
+            group.update_member(
+                slot,
+                r.old_protocols,
+                r.old_rebalance_timeout_ms,
+                r.old_session_timeout_ms,
+                None,
+            );
+            if group.static_slot(&r.instance_id) == Some(slot) {
+                group.replace_static_member(slot, r.old_member_id.clone());
+            }
+            self.reschedule_session(g, slot);
+            let group = self.group(g);
+            let response = JoinGroupResponse {
+                error_code: map_group_error(error).code(),
+                generation_id: group.generation,
+                protocol_type: group.protocol_type.as_deref().map(text),
+                protocol_name: group.protocol_name.as_deref().map(text),
+                leader: r.old_leader.as_deref().map_or_else(Default::default, text),
+                ..Default::default()
+            };
+            self.respond(r.token, GroupResponse::JoinGroup(response));
+            return;
+        }
+        self.group_mut(g).take_join(slot);
+        // The answer restarts the session: its timer may have come and gone (satisfied) while
+        // the JoinGroup was parked.
+        self.reschedule_session(g, slot);
+        let group = self.group(g);
+        let is_leader = group.is_leader(slot);
+        let response = if r.skip_assignment {
+            JoinGroupResponse {
+                generation_id: group.generation,
+                protocol_type: group.protocol_type.as_deref().map(text),
+                protocol_name: group.protocol_name.as_deref().map(text),
+                leader: group
+                    .leader_id()
+                    .as_deref()
+                    .map_or_else(Default::default, text),
+                skip_assignment: is_leader,
+                member_id: text(&r.new_member_id),
+                members: if is_leader {
+                    group.current_members()
+                } else {
+                    Vec::new()
+                },
+                ..Default::default()
+            }
+        } else {
+            JoinGroupResponse {
+                generation_id: group.generation,
+                protocol_type: group.protocol_type.as_deref().map(text),
+                protocol_name: group.protocol_name.as_deref().map(text),
+                leader: r.old_leader.as_deref().map_or_else(Default::default, text),
+                member_id: text(&r.new_member_id),
+                ..Default::default()
+            }
+        };
+        self.respond(r.token, GroupResponse::JoinGroup(response));
     }
 }

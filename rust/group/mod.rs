@@ -13,8 +13,9 @@
 //!   message (`protocol::typed`) and normalises older versions' shapes into a [`GroupRequest`];
 //!   [`responses`] writes a [`GroupResponse`] as the response frame of that version.
 //! - Each api is one module (`join_group.rs`, `sync_group.rs`, ...), opening with the versions
-//!   it serves and what changed between them; `rebalance.rs` holds the mechanics they share and
-//!   `lifecycle.rs` loading, unloading, append outcomes and offset expiry.
+//!   it serves and what changed between them; `rebalance.rs` holds the mechanics they share,
+//!   `load.rs` loading and unloading, `cleanup.rs` offset expiry, `pending.rs` what waits on an
+//!   append.
 //! - [`GroupState`] documents each state's actions and transitions.
 //!
 //! Behaviour, error codes and record formats are Kafka 3.9's (its Scala `GroupCoordinator`, and
@@ -23,6 +24,7 @@
 
 mod api;
 mod classic_group;
+mod cleanup;
 mod config;
 mod coordinator;
 mod delete_groups;
@@ -30,16 +32,18 @@ mod describe_groups;
 mod heartbeat;
 mod join_group;
 mod leave_group;
-mod lifecycle;
 mod list_groups;
+mod load;
 mod member;
 mod name;
 mod offset_commit;
 mod offset_delete;
 mod offset_fetch;
 mod offsets;
+mod pending;
 mod rebalance;
 pub mod records;
+mod replay;
 pub mod requests;
 pub mod responses;
 mod slab;
@@ -54,6 +58,6 @@ pub use api::*;
 pub use classic_group::CONSUMER_PROTOCOL_TYPE;
 pub use config::{Config, NEW_MEMBER_JOIN_TIMEOUT_MS};
 pub use coordinator::Coordinator;
-pub use lifecycle::LoadStats;
+pub use load::LoadStats;
 pub use records::{partition_for, OffsetAndMetadata};
 pub use state::GroupState;

@@ -13,10 +13,11 @@
 use std::sync::Arc;
 
 use super::api::{
-    text, GroupResponse, OffsetCommit, OffsetCommitResponse, OffsetCommitResponsePartition,
-    OffsetCommitResponseTopic, Token,
+    text, AppendToken, GroupResponse, OffsetCommit, OffsetCommitResponse,
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic, Token,
 };
-use super::coordinator::{Coordinator, Pending};
+use super::coordinator::Coordinator;
+use super::pending::{Commit, Pending};
 use super::records::{offset_commit_key, offset_commit_value, OffsetAndMetadata};
 use super::state::GroupState;
 use crate::errors::ErrorCode;
@@ -129,18 +130,51 @@ impl Coordinator {
         let append = self.append(
             partition,
             records,
-            Pending::Commit {
+            Pending::Commit(Commit {
                 token,
                 group: group_id,
                 uid,
                 response,
                 offsets,
-            },
+            }),
         );
         let group = self.group_mut(g);
         for (t, p) in staged {
             group.offsets.stage(&t, p, append);
         }
+    }
+
+    /// complete_commit answers a commit once its append `append` ends: the staged offsets
+    /// become committed, or are dropped with the storage error mapped for the commit.
+    pub(super) fn complete_commit(
+        &mut self,
+        append: AppendToken,
+        commit: Commit,
+        error: ErrorCode,
+    ) {
+        let Commit {
+            token,
+            group,
+            uid,
+            mut response,
+            offsets,
+        } = commit;
+        let outcome = if error == ErrorCode::None {
+            ErrorCode::None
+        } else {
+            map_commit_error(error)
+        };
+        let g = self.slot_of_uid(&group, uid);
+        for (ti, pi, topic, partition, value) in offsets {
+            if let Some(g) = g {
+                let ok = (outcome == ErrorCode::None).then_some(value);
+                self.group_mut(g)
+                    .offsets
+                    .complete(&topic, partition, append, ok);
+            }
+            response.topics[ti].partitions[pi].error_code = outcome.code();
+        }
+        self.respond(token, GroupResponse::OffsetCommit(response));
     }
 
     /// commit_error is the error every partition of a commit gets, if any: the group id and
@@ -186,5 +220,20 @@ impl Coordinator {
             GroupState::CompletingRebalance => Some(ErrorCode::RebalanceInProgress),
             _ => None,
         }
+    }
+}
+
+/// map_commit_error maps a storage error to what OffsetCommit answers (Kafka's
+/// `maybeConvertOffsetCommitError`).
+fn map_commit_error(e: ErrorCode) -> ErrorCode {
+    use ErrorCode::*;
+    match e {
+        NetworkException => CoordinatorLoadInProgress,
+        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
+            CoordinatorNotAvailable
+        }
+        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
+        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => InvalidCommitOffsetSize,
+        other => other,
     }
 }

@@ -9,7 +9,8 @@ use super::api::{
     bytes, join_error, sync_error, text, GroupResponse, JoinGroupResponse, SyncGroupResponse,
 };
 use super::classic_group::{empty_bytes, Group, JoinPhase};
-use super::coordinator::{map_group_error, Coordinator, Pending};
+use super::coordinator::Coordinator;
+use super::pending::Pending;
 use super::records::{group_metadata_key, group_metadata_value, GroupMetadataValue, MemberRecord};
 use super::state::GroupState;
 use super::timers::TimerKey;
@@ -436,5 +437,20 @@ impl Coordinator {
             let now = self.runtime.now();
             self.group_mut(g).transition(GroupState::Stable, now);
         }
+    }
+}
+
+/// map_group_error maps a storage error to what a group metadata write answers (Kafka's
+/// `storeGroup` callback).
+pub(super) fn map_group_error(e: ErrorCode) -> ErrorCode {
+    use ErrorCode::*;
+    match e {
+        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
+            CoordinatorNotAvailable
+        }
+        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
+        RequestTimedOut => RebalanceInProgress,
+        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => UnknownServerError,
+        other => other,
     }
 }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use super::api::{bytes, sync_error, text, GroupResponse, SyncGroup, SyncGroupResponse, Token};
 use super::classic_group::empty_bytes;
-use super::coordinator::{Coordinator, Pending};
+use super::coordinator::Coordinator;
+use super::pending::Pending;
 use super::state::GroupState;
 use crate::assignors::fxhash::FxMap;
 use crate::errors::ErrorCode;
