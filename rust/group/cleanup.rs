@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::api::Effect;
+use super::classic::state::GroupState;
 use super::coordinator::Coordinator;
 use super::pending::Pending;
 use super::records::{group_metadata_key, offset_commit_key};
-use super::state::GroupState;
 use crate::coordinator::appends::Records;
 
 /// Tombstones are records to append, by partition of `__consumer_offsets`.

@@ -1,24 +1,28 @@
-//! Coordinator: the classic group coordinator of every group of one broker, as a pure state
-//! machine. The host hands it requests, append outcomes and the time; it answers with effects.
+//! Coordinator: the group coordinator of every group of one broker, as a pure state machine.
+//! The host hands it requests, append outcomes and the time; it answers with effects. Its
+//! clock, timers, appends and loading partitions are the shared runtime's
+//! ([`crate::coordinator::Runtime`]); it routes each request and each timer to its group type.
 //!
-//! The handlers live one module per api beside this one (`join_group.rs`, `sync_group.rs`, ...,
-//! as franz-go's kfake lays them out); the rebalance mechanics they share are in `rebalance.rs`,
-//! loading and unloading in `load.rs` (over `replay.rs`), offset expiry in `cleanup.rs`. What
-//! waits on an append is a [`Pending`] (`pending.rs`); this module does it once the append ends.
-//! None of those modules is imported here: they extend [`Coordinator`] with `impl` blocks, and
-//! this module names only the types it holds, so that no two modules import each other.
+//! The handlers live one module per api (as franz-go's kfake lays them out): the classic
+//! group type's in `classic/` (`join_group.rs`, `sync_group.rs`, ..., with the rebalance
+//! mechanics they share in `rebalance.rs`), the offsets' in `offsets/`, the admin apis beside
+//! this module; loading and unloading are in `load.rs` (over `replay.rs`), offset expiry in
+//! `cleanup.rs`. What waits on an append is a [`Pending`] (`pending.rs`); this module hands it
+//! to its owner once the append ends. None of those modules is imported here: they extend
+//! [`Coordinator`] with `impl` blocks, and this module names only the types it holds, so that
+//! no two modules import each other.
 
 use std::sync::Arc;
 
 use super::api::{AppendToken, Effect, GroupRequest, GroupResponse, Token};
-use super::classic_group::Group;
+use super::classic::classic_group::Group;
+use super::classic::state::GroupState;
 use super::config::Config;
 use super::name::Name;
 use super::pending::Pending;
 use super::records::partition_for;
 use super::replay::LoadState;
 use super::slab::Slab;
-use super::state::GroupState;
 use super::timers::TimerKey;
 use crate::assignors::fxhash::FxMap;
 use crate::coordinator::appends::Records;
@@ -259,7 +263,7 @@ impl Coordinator {
     /// counters, leaders, where parked requests and timers may be.
     #[cfg(test)]
     pub(crate) fn check_invariants(&self) {
-        use super::classic_group::JoinPhase;
+        use super::classic::classic_group::JoinPhase;
         assert_eq!(self.index.len(), self.groups.len());
         for (slot, g) in self.groups.iter() {
             assert_eq!(self.index.get(&*g.id), Some(&slot));
@@ -269,7 +273,7 @@ impl Coordinator {
                 "{}: a Dead group is dropped",
                 g.id
             );
-            let members: Vec<(u32, &super::member::Member)> = g.members.iter().collect();
+            let members: Vec<(u32, &super::classic::member::Member)> = g.members.iter().collect();
             assert_eq!(g.leader.is_none(), members.is_empty(), "{}: leader", g.id);
             if let Some(l) = g.leader {
                 assert!(
@@ -458,7 +462,7 @@ impl Coordinator {
         self.groups.get(g).is_some_and(|group| {
             matches!(
                 group.join_phase,
-                crate::group::classic_group::JoinPhase::Initial { .. }
+                super::classic::classic_group::JoinPhase::Initial { .. }
             )
         })
     }

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use super::api::{
     text, DeleteGroups, DeleteGroupsResponse, DeleteGroupsResponseResult, GroupResponse, Token,
 };
+use super::classic::state::GroupState;
 use super::coordinator::Coordinator;
-use super::state::GroupState;
 use crate::errors::ErrorCode;
 
 impl Coordinator {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::api::{OffsetCommitResponse, Token};
-use super::member::Protocol;
+use super::classic::member::Protocol;
 use super::records::OffsetAndMetadata;
 use crate::assignors::fxhash::FxMap;
 

@@ -12,18 +12,18 @@
 
 use std::sync::Arc;
 
-use super::api::{
+use crate::errors::ErrorCode;
+use crate::group::api::{
     text, AppendToken, GroupResponse, OffsetCommit, OffsetCommitResponse,
     OffsetCommitResponsePartition, OffsetCommitResponseTopic, Token,
 };
-use super::coordinator::Coordinator;
-use super::pending::{Commit, Pending};
-use super::records::{offset_commit_key, offset_commit_value, OffsetAndMetadata};
-use super::state::GroupState;
-use crate::errors::ErrorCode;
+use crate::group::classic::state::GroupState;
+use crate::group::coordinator::Coordinator;
+use crate::group::pending::{Commit, Pending};
+use crate::group::records::{offset_commit_key, offset_commit_value, OffsetAndMetadata};
 
 impl Coordinator {
-    pub(super) fn offset_commit(&mut self, token: Token, req: &OffsetCommit<'_>) {
+    pub(crate) fn offset_commit(&mut self, token: Token, req: &OffsetCommit<'_>) {
         let mut response = OffsetCommitResponse {
             topics: req
                 .topics
@@ -146,7 +146,7 @@ impl Coordinator {
 
     /// complete_commit answers a commit once its append `append` ends: the staged offsets
     /// become committed, or are dropped with the storage error mapped for the commit.
-    pub(super) fn complete_commit(
+    pub(crate) fn complete_commit(
         &mut self,
         append: AppendToken,
         commit: Commit,

@@ -8,20 +8,20 @@
 
 use std::sync::Arc;
 
-use super::api::{
+use super::classic_group::{empty_bytes, JoinPhase};
+use super::member::{Member, Protocol};
+use super::rebalance::map_group_error;
+use super::state::GroupState;
+use crate::coordinator::timers::Timer;
+use crate::errors::ErrorCode;
+use crate::group::api::{
     join_error, sync_error, text, GroupResponse, JoinGroup, JoinGroupResponse,
     JoinGroupResponseMember, Token,
 };
-use super::classic_group::{empty_bytes, JoinPhase};
-use super::config::NEW_MEMBER_JOIN_TIMEOUT_MS;
-use super::coordinator::Coordinator;
-use super::member::{Member, Protocol};
-use super::pending::{Pending, StaticRejoin};
-use super::rebalance::map_group_error;
-use super::state::GroupState;
-use super::timers::TimerKey;
-use crate::coordinator::timers::Timer;
-use crate::errors::ErrorCode;
+use crate::group::config::NEW_MEMBER_JOIN_TIMEOUT_MS;
+use crate::group::coordinator::Coordinator;
+use crate::group::pending::{Pending, StaticRejoin};
+use crate::group::timers::TimerKey;
 
 impl Coordinator {
     fn join_error(&mut self, token: Token, member_id: &str, error: ErrorCode) {
@@ -31,7 +31,7 @@ impl Coordinator {
         );
     }
 
-    pub(super) fn join_group(&mut self, token: Token, req: &JoinGroup<'_>) {
+    pub(crate) fn join_group(&mut self, token: Token, req: &JoinGroup<'_>) {
         if req.group_id.is_empty() {
             return self.join_error(token, &req.member_id, ErrorCode::InvalidGroupId);
         }
@@ -206,7 +206,7 @@ impl Coordinator {
     /// validate_current_member is Kafka's `validateCurrentMember`, shared by every api that
     /// names a member: an instance id mapped to another member id is FENCED_INSTANCE_ID, an
     /// unknown instance id or member id UNKNOWN_MEMBER_ID.
-    pub(super) fn validate_current_member(
+    pub(crate) fn validate_current_member(
         &self,
         g: u32,
         member_id: &str,
@@ -217,7 +217,7 @@ impl Coordinator {
 
     /// member_slot is [`Coordinator::validate_current_member`] giving the member's slot.
     #[inline]
-    pub(super) fn member_slot(
+    pub(crate) fn member_slot(
         &self,
         g: u32,
         member_id: &str,
@@ -374,7 +374,7 @@ impl Coordinator {
     /// member is answered with the error and no member id; on success it gets the current
     /// generation: from v9 a leader is told so and to skip the assignment, before v9 the answer
     /// names the old leader id, which the new member id never equals, so that no member assigns.
-    pub(super) fn complete_static_rejoin(&mut self, r: StaticRejoin, error: ErrorCode) {
+    pub(crate) fn complete_static_rejoin(&mut self, r: StaticRejoin, error: ErrorCode) {
         let Some(g) = self.slot_of_uid(&r.group, r.uid) else {
             return;
         };
