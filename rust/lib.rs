@@ -13,6 +13,8 @@ pub mod partitioners;
 pub mod protocol;
 pub mod rng;
 
+#[cfg(test)]
+mod module_cycles;
 #[cfg(feature = "python")]
 mod py;
 
