@@ -5,6 +5,7 @@
 
 pub mod assignors;
 pub mod client;
+pub mod coordinator;
 pub mod errors;
 pub mod group;
 pub mod log;
@@ -12,6 +13,8 @@ pub mod partitioners;
 pub mod protocol;
 pub mod rng;
 
+#[cfg(test)]
+mod module_cycles;
 #[cfg(feature = "python")]
 mod py;
 

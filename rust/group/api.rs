@@ -44,29 +44,13 @@ pub use crate::protocol::typed::sync_group::{
     SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse,
 };
 
-/// Token identifies a request the host handed in; its response comes back with it.
-pub type Token = u64;
+pub use crate::coordinator::effect::{AppendToken, Token};
 
-/// AppendToken identifies an [`Effect::Append`]; the host reports its outcome with it.
-pub type AppendToken = u64;
-
-/// Effect is what the host must do after a call.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    /// Respond: send `response` to the request the host gave `token` with (once per token).
-    Respond {
-        token: Token,
-        response: GroupResponse,
-    },
-    /// Append: append `records` (one v2 record batch, base offset 0, CreateTime, no producer) to
-    /// partition `partition` of `__consumer_offsets`, then report the outcome with
-    /// `Coordinator::appended(now, token, error)`. Responses that wait on it go out then.
-    Append {
-        token: AppendToken,
-        partition: i32,
-        records: Vec<u8>,
-    },
-}
+/// Effect is what the host must do after a call of the group coordinator: send a
+/// [`GroupResponse`], or append records to a partition of `__consumer_offsets` and report the
+/// outcome with `Coordinator::appended(now, token, error)` (the runtime's
+/// [`Effect`](crate::coordinator::effect::Effect)).
+pub type Effect = crate::coordinator::effect::Effect<GroupResponse>;
 
 /// Req is a request of a group api as the coordinator reads it: the body, typed as generated
 /// from its declaration (`protocol::typed`) and normalised to the newest version's shape by

@@ -1,71 +1,40 @@
-//! Coordinator: the classic group coordinator of every group of one broker, as a pure state
-//! machine. The host hands it requests, append outcomes and the time; it answers with effects.
+//! Coordinator: the group coordinator of every group of one broker, as a pure state machine.
+//! The host hands it requests, append outcomes and the time; it answers with effects. Its
+//! clock, timers, appends and loading partitions are the shared runtime's
+//! ([`crate::coordinator::Runtime`]); it routes each request and each timer to its group type.
 //!
-//! The handlers live one module per api beside this one (`join_group.rs`, `sync_group.rs`, ...,
-//! as franz-go's kfake lays them out); the rebalance mechanics they share are in `rebalance.rs`,
-//! loading, unloading and offset expiry in `lifecycle.rs`.
+//! The handlers live one module per api (as franz-go's kfake lays them out): the classic
+//! group type's in `classic/` (`join_group.rs`, `sync_group.rs`, ..., with the rebalance
+//! mechanics they share in `rebalance.rs`), the offsets' in `offsets/`, the admin apis beside
+//! this module; loading and unloading are in `load.rs` (over `replay.rs`), offset expiry in
+//! `cleanup.rs`. What waits on an append is a [`Pending`] (`pending.rs`); this module hands it
+//! to its owner once the append ends. None of those modules is imported here: they extend
+//! [`Coordinator`] with `impl` blocks, and this module names only the types it holds, so that
+//! no two modules import each other.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::api::{AppendToken, Effect, GroupRequest, GroupResponse, Token};
-use super::classic_group::Group;
+use super::classic::classic_group::Group;
+use super::classic::state::GroupState;
 use super::config::Config;
-use super::lifecycle::LoadState;
-use super::member::Protocol;
 use super::name::Name;
-use super::records::{partition_for, OffsetAndMetadata};
+use super::pending::Pending;
+use super::records::partition_for;
+use super::replay::LoadState;
 use super::slab::Slab;
-use super::state::GroupState;
-use super::timers::{Due, Timer, TimerKey, Timers};
+use super::timers::TimerKey;
 use crate::assignors::fxhash::FxMap;
-use crate::errors::{Error, ErrorCode, Result};
-use crate::protocol::records::{Record, RecordBatch};
+use crate::coordinator::appends::Records;
+use crate::coordinator::runtime;
+use crate::coordinator::timers::{Owners, Timer};
+use crate::errors::{ErrorCode, Result};
 use crate::rng::Rng;
 
-/// Pending is work waiting on an append: what to do when the host reports its outcome.
-#[derive(Debug)]
-pub(super) enum Pending {
-    /// Commit: an OffsetCommit's offsets; its response goes out when the append ends.
-    Commit {
-        token: Token,
-        group: Arc<str>,
-        uid: u64,
-        response: super::api::OffsetCommitResponse<'static>,
-        /// offsets are (topic index, partition index in the response, topic, partition, offset).
-        offsets: Vec<(usize, usize, Arc<str>, i32, OffsetAndMetadata)>,
-    },
-    /// Assignment: the leader's assignment of a generation; the group becomes Stable on success.
-    Assignment {
-        group: Arc<str>,
-        uid: u64,
-        generation: i32,
-        assignment: FxMap<Arc<str>, Arc<[u8]>>,
-    },
-    /// StaticRejoin: a known static member rejoined a Stable group under a new member id without
-    /// a rebalance; on failure the replacement is reverted.
-    StaticRejoin(Box<StaticRejoin>),
-    /// Nothing waits (tombstones, an Empty group's metadata).
-    Nothing,
-}
-
-/// StaticRejoin is what reverting or answering a static member's rejoin needs.
-#[derive(Debug)]
-pub(super) struct StaticRejoin {
-    pub token: Token,
-    pub group: Arc<str>,
-    pub uid: u64,
-    pub instance_id: Arc<str>,
-    pub old_member_id: Arc<str>,
-    pub new_member_id: Arc<str>,
-    pub old_protocols: Vec<Protocol>,
-    pub old_rebalance_timeout_ms: i32,
-    pub old_session_timeout_ms: i32,
-    /// old_leader is the leader before the replacement (the pre-v9 answer's leader).
-    pub old_leader: Option<Arc<str>>,
-    /// skip_assignment: JoinGroup v9+, which can tell a leader to skip the assignment.
-    pub skip_assignment: bool,
-}
+/// Runtime is the coordinator runtime as the group coordinator plugs into it: timers keyed by
+/// [`TimerKey`], [`GroupResponse`]s, [`Pending`] work waiting on appends to
+/// `__consumer_offsets`, and a partition's [`LoadState`] while it loads.
+pub(super) type Runtime = runtime::Runtime<TimerKey, GroupResponse, Pending, LoadState>;
 
 /// Coordinator is the group coordinator. Deterministic: the same calls with the same times
 /// (and the same seed) give the same effects. Not thread-safe; a host serialises its calls.
@@ -78,23 +47,47 @@ pub struct Coordinator {
     pub(super) config: Config,
     pub(super) groups: Slab<Group>,
     pub(super) index: FxMap<Name, u32>,
-    pub(super) timers: Timers,
+    /// runtime holds the clock, the timers, the appends waiting on the host, the partitions
+    /// loading or given up, and the effects of the call in progress.
+    pub(super) runtime: Runtime,
     pub(super) retention: Timer,
-    pub(super) appends: FxMap<AppendToken, Pending>,
-    pub(super) next_append: AppendToken,
     pub(super) next_uid: u64,
     pub(super) rng: Rng,
-    pub(super) now: i64,
-    pub(super) clock_seen: bool,
     /// ticking is set while [`tick`](Coordinator::tick) runs: only then does a group's initial
     /// delayed join expire (see [`run_timers`](Coordinator::run_timers)).
     ticking: bool,
-    pub(super) loading: BTreeMap<i32, LoadState>,
-    pub(super) unowned: BTreeSet<i32>,
     /// to_activate are loaded groups (by uid) whose members' sessions start at the next clock.
     pub(super) to_activate: Vec<(Arc<str>, u64)>,
     pub(super) topics: Option<FxMap<Arc<str>, i32>>,
-    pub(super) out: Vec<Effect>,
+}
+
+/// TimerOwners finds the timer a [`TimerKey`] names among the groups and the retention check.
+struct TimerOwners<'a> {
+    groups: &'a mut Slab<Group>,
+    retention: &'a mut Timer,
+}
+
+impl Owners<TimerKey> for TimerOwners<'_> {
+    #[inline]
+    fn timer(&mut self, key: TimerKey) -> Option<&mut Timer> {
+        match key {
+            TimerKey::Heartbeat { group, member } => self
+                .groups
+                .get_mut(group)?
+                .members
+                .get_mut(member)
+                .map(|m| &mut m.heartbeat),
+            TimerKey::Pending { group, pending } => self
+                .groups
+                .get_mut(group)?
+                .pending
+                .get_mut(pending)
+                .map(|p| &mut p.expiry),
+            TimerKey::Join { group } => self.groups.get_mut(group).map(|g| &mut g.join_timer),
+            TimerKey::Sync { group } => self.groups.get_mut(group).map(|g| &mut g.sync_timer),
+            TimerKey::Retention => Some(self.retention),
+        }
+    }
 }
 
 impl Coordinator {
@@ -114,20 +107,13 @@ impl Coordinator {
             config,
             groups: Slab::default(),
             index: FxMap::default(),
-            timers: Timers::default(),
+            runtime: Runtime::default(),
             retention: Timer::default(),
-            appends: FxMap::default(),
-            next_append: 1,
             next_uid: 1,
             rng,
-            now: i64::MIN,
-            clock_seen: false,
             ticking: false,
-            loading: BTreeMap::new(),
-            unowned: BTreeSet::new(),
             to_activate: Vec::new(),
             topics: None,
-            out: Vec::new(),
         }
     }
 
@@ -172,13 +158,13 @@ impl Coordinator {
         }
         // Work may have armed a timer due at once (a rebalance timeout of 0).
         self.run_timers();
-        out.append(&mut self.out);
+        self.runtime.drain_into(out);
     }
 
     /// appended reports the outcome of the [`Effect::Append`] of `token`: `error` is NONE when
     /// the records are in the log, else the storage error (mapped to what each api answers, as
     /// Kafka's coordinator maps it). An unknown or already reported token is
-    /// [`Error::InvalidArgument`].
+    /// [`Error::InvalidArgument`](crate::errors::Error::InvalidArgument).
     pub fn appended(
         &mut self,
         now: i64,
@@ -198,15 +184,11 @@ impl Coordinator {
         error: ErrorCode,
         out: &mut Vec<Effect>,
     ) -> Result<()> {
-        let Some(pending) = self.appends.remove(&token) else {
-            return Err(Error::InvalidArgument(format!(
-                "no append with token {token} is outstanding"
-            )));
-        };
+        let pending = self.runtime.appends.take(token)?;
         self.enter(now);
         self.complete_append(token, pending, error);
         self.run_timers();
-        out.append(&mut self.out);
+        self.runtime.drain_into(out);
         Ok(())
     }
 
@@ -222,7 +204,7 @@ impl Coordinator {
         self.ticking = true;
         self.enter(now);
         self.ticking = false;
-        out.append(&mut self.out);
+        self.runtime.drain_into(out);
     }
 
     /// next_deadline is when the next timer is due (ms, the clock the calls give), or None when
@@ -231,22 +213,10 @@ impl Coordinator {
         if !self.to_activate.is_empty() {
             return Some(i64::MIN);
         }
-        loop {
-            let (key, at) = self.timers.peek()?;
-            let timer = Self::timer_of(&mut self.groups, &mut self.retention, key);
-            match timer {
-                Some(t) if t.deadline == Some(at) => return Some(at),
-                _ => {
-                    // Stale, or moved later: settle it without firing (the deadline is in the
-                    // future of `at`, so nothing fires).
-                    let due = self.timers.settle(
-                        Self::timer_of(&mut self.groups, &mut self.retention, key),
-                        at,
-                    );
-                    debug_assert_eq!(due, Due::Skip);
-                }
-            }
-        }
+        self.runtime.timers.next_deadline(&mut TimerOwners {
+            groups: &mut self.groups,
+            retention: &mut self.retention,
+        })
     }
 
     /// group_state is the state of a group, None when the coordinator has no such group.
@@ -264,7 +234,7 @@ impl Coordinator {
 
     /// pending_appends is the number of appends whose outcome is not reported yet.
     pub fn pending_appends(&self) -> usize {
-        self.appends.len()
+        self.runtime.appends.len()
     }
 
     /// set_topics gives the broker's topics (name, partition count): offsets committed to a topic
@@ -293,7 +263,7 @@ impl Coordinator {
     /// counters, leaders, where parked requests and timers may be.
     #[cfg(test)]
     pub(crate) fn check_invariants(&self) {
-        use super::classic_group::JoinPhase;
+        use super::classic::classic_group::JoinPhase;
         assert_eq!(self.index.len(), self.groups.len());
         for (slot, g) in self.groups.iter() {
             assert_eq!(self.index.get(&*g.id), Some(&slot));
@@ -303,7 +273,7 @@ impl Coordinator {
                 "{}: a Dead group is dropped",
                 g.id
             );
-            let members: Vec<(u32, &super::member::Member)> = g.members.iter().collect();
+            let members: Vec<(u32, &super::classic::member::Member)> = g.members.iter().collect();
             assert_eq!(g.leader.is_none(), members.is_empty(), "{}: leader", g.id);
             if let Some(l) = g.leader {
                 assert!(
@@ -395,7 +365,11 @@ impl Coordinator {
                 );
             }
             for d in members.iter().filter_map(|(_, m)| m.heartbeat.deadline) {
-                assert!(d > self.now, "{}: a session deadline in the past", g.id);
+                assert!(
+                    d > self.runtime.now(),
+                    "{}: a session deadline in the past",
+                    g.id
+                );
             }
         }
     }
@@ -403,15 +377,34 @@ impl Coordinator {
     // -----------------------------------------------------------------------------------------
     // internals shared by the handlers
 
+    /// complete_append does what waited on an append.
+    fn complete_append(&mut self, token: AppendToken, pending: Pending, error: ErrorCode) {
+        match pending {
+            Pending::Nothing => {}
+            Pending::Commit(c) => self.complete_commit(token, c, error),
+            Pending::Assignment {
+                group,
+                uid,
+                generation,
+                assignment,
+            } => {
+                if let Some(g) = self.slot_of_uid(&group, uid) {
+                    self.complete_assignment(g, generation, &assignment, error);
+                }
+            }
+            Pending::StaticRejoin(r) => self.complete_static_rejoin(*r, error),
+        }
+    }
+
     /// enter advances the clock and fires what is due.
     pub(super) fn enter(&mut self, now: i64) {
-        self.now = self.now.max(now);
-        if !self.clock_seen {
-            self.clock_seen = true;
+        if self.runtime.advance(now) {
             let at = self
-                .now
+                .runtime
+                .now()
                 .saturating_add(self.config.offsets_retention_check_interval_ms);
-            self.timers
+            self.runtime
+                .timers
                 .set(&mut self.retention, TimerKey::Retention, at);
         }
         if !self.to_activate.is_empty() {
@@ -431,32 +424,36 @@ impl Coordinator {
     /// itself at once (a member joined meanwhile, delay 0) waits for the next tick, as Kafka's
     /// re-armed timer is another event behind the requests that came in meanwhile.
     pub(super) fn run_timers(&mut self) {
-        let now = self.now;
+        let now = self.runtime.now();
         let mut held: Vec<u32> = Vec::new();
         let mut fired: Vec<u32> = Vec::new();
-        while let Some((key, at)) = self.timers.peek() {
-            if at > now {
-                break;
-            }
-            let timer = Self::timer_of(&mut self.groups, &mut self.retention, key);
-            if self.timers.settle(timer, now) == Due::Fire {
-                match key {
-                    TimerKey::Join { group } if self.initial_join(group) => {
-                        if self.ticking && !fired.contains(&group) {
-                            fired.push(group);
-                            self.fire(key);
-                        } else {
-                            held.push(group);
-                        }
+        while let Some(key) = self.runtime.timers.pop_due(
+            now,
+            &mut TimerOwners {
+                groups: &mut self.groups,
+                retention: &mut self.retention,
+            },
+        ) {
+            match key {
+                TimerKey::Join { group } if self.initial_join(group) => {
+                    if self.ticking && !fired.contains(&group) {
+                        fired.push(group);
+                        self.fire(key);
+                    } else {
+                        held.push(group);
                     }
-                    _ => self.fire(key),
                 }
+                _ => self.fire(key),
             }
         }
         for g in held {
-            let Coordinator { groups, timers, .. } = self;
+            let Coordinator {
+                groups, runtime, ..
+            } = self;
             if let Some(group) = groups.get_mut(g) {
-                timers.set(&mut group.join_timer, TimerKey::Join { group: g }, now);
+                runtime
+                    .timers
+                    .set(&mut group.join_timer, TimerKey::Join { group: g }, now);
             }
         }
     }
@@ -465,31 +462,9 @@ impl Coordinator {
         self.groups.get(g).is_some_and(|group| {
             matches!(
                 group.join_phase,
-                crate::group::classic_group::JoinPhase::Initial { .. }
+                super::classic::classic_group::JoinPhase::Initial { .. }
             )
         })
-    }
-
-    fn timer_of<'a>(
-        groups: &'a mut Slab<Group>,
-        retention: &'a mut Timer,
-        key: TimerKey,
-    ) -> Option<&'a mut Timer> {
-        match key {
-            TimerKey::Heartbeat { group, member } => groups
-                .get_mut(group)?
-                .members
-                .get_mut(member)
-                .map(|m| &mut m.heartbeat),
-            TimerKey::Pending { group, pending } => groups
-                .get_mut(group)?
-                .pending
-                .get_mut(pending)
-                .map(|p| &mut p.expiry),
-            TimerKey::Join { group } => groups.get_mut(group).map(|g| &mut g.join_timer),
-            TimerKey::Sync { group } => groups.get_mut(group).map(|g| &mut g.sync_timer),
-            TimerKey::Retention => Some(retention),
-        }
     }
 
     fn fire(&mut self, key: TimerKey) {
@@ -501,34 +476,31 @@ impl Coordinator {
             TimerKey::Retention => {
                 self.expire_offsets();
                 let at = self
-                    .now
+                    .runtime
+                    .now()
                     .saturating_add(self.config.offsets_retention_check_interval_ms);
-                self.timers
+                self.runtime
+                    .timers
                     .set(&mut self.retention, TimerKey::Retention, at);
             }
         }
     }
 
     /// respond queues a response.
+    #[inline]
     pub(super) fn respond(&mut self, token: Token, response: GroupResponse) {
-        self.out.push(Effect::Respond { token, response });
+        self.runtime.respond(token, response);
     }
 
     /// gate is the pre-check every group api shares after the group id (Kafka's
     /// `validateGroupStatus`): COORDINATOR_LOAD_IN_PROGRESS while the group's partition loads,
     /// NOT_COORDINATOR once it was unloaded.
+    #[inline]
     pub(super) fn gate(&self, group_id: &str) -> Option<ErrorCode> {
-        if self.loading.is_empty() && self.unowned.is_empty() {
+        if self.runtime.partitions.all_served() {
             return None;
         }
-        let p = self.partition_for(group_id);
-        if self.loading.contains_key(&p) {
-            Some(ErrorCode::CoordinatorLoadInProgress)
-        } else if self.unowned.contains(&p) {
-            Some(ErrorCode::NotCoordinator)
-        } else {
-            None
-        }
+        self.runtime.partitions.error(self.partition_for(group_id))
     }
 
     /// slot_of is the slot of a group by id.
@@ -559,9 +531,12 @@ impl Coordinator {
         let partition = self.partition_for(group_id);
         let uid = self.next_uid;
         self.next_uid += 1;
-        let slot = self
-            .groups
-            .insert(Group::new(uid, id.clone(), partition, Some(self.now)));
+        let slot = self.groups.insert(Group::new(
+            uid,
+            id.clone(),
+            partition,
+            Some(self.runtime.now()),
+        ));
         self.index.insert(Name::from(group_id), slot);
         slot
     }
@@ -596,67 +571,9 @@ impl Coordinator {
     pub(super) fn append(
         &mut self,
         partition: i32,
-        records: super::lifecycle::Records,
+        records: Records,
         pending: Pending,
     ) -> AppendToken {
-        let token = self.next_append;
-        self.next_append += 1;
-        let now = self.now.max(0);
-        let mut batch = RecordBatch {
-            records: records
-                .into_iter()
-                .enumerate()
-                .map(|(i, (k, v))| Record {
-                    offset: i as i64,
-                    timestamp: now,
-                    key: Some(k),
-                    value: v,
-                    headers: Vec::new(),
-                })
-                .collect(),
-            ..RecordBatch::default()
-        };
-        // Offsets count from 0 and timestamps are equal: neither can fail.
-        let bytes = batch
-            .derive_from_records()
-            .and_then(|_| batch.encode(None))
-            .unwrap_or_default();
-        self.appends.insert(token, pending);
-        self.out.push(Effect::Append {
-            token,
-            partition,
-            records: bytes,
-        });
-        token
-    }
-}
-
-/// map_commit_error maps a storage error to what OffsetCommit answers (Kafka's
-/// `maybeConvertOffsetCommitError`).
-pub(super) fn map_commit_error(e: ErrorCode) -> ErrorCode {
-    use ErrorCode::*;
-    match e {
-        NetworkException => CoordinatorLoadInProgress,
-        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
-            CoordinatorNotAvailable
-        }
-        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
-        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => InvalidCommitOffsetSize,
-        other => other,
-    }
-}
-
-/// map_group_error maps a storage error to what a group metadata write answers (Kafka's
-/// `storeGroup` callback).
-pub(super) fn map_group_error(e: ErrorCode) -> ErrorCode {
-    use ErrorCode::*;
-    match e {
-        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
-            CoordinatorNotAvailable
-        }
-        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
-        RequestTimedOut => RebalanceInProgress,
-        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => UnknownServerError,
-        other => other,
+        self.runtime.append(partition, records, pending)
     }
 }

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use super::api::{
     text, DeleteGroups, DeleteGroupsResponse, DeleteGroupsResponseResult, GroupResponse, Token,
 };
+use super::classic::state::GroupState;
 use super::coordinator::Coordinator;
-use super::state::GroupState;
 use crate::errors::ErrorCode;
 
 impl Coordinator {
@@ -28,7 +28,7 @@ impl Coordinator {
                 (None, Some(g)) => match self.group(g).state {
                     GroupState::Dead => ErrorCode::GroupIdNotFound,
                     GroupState::Empty => {
-                        let now = self.now;
+                        let now = self.runtime.now();
                         let group = self.group_mut(g);
                         group.transition(GroupState::Dead, now);
                         group.offsets.clear_pending();

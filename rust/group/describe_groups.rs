@@ -10,8 +10,8 @@ use super::api::{
     bytes, text, DescribeGroups, DescribeGroupsResponse, DescribeGroupsResponseGroup,
     DescribeGroupsResponseMember, GroupResponse, Token, GROUP_OPERATIONS,
 };
+use super::classic::state::GroupState;
 use super::coordinator::Coordinator;
-use super::state::GroupState;
 use crate::errors::ErrorCode;
 
 impl Coordinator {

@@ -39,10 +39,10 @@ impl Coordinator {
             Vec::new()
         };
         groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-        let error = if self.loading.is_empty() {
-            ErrorCode::None
-        } else {
+        let error = if self.runtime.partitions.any_loading() {
             ErrorCode::CoordinatorLoadInProgress
+        } else {
+            ErrorCode::None
         };
         self.respond(
             token,

@@ -253,7 +253,7 @@ impl Sim {
                 d > self.h.now,
                 "a deadline at {d}, now {}: {:?}",
                 self.h.now,
-                self.h.c.timers.peek()
+                self.h.c.runtime.timers.peek()
             );
         }
     }

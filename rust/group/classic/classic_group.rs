@@ -1,20 +1,20 @@
 //! Group: one classic group's membership, generation, protocol and offsets (Kafka's
 //! `GroupMetadata` / `ClassicGroup`). Pure bookkeeping: what to answer and when is the
-//! coordinator's (`coordinator.rs` and the handler modules).
+//! coordinator's (`../coordinator.rs` and the handler modules).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::api::{bytes, text, JoinGroupResponseMember, Token};
 use super::member::{Member, Protocol};
-use super::name::Name;
-use super::offsets::Offsets;
-use super::records::OffsetAndMetadata;
-use super::slab::Slab;
 use super::state::GroupState;
-use super::timers::Timer;
 use crate::assignors::consumer_protocol::decode_subscription;
 use crate::assignors::fxhash::FxMap;
+use crate::coordinator::timers::Timer;
+use crate::group::api::{bytes, text, JoinGroupResponseMember, Token};
+use crate::group::name::Name;
+use crate::group::offsets::offsets::Offsets;
+use crate::group::records::OffsetAndMetadata;
+use crate::group::slab::Slab;
 
 /// CONSUMER_PROTOCOL_TYPE is the protocol type of Kafka's consumers.
 pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
@@ -398,7 +398,7 @@ impl Group {
     pub fn supports_protocols(
         &self,
         protocol_type: &str,
-        protocols: &[super::api::JoinGroupRequestProtocol<'_>],
+        protocols: &[crate::group::api::JoinGroupRequestProtocol<'_>],
     ) -> bool {
         if self.is(GroupState::Empty) {
             !protocol_type.is_empty() && !protocols.is_empty()

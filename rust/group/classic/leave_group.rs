@@ -4,16 +4,16 @@
 //! member id) is removed by an administrator; v5+ adds a reason per member. Before v3
 //! `responses.rs` lifts the one member's error to the top level, as Kafka's `LeaveGroupResponse` does.
 
-use super::api::{
+use super::state::GroupState;
+use crate::errors::ErrorCode;
+use crate::group::api::{
     text, GroupResponse, LeaveGroup, LeaveGroupRequestMember, LeaveGroupResponse,
     LeaveGroupResponseMember, Token,
 };
-use super::coordinator::Coordinator;
-use super::state::GroupState;
-use crate::errors::ErrorCode;
+use crate::group::coordinator::Coordinator;
 
 impl Coordinator {
-    pub(super) fn leave_group(&mut self, token: Token, req: &LeaveGroup<'_>) {
+    pub(crate) fn leave_group(&mut self, token: Token, req: &LeaveGroup<'_>) {
         let top = if req.group_id.is_empty() {
             Some(ErrorCode::InvalidGroupId)
         } else {

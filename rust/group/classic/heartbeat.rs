@@ -4,13 +4,13 @@
 //! This is the hot path: two hash lookups (group, member), a deadline write, no heap operation
 //! and no allocation besides the response.
 
-use super::api::{GroupResponse, Heartbeat, HeartbeatResponse, Token};
-use super::coordinator::Coordinator;
 use super::state::GroupState;
 use crate::errors::ErrorCode;
+use crate::group::api::{GroupResponse, Heartbeat, HeartbeatResponse, Token};
+use crate::group::coordinator::Coordinator;
 
 impl Coordinator {
-    pub(super) fn heartbeat(&mut self, token: Token, req: &Heartbeat<'_>) {
+    pub(crate) fn heartbeat(&mut self, token: Token, req: &Heartbeat<'_>) {
         let error = self.heartbeat_error(req);
         self.respond(
             token,

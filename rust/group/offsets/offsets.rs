@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::api::AppendToken;
-use super::records::OffsetAndMetadata;
 use crate::assignors::fxhash::FxMap;
+use crate::group::api::AppendToken;
+use crate::group::records::OffsetAndMetadata;
 
 /// Committed is a committed offset and the append it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

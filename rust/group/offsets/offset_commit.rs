@@ -12,17 +12,18 @@
 
 use std::sync::Arc;
 
-use super::api::{
-    text, GroupResponse, OffsetCommit, OffsetCommitResponse, OffsetCommitResponsePartition,
-    OffsetCommitResponseTopic, Token,
-};
-use super::coordinator::{Coordinator, Pending};
-use super::records::{offset_commit_key, offset_commit_value, OffsetAndMetadata};
-use super::state::GroupState;
 use crate::errors::ErrorCode;
+use crate::group::api::{
+    text, AppendToken, GroupResponse, OffsetCommit, OffsetCommitResponse,
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic, Token,
+};
+use crate::group::classic::state::GroupState;
+use crate::group::coordinator::Coordinator;
+use crate::group::pending::{Commit, Pending};
+use crate::group::records::{offset_commit_key, offset_commit_value, OffsetAndMetadata};
 
 impl Coordinator {
-    pub(super) fn offset_commit(&mut self, token: Token, req: &OffsetCommit<'_>) {
+    pub(crate) fn offset_commit(&mut self, token: Token, req: &OffsetCommit<'_>) {
         let mut response = OffsetCommitResponse {
             topics: req
                 .topics
@@ -86,7 +87,7 @@ impl Coordinator {
         }
         // Metadata longer than offset.metadata.max.bytes is refused per partition; the rest is
         // stored.
-        let now = self.now;
+        let now = self.runtime.now();
         let max = self.config.offset_metadata_max_bytes;
         let expire =
             (req.retention_time_ms != -1).then(|| now.saturating_add(req.retention_time_ms));
@@ -129,18 +130,51 @@ impl Coordinator {
         let append = self.append(
             partition,
             records,
-            Pending::Commit {
+            Pending::Commit(Commit {
                 token,
                 group: group_id,
                 uid,
                 response,
                 offsets,
-            },
+            }),
         );
         let group = self.group_mut(g);
         for (t, p) in staged {
             group.offsets.stage(&t, p, append);
         }
+    }
+
+    /// complete_commit answers a commit once its append `append` ends: the staged offsets
+    /// become committed, or are dropped with the storage error mapped for the commit.
+    pub(crate) fn complete_commit(
+        &mut self,
+        append: AppendToken,
+        commit: Commit,
+        error: ErrorCode,
+    ) {
+        let Commit {
+            token,
+            group,
+            uid,
+            mut response,
+            offsets,
+        } = commit;
+        let outcome = if error == ErrorCode::None {
+            ErrorCode::None
+        } else {
+            map_commit_error(error)
+        };
+        let g = self.slot_of_uid(&group, uid);
+        for (ti, pi, topic, partition, value) in offsets {
+            if let Some(g) = g {
+                let ok = (outcome == ErrorCode::None).then_some(value);
+                self.group_mut(g)
+                    .offsets
+                    .complete(&topic, partition, append, ok);
+            }
+            response.topics[ti].partitions[pi].error_code = outcome.code();
+        }
+        self.respond(token, GroupResponse::OffsetCommit(response));
     }
 
     /// commit_error is the error every partition of a commit gets, if any: the group id and
@@ -186,5 +220,20 @@ impl Coordinator {
             GroupState::CompletingRebalance => Some(ErrorCode::RebalanceInProgress),
             _ => None,
         }
+    }
+}
+
+/// map_commit_error maps a storage error to what OffsetCommit answers (Kafka's
+/// `maybeConvertOffsetCommitError`).
+fn map_commit_error(e: ErrorCode) -> ErrorCode {
+    use ErrorCode::*;
+    match e {
+        NetworkException => CoordinatorLoadInProgress,
+        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
+            CoordinatorNotAvailable
+        }
+        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
+        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => InvalidCommitOffsetSize,
+        other => other,
     }
 }

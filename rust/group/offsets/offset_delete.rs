@@ -9,16 +9,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::api::{
+use crate::errors::ErrorCode;
+use crate::group::api::{
     text, GroupResponse, OffsetDelete, OffsetDeleteResponse, OffsetDeleteResponsePartition,
     OffsetDeleteResponseTopic, Token,
 };
-use super::coordinator::Coordinator;
-use super::state::GroupState;
-use crate::errors::ErrorCode;
+use crate::group::classic::state::GroupState;
+use crate::group::coordinator::Coordinator;
 
 impl Coordinator {
-    pub(super) fn offset_delete(&mut self, token: Token, req: &OffsetDelete<'_>) {
+    pub(crate) fn offset_delete(&mut self, token: Token, req: &OffsetDelete<'_>) {
         let response = self.delete_offsets(req);
         self.respond(token, GroupResponse::OffsetDelete(response));
     }

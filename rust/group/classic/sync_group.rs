@@ -6,19 +6,22 @@
 
 use std::sync::Arc;
 
-use super::api::{bytes, sync_error, text, GroupResponse, SyncGroup, SyncGroupResponse, Token};
 use super::classic_group::empty_bytes;
-use super::coordinator::{Coordinator, Pending};
 use super::state::GroupState;
 use crate::assignors::fxhash::FxMap;
 use crate::errors::ErrorCode;
+use crate::group::api::{
+    bytes, sync_error, text, GroupResponse, SyncGroup, SyncGroupResponse, Token,
+};
+use crate::group::coordinator::Coordinator;
+use crate::group::pending::Pending;
 
 impl Coordinator {
     fn sync_error(&mut self, token: Token, error: ErrorCode) {
         self.respond(token, GroupResponse::SyncGroup(sync_error(error)));
     }
 
-    pub(super) fn sync_group(&mut self, token: Token, req: &SyncGroup<'_>) {
+    pub(crate) fn sync_group(&mut self, token: Token, req: &SyncGroup<'_>) {
         if req.version >= 5 && (req.protocol_type.is_none() || req.protocol_name.is_none()) {
             return self.sync_error(token, ErrorCode::InconsistentGroupProtocol);
         }

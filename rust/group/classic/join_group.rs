@@ -8,17 +8,20 @@
 
 use std::sync::Arc;
 
-use super::api::{
+use super::classic_group::{empty_bytes, JoinPhase};
+use super::member::{Member, Protocol};
+use super::rebalance::map_group_error;
+use super::state::GroupState;
+use crate::coordinator::timers::Timer;
+use crate::errors::ErrorCode;
+use crate::group::api::{
     join_error, sync_error, text, GroupResponse, JoinGroup, JoinGroupResponse,
     JoinGroupResponseMember, Token,
 };
-use super::classic_group::{empty_bytes, JoinPhase};
-use super::config::NEW_MEMBER_JOIN_TIMEOUT_MS;
-use super::coordinator::{Coordinator, Pending, StaticRejoin};
-use super::member::{Member, Protocol};
-use super::state::GroupState;
-use super::timers::{Timer, TimerKey};
-use crate::errors::ErrorCode;
+use crate::group::config::NEW_MEMBER_JOIN_TIMEOUT_MS;
+use crate::group::coordinator::Coordinator;
+use crate::group::pending::{Pending, StaticRejoin};
+use crate::group::timers::TimerKey;
 
 impl Coordinator {
     fn join_error(&mut self, token: Token, member_id: &str, error: ErrorCode) {
@@ -28,7 +31,7 @@ impl Coordinator {
         );
     }
 
-    pub(super) fn join_group(&mut self, token: Token, req: &JoinGroup<'_>) {
+    pub(crate) fn join_group(&mut self, token: Token, req: &JoinGroup<'_>) {
         if req.group_id.is_empty() {
             return self.join_error(token, &req.member_id, ErrorCode::InvalidGroupId);
         }
@@ -100,12 +103,17 @@ impl Coordinator {
                 None => self.add_member_and_rebalance(g, new_id, token, req),
             },
             None if req.version >= 4 => {
-                let at = self.now.saturating_add(req.session_timeout_ms as i64);
-                let Coordinator { groups, timers, .. } = self;
+                let at = self
+                    .runtime
+                    .now()
+                    .saturating_add(req.session_timeout_ms as i64);
+                let Coordinator {
+                    groups, runtime, ..
+                } = self;
                 let group = groups.get_mut(g).expect("a group's slot");
                 let p = group.add_pending(new_id.clone());
                 if let Some(pm) = group.pending.get_mut(p) {
-                    timers.set(
+                    runtime.timers.set(
                         &mut pm.expiry,
                         TimerKey::Pending {
                             group: g,
@@ -198,7 +206,7 @@ impl Coordinator {
     /// validate_current_member is Kafka's `validateCurrentMember`, shared by every api that
     /// names a member: an instance id mapped to another member id is FENCED_INSTANCE_ID, an
     /// unknown instance id or member id UNKNOWN_MEMBER_ID.
-    pub(super) fn validate_current_member(
+    pub(crate) fn validate_current_member(
         &self,
         g: u32,
         member_id: &str,
@@ -209,7 +217,7 @@ impl Coordinator {
 
     /// member_slot is [`Coordinator::validate_current_member`] giving the member's slot.
     #[inline]
-    pub(super) fn member_slot(
+    pub(crate) fn member_slot(
         &self,
         g: u32,
         member_id: &str,
@@ -359,5 +367,83 @@ impl Coordinator {
                 debug_assert!(false, "static member rejoined a {} group", group.state)
             }
         }
+    }
+
+    /// complete_static_rejoin ends the write of a static member's new id (Kafka's
+    /// `updateStaticMemberAndRebalance` callback). On failure the replacement is reverted and the
+    /// member is answered with the error and no member id; on success it gets the current
+    /// generation: from v9 a leader is told so and to skip the assignment, before v9 the answer
+    /// names the old leader id, which the new member id never equals, so that no member assigns.
+    pub(crate) fn complete_static_rejoin(&mut self, r: StaticRejoin, error: ErrorCode) {
+        let Some(g) = self.slot_of_uid(&r.group, r.uid) else {
+            return;
+        };
+        let Some(slot) = self.group(g).slot(&r.new_member_id) else {
+            return;
+        };
+        if self.group(g).member(slot).awaiting_join != Some(r.token) {
+            // Answered already: a rebalance completed, or the member was fenced or removed.
+            return;
+        }
+        if error != ErrorCode::None {
+            let group = self.group_mut(g);
+            group.update_member(
+                slot,
+                r.old_protocols,
+                r.old_rebalance_timeout_ms,
+                r.old_session_timeout_ms,
+                None,
+            );
+            if group.static_slot(&r.instance_id) == Some(slot) {
+                group.replace_static_member(slot, r.old_member_id.clone());
+            }
+            self.reschedule_session(g, slot);
+            let group = self.group(g);
+            let response = JoinGroupResponse {
+                error_code: map_group_error(error).code(),
+                generation_id: group.generation,
+                protocol_type: group.protocol_type.as_deref().map(text),
+                protocol_name: group.protocol_name.as_deref().map(text),
+                leader: r.old_leader.as_deref().map_or_else(Default::default, text),
+                ..Default::default()
+            };
+            self.respond(r.token, GroupResponse::JoinGroup(response));
+            return;
+        }
+        self.group_mut(g).take_join(slot);
+        // The answer restarts the session: its timer may have come and gone (satisfied) while
+        // the JoinGroup was parked.
+        self.reschedule_session(g, slot);
+        let group = self.group(g);
+        let is_leader = group.is_leader(slot);
+        let response = if r.skip_assignment {
+            JoinGroupResponse {
+                generation_id: group.generation,
+                protocol_type: group.protocol_type.as_deref().map(text),
+                protocol_name: group.protocol_name.as_deref().map(text),
+                leader: group
+                    .leader_id()
+                    .as_deref()
+                    .map_or_else(Default::default, text),
+                skip_assignment: is_leader,
+                member_id: text(&r.new_member_id),
+                members: if is_leader {
+                    group.current_members()
+                } else {
+                    Vec::new()
+                },
+                ..Default::default()
+            }
+        } else {
+            JoinGroupResponse {
+                generation_id: group.generation,
+                protocol_type: group.protocol_type.as_deref().map(text),
+                protocol_name: group.protocol_name.as_deref().map(text),
+                leader: r.old_leader.as_deref().map_or_else(Default::default, text),
+                member_id: text(&r.new_member_id),
+                ..Default::default()
+            }
+        };
+        self.respond(r.token, GroupResponse::JoinGroup(response));
     }
 }

@@ -6,14 +6,14 @@
 //! (KIP-447): a partition whose commit is still being appended answers UNSTABLE_OFFSET_COMMIT;
 //! v8 several groups at once; v9 member id and epoch (KIP-848; classic groups ignore them).
 
-use super::api::{
+use crate::errors::ErrorCode;
+use crate::group::api::{
     text, GroupResponse, OffsetFetch, OffsetFetchRequestGroup, OffsetFetchResponse,
     OffsetFetchResponseGroup, OffsetFetchResponseGroupTopic,
     OffsetFetchResponseGroupTopicPartition as Fetched, Token,
 };
-use super::coordinator::Coordinator;
-use super::state::GroupState;
-use crate::errors::ErrorCode;
+use crate::group::classic::state::GroupState;
+use crate::group::coordinator::Coordinator;
 
 fn none(partition: i32, error: ErrorCode) -> Fetched<'static> {
     Fetched {
@@ -27,7 +27,7 @@ fn none(partition: i32, error: ErrorCode) -> Fetched<'static> {
 }
 
 impl Coordinator {
-    pub(super) fn offset_fetch(&mut self, token: Token, req: &OffsetFetch<'_>) {
+    pub(crate) fn offset_fetch(&mut self, token: Token, req: &OffsetFetch<'_>) {
         let groups = req
             .groups
             .iter()

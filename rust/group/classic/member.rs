@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use super::api::{JoinGroupRequestProtocol, Token};
-use super::timers::Timer;
+use crate::coordinator::timers::Timer;
+use crate::group::api::{JoinGroupRequestProtocol, Token};
 
 /// Protocol is one protocol a member supports: its name and its metadata (for the consumer
 /// protocol, the encoded subscription).

@@ -5,23 +5,28 @@
 
 use std::sync::Arc;
 
-use super::api::{
+use super::classic_group::{empty_bytes, Group, JoinPhase};
+use super::state::GroupState;
+use crate::errors::ErrorCode;
+use crate::group::api::{
     bytes, join_error, sync_error, text, GroupResponse, JoinGroupResponse, SyncGroupResponse,
 };
-use super::classic_group::{empty_bytes, Group, JoinPhase};
-use super::coordinator::{map_group_error, Coordinator, Pending};
-use super::records::{group_metadata_key, group_metadata_value, GroupMetadataValue, MemberRecord};
-use super::state::GroupState;
-use super::timers::TimerKey;
-use crate::errors::ErrorCode;
+use crate::group::coordinator::Coordinator;
+use crate::group::pending::Pending;
+use crate::group::records::{
+    group_metadata_key, group_metadata_value, GroupMetadataValue, MemberRecord,
+};
+use crate::group::timers::TimerKey;
 
 impl Coordinator {
     /// reschedule_heartbeat restarts a member's session timer: `timeout_ms` from now.
-    pub(super) fn reschedule_heartbeat(&mut self, g: u32, slot: u32, timeout_ms: i64) {
-        let at = self.now.saturating_add(timeout_ms.max(0));
-        let Coordinator { groups, timers, .. } = self;
+    pub(crate) fn reschedule_heartbeat(&mut self, g: u32, slot: u32, timeout_ms: i64) {
+        let at = self.runtime.now().saturating_add(timeout_ms.max(0));
+        let Coordinator {
+            groups, runtime, ..
+        } = self;
         if let Some(m) = groups.get_mut(g).and_then(|g| g.members.get_mut(slot)) {
-            timers.set(
+            runtime.timers.set(
                 &mut m.heartbeat,
                 TimerKey::Heartbeat {
                     group: g,
@@ -33,21 +38,25 @@ impl Coordinator {
     }
 
     /// reschedule_session restarts a member's session timer with its session timeout.
-    pub(super) fn reschedule_session(&mut self, g: u32, slot: u32) {
+    pub(crate) fn reschedule_session(&mut self, g: u32, slot: u32) {
         let timeout = self.group(g).member(slot).session_timeout_ms as i64;
         self.reschedule_heartbeat(g, slot, timeout);
     }
 
     fn set_join_timer(&mut self, g: u32, delay_ms: i64) {
-        let at = self.now.saturating_add(delay_ms.max(0));
-        let Coordinator { groups, timers, .. } = self;
+        let at = self.runtime.now().saturating_add(delay_ms.max(0));
+        let Coordinator {
+            groups, runtime, ..
+        } = self;
         let group = groups.get_mut(g).expect("a group's slot");
-        timers.set(&mut group.join_timer, TimerKey::Join { group: g }, at);
+        runtime
+            .timers
+            .set(&mut group.join_timer, TimerKey::Join { group: g }, at);
     }
 
     /// maybe_prepare_rebalance starts a rebalance if the group can (Kafka's
     /// `maybePrepareRebalance`).
-    pub(super) fn maybe_prepare_rebalance(&mut self, g: u32) {
+    pub(crate) fn maybe_prepare_rebalance(&mut self, g: u32) {
         if self.group(g).state.can_rebalance() {
             self.prepare_rebalance(g);
         }
@@ -57,13 +66,13 @@ impl Coordinator {
     /// parked SyncGroups are told REBALANCE_IN_PROGRESS, the sync timeout is cancelled, and a
     /// delayed join is armed: an initial one (`group.initial.rebalance.delay.ms`) for a group that
     /// was Empty, else one of the rebalance timeout, which completes at once if everyone is in.
-    pub(super) fn prepare_rebalance(&mut self, g: u32) {
+    pub(crate) fn prepare_rebalance(&mut self, g: u32) {
         if self.group(g).is(GroupState::CompletingRebalance) {
             self.reset_and_propagate_assignment_error(g, ErrorCode::RebalanceInProgress);
         }
         self.remove_sync_expiration(g);
         let delay = self.config.initial_rebalance_delay_ms;
-        let now = self.now;
+        let now = self.runtime.now();
         let group = self.group_mut(g);
         let initial = group.is(GroupState::Empty);
         let rebalance_timeout = group.rebalance_timeout_ms();
@@ -87,7 +96,7 @@ impl Coordinator {
 
     /// try_complete_join completes the join phase when every member has rejoined (Kafka's
     /// `DelayedJoin.tryComplete`); the initial delayed join never completes early.
-    pub(super) fn try_complete_join(&mut self, g: u32) {
+    pub(crate) fn try_complete_join(&mut self, g: u32) {
         let group = self.group(g);
         if group.is(GroupState::PreparingRebalance)
             && group.join_phase == JoinPhase::Regular
@@ -100,7 +109,7 @@ impl Coordinator {
     /// expire_join is the delayed join's timeout: the initial delay re-arms while members keep
     /// arriving and time remains (Kafka's `InitialDelayedJoin.onComplete`); otherwise the join
     /// phase completes.
-    pub(super) fn expire_join(&mut self, g: u32) {
+    pub(crate) fn expire_join(&mut self, g: u32) {
         let delay = self.config.initial_rebalance_delay_ms;
         let group = self.group_mut(g);
         if !group.is(GroupState::PreparingRebalance) {
@@ -130,7 +139,7 @@ impl Coordinator {
     /// rebalance timeout; otherwise the next generation starts, every parked JoinGroup is
     /// answered (the leader with the member list) and the sync timeout is armed. A group left
     /// without members becomes Empty and its metadata is written.
-    pub(super) fn complete_join(&mut self, g: u32) {
+    pub(crate) fn complete_join(&mut self, g: u32) {
         self.group_mut(g).join_timer.cancel();
         let gone: Vec<u32> = {
             let group = self.group(g);
@@ -158,7 +167,7 @@ impl Coordinator {
             self.set_join_timer(g, wait);
             return;
         }
-        let now = self.now;
+        let now = self.runtime.now();
         self.group_mut(g).init_next_generation(now);
         if self.group(g).is(GroupState::Empty) {
             // Kafka only warns when this write fails: nothing waits on it.
@@ -204,20 +213,24 @@ impl Coordinator {
         let group = self.group_mut(g);
         group.sync_generation = group.generation;
         let at = now.saturating_add(group.rebalance_timeout_ms());
-        let Coordinator { groups, timers, .. } = self;
+        let Coordinator {
+            groups, runtime, ..
+        } = self;
         let group = groups.get_mut(g).expect("a group's slot");
-        timers.set(&mut group.sync_timer, TimerKey::Sync { group: g }, at);
+        runtime
+            .timers
+            .set(&mut group.sync_timer, TimerKey::Sync { group: g }, at);
     }
 
     /// remove_sync_expiration forgets who owes a SyncGroup and cancels the sync timeout.
-    pub(super) fn remove_sync_expiration(&mut self, g: u32) {
+    pub(crate) fn remove_sync_expiration(&mut self, g: u32) {
         let group = self.group_mut(g);
         group.clear_pending_sync();
         group.sync_timer.cancel();
     }
 
     /// remove_pending_sync notes a member's SyncGroup; the sync timeout ends with the last one.
-    pub(super) fn remove_pending_sync(&mut self, g: u32, slot: u32) {
+    pub(crate) fn remove_pending_sync(&mut self, g: u32, slot: u32) {
         let group = self.group_mut(g);
         group.set_pending_sync(slot, false);
         if group.num_pending_sync() == 0 {
@@ -227,7 +240,7 @@ impl Coordinator {
 
     /// expire_sync is the sync timeout (Kafka's `onExpirePendingSync`): members of this
     /// generation that never sent SyncGroup are removed and a rebalance starts.
-    pub(super) fn expire_sync(&mut self, g: u32) {
+    pub(crate) fn expire_sync(&mut self, g: u32) {
         let group = self.group(g);
         if group.generation != group.sync_generation
             || !matches!(
@@ -246,7 +259,7 @@ impl Coordinator {
 
     /// expire_heartbeat is a member's session timeout (Kafka's `onExpireHeartbeat`): a member
     /// with a parked request (and not new) survives it; any other is removed.
-    pub(super) fn expire_heartbeat(&mut self, g: u32, slot: u32) {
+    pub(crate) fn expire_heartbeat(&mut self, g: u32, slot: u32) {
         let group = self.group(g);
         if group.is(GroupState::Dead) {
             return;
@@ -257,7 +270,7 @@ impl Coordinator {
     }
 
     /// expire_pending drops a pending member whose member never came back with its id.
-    pub(super) fn expire_pending(&mut self, g: u32, pending: u32) {
+    pub(crate) fn expire_pending(&mut self, g: u32, pending: u32) {
         let Some(id) = self.group(g).pending.get(pending).map(|p| p.id.clone()) else {
             return;
         };
@@ -265,7 +278,7 @@ impl Coordinator {
     }
 
     /// remove_pending_and_update forgets a pending member; the join phase may now complete.
-    pub(super) fn remove_pending_and_update(&mut self, g: u32, id: &str) {
+    pub(crate) fn remove_pending_and_update(&mut self, g: u32, id: &str) {
         self.group_mut(g).remove_pending(id);
         if self.group(g).is(GroupState::PreparingRebalance) {
             self.try_complete_join(g);
@@ -274,7 +287,7 @@ impl Coordinator {
 
     /// remove_member_quietly removes a member without starting a rebalance; whatever it had
     /// parked is answered UNKNOWN_MEMBER_ID.
-    pub(super) fn remove_member_quietly(&mut self, g: u32, slot: u32) {
+    pub(crate) fn remove_member_quietly(&mut self, g: u32, slot: u32) {
         let group = self.group_mut(g);
         let join = group.take_join(slot);
         let Some(m) = group.remove(slot) else {
@@ -299,7 +312,7 @@ impl Coordinator {
     /// remove_member_and_update removes a member (Kafka's `removeMemberAndUpdateGroup`): its
     /// parked JoinGroup gets UNKNOWN_MEMBER_ID, and a Stable or CompletingRebalance group
     /// rebalances; a PreparingRebalance group may now complete its join.
-    pub(super) fn remove_member_and_update(&mut self, g: u32, slot: u32) {
+    pub(crate) fn remove_member_and_update(&mut self, g: u32, slot: u32) {
         self.remove_member_quietly(g, slot);
         match self.group(g).state {
             GroupState::Stable | GroupState::CompletingRebalance => self.maybe_prepare_rebalance(g),
@@ -310,7 +323,7 @@ impl Coordinator {
 
     /// propagate_assignment answers every parked SyncGroup with the member's assignment and
     /// `error` (protocol type and name only without an error), restarting their sessions.
-    pub(super) fn propagate_assignment(&mut self, g: u32, error: ErrorCode) {
+    pub(crate) fn propagate_assignment(&mut self, g: u32, error: ErrorCode) {
         let (protocol_type, protocol_name) = if error == ErrorCode::None {
             let group = self.group(g);
             (group.protocol_type.clone(), group.protocol_name.clone())
@@ -339,7 +352,7 @@ impl Coordinator {
 
     /// reset_and_propagate_assignment_error clears every assignment and answers parked
     /// SyncGroups with `error`.
-    pub(super) fn reset_and_propagate_assignment_error(&mut self, g: u32, error: ErrorCode) {
+    pub(crate) fn reset_and_propagate_assignment_error(&mut self, g: u32, error: ErrorCode) {
         for (_, m) in self.group_mut(g).members.iter_mut() {
             m.assignment = empty_bytes();
         }
@@ -348,7 +361,7 @@ impl Coordinator {
 
     /// group_record is the group's metadata record, each member with the assignment `assign`
     /// gives it.
-    pub(super) fn group_record(
+    pub(crate) fn group_record(
         group: &Group,
         assign: impl Fn(&super::member::Member) -> Arc<[u8]>,
     ) -> (Vec<u8>, Option<Vec<u8>>) {
@@ -388,7 +401,7 @@ impl Coordinator {
     }
 
     /// store_group writes the group's metadata record, with `pending` waiting on it.
-    pub(super) fn store_group(
+    pub(crate) fn store_group(
         &mut self,
         g: u32,
         assign: impl Fn(&super::member::Member) -> Arc<[u8]>,
@@ -404,7 +417,7 @@ impl Coordinator {
     /// callback in `doSyncGroup`): if the group is still completing that generation, success
     /// hands every member its assignment and makes the group Stable; failure answers the parked
     /// SyncGroups with the error and rebalances.
-    pub(super) fn complete_assignment(
+    pub(crate) fn complete_assignment(
         &mut self,
         g: u32,
         generation: i32,
@@ -423,8 +436,23 @@ impl Coordinator {
                 m.assignment = assignment.get(&*m.id).cloned().unwrap_or_else(empty_bytes);
             }
             self.propagate_assignment(g, ErrorCode::None);
-            let now = self.now;
+            let now = self.runtime.now();
             self.group_mut(g).transition(GroupState::Stable, now);
         }
+    }
+}
+
+/// map_group_error maps a storage error to what a group metadata write answers (Kafka's
+/// `storeGroup` callback).
+pub(crate) fn map_group_error(e: ErrorCode) -> ErrorCode {
+    use ErrorCode::*;
+    match e {
+        UnknownTopicOrPartition | NotEnoughReplicas | NotEnoughReplicasAfterAppend => {
+            CoordinatorNotAvailable
+        }
+        NotLeaderOrFollower | KafkaStorageError => NotCoordinator,
+        RequestTimedOut => RebalanceInProgress,
+        MessageTooLarge | RecordListTooLarge | InvalidFetchSize => UnknownServerError,
+        other => other,
     }
 }

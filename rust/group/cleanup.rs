@@ -1,0 +1,106 @@
+//! Cleanup: offset expiry, deleted topics, and the tombstones they write (Kafka's
+//! `GroupCoordinatorShard.cleanupGroupMetadata` with `OffsetMetadataManager.cleanupExpiredOffsets`,
+//! and `onPartitionsDeleted`). An Empty group left without offsets is deleted with them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::api::Effect;
+use super::classic::state::GroupState;
+use super::coordinator::Coordinator;
+use super::pending::Pending;
+use super::records::{group_metadata_key, offset_commit_key};
+use crate::coordinator::appends::Records;
+
+/// Tombstones are records to append, by partition of `__consumer_offsets`.
+pub(super) type Tombstones = BTreeMap<i32, Records>;
+
+impl Coordinator {
+    /// expire_offsets is the periodic retention check (Kafka's `cleanupGroupMetadata` with
+    /// `removeExpiredOffsets`): expired offsets are tombstoned, and an Empty group left without
+    /// offsets goes Dead and is tombstoned too.
+    pub(super) fn expire_offsets(&mut self) {
+        let now = self.runtime.now();
+        let retention = self.config.offsets_retention_ms;
+        let mut tombstones = BTreeMap::new();
+        for s in self.groups.slots() {
+            let expired = self.group(s).expired_offsets(now, retention);
+            self.cleanup_group(s, expired, &mut tombstones);
+        }
+        self.write_tombstones(tombstones);
+    }
+
+    /// topics_deleted removes every group's offsets of deleted topics (Kafka's
+    /// `handleDeletedPartitions`), with tombstones; Empty groups left without offsets are
+    /// deleted too.
+    pub fn topics_deleted<'a>(
+        &mut self,
+        now: i64,
+        topics: impl IntoIterator<Item = &'a str>,
+    ) -> Vec<Effect> {
+        self.enter(now);
+        let topics: Vec<&str> = topics.into_iter().collect();
+        if let Some(known) = &mut self.topics {
+            for t in &topics {
+                known.remove(*t);
+            }
+        }
+        let mut tombstones = BTreeMap::new();
+        for s in self.groups.slots() {
+            let gone: Vec<(Arc<str>, i32)> = self
+                .group(s)
+                .offsets
+                .all()
+                .filter(|(t, _, _)| topics.contains(&&***t))
+                .map(|(t, p, _)| (t.clone(), p))
+                .collect();
+            self.cleanup_group(s, gone, &mut tombstones);
+        }
+        self.write_tombstones(tombstones);
+        self.run_timers();
+        self.runtime.take_effects()
+    }
+
+    /// cleanup_group removes `offsets` from the group with tombstones, and drops the group (with
+    /// a tombstone for its metadata once it had a generation) when it is Dead, or Empty without
+    /// offsets left.
+    pub(super) fn cleanup_group(
+        &mut self,
+        g: u32,
+        offsets: Vec<(Arc<str>, i32)>,
+        tombstones: &mut Tombstones,
+    ) {
+        let now = self.runtime.now();
+        let group = self.group_mut(g);
+        let partition = group.partition;
+        let mut records = Vec::new();
+        for (t, p) in offsets {
+            if group.offsets.remove(&t, p) {
+                records.push((
+                    offset_commit_key(&group.id, &t, p).unwrap_or_default(),
+                    None,
+                ));
+            }
+        }
+        if group.is(GroupState::Empty) && !group.offsets.has_offsets() {
+            group.transition(GroupState::Dead, now);
+        }
+        if group.is(GroupState::Dead) {
+            if group.generation > 0 {
+                records.push((group_metadata_key(&group.id).unwrap_or_default(), None));
+            }
+            self.drop_group(g);
+        }
+        if !records.is_empty() {
+            tombstones.entry(partition).or_default().extend(records);
+        }
+    }
+
+    /// write_tombstones appends tombstones, one batch per partition; nothing waits on them
+    /// (Kafka appends them with acks=0: a lost one is written again by the next expiry).
+    pub(super) fn write_tombstones(&mut self, tombstones: Tombstones) {
+        for (partition, records) in tombstones {
+            self.append(partition, records, Pending::Nothing);
+        }
+    }
+}

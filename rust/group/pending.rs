@@ -1,0 +1,59 @@
+//! Pending: what waits on an append to `__consumer_offsets`, by what asked for it: an
+//! OffsetCommit (offsets), the leader's assignment and a static member's rejoin (the classic
+//! group type). The coordinator keeps one per outstanding append in the runtime and does it when
+//! the host reports the outcome (`Coordinator::complete_append`).
+
+use std::sync::Arc;
+
+use super::api::{OffsetCommitResponse, Token};
+use super::classic::member::Protocol;
+use super::records::OffsetAndMetadata;
+use crate::assignors::fxhash::FxMap;
+
+/// Pending is work waiting on an append: what to do when the host reports its outcome.
+#[derive(Debug)]
+pub(crate) enum Pending {
+    /// Commit: an OffsetCommit's offsets; its response goes out when the append ends.
+    Commit(Commit),
+    /// Assignment: the leader's assignment of a generation; the group becomes Stable on success.
+    Assignment {
+        group: Arc<str>,
+        uid: u64,
+        generation: i32,
+        assignment: FxMap<Arc<str>, Arc<[u8]>>,
+    },
+    /// StaticRejoin: a known static member rejoined a Stable group under a new member id without
+    /// a rebalance; on failure the replacement is reverted.
+    StaticRejoin(Box<StaticRejoin>),
+    /// Nothing waits (tombstones, an Empty group's metadata).
+    Nothing,
+}
+
+/// Commit is an OffsetCommit waiting on the append of its offsets.
+#[derive(Debug)]
+pub(crate) struct Commit {
+    pub token: Token,
+    pub group: Arc<str>,
+    pub uid: u64,
+    pub response: OffsetCommitResponse<'static>,
+    /// offsets are (topic index, partition index in the response, topic, partition, offset).
+    pub offsets: Vec<(usize, usize, Arc<str>, i32, OffsetAndMetadata)>,
+}
+
+/// StaticRejoin is what reverting or answering a static member's rejoin needs.
+#[derive(Debug)]
+pub(crate) struct StaticRejoin {
+    pub token: Token,
+    pub group: Arc<str>,
+    pub uid: u64,
+    pub instance_id: Arc<str>,
+    pub old_member_id: Arc<str>,
+    pub new_member_id: Arc<str>,
+    pub old_protocols: Vec<Protocol>,
+    pub old_rebalance_timeout_ms: i32,
+    pub old_session_timeout_ms: i32,
+    /// old_leader is the leader before the replacement (the pre-v9 answer's leader).
+    pub old_leader: Option<Arc<str>>,
+    /// skip_assignment: JoinGroup v9+, which can tell a leader to skip the assignment.
+    pub skip_assignment: bool,
+}
