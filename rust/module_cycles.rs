@@ -570,8 +570,6 @@ fn read_tree(root: &Path, dir: &Path, out: &mut Vec<(Module, String)>) {
 /// or grown) fails it until this list says so. A failing run's report names the imports inside
 /// each knot: those to undo.
 const KNOWN: &[&[&str]] = &[
-    // schema.rs reads `messages::API_VERSIONS_KEY` (ApiVersions' header rule, KIP-511).
-    &["protocol::messages", "protocol::schema"],
     // BatchFields and TimestampType live in batch.rs, which the header, legacy and view codecs
     // read, and which calls them.
     &[

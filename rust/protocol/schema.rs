@@ -283,6 +283,9 @@ impl Message {
     }
 }
 
+/// API_VERSIONS_KEY is ApiVersions' key, whose response header is always v0.
+pub const API_VERSIONS_KEY: i16 = 18;
+
 /// Api pairs a request with its response under one api key.
 #[derive(Debug)]
 pub struct Api {
@@ -321,7 +324,7 @@ impl Api {
     /// ApiVersions response always uses header v0 (KIP-511: a client must be able to read it
     /// before it knows which versions the broker speaks).
     pub fn response_header_version(&self, version: i16) -> i16 {
-        if self.key == super::messages::API_VERSIONS_KEY || !self.response.is_flexible(version) {
+        if self.key == API_VERSIONS_KEY || !self.response.is_flexible(version) {
             0
         } else {
             1

@@ -43,8 +43,7 @@ pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod sync_group;
 
-/// API_VERSIONS_KEY is ApiVersions' key, whose response header is always v0.
-pub const API_VERSIONS_KEY: i16 = 18;
+pub use super::schema::API_VERSIONS_KEY;
 
 /// REQUEST_HEADER is RequestHeader.json. v0 (no client id) is only used by ControlledShutdown
 /// v0, which kgroup does not speak; requests use v1, or v2 in flexible versions. `client_id`
