@@ -10,7 +10,7 @@ use super::state::GroupState;
 use crate::assignors::consumer_protocol::decode_subscription;
 use crate::assignors::fxhash::FxMap;
 use crate::coordinator::timers::Timer;
-use crate::group::api::{bytes, text, JoinGroupResponseMember, Token};
+use crate::group::api::{bytes, text, JoinGroupResponse, JoinGroupResponseMember, Token};
 use crate::group::name::Name;
 use crate::group::offsets::offsets::Offsets;
 use crate::group::records::OffsetAndMetadata;
@@ -505,6 +505,20 @@ impl Group {
         match &self.subscribed_topics {
             Some(t) => t.contains(topic),
             None => self.is_consumer_group(),
+        }
+    }
+
+    /// join_result is this generation's JoinGroup response to `member_id`, naming `leader` (""
+    /// for none): generation, protocol type and name; no members (the leader's come from
+    /// [`current_members`](Self::current_members)).
+    pub fn join_result(&self, member_id: &str, leader: Option<&str>) -> JoinGroupResponse<'static> {
+        JoinGroupResponse {
+            generation_id: self.generation,
+            protocol_type: self.protocol_type.as_deref().map(text),
+            protocol_name: self.protocol_name.as_deref().map(text),
+            leader: leader.map_or_else(Default::default, text),
+            member_id: text(member_id),
+            ..Default::default()
         }
     }
 

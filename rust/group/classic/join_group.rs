@@ -15,8 +15,8 @@ use super::state::GroupState;
 use crate::coordinator::timers::Timer;
 use crate::errors::ErrorCode;
 use crate::group::api::{
-    join_error, sync_error, text, GroupResponse, JoinGroup, JoinGroupResponse,
-    JoinGroupResponseMember, Token,
+    join_error, sync_error, GroupResponse, JoinGroup, JoinGroupResponse, JoinGroupResponseMember,
+    Token,
 };
 use crate::group::config::NEW_MEMBER_JOIN_TIMEOUT_MS;
 use crate::group::coordinator::Coordinator;
@@ -189,16 +189,8 @@ impl Coordinator {
     ) {
         let group = self.group(g);
         let response = JoinGroupResponse {
-            generation_id: group.generation,
-            protocol_type: group.protocol_type.as_deref().map(text),
-            protocol_name: group.protocol_name.as_deref().map(text),
-            leader: group
-                .leader_id()
-                .as_deref()
-                .map_or_else(Default::default, text),
-            member_id: text(&group.member(slot).id),
             members,
-            ..Default::default()
+            ..group.join_result(&group.member(slot).id, group.leader_id().as_deref())
         };
         self.respond(token, GroupResponse::JoinGroup(response));
     }
@@ -401,11 +393,7 @@ impl Coordinator {
             let group = self.group(g);
             let response = JoinGroupResponse {
                 error_code: map_group_error(error).code(),
-                generation_id: group.generation,
-                protocol_type: group.protocol_type.as_deref().map(text),
-                protocol_name: group.protocol_name.as_deref().map(text),
-                leader: r.old_leader.as_deref().map_or_else(Default::default, text),
-                ..Default::default()
+                ..group.join_result("", r.old_leader.as_deref())
             };
             self.respond(r.token, GroupResponse::JoinGroup(response));
             return;
@@ -418,31 +406,16 @@ impl Coordinator {
         let is_leader = group.is_leader(slot);
         let response = if r.skip_assignment {
             JoinGroupResponse {
-                generation_id: group.generation,
-                protocol_type: group.protocol_type.as_deref().map(text),
-                protocol_name: group.protocol_name.as_deref().map(text),
-                leader: group
-                    .leader_id()
-                    .as_deref()
-                    .map_or_else(Default::default, text),
                 skip_assignment: is_leader,
-                member_id: text(&r.new_member_id),
                 members: if is_leader {
                     group.current_members()
                 } else {
                     Vec::new()
                 },
-                ..Default::default()
+                ..group.join_result(&r.new_member_id, group.leader_id().as_deref())
             }
         } else {
-            JoinGroupResponse {
-                generation_id: group.generation,
-                protocol_type: group.protocol_type.as_deref().map(text),
-                protocol_name: group.protocol_name.as_deref().map(text),
-                leader: r.old_leader.as_deref().map_or_else(Default::default, text),
-                member_id: text(&r.new_member_id),
-                ..Default::default()
-            }
+            group.join_result(&r.new_member_id, r.old_leader.as_deref())
         };
         self.respond(r.token, GroupResponse::JoinGroup(response));
     }

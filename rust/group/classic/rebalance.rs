@@ -174,36 +174,20 @@ impl Coordinator {
             self.store_group(g, |_| empty_bytes(), Pending::Nothing);
             return;
         }
-        let (generation, protocol_type, protocol_name, leader) = {
-            let group = self.group(g);
-            (
-                group.generation,
-                group.protocol_type.clone(),
-                group.protocol_name.clone(),
-                group.leader_id().unwrap_or_else(|| Arc::from("")),
-            )
-        };
         for s in self.group(g).ordered() {
-            let group = self.group_mut(g);
-            let members = if group.is_leader(s) {
-                group.current_members()
-            } else {
-                Vec::new()
-            };
-            let member_id = group.member(s).id.clone();
-            if let Some(token) = group.take_join(s) {
-                self.respond(
-                    token,
-                    GroupResponse::JoinGroup(JoinGroupResponse {
-                        generation_id: generation,
-                        protocol_type: protocol_type.as_deref().map(text),
-                        protocol_name: protocol_name.as_deref().map(text),
-                        leader: text(&leader),
-                        member_id: text(&member_id),
-                        members,
-                        ..Default::default()
-                    }),
-                );
+            if let Some(token) = self.group_mut(g).take_join(s) {
+                let group = self.group(g);
+                let members = if group.is_leader(s) {
+                    group.current_members()
+                } else {
+                    Vec::new()
+                };
+                let leader = group.leader_id();
+                let response = JoinGroupResponse {
+                    members,
+                    ..group.join_result(&group.member(s).id, leader.as_deref())
+                };
+                self.respond(token, GroupResponse::JoinGroup(response));
             }
             self.reschedule_session(g, s);
             let group = self.group_mut(g);
