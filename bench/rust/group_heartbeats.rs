@@ -1,14 +1,21 @@
 //! The group coordinator's steady state: 10,000 groups of 10 members brought through join and
 //! sync, then heartbeating, driven from Rust on one thread.
 //!
-//! `cargo bench --bench group_heartbeats`. Two figures per pass over every member, in a shuffled
+//! `cargo bench --bench group_heartbeats`. Three figures per pass over every member, in a shuffled
 //! order (heartbeats of a real broker arrive interleaved across groups):
 //!
 //! - `typed`: `Coordinator::handle_into` with a typed `Heartbeat` (the core alone);
 //! - `wire`: each heartbeat as a request frame (v4, flexible) decoded into its typed message by
 //!   `group::requests::decode`, handled, and its response frame written by
 //!   `group::responses::write_frame` into a reused buffer: what a broker's Rust side does per
-//!   heartbeat, Python excluded. `wire` minus `typed` is the cost of the codec alone.
+//!   heartbeat, Python excluded;
+//! - `codec alone`: each frame decoded and a Heartbeat response frame written, the state machine
+//!   left out: the Rust side's codec by itself (`wire` minus `typed` says the same, less exactly:
+//!   the two differ by the coordinator's cache misses from pass to pass).
+//!
+//! The codec alone moves by a third between runs of one binary with where the stack and heap
+//! fall (address layout: `setarch -R` makes it steady); compare binaries over several
+//! alternating runs.
 //!
 //! Each figure is the best of several passes. The setup (joins, syncs, appends) is timed too.
 
@@ -214,6 +221,24 @@ fn wire_pass(
     t.elapsed().as_secs_f64()
 }
 
+/// codec_pass decodes each request frame and writes a Heartbeat response frame for it, the
+/// state machine left out: the codec alone. Returns the seconds it took.
+#[inline(never)]
+fn codec_pass(frames: &[u8], spans: &[(usize, usize)], bytes_out: &mut usize) -> f64 {
+    let mut buf = Vec::with_capacity(64);
+    let response = GroupResponse::Heartbeat(Default::default());
+    let t = Instant::now();
+    for &(a, b) in spans {
+        let f = &frames[a..b];
+        let (header, input) = requests::decode(f, "/127.0.0.1").unwrap();
+        black_box(&input);
+        buf.clear();
+        responses::write_frame(&response, header.version, header.correlation_id, &mut buf).unwrap();
+        *bytes_out += buf.len();
+    }
+    t.elapsed().as_secs_f64()
+}
+
 /// Requests holds heartbeats' strings back to back in the order they are sent, as a broker's
 /// receive buffer holds requests: a request's bytes are in cache when it is handled.
 struct Requests {
@@ -299,6 +324,10 @@ fn main() {
         now += 1_000;
         wire_pass(&mut c, &frames, &spans, now, &mut token, &mut bytes_out)
     });
+    // The codec alone is quick: many more passes, so that the best is not a noisy one.
+    let codec_s = (0..50)
+        .map(|_| codec_pass(&frames, &spans, &mut bytes_out))
+        .fold(f64::MAX, f64::min);
     black_box(bytes_out);
 
     println!("{:<22} {:>14} {:>10}", "case", "heartbeats/s", "ns each");
@@ -306,6 +335,7 @@ fn main() {
         ("typed, group order", in_order),
         ("typed, shuffled", typed),
         ("wire, shuffled", wire_s),
+        ("codec alone, shuffled", codec_s),
     ] {
         println!(
             "{name:<22} {:>14.0} {:>10.0}",

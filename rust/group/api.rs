@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 
 use crate::errors::ErrorCode;
+use crate::protocol::schema::Message;
 pub use crate::protocol::typed::delete_groups::{
     DeleteGroupsRequest, DeleteGroupsResponse, DeleteGroupsResponseResult,
 };
@@ -152,6 +153,23 @@ impl GroupResponse {
             GroupResponse::DescribeGroups(_) => 15,
             GroupResponse::ListGroups(_) => 16,
             GroupResponse::DeleteGroups(_) => 42,
+        }
+    }
+
+    /// message is the declaration of the response.
+    #[inline]
+    pub fn message(&self) -> &'static Message {
+        match self {
+            GroupResponse::JoinGroup(_) => JoinGroupResponse::MESSAGE,
+            GroupResponse::SyncGroup(_) => SyncGroupResponse::MESSAGE,
+            GroupResponse::Heartbeat(_) => HeartbeatResponse::MESSAGE,
+            GroupResponse::LeaveGroup(_) => LeaveGroupResponse::MESSAGE,
+            GroupResponse::OffsetCommit(_) => OffsetCommitResponse::MESSAGE,
+            GroupResponse::OffsetFetch(_) => OffsetFetchResponse::MESSAGE,
+            GroupResponse::OffsetDelete(_) => OffsetDeleteResponse::MESSAGE,
+            GroupResponse::DescribeGroups(_) => DescribeGroupsResponse::MESSAGE,
+            GroupResponse::ListGroups(_) => ListGroupsResponse::MESSAGE,
+            GroupResponse::DeleteGroups(_) => DeleteGroupsResponse::MESSAGE,
         }
     }
 }

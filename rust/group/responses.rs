@@ -30,8 +30,9 @@ pub fn write_frame(
     let mut w = Writer::over(std::mem::take(out));
     w.i32(0);
     w.i32(correlation_id);
-    let api = crate::protocol::frame::lookup(response.api_key(), version)?;
-    if api.response_header_version(version) >= 1 {
+    // Response header v1 (a tagged section) goes with a flexible version; no group api is
+    // ApiVersions, whose header stays v0. The body's write checks the version.
+    if response.message().is_flexible(version) {
         w.unsigned_varint(0);
     }
     let written = write_body(response, version, &mut w);

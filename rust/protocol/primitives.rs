@@ -6,10 +6,26 @@
 
 use crate::errors::{Error, Result};
 
+/// short is the error for a value cut off: the rare case, kept out of line.
 #[cold]
 #[inline(never)]
 fn short(what: &str, need: usize, have: usize) -> Error {
     Error::malformed(format!("truncated {what}: needs {need} bytes, {have} left"))
+}
+
+/// negative is the error for a length below -1.
+#[cold]
+#[inline(never)]
+fn negative(what: &str, n: i64) -> Error {
+    Error::malformed(format!("{what} length {n} is negative"))
+}
+
+/// utf8_beyond_ascii checks a string that is not all ASCII: the rare case, kept out of line so
+/// that the ASCII check inlines where strings are read.
+#[cold]
+#[inline(never)]
+fn utf8_beyond_ascii<'a>(b: &'a [u8], what: &str) -> Result<&'a str> {
+    std::str::from_utf8(b).map_err(|_| Error::malformed(format!("{what} is not valid UTF-8")))
 }
 
 /// Reader reads primitives from a byte slice, front to back.
@@ -22,7 +38,7 @@ pub struct Reader<'a> {
 macro_rules! fixed {
     ($name:ident, $t:ty) => {
         #[doc = concat!(stringify!($name), " reads a big-endian ", stringify!($t), ".")]
-        #[inline]
+        #[inline(always)]
         pub fn $name(&mut self) -> Result<$t> {
             const N: usize = std::mem::size_of::<$t>();
             let b = self.take(N, stringify!($t))?;
@@ -55,7 +71,7 @@ impl<'a> Reader<'a> {
     }
 
     /// take consumes exactly `n` bytes.
-    #[inline]
+    #[inline(always)]
     pub fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(short(what, n, self.remaining()));
@@ -86,7 +102,7 @@ impl<'a> Reader<'a> {
     }
 
     /// unsigned_varint reads an unsigned LEB128 value of at most 5 bytes (32 bits).
-    #[inline]
+    #[inline(always)]
     pub fn unsigned_varint(&mut self) -> Result<u32> {
         // Most varints (lengths, counts, empty tagged sections) are one byte.
         match self.buf.get(self.pos) {
@@ -141,7 +157,7 @@ impl<'a> Reader<'a> {
         Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
     }
 
-    #[inline]
+    #[inline(always)]
     fn utf8(&mut self, n: usize, what: &str) -> Result<&'a str> {
         let b = self.take(n, what)?;
         if b.is_ascii() {
@@ -149,32 +165,36 @@ impl<'a> Reader<'a> {
             // is cheaper than the general one on short strings.)
             return Ok(unsafe { std::str::from_utf8_unchecked(b) });
         }
-        std::str::from_utf8(b).map_err(|_| Error::malformed(format!("{what} is not valid UTF-8")))
+        utf8_beyond_ascii(b, what)
     }
 
     /// string reads an INT16-length string; -1 (null) is an error here.
+    #[inline(always)]
     pub fn string(&mut self) -> Result<&'a str> {
         self.nullable_string()?
             .ok_or_else(|| Error::malformed("non-nullable string is null"))
     }
 
     /// nullable_string reads an INT16-length string, `None` for length -1.
+    #[inline(always)]
     pub fn nullable_string(&mut self) -> Result<Option<&'a str>> {
         let n = self.i16()?;
         match n {
             -1 => Ok(None),
-            n if n < 0 => Err(Error::malformed(format!("string length {n} is negative"))),
+            n if n < 0 => Err(negative("string", n.into())),
             n => self.utf8(n as usize, "string").map(Some),
         }
     }
 
     /// compact_string reads an UNSIGNED_VARINT (length + 1) string; null is an error here.
+    #[inline(always)]
     pub fn compact_string(&mut self) -> Result<&'a str> {
         self.compact_nullable_string()?
             .ok_or_else(|| Error::malformed("non-nullable compact string is null"))
     }
 
     /// compact_nullable_string reads an UNSIGNED_VARINT (length + 1) string, `None` for 0.
+    #[inline(always)]
     pub fn compact_nullable_string(&mut self) -> Result<Option<&'a str>> {
         match self.unsigned_varint()? {
             0 => Ok(None),
@@ -183,27 +203,31 @@ impl<'a> Reader<'a> {
     }
 
     /// bytes reads INT32-length bytes; null is an error here.
+    #[inline]
     pub fn bytes(&mut self) -> Result<&'a [u8]> {
         self.nullable_bytes()?
             .ok_or_else(|| Error::malformed("non-nullable bytes are null"))
     }
 
     /// nullable_bytes reads INT32-length bytes, `None` for length -1.
+    #[inline]
     pub fn nullable_bytes(&mut self) -> Result<Option<&'a [u8]>> {
         match self.i32()? {
             -1 => Ok(None),
-            n if n < 0 => Err(Error::malformed(format!("bytes length {n} is negative"))),
+            n if n < 0 => Err(negative("bytes", n.into())),
             n => self.take(n as usize, "bytes").map(Some),
         }
     }
 
     /// compact_bytes reads UNSIGNED_VARINT (length + 1) bytes; null is an error here.
+    #[inline]
     pub fn compact_bytes(&mut self) -> Result<&'a [u8]> {
         self.compact_nullable_bytes()?
             .ok_or_else(|| Error::malformed("non-nullable compact bytes are null"))
     }
 
     /// compact_nullable_bytes reads UNSIGNED_VARINT (length + 1) bytes, `None` for 0.
+    #[inline]
     pub fn compact_nullable_bytes(&mut self) -> Result<Option<&'a [u8]>> {
         match self.unsigned_varint()? {
             0 => Ok(None),

@@ -42,6 +42,7 @@ impl<'a> AlterConfigsRequest<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
@@ -286,6 +287,7 @@ impl<'a> AlterConfigsResponse<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))

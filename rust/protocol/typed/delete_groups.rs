@@ -39,6 +39,7 @@ impl<'a> DeleteGroupsRequest<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
@@ -134,6 +135,7 @@ impl<'a> DeleteGroupsResponse<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))

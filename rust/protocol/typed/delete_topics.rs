@@ -45,6 +45,7 @@ impl<'a> DeleteTopicsRequest<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
@@ -272,6 +273,7 @@ impl<'a> DeleteTopicsResponse<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))

@@ -596,6 +596,7 @@ fn render_struct(out: &mut String, ctx: &Ctx<'_>, d: &Def, table: &str) {
              let mut r = Reader::new(buf);\n        let s = Self::read(&mut r, version)?;\n        \
              left_over(&r, Self::MESSAGE, version)?;\n        Ok(s)\n    }}\n\n    \
              /// read reads a body at `version` from `r`, leaving what follows.\n    \
+             #[inline(always)]\n    \
              pub fn read(r: &mut Reader<{la}>, version: i16) -> Result<Self> {{\n        \
              check_version(Self::MESSAGE, version)?;\n        \
              Self::read_in(r, version, Self::MESSAGE.is_flexible(version))\n            \

@@ -48,6 +48,7 @@ impl<'a> InitProducerIdRequest<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
@@ -187,6 +188,7 @@ impl<'a> InitProducerIdResponse<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))

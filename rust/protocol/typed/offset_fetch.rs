@@ -48,6 +48,7 @@ impl<'a> OffsetFetchRequest<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
@@ -568,6 +569,7 @@ impl<'a> OffsetFetchResponse<'a> {
     }
 
     /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
     pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
         check_version(Self::MESSAGE, version)?;
         Self::read_in(r, version, Self::MESSAGE.is_flexible(version))

@@ -138,7 +138,7 @@ fn not_nullable(version: i16) -> Error {
 // reading
 
 /// get_opt_str reads a string that may be null in this version.
-#[inline]
+#[inline(always)]
 pub fn get_opt_str<'a>(
     r: &mut Reader<'a>,
     flexible: bool,
@@ -157,7 +157,7 @@ pub fn get_opt_str<'a>(
 }
 
 /// get_str reads a string that is never null.
-#[inline]
+#[inline(always)]
 pub fn get_str<'a>(r: &mut Reader<'a>, flexible: bool) -> Result<Cow<'a, str>> {
     get_opt_str(r, flexible, false).map(Option::unwrap_or_default)
 }
@@ -412,7 +412,7 @@ pub fn put_tagged<B: Buf>(
 
 /// read_tagged reads a tagged-field section when there is one: `known` takes each field it
 /// knows and returns false for the others, which go to `unknown`.
-#[inline]
+#[inline(always)]
 pub fn read_tagged<'a>(
     r: &mut Reader<'a>,
     unknown: &mut Unknown<'a>,
