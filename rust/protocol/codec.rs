@@ -407,6 +407,11 @@ fn decode_field<'a>(
             Ok(())
         }
         Type::Struct => {
+            // A nullable struct starts with a marker byte: negative for null, else 1.
+            if nullable && r.i8()? < 0 {
+                put(slot, Value::Null);
+                return Ok(());
+            }
             let defaults = shared_defaults(f.fields);
             put(
                 slot,
@@ -505,6 +510,8 @@ fn min_size(ty: &Type, fields: &'static [Field], ctx: Ctx) -> usize {
                 .iter()
                 .filter(|f| f.versions.contains(ctx.version) && !f.is_tagged_in(ctx.version))
                 .map(|f| match f.ty {
+                    // A nullable struct may be its marker byte alone.
+                    Type::Struct if f.nullable.contains(ctx.version) => 1,
                     Type::Struct => min_size(&Type::Struct, f.fields, ctx),
                     Type::Array(_) => min_size(
                         &f.ty,
@@ -781,7 +788,13 @@ fn check_null(f: &Field, ctx: Ctx) -> Result<()> {
 fn size_field(v: &Value<'_>, f: &'static Field, ctx: Ctx) -> Res<usize> {
     let flexible = ctx.field_flexible(f);
     match (f.ty, v) {
-        (Type::Struct, Value::Struct(s)) => size_struct(s, f.fields, ctx),
+        (Type::Struct, Value::Struct(s)) => {
+            Ok(f.nullable.contains(ctx.version) as usize + size_struct(s, f.fields, ctx)?)
+        }
+        (Type::Struct, Value::Null) => {
+            check_null(f, ctx)?;
+            Ok(1)
+        }
         (Type::Array(_), Value::Null)
         | (Type::String | Type::Bytes | Type::Records, Value::Null) => {
             check_null(f, ctx)?;
@@ -879,7 +892,17 @@ fn size_scalar(v: &Value<'_>, ty: Type, flexible: bool) -> Result<usize> {
 fn encode_field<B: Buf>(w: &mut Writer<B>, v: &Value<'_>, f: &'static Field, ctx: Ctx) -> Res<()> {
     let flexible = ctx.field_flexible(f);
     match (f.ty, v) {
-        (Type::Struct, Value::Struct(s)) => encode_struct(w, s, f.fields, ctx),
+        (Type::Struct, Value::Struct(s)) => {
+            if f.nullable.contains(ctx.version) {
+                w.i8(1);
+            }
+            encode_struct(w, s, f.fields, ctx)
+        }
+        (Type::Struct, Value::Null) => {
+            check_null(f, ctx)?;
+            w.i8(-1);
+            Ok(())
+        }
         (Type::Array(_), Value::Null) => {
             check_null(f, ctx)?;
             if flexible {

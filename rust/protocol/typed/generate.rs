@@ -360,12 +360,11 @@ impl Ctx<'_> {
                     format!("get_array(r, {flex}, {min}, {item})")
                 }
             }
-            Type::Struct => {
-                if opt {
-                    panic!("nullable structs are not supported: {}", f.name)
-                }
-                format!("{}::read_in(r, v, flex)", self.struct_name(f))
-            }
+            Type::Struct if opt => format!(
+                "get_opt_struct(r, {nullable}, |r| {}::read_in(r, v, flex))",
+                self.struct_name(f)
+            ),
+            Type::Struct => format!("{}::read_in(r, v, flex)", self.struct_name(f)),
             Type::String if opt => format!("get_opt_str(r, {flex}, {nullable})"),
             Type::Bytes | Type::Records if opt => format!("get_opt_bytes(r, {flex}, {nullable})"),
             t => self.read_scalar(t, &flex, "false"),
@@ -412,6 +411,9 @@ impl Ctx<'_> {
                     e(format!("put_array({w}, &{value}, {flex}, v, {item})"))
                 }
             }
+            Type::Struct if opt => e(format!(
+                "put_opt_struct({w}, {value}.as_ref(), {nullable}, v, |w, x| x.write_in(w, v, flex))"
+            )),
             Type::Struct => e(format!("{value}.write_in({w}, v, flex)")),
             Type::String if opt => e(format!(
                 "put_opt_str({w}, {value}.as_deref(), {flex}, {nullable}, v)"
@@ -622,6 +624,12 @@ fn render_struct(out: &mut String, ctx: &Ctx<'_>, d: &Def, table: &str) {
     );
     for f in d.fields {
         let size = match f.ty {
+            // A nullable struct may be its marker byte alone.
+            Type::Struct if ctx.nullable(f) => format!(
+                "if {} {{ 1 }} else {{ {}::min_size(v, flex) }}",
+                cond_or_true(f.nullable, f.versions),
+                ctx.struct_name(f)
+            ),
             Type::Struct => format!("{}::min_size(v, flex)", ctx.struct_name(f)),
             Type::Array(_) => min_of(Type::Bytes, &ctx.flex(f)),
             t => min_of(t, &ctx.flex(f)),
@@ -658,7 +666,10 @@ fn render_struct(out: &mut String, ctx: &Ctx<'_>, d: &Def, table: &str) {
             );
         }
         let nested = match (f.ty, ctx.nullable(f)) {
-            (Type::Struct, _) => Some(format!("self.{name}.fit(v);")),
+            (Type::Struct, false) => Some(format!("self.{name}.fit(v);")),
+            (Type::Struct, true) => Some(format!(
+                "if let Some(x) = self.{name}.as_mut() {{\n            x.fit(v);\n        }}"
+            )),
             (Type::Array(Type::Struct), false) => {
                 Some(format!("for x in self.{name}.iter_mut() {{\n            x.fit(v);\n        }}"))
             }

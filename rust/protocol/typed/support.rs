@@ -162,6 +162,20 @@ pub fn get_str<'a>(r: &mut Reader<'a>, flexible: bool) -> Result<Cow<'a, str>> {
     get_opt_str(r, flexible, false).map(Option::unwrap_or_default)
 }
 
+/// get_opt_struct reads a struct that may be null in this version: there it starts with a
+/// marker byte, negative for null (Kafka writes -1) and 1 for a struct that follows.
+#[inline]
+pub fn get_opt_struct<'a, T>(
+    r: &mut Reader<'a>,
+    nullable: bool,
+    read: impl FnOnce(&mut Reader<'a>) -> Result<T>,
+) -> Result<Option<T>> {
+    if nullable && r.i8()? < 0 {
+        return Ok(None);
+    }
+    read(r).map(Some)
+}
+
 /// get_opt_bytes reads bytes (or records) that may be null in this version.
 #[inline]
 pub fn get_opt_bytes<'a>(
@@ -288,6 +302,31 @@ pub fn put_opt_str<B: Buf>(
         }
         None => {
             w.nullable_string(None);
+            Ok(())
+        }
+    }
+}
+
+/// put_opt_struct writes a struct that may be null in this version: its marker byte (-1 for
+/// null, 1 for a struct), then the struct.
+#[inline]
+pub fn put_opt_struct<B: Buf, T>(
+    w: &mut Writer<B>,
+    x: Option<&T>,
+    nullable: bool,
+    version: i16,
+    write: impl FnOnce(&mut Writer<B>, &T) -> Result<()>,
+) -> Result<()> {
+    match x {
+        Some(x) => {
+            if nullable {
+                w.i8(1);
+            }
+            write(w, x)
+        }
+        None if !nullable => Err(not_nullable(version)),
+        None => {
+            w.i8(-1);
             Ok(())
         }
     }

@@ -479,7 +479,9 @@ impl<'py, 'k> FromPy<'py, 'k> {
     pub(super) fn field(&self, v: &Bound<'py, PyAny>, f: &'static Field) -> ConvResult<Value<'k>> {
         if v.is_none() {
             return match f.ty {
-                // None for a struct means its defaults.
+                // None for a nullable struct is null (its version checked by the encoder);
+                // for another struct it means its defaults.
+                Type::Struct if !f.nullable.is_empty() => Ok(Value::Null),
                 Type::Struct => Ok(default_value(f)),
                 // Nullability is checked against the version by the encoder.
                 _ => Ok(Value::Null),

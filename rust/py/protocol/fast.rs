@@ -439,7 +439,17 @@ impl<'py, 'k> Direct<'py, 'k> {
     ) -> ConvResult<()> {
         let flexible = self.field_flexible(f);
         match f.ty {
-            Type::Struct if !v.is_none() => self.structure(w, v, f.fields),
+            Type::Struct if !v.is_none() => {
+                // A nullable struct starts with its marker byte: 1, present.
+                if f.nullable.contains(self.version) {
+                    w.i8(1);
+                }
+                self.structure(w, v, f.fields)
+            }
+            // None: null for a nullable struct (its version checked by the encoder), else the
+            // struct's defaults, as the tree path reads it.
+            Type::Struct if !f.nullable.is_empty() => self.codec(w, &Value::Null, f),
+            Type::Struct => self.codec(w, &default_value(f), f),
             Type::Array(elem) => {
                 let list = match v.cast_exact::<PyList>() {
                     Ok(list) if list.len() < i32::MAX as usize => list,
