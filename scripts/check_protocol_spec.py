@@ -10,9 +10,8 @@ under ``common/message/`` (kafka-clients, kafka-group-coordinator), or a folder 
 default: the Apache Kafka jars from Maven Central that the tests run
 (``tests/support/apache_kafka.py``'s ``lib_dir()``); ``spec_jars()`` there fetches Kafka 3.9's.
 
-Ours are ``kgroup.protocol.definitions()`` (requests, responses, headers) and the
-``__consumer_offsets`` record schemas of ``rust/protocol/messages/coordinator_records.rs``, read
-from the Rust source while the binding does not list them.
+Ours are ``kgroup.protocol.definitions()``: requests, responses, headers and the
+``__consumer_offsets`` record schemas of ``rust/protocol/messages/coordinator_records.rs``.
 
 Specs of Kafka 3.9, which the tables were transcribed from, or of no known release are compared
 exactly: message by message (type, api key, valid and flexible versions) and field by field:
@@ -51,7 +50,6 @@ RECORDS = "group-coordinator/src/main/resources/common/message"
 IN_JAR = "common/message/"
 ERRORS_JAVA = "clients/src/main/java/org/apache/kafka/common/protocol/Errors.java"
 EXCEPTIONS = "clients/src/main/java/org/apache/kafka/common/errors"
-RECORDS_RS = ROOT / "rust/protocol/messages/coordinator_records.rs"
 PRIMITIVES = {
     "bool",
     "int8",
@@ -74,15 +72,18 @@ class Declared(NamedTuple):
 
     ``valid_versions``: Kafka's valid versions (normalised) of each message whose range is not
     ours, keyed by message name, or by API name for a request and its response alike.
-    ``tagged_fields``: (message, field path in snake_case) -> tag, for each tagged field Kafka
-    added to a version kgroup speaks: a tagged field is optional on the wire and kgroup keeps
-    unknown ones, so the older layout still reads and writes that version right. Everything
-    else in a version both speak must be the same, and a declaration that no longer matches
-    Kafka's specs is reported too.
+    ``tagged_fields``: (message, field path in snake_case) -> tag, for each tagged field that
+    one side has in a version both speak and the other lacks: one Kafka added after kgroup's
+    table, or one of a later Kafka that kgroup declares and this release lacks. A tagged field
+    is optional on the wire and unknown ones are kept, so either layout reads and writes that
+    version right. ``newer``: our messages this release does not have yet (record schemas of a
+    later Kafka). Everything else in a version both speak must be the same, and a declaration
+    that no longer matches Kafka's specs is reported too.
     """
 
     valid_versions: dict[str, str]
     tagged_fields: dict[tuple[str, str], int]
+    newer: frozenset[str] = frozenset()
 
     def range_of(self, name: str) -> str | None:
         return self.valid_versions.get(name) or self.valid_versions.get(
@@ -98,8 +99,26 @@ DECLARED: dict[str, Declared] = {
     "3.9": Declared(
         # v6 (KIP-1043) from 4.0: Java's 4.x Admin describes groups at the broker's newest
         # version and expects GROUP_ID_NOT_FOUND for a missing group. Compared with 4.4.
-        {"DescribeGroups": "0-5"},
-        {},
+        {
+            "DescribeGroups": "0-5",
+            # v1 (KIP-1082: member ids from the client; the topic regex) from 4.0, the versions
+            # Kafka 4.x and the clients that speak KIP-848 use. Compared with 4.4.
+            "ConsumerGroupHeartbeat": "0",
+            # v1 (KIP-1099: the member type) from 4.0. Compared with 4.4.
+            "ConsumerGroupDescribe": "0",
+            # The consumer group records are transcribed from 4.x, whose tagged fields 3.9
+            # lacks (below); compared in the versions both speak.
+            "ConsumerGroupMetadataValue": "0",
+            "ConsumerGroupTargetAssignmentMetadataValue": "0",
+        },
+        {
+            # The hash of the subscribed topics' metadata (KIP-1101, 4.1).
+            ("ConsumerGroupMetadataValue", "metadata_hash"): 0,
+            # When the target assignment was computed (KIP-1263, 4.3).
+            ("ConsumerGroupTargetAssignmentMetadataValue", "assignment_timestamp"): 0,
+        },
+        # Regex subscriptions (4.0).
+        frozenset({"ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue"}),
     ),
     "4.4": Declared(
         {
@@ -122,7 +141,20 @@ DECLARED: dict[str, Declared] = {
         },
         # The committed topic's id, a tagged field 4.x added to v4: what kgroup writes is still
         # a whole v4 record, and a record that has it decodes (the tag kept as unknown).
-        {("OffsetCommitValue", "topic_id"): 0},
+        {
+            ("OffsetCommitValue", "topic_id"): 0,
+            # Each owned partition's assignment epoch (KIP-1251, 4.3), which relaxes offset
+            # commit fencing; kgroup fences by the member epoch as 4.0-4.2 do, and a record
+            # that has them reads (the tag kept as unknown).
+            (
+                "ConsumerGroupCurrentMemberAssignmentValue",
+                "assigned_partitions.assignment_epochs",
+            ): 0,
+            (
+                "ConsumerGroupCurrentMemberAssignmentValue",
+                "partitions_pending_revocation.assignment_epochs",
+            ): 0,
+        },
     ),
 }
 
@@ -199,196 +231,13 @@ def default_source() -> Path:
 
 # -- our definitions --------------------------------------------------------------------------
 
-_RUST_TYPES = {
-    "BOOL": "bool",
-    "INT8": "int8",
-    "INT16": "int16",
-    "INT32": "int32",
-    "INT64": "int64",
-    "UINT16": "uint16",
-    "FLOAT64": "float64",
-    "UUID": "uuid",
-    "STRING": "string",
-    "BYTES": "bytes",
-    "RECORDS": "records",
-    "STRUCT": "struct",
-    "STRUCTS": "[]struct",
-    "INT32S": "[]int32",
-    "INT64S": "[]int64",
-    "STRINGS": "[]string",
-}
-_RUST_TOKEN = re.compile(
-    r'\s+|//[^\n]*|(?P<str>"(?:[^"\\]|\\.)*")|(?P<num>-?\d+(?:\.\d+)?)|(?P<id>\w+(?:::\w+)*)'
-    r"|(?P<p>[^\s\w])"
-)
-
-
-class _Call(NamedTuple):
-    name: str
-    args: list[Any]
-
-
-def _rust_tokens(text: str) -> list[tuple[str, str]]:
-    tokens, at = [], 0
-    while at < len(text):
-        m = _RUST_TOKEN.match(text, at)
-        if m is None:
-            raise ValueError(f"unexpected {text[at : at + 20]!r}")
-        at = m.end()
-        if m.lastgroup:
-            tokens.append((m.lastgroup, m.group()))
-    return tokens
-
-
-class _RustParser:
-    """A reader of the one expression syntax the tables use: string and number literals, paths
-    (``Kind::Header``), calls (``f(...)``, ``Versions::parse(...)``), method chains
-    (``.nullable("3+")``), slices (``&[...]``) and struct literals (``Message { name: ... }``)."""
-
-    def __init__(self, tokens: list[tuple[str, str]]) -> None:
-        self.tokens, self.at = tokens, 0
-
-    def take(self, text: str | None = None) -> str:
-        kind, value = self.tokens[self.at]
-        if text is not None and value != text:
-            raise ValueError(f"expected {text!r}, found {value!r} at token {self.at}")
-        self.at += 1
-        return value if kind != "str" else json.loads(value)
-
-    def peek(self) -> str:
-        return self.tokens[self.at][1] if self.at < len(self.tokens) else ""
-
-    def items(self, end: str) -> list[Any]:
-        out = []
-        while self.peek() != end:
-            out.append(self.expression())
-            if self.peek() == ",":
-                self.take(",")
-        self.take(end)
-        return out
-
-    def expression(self) -> Any:
-        kind, value = self.tokens[self.at]
-        if kind == "str":
-            out: Any = self.take()
-        elif kind == "num":
-            out = float(self.take()) if "." in value else int(self.take())
-        elif value == "&":
-            self.take("&")
-            self.take("[")
-            out = self.items("]")
-        elif kind == "id":
-            name = self.take()
-            if self.peek() == "(":
-                self.take("(")
-                out = _Call(name, self.items(")"))
-            elif self.peek() == "{":
-                self.take("{")
-                out = {}
-                while self.peek() != "}":
-                    key = self.take()
-                    self.take(":")
-                    out[key] = self.expression()
-                    if self.peek() == ",":
-                        self.take(",")
-                self.take("}")
-            else:
-                out = _Call(name, [])
-        else:
-            raise ValueError(f"unexpected {value!r} at token {self.at}")
-        while self.peek() == ".":
-            self.take(".")
-            method = self.take()
-            self.take("(")
-            out = _Call(method, [out, *self.items(")")])
-        return out
-
-
-def _rust_default(value: _Call) -> str | None:
-    kind = value.name.removeprefix("DefaultValue::")
-    if kind == "Zero":
-        return None
-    if kind == "Null":
-        return "null"
-    (arg,) = value.args
-    if kind == "Bool":
-        return arg.name
-    if kind == "Float":
-        # As Rust prints an f64: no ".0" on whole numbers.
-        return str(int(arg)) if float(arg).is_integer() else str(arg)
-    return str(arg)
-
-
-def _rust_field(value: _Call) -> dict[str, Any]:
-    if value.name == "f":
-        name, ty, in_versions = value.args
-        return {
-            "name": name,
-            "type": _RUST_TYPES[ty.name],
-            "versions": versions(in_versions),
-            "nullable_versions": "none",
-            "tag": None,
-            "tagged_versions": "none",
-            "flexible_versions": None,
-            "default": None,
-            "ignorable": False,
-            "fields": [],
-        }
-    out = _rust_field(value.args[0])
-    args = value.args[1:]
-    if value.name == "nullable":
-        out["nullable_versions"] = versions(args[0])
-    elif value.name == "tagged":
-        out["tag"], out["tagged_versions"] = args[0], versions(args[1])
-    elif value.name == "flexible":
-        out["flexible_versions"] = versions(args[0])
-    elif value.name == "default":
-        out["default"] = _rust_default(args[0])
-    elif value.name == "ignorable":
-        out["ignorable"] = True
-    elif value.name == "fields":
-        out["fields"] = [_rust_field(f) for f in args[0]]
-    else:
-        raise ValueError(f"unknown field method .{value.name}()")
-    return out
-
-
-TABLE = [":", "Message", "=", "Message"]
-
-
-def rust_tables(path: Path) -> list[dict[str, Any]]:
-    """The message tables (``pub static NAME: Message = Message { ... };``) of one Rust source
-    file of ``rust/protocol/messages/``, as ``kgroup.protocol.definitions()`` reports them."""
-    tokens = _rust_tokens(path.read_text())
-    out = []
-    for i in range(len(tokens) - 6):
-        # static NAME : Message = Message {
-        if tokens[i][1] != "static" or [v for _, v in tokens[i + 2 : i + 6]] != TABLE:
-            continue
-        parser = _RustParser(tokens)
-        parser.at = i + 5
-        table = parser.expression()
-        kind = table["kind"].name.removeprefix("Kind::").lower()
-        out.append(
-            {
-                "name": table["name"],
-                "api_key": table["api_key"],
-                "type": kind,
-                "valid_versions": versions(table["valid"].args[0]),
-                "flexible_versions": versions(table["flexible"].args[0]),
-                "fields": [_rust_field(f) for f in table["fields"]],
-            }
-        )
-    return out
-
 
 def definitions() -> list[dict[str, Any]]:
-    """Our definitions: the binding's, and the record schemas it does not list yet."""
+    """Our definitions, as the binding lists them: the messages, the headers and the record
+    schemas."""
     from kgroup import protocol
 
-    ours = protocol.definitions()
-    listed = {d["name"] for d in ours}
-    return ours + [d for d in rust_tables(RECORDS_RS) if d["name"] not in listed]
+    return protocol.definitions()
 
 
 def is_record(ours: dict[str, Any]) -> bool:
@@ -454,7 +303,7 @@ def kafka_default(field: dict[str, Any]) -> str | None:
         return None
     d = str(field["default"]).strip()
     t = field["type"]
-    if d == "null":
+    if field["default"] is None or d == "null":
         return "null"
     if t in INTEGERS:
         v = int(d, 0)
@@ -611,7 +460,7 @@ def _compare_at(
     it has, untagged ones in wire order and tagged ones by tag, by name, type, nullability,
     encoding and default; and of the fields both lack there, the default (what a decoder fills
     in) and ignorability (whether an encoder may drop a value). ``allowed(path, tag)`` tells a
-    tagged field of Kafka's that we may lack."""
+    tagged field that one side may lack."""
     out = []
     at = where + path
     here = [f for f in ours if f["present"]], [f for f in theirs if f["present"]]
@@ -630,7 +479,8 @@ def _compare_at(
     for o, k, place in pairs:
         if k is None:
             assert o is not None
-            out.append(f"{at}: field {o['name']} is not in Kafka's spec")
+            if o["tag"] is None or not allowed(f"{path}.{o['name']}"[1:], o["tag"]):
+                out.append(f"{at}: field {o['name']} is not in Kafka's spec")
         elif o is None:
             if k["tag"] is None or not allowed(f"{path}.{k['name']}"[1:], k["tag"]):
                 out.append(f"{at}: missing field {k['name']} ({place})")
@@ -731,7 +581,8 @@ def check(
 
     for ours in definitions:
         if ours["name"] not in specs.files:
-            out.append(f"{ours['name']}: no {ours['name']}.json in {specs.origin}")
+            if ours["name"] not in declared.newer:
+                out.append(f"{ours['name']}: no {ours['name']}.json in {specs.origin}")
         elif exact and declared.range_of(ours["name"]) is None:
             _exact(ours, specs.files[ours["name"]], out)
         else:
@@ -740,6 +591,8 @@ def check(
     apis = {re.sub(r"(Request|Response)$", "", n) for n in names}
     for name in declared.valid_versions.keys() - names - apis:
         out.append(f"{name}: declared, but not one of our definitions")
+    for name in sorted(declared.newer & specs.files.keys()):
+        out.append(f"{name}: declared newer than these specs, but they have it")
     for message, path in declared.tagged_fields.keys() - used:
         out.append(f"{message}.{path}: declared a tagged field of Kafka's that is not there")
     return out

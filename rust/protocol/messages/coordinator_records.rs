@@ -1,7 +1,8 @@
 //! The record schemas of the coordinators' internal topics, declared as the protocol messages
-//! are: `__consumer_offsets`'s offset commit and group metadata records, from Kafka's
+//! are: `__consumer_offsets`'s offset commit and classic group metadata records, from Kafka's
 //! `group-coordinator/src/main/resources/common/message/{OffsetCommitKey,OffsetCommitValue,
-//! GroupMetadataKey,GroupMetadataValue}.json`.
+//! GroupMetadataKey,GroupMetadataValue}.json`, and the consumer groups' (KIP-848, record types
+//! 3 to 8 and 16) from its `ConsumerGroup*{Key,Value}.json` of Kafka 4.x.
 //!
 //! Kafka's JSON calls them `"type": "data"`: neither requests nor responses. They are
 //! [`Kind::Header`] messages with api key -1 here, like the two headers. A record's key and its
@@ -90,10 +91,177 @@ pub static GROUP_METADATA_VALUE: Message = Message {
     ],
 };
 
+/// key declares the key of record type `ty` of a consumer group: the group id, then `more`.
+macro_rules! key {
+    ($name:literal, $ty:literal, $($field:literal),*) => {
+        Message {
+            name: $name,
+            api_key: -1,
+            kind: Kind::Header,
+            valid: Versions::parse($ty),
+            flexible: Versions::parse("none"),
+            fields: &[f("group_id", STRING, $ty), $(f($field, STRING, $ty)),*],
+        }
+    };
+}
+
+/// value declares a version-0 value of a consumer group record: flexible, as all of them are.
+const fn value(name: &'static str, fields: &'static [Field]) -> Message {
+    Message {
+        name,
+        api_key: -1,
+        kind: Kind::Header,
+        valid: Versions::parse("0"),
+        flexible: Versions::parse("0+"),
+        fields,
+    }
+}
+
+/// TOPIC_PARTITIONS is a topic by id and some of its partitions, as the target and current
+/// assignment records hold them.
+static TOPIC_PARTITIONS: [Field; 2] = [f("topic_id", UUID, "0+"), f("partitions", INT32S, "0+")];
+
+/// CONSUMER_GROUP_METADATA_KEY is record type 3: a consumer group's epoch.
+pub static CONSUMER_GROUP_METADATA_KEY: Message = key!("ConsumerGroupMetadataKey", "3",);
+
+/// CONSUMER_GROUP_METADATA_VALUE holds the group epoch; 4.1 adds the hash of the subscribed
+/// topics' metadata (KIP-1101) as a tagged field.
+pub static CONSUMER_GROUP_METADATA_VALUE: Message = value(
+    "ConsumerGroupMetadataValue",
+    &[
+        f("epoch", INT32, "0+"),
+        f("metadata_hash", INT64, "0+").tagged(0, "0+"),
+    ],
+);
+
+/// CONSUMER_GROUP_PARTITION_METADATA_KEY is record type 4, the subscribed topics' metadata,
+/// which Kafka 4.0 writes and 4.1 only deletes (the metadata hash replaced it).
+pub static CONSUMER_GROUP_PARTITION_METADATA_KEY: Message =
+    key!("ConsumerGroupPartitionMetadataKey", "4",);
+
+pub static CONSUMER_GROUP_PARTITION_METADATA_VALUE: Message = value(
+    "ConsumerGroupPartitionMetadataValue",
+    &[f("topics", STRUCTS, "0+").fields(&[
+        f("topic_id", UUID, "0+"),
+        f("topic_name", STRING, "0+"),
+        f("num_partitions", INT32, "0+"),
+        f("partition_metadata", STRUCTS, "0+")
+            .fields(&[f("partition", INT32, "0+"), f("racks", STRINGS, "0+")]),
+    ])],
+);
+
+/// CONSUMER_GROUP_MEMBER_METADATA_KEY is record type 5: a member's subscription.
+pub static CONSUMER_GROUP_MEMBER_METADATA_KEY: Message =
+    key!("ConsumerGroupMemberMetadataKey", "5", "member_id");
+
+/// CONSUMER_GROUP_MEMBER_METADATA_VALUE is what a member said of itself; a classic-protocol
+/// member inside a consumer group also has its session timeout and protocols (a tagged,
+/// nullable struct).
+pub static CONSUMER_GROUP_MEMBER_METADATA_VALUE: Message = value(
+    "ConsumerGroupMemberMetadataValue",
+    &[
+        f("instance_id", STRING, "0+").nullable("0+"),
+        f("rack_id", STRING, "0+").nullable("0+"),
+        f("client_id", STRING, "0+"),
+        f("client_host", STRING, "0+"),
+        f("subscribed_topic_names", STRINGS, "0+"),
+        f("subscribed_topic_regex", STRING, "0+").nullable("0+"),
+        f("rebalance_timeout_ms", INT32, "0+").default(DefaultValue::Int(-1)),
+        f("server_assignor", STRING, "0+").nullable("0+"),
+        f("classic_member_metadata", STRUCT, "0+")
+            .nullable("0+")
+            .default(DefaultValue::Null)
+            .tagged(0, "0+")
+            .fields(&[
+                f("session_timeout_ms", INT32, "0+"),
+                f("supported_protocols", STRUCTS, "0+")
+                    .fields(&[f("name", STRING, "0+"), f("metadata", BYTES, "0+")]),
+            ]),
+    ],
+);
+
+/// CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY is record type 6: the epoch of the target
+/// assignment.
+pub static CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY: Message =
+    key!("ConsumerGroupTargetAssignmentMetadataKey", "6",);
+
+/// CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: 4.3 adds when the assignment was computed
+/// (KIP-1263) as a tagged field.
+pub static CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: Message = value(
+    "ConsumerGroupTargetAssignmentMetadataValue",
+    &[
+        f("assignment_epoch", INT32, "0+"),
+        f("assignment_timestamp", INT64, "0+")
+            .tagged(0, "0+")
+            .ignorable(),
+    ],
+);
+
+/// CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY is record type 7: a member's target.
+pub static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY: Message =
+    key!("ConsumerGroupTargetAssignmentMemberKey", "7", "member_id");
+
+pub static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE: Message = value(
+    "ConsumerGroupTargetAssignmentMemberValue",
+    &[f("topic_partitions", STRUCTS, "0+").fields(&TOPIC_PARTITIONS)],
+);
+
+/// CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY is record type 8: where a member's
+/// reconciliation stands.
+pub static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY: Message =
+    key!("ConsumerGroupCurrentMemberAssignmentKey", "8", "member_id");
+
+/// CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: the member's epochs, its state (0 stable,
+/// 1 unrevoked partitions, 2 unreleased partitions), what it owns and what it must give back.
+/// 4.3 adds each partition's assignment epoch (KIP-1251), tagged; kgroup reads past it.
+pub static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = value(
+    "ConsumerGroupCurrentMemberAssignmentValue",
+    &[
+        f("member_epoch", INT32, "0+"),
+        f("previous_member_epoch", INT32, "0+"),
+        f("state", INT8, "0+"),
+        f("assigned_partitions", STRUCTS, "0+").fields(&TOPIC_PARTITIONS),
+        f("partitions_pending_revocation", STRUCTS, "0+").fields(&TOPIC_PARTITIONS),
+    ],
+);
+
+/// CONSUMER_GROUP_REGULAR_EXPRESSION_KEY is record type 16 (Kafka 4.0): a regex some member
+/// subscribes with.
+pub static CONSUMER_GROUP_REGULAR_EXPRESSION_KEY: Message = key!(
+    "ConsumerGroupRegularExpressionKey",
+    "16",
+    "regular_expression"
+);
+
+/// CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE: the topics it matched, the metadata version and
+/// the time of that resolution.
+pub static CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE: Message = value(
+    "ConsumerGroupRegularExpressionValue",
+    &[
+        f("topics", STRINGS, "0+"),
+        f("version", INT64, "0+"),
+        f("timestamp", INT64, "0+"),
+    ],
+);
+
 /// RECORDS lists every record schema declared here.
 pub static RECORDS: &[&Message] = &[
     &OFFSET_COMMIT_KEY,
     &OFFSET_COMMIT_VALUE,
     &GROUP_METADATA_KEY,
     &GROUP_METADATA_VALUE,
+    &CONSUMER_GROUP_METADATA_KEY,
+    &CONSUMER_GROUP_METADATA_VALUE,
+    &CONSUMER_GROUP_PARTITION_METADATA_KEY,
+    &CONSUMER_GROUP_PARTITION_METADATA_VALUE,
+    &CONSUMER_GROUP_MEMBER_METADATA_KEY,
+    &CONSUMER_GROUP_MEMBER_METADATA_VALUE,
+    &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+    &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+    &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+    &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+    &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+    &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+    &CONSUMER_GROUP_REGULAR_EXPRESSION_KEY,
+    &CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE,
 ];

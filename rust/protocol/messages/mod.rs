@@ -13,6 +13,8 @@ use super::schema::{f, Api, Kind, Message, Versions, INT16, INT32, STRING};
 
 pub mod alter_configs;
 pub mod api_versions;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod coordinator_records;
 pub mod create_partitions;
 pub mod create_topics;
@@ -117,6 +119,8 @@ apis! {
     "OffsetDelete" => offset_delete,
     "DescribeCluster" => describe_cluster,
     "DescribeProducers" => describe_producers,
+    "ConsumerGroupHeartbeat" => consumer_group_heartbeat,
+    "ConsumerGroupDescribe" => consumer_group_describe,
 }
 
 /// api finds an API by key; `None` for a key kgroup does not speak.
@@ -157,7 +161,7 @@ mod tests {
             assert_eq!(a.request.name, format!("{}Request", a.name));
             assert_eq!(a.response.name, format!("{}Response", a.name));
         }
-        assert_eq!(APIS.len(), 30);
+        assert_eq!(APIS.len(), 32);
         assert!(APIS.iter().all(|a| (0..128).contains(&a.key)));
         for a in APIS {
             assert_eq!(api(a.key).map(|x| x.key), Some(a.key));

@@ -582,3 +582,1871 @@ impl<'a> GroupMetadataValueMember<'a> {
         Ok(())
     }
 }
+
+/// ConsumerGroupMetadataKey v3.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupMetadataKey<'a> {
+    /// group_id: versions 3.
+    pub group_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ConsumerGroupMetadataKey<'a> {
+    fn default() -> Self {
+        ConsumerGroupMetadataKey {
+            group_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupMetadataKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_METADATA_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(ConsumerGroupMetadataKey {
+            group_id: f_group_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(())
+    }
+}
+
+/// ConsumerGroupMetadataValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupMetadataValue<'a> {
+    /// epoch: versions 0+.
+    pub epoch: i32,
+    /// metadata_hash: versions 0+, tag 0 in 0+.
+    pub metadata_hash: i64,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupMetadataValue<'a> {
+    fn default() -> Self {
+        ConsumerGroupMetadataValue {
+            epoch: 0i32,
+            metadata_hash: 0i64,
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupMetadataValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_METADATA_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        if false {
+            n += 8;
+        }
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_epoch = r.i32().map_err(|e| at(e, "epoch"))?;
+        let mut f_metadata_hash = 0i64;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
+                let r = &mut Reader::new(raw);
+                match tag {
+                    0 if true && true => {
+                        f_metadata_hash = r.i64().map_err(|e| at(e, "metadata_hash"))?;
+                        tagged_done(r, 0, "metadata_hash")?;
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?;
+        }
+        Ok(ConsumerGroupMetadataValue {
+            epoch: f_epoch,
+            metadata_hash: f_metadata_hash,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.epoch);
+        if false {
+            w.i64(self.metadata_hash);
+        }
+        if flex {
+            let mut known = Vec::new();
+            if true && true && !(self.metadata_hash == 0i64) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    w.i64(self.metadata_hash);
+                }
+                known.push((0, t.into_inner()));
+            }
+            put_tagged(w, known, &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ConsumerGroupPartitionMetadataKey v4.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupPartitionMetadataKey<'a> {
+    /// group_id: versions 4.
+    pub group_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ConsumerGroupPartitionMetadataKey<'a> {
+    fn default() -> Self {
+        ConsumerGroupPartitionMetadataKey {
+            group_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupPartitionMetadataKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_PARTITION_METADATA_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(ConsumerGroupPartitionMetadataKey {
+            group_id: f_group_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(())
+    }
+}
+
+/// ConsumerGroupPartitionMetadataValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupPartitionMetadataValue<'a> {
+    /// topics: versions 0+.
+    pub topics: Vec<ConsumerGroupPartitionMetadataValueTopic<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupPartitionMetadataValue<'a> {
+    fn default() -> Self {
+        ConsumerGroupPartitionMetadataValue {
+            topics: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupPartitionMetadataValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_PARTITION_METADATA_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.topics.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topics = get_array(
+            r,
+            flex,
+            ConsumerGroupPartitionMetadataValueTopic::min_size(v, flex),
+            |r| ConsumerGroupPartitionMetadataValueTopic::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "topics"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupPartitionMetadataValue {
+            topics: f_topics,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_array(w, &self.topics, flex, v, |w, x| x.write_in(w, v, flex))
+            .map_err(|e| at(e, "topics"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ConsumerGroupPartitionMetadataValue.topics`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupPartitionMetadataValueTopic<'a> {
+    /// topic_id: versions 0+.
+    pub topic_id: [u8; 16],
+    /// topic_name: versions 0+.
+    pub topic_name: Cow<'a, str>,
+    /// num_partitions: versions 0+.
+    pub num_partitions: i32,
+    /// partition_metadata: versions 0+.
+    pub partition_metadata: Vec<ConsumerGroupPartitionMetadataValuePartitionMetadata<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupPartitionMetadataValueTopic<'a> {
+    fn default() -> Self {
+        ConsumerGroupPartitionMetadataValueTopic {
+            topic_id: [0u8; 16],
+            topic_name: Cow::Borrowed(""),
+            num_partitions: 0i32,
+            partition_metadata: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupPartitionMetadataValueTopic<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 16;
+        n += if flex { 1 } else { 2 };
+        n += 4;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.partition_metadata.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
+        let f_topic_name = get_str(r, flex).map_err(|e| at(e, "topic_name"))?;
+        let f_num_partitions = r.i32().map_err(|e| at(e, "num_partitions"))?;
+        let f_partition_metadata = get_array(
+            r,
+            flex,
+            ConsumerGroupPartitionMetadataValuePartitionMetadata::min_size(v, flex),
+            |r| ConsumerGroupPartitionMetadataValuePartitionMetadata::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "partition_metadata"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupPartitionMetadataValueTopic {
+            topic_id: f_topic_id,
+            topic_name: f_topic_name,
+            num_partitions: f_num_partitions,
+            partition_metadata: f_partition_metadata,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.uuid(&self.topic_id);
+        put_str(w, &self.topic_name, flex).map_err(|e| at(e, "topic_name"))?;
+        w.i32(self.num_partitions);
+        put_array(w, &self.partition_metadata, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "partition_metadata"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ConsumerGroupPartitionMetadataValue.topics.partition_metadata`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupPartitionMetadataValuePartitionMetadata<'a> {
+    /// partition: versions 0+.
+    pub partition: i32,
+    /// racks: versions 0+.
+    pub racks: Vec<Cow<'a, str>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupPartitionMetadataValuePartitionMetadata<'a> {
+    fn default() -> Self {
+        ConsumerGroupPartitionMetadataValuePartitionMetadata {
+            partition: 0i32,
+            racks: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupPartitionMetadataValuePartitionMetadata<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_partition = r.i32().map_err(|e| at(e, "partition"))?;
+        let f_racks = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+            .map_err(|e| at(e, "racks"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupPartitionMetadataValuePartitionMetadata {
+            partition: f_partition,
+            racks: f_racks,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.partition);
+        put_array(w, &self.racks, flex, v, |w, x| {
+            put_str(w, &x, flex)?;
+            Ok(())
+        })
+        .map_err(|e| at(e, "racks"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ConsumerGroupMemberMetadataKey v5.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupMemberMetadataKey<'a> {
+    /// group_id: versions 5.
+    pub group_id: Cow<'a, str>,
+    /// member_id: versions 5.
+    pub member_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ConsumerGroupMemberMetadataKey<'a> {
+    fn default() -> Self {
+        ConsumerGroupMemberMetadataKey {
+            group_id: Cow::Borrowed(""),
+            member_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupMemberMetadataKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_MEMBER_METADATA_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(ConsumerGroupMemberMetadataKey {
+            group_id: f_group_id,
+            member_id: f_member_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        put_str(w, &self.member_id, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(())
+    }
+}
+
+/// ConsumerGroupMemberMetadataValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupMemberMetadataValue<'a> {
+    /// instance_id: versions 0+, nullable 0+.
+    pub instance_id: Option<Cow<'a, str>>,
+    /// rack_id: versions 0+, nullable 0+.
+    pub rack_id: Option<Cow<'a, str>>,
+    /// client_id: versions 0+.
+    pub client_id: Cow<'a, str>,
+    /// client_host: versions 0+.
+    pub client_host: Cow<'a, str>,
+    /// subscribed_topic_names: versions 0+.
+    pub subscribed_topic_names: Vec<Cow<'a, str>>,
+    /// subscribed_topic_regex: versions 0+, nullable 0+.
+    pub subscribed_topic_regex: Option<Cow<'a, str>>,
+    /// rebalance_timeout_ms: versions 0+.
+    pub rebalance_timeout_ms: i32,
+    /// server_assignor: versions 0+, nullable 0+.
+    pub server_assignor: Option<Cow<'a, str>>,
+    /// classic_member_metadata: versions 0+, nullable 0+, tag 0 in 0+.
+    pub classic_member_metadata: Option<ConsumerGroupMemberMetadataValueClassicMemberMetadata<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupMemberMetadataValue<'a> {
+    fn default() -> Self {
+        ConsumerGroupMemberMetadataValue {
+            instance_id: Some(Cow::Borrowed("")),
+            rack_id: Some(Cow::Borrowed("")),
+            client_id: Cow::Borrowed(""),
+            client_host: Cow::Borrowed(""),
+            subscribed_topic_names: Vec::new(),
+            subscribed_topic_regex: Some(Cow::Borrowed("")),
+            rebalance_timeout_ms: -1i32,
+            server_assignor: Some(Cow::Borrowed("")),
+            classic_member_metadata: None,
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupMemberMetadataValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_MEMBER_METADATA_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 4 };
+        n += if flex { 1 } else { 2 };
+        n += 4;
+        n += if flex { 1 } else { 2 };
+        if false {
+            n += if true {
+                1
+            } else {
+                ConsumerGroupMemberMetadataValueClassicMemberMetadata::min_size(v, flex)
+            };
+        }
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if let Some(x) = self.classic_member_metadata.as_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_instance_id = get_opt_str(r, flex, true).map_err(|e| at(e, "instance_id"))?;
+        let f_rack_id = get_opt_str(r, flex, true).map_err(|e| at(e, "rack_id"))?;
+        let f_client_id = get_str(r, flex).map_err(|e| at(e, "client_id"))?;
+        let f_client_host = get_str(r, flex).map_err(|e| at(e, "client_host"))?;
+        let f_subscribed_topic_names =
+            get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+                .map_err(|e| at(e, "subscribed_topic_names"))?;
+        let f_subscribed_topic_regex =
+            get_opt_str(r, flex, true).map_err(|e| at(e, "subscribed_topic_regex"))?;
+        let f_rebalance_timeout_ms = r.i32().map_err(|e| at(e, "rebalance_timeout_ms"))?;
+        let f_server_assignor = get_opt_str(r, flex, true).map_err(|e| at(e, "server_assignor"))?;
+        let mut f_classic_member_metadata = None;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
+                let r = &mut Reader::new(raw);
+                match tag {
+                    0 if true && true => {
+                        f_classic_member_metadata = get_opt_struct(r, true, |r| {
+                            ConsumerGroupMemberMetadataValueClassicMemberMetadata::read_in(
+                                r, v, flex,
+                            )
+                        })
+                        .map_err(|e| at(e, "classic_member_metadata"))?;
+                        tagged_done(r, 0, "classic_member_metadata")?;
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?;
+        }
+        Ok(ConsumerGroupMemberMetadataValue {
+            instance_id: f_instance_id,
+            rack_id: f_rack_id,
+            client_id: f_client_id,
+            client_host: f_client_host,
+            subscribed_topic_names: f_subscribed_topic_names,
+            subscribed_topic_regex: f_subscribed_topic_regex,
+            rebalance_timeout_ms: f_rebalance_timeout_ms,
+            server_assignor: f_server_assignor,
+            classic_member_metadata: f_classic_member_metadata,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_opt_str(w, self.instance_id.as_deref(), flex, true, v)
+            .map_err(|e| at(e, "instance_id"))?;
+        put_opt_str(w, self.rack_id.as_deref(), flex, true, v).map_err(|e| at(e, "rack_id"))?;
+        put_str(w, &self.client_id, flex).map_err(|e| at(e, "client_id"))?;
+        put_str(w, &self.client_host, flex).map_err(|e| at(e, "client_host"))?;
+        put_array(w, &self.subscribed_topic_names, flex, v, |w, x| {
+            put_str(w, &x, flex)?;
+            Ok(())
+        })
+        .map_err(|e| at(e, "subscribed_topic_names"))?;
+        put_opt_str(w, self.subscribed_topic_regex.as_deref(), flex, true, v)
+            .map_err(|e| at(e, "subscribed_topic_regex"))?;
+        w.i32(self.rebalance_timeout_ms);
+        put_opt_str(w, self.server_assignor.as_deref(), flex, true, v)
+            .map_err(|e| at(e, "server_assignor"))?;
+        if false {
+            put_opt_struct(w, self.classic_member_metadata.as_ref(), true, v, |w, x| {
+                x.write_in(w, v, flex)
+            })
+            .map_err(|e| at(e, "classic_member_metadata"))?;
+        }
+        if flex {
+            let mut known = Vec::new();
+            if true && true && !(self.classic_member_metadata.is_none()) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    put_opt_struct(w, self.classic_member_metadata.as_ref(), true, v, |w, x| {
+                        x.write_in(w, v, flex)
+                    })
+                    .map_err(|e| at(e, "classic_member_metadata"))?;
+                }
+                known.push((0, t.into_inner()));
+            }
+            put_tagged(w, known, &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ConsumerGroupMemberMetadataValue.classic_member_metadata`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupMemberMetadataValueClassicMemberMetadata<'a> {
+    /// session_timeout_ms: versions 0+.
+    pub session_timeout_ms: i32,
+    /// supported_protocols: versions 0+.
+    pub supported_protocols: Vec<ConsumerGroupMemberMetadataValueSupportedProtocol<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupMemberMetadataValueClassicMemberMetadata<'a> {
+    fn default() -> Self {
+        ConsumerGroupMemberMetadataValueClassicMemberMetadata {
+            session_timeout_ms: 0i32,
+            supported_protocols: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupMemberMetadataValueClassicMemberMetadata<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.supported_protocols.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_session_timeout_ms = r.i32().map_err(|e| at(e, "session_timeout_ms"))?;
+        let f_supported_protocols = get_array(
+            r,
+            flex,
+            ConsumerGroupMemberMetadataValueSupportedProtocol::min_size(v, flex),
+            |r| ConsumerGroupMemberMetadataValueSupportedProtocol::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "supported_protocols"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupMemberMetadataValueClassicMemberMetadata {
+            session_timeout_ms: f_session_timeout_ms,
+            supported_protocols: f_supported_protocols,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.session_timeout_ms);
+        put_array(w, &self.supported_protocols, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "supported_protocols"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ConsumerGroupMemberMetadataValue.classic_member_metadata.supported_protocols`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupMemberMetadataValueSupportedProtocol<'a> {
+    /// name: versions 0+.
+    pub name: Cow<'a, str>,
+    /// metadata: versions 0+.
+    pub metadata: Cow<'a, [u8]>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupMemberMetadataValueSupportedProtocol<'a> {
+    fn default() -> Self {
+        ConsumerGroupMemberMetadataValueSupportedProtocol {
+            name: Cow::Borrowed(""),
+            metadata: Cow::Borrowed(&[]),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupMemberMetadataValueSupportedProtocol<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_name = get_str(r, flex).map_err(|e| at(e, "name"))?;
+        let f_metadata = get_bytes(r, flex).map_err(|e| at(e, "metadata"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupMemberMetadataValueSupportedProtocol {
+            name: f_name,
+            metadata: f_metadata,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.name, flex).map_err(|e| at(e, "name"))?;
+        put_bytes(w, &self.metadata, flex).map_err(|e| at(e, "metadata"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ConsumerGroupTargetAssignmentMetadataKey v6.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupTargetAssignmentMetadataKey<'a> {
+    /// group_id: versions 6.
+    pub group_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ConsumerGroupTargetAssignmentMetadataKey<'a> {
+    fn default() -> Self {
+        ConsumerGroupTargetAssignmentMetadataKey {
+            group_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupTargetAssignmentMetadataKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message = &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(ConsumerGroupTargetAssignmentMetadataKey {
+            group_id: f_group_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(())
+    }
+}
+
+/// ConsumerGroupTargetAssignmentMetadataValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupTargetAssignmentMetadataValue<'a> {
+    /// assignment_epoch: versions 0+.
+    pub assignment_epoch: i32,
+    /// assignment_timestamp: versions 0+, tag 0 in 0+, ignorable.
+    pub assignment_timestamp: i64,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupTargetAssignmentMetadataValue<'a> {
+    fn default() -> Self {
+        ConsumerGroupTargetAssignmentMetadataValue {
+            assignment_epoch: 0i32,
+            assignment_timestamp: 0i64,
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupTargetAssignmentMetadataValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message = &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        if false {
+            n += 8;
+        }
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_assignment_epoch = r.i32().map_err(|e| at(e, "assignment_epoch"))?;
+        let mut f_assignment_timestamp = 0i64;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
+                let r = &mut Reader::new(raw);
+                match tag {
+                    0 if true && true => {
+                        f_assignment_timestamp =
+                            r.i64().map_err(|e| at(e, "assignment_timestamp"))?;
+                        tagged_done(r, 0, "assignment_timestamp")?;
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?;
+        }
+        Ok(ConsumerGroupTargetAssignmentMetadataValue {
+            assignment_epoch: f_assignment_epoch,
+            assignment_timestamp: f_assignment_timestamp,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.assignment_epoch);
+        if false {
+            w.i64(self.assignment_timestamp);
+        }
+        if flex {
+            let mut known = Vec::new();
+            if true && true && !(self.assignment_timestamp == 0i64) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    w.i64(self.assignment_timestamp);
+                }
+                known.push((0, t.into_inner()));
+            }
+            put_tagged(w, known, &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ConsumerGroupTargetAssignmentMemberKey v7.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupTargetAssignmentMemberKey<'a> {
+    /// group_id: versions 7.
+    pub group_id: Cow<'a, str>,
+    /// member_id: versions 7.
+    pub member_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ConsumerGroupTargetAssignmentMemberKey<'a> {
+    fn default() -> Self {
+        ConsumerGroupTargetAssignmentMemberKey {
+            group_id: Cow::Borrowed(""),
+            member_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupTargetAssignmentMemberKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message = &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(ConsumerGroupTargetAssignmentMemberKey {
+            group_id: f_group_id,
+            member_id: f_member_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        put_str(w, &self.member_id, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(())
+    }
+}
+
+/// ConsumerGroupTargetAssignmentMemberValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupTargetAssignmentMemberValue<'a> {
+    /// topic_partitions: versions 0+.
+    pub topic_partitions: Vec<ConsumerGroupTargetAssignmentMemberValueTopicPartition<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupTargetAssignmentMemberValue<'a> {
+    fn default() -> Self {
+        ConsumerGroupTargetAssignmentMemberValue {
+            topic_partitions: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupTargetAssignmentMemberValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message = &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.topic_partitions.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic_partitions = get_array(
+            r,
+            flex,
+            ConsumerGroupTargetAssignmentMemberValueTopicPartition::min_size(v, flex),
+            |r| ConsumerGroupTargetAssignmentMemberValueTopicPartition::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "topic_partitions"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupTargetAssignmentMemberValue {
+            topic_partitions: f_topic_partitions,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_array(w, &self.topic_partitions, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "topic_partitions"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ConsumerGroupTargetAssignmentMemberValue.topic_partitions`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupTargetAssignmentMemberValueTopicPartition<'a> {
+    /// topic_id: versions 0+.
+    pub topic_id: [u8; 16],
+    /// partitions: versions 0+.
+    pub partitions: Vec<i32>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupTargetAssignmentMemberValueTopicPartition<'a> {
+    fn default() -> Self {
+        ConsumerGroupTargetAssignmentMemberValueTopicPartition {
+            topic_id: [0u8; 16],
+            partitions: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupTargetAssignmentMemberValueTopicPartition<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 16;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
+        let f_partitions = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupTargetAssignmentMemberValueTopicPartition {
+            topic_id: f_topic_id,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.uuid(&self.topic_id);
+        put_array(w, &self.partitions, flex, v, |w, x| {
+            w.i32(*x);
+            Ok(())
+        })
+        .map_err(|e| at(e, "partitions"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ConsumerGroupCurrentMemberAssignmentKey v8.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupCurrentMemberAssignmentKey<'a> {
+    /// group_id: versions 8.
+    pub group_id: Cow<'a, str>,
+    /// member_id: versions 8.
+    pub member_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ConsumerGroupCurrentMemberAssignmentKey<'a> {
+    fn default() -> Self {
+        ConsumerGroupCurrentMemberAssignmentKey {
+            group_id: Cow::Borrowed(""),
+            member_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupCurrentMemberAssignmentKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message = &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(ConsumerGroupCurrentMemberAssignmentKey {
+            group_id: f_group_id,
+            member_id: f_member_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        put_str(w, &self.member_id, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(())
+    }
+}
+
+/// ConsumerGroupCurrentMemberAssignmentValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupCurrentMemberAssignmentValue<'a> {
+    /// member_epoch: versions 0+.
+    pub member_epoch: i32,
+    /// previous_member_epoch: versions 0+.
+    pub previous_member_epoch: i32,
+    /// state: versions 0+.
+    pub state: i8,
+    /// assigned_partitions: versions 0+.
+    pub assigned_partitions: Vec<ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<'a>>,
+    /// partitions_pending_revocation: versions 0+.
+    pub partitions_pending_revocation:
+        Vec<ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupCurrentMemberAssignmentValue<'a> {
+    fn default() -> Self {
+        ConsumerGroupCurrentMemberAssignmentValue {
+            member_epoch: 0i32,
+            previous_member_epoch: 0i32,
+            state: 0i8,
+            assigned_partitions: Vec::new(),
+            partitions_pending_revocation: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupCurrentMemberAssignmentValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message = &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        n += 4;
+        n += 1;
+        n += if flex { 1 } else { 4 };
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.assigned_partitions.iter_mut() {
+            x.fit(v);
+        }
+        for x in self.partitions_pending_revocation.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_member_epoch = r.i32().map_err(|e| at(e, "member_epoch"))?;
+        let f_previous_member_epoch = r.i32().map_err(|e| at(e, "previous_member_epoch"))?;
+        let f_state = r.i8().map_err(|e| at(e, "state"))?;
+        let f_assigned_partitions = get_array(
+            r,
+            flex,
+            ConsumerGroupCurrentMemberAssignmentValueAssignedPartition::min_size(v, flex),
+            |r| ConsumerGroupCurrentMemberAssignmentValueAssignedPartition::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "assigned_partitions"))?;
+        let f_partitions_pending_revocation = get_array(
+            r,
+            flex,
+            ConsumerGroupCurrentMemberAssignmentValueAssignedPartition::min_size(v, flex),
+            |r| ConsumerGroupCurrentMemberAssignmentValueAssignedPartition::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "partitions_pending_revocation"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupCurrentMemberAssignmentValue {
+            member_epoch: f_member_epoch,
+            previous_member_epoch: f_previous_member_epoch,
+            state: f_state,
+            assigned_partitions: f_assigned_partitions,
+            partitions_pending_revocation: f_partitions_pending_revocation,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.member_epoch);
+        w.i32(self.previous_member_epoch);
+        w.i8(self.state);
+        put_array(w, &self.assigned_partitions, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "assigned_partitions"))?;
+        put_array(w, &self.partitions_pending_revocation, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "partitions_pending_revocation"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ConsumerGroupCurrentMemberAssignmentValue.assigned_partitions`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
+    /// topic_id: versions 0+.
+    pub topic_id: [u8; 16],
+    /// partitions: versions 0+.
+    pub partitions: Vec<i32>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
+    fn default() -> Self {
+        ConsumerGroupCurrentMemberAssignmentValueAssignedPartition {
+            topic_id: [0u8; 16],
+            partitions: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 16;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
+        let f_partitions = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupCurrentMemberAssignmentValueAssignedPartition {
+            topic_id: f_topic_id,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.uuid(&self.topic_id);
+        put_array(w, &self.partitions, flex, v, |w, x| {
+            w.i32(*x);
+            Ok(())
+        })
+        .map_err(|e| at(e, "partitions"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ConsumerGroupRegularExpressionKey v16.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupRegularExpressionKey<'a> {
+    /// group_id: versions 16.
+    pub group_id: Cow<'a, str>,
+    /// regular_expression: versions 16.
+    pub regular_expression: Cow<'a, str>,
+}
+
+impl<'a> Default for ConsumerGroupRegularExpressionKey<'a> {
+    fn default() -> Self {
+        ConsumerGroupRegularExpressionKey {
+            group_id: Cow::Borrowed(""),
+            regular_expression: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupRegularExpressionKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_REGULAR_EXPRESSION_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_regular_expression = get_str(r, flex).map_err(|e| at(e, "regular_expression"))?;
+        Ok(ConsumerGroupRegularExpressionKey {
+            group_id: f_group_id,
+            regular_expression: f_regular_expression,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        put_str(w, &self.regular_expression, flex).map_err(|e| at(e, "regular_expression"))?;
+        Ok(())
+    }
+}
+
+/// ConsumerGroupRegularExpressionValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroupRegularExpressionValue<'a> {
+    /// topics: versions 0+.
+    pub topics: Vec<Cow<'a, str>>,
+    /// version: versions 0+.
+    pub version: i64,
+    /// timestamp: versions 0+.
+    pub timestamp: i64,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ConsumerGroupRegularExpressionValue<'a> {
+    fn default() -> Self {
+        ConsumerGroupRegularExpressionValue {
+            topics: Vec::new(),
+            version: 0i64,
+            timestamp: 0i64,
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ConsumerGroupRegularExpressionValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 4 };
+        n += 8;
+        n += 8;
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topics = get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+            .map_err(|e| at(e, "topics"))?;
+        let f_version = r.i64().map_err(|e| at(e, "version"))?;
+        let f_timestamp = r.i64().map_err(|e| at(e, "timestamp"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ConsumerGroupRegularExpressionValue {
+            topics: f_topics,
+            version: f_version,
+            timestamp: f_timestamp,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_array(w, &self.topics, flex, v, |w, x| {
+            put_str(w, &x, flex)?;
+            Ok(())
+        })
+        .map_err(|e| at(e, "topics"))?;
+        w.i64(self.version);
+        w.i64(self.timestamp);
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}

@@ -10,6 +10,8 @@ mod tests;
 
 pub mod alter_configs;
 pub mod api_versions;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod coordinator_records;
 pub mod create_partitions;
 pub mod create_topics;
@@ -222,6 +224,22 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
             describe_producers::DescribeProducersResponse::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
         }
+        "ConsumerGroupHeartbeatRequest" => {
+            consumer_group_heartbeat::ConsumerGroupHeartbeatRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupHeartbeatResponse" => {
+            consumer_group_heartbeat::ConsumerGroupHeartbeatResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupDescribeRequest" => {
+            consumer_group_describe::ConsumerGroupDescribeRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupDescribeResponse" => {
+            consumer_group_describe::ConsumerGroupDescribeResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
         "OffsetCommitKey" => coordinator_records::OffsetCommitKey::decode(bytes, version)
             .and_then(|m| m.to_vec(version)),
         "OffsetCommitValue" => coordinator_records::OffsetCommitValue::decode(bytes, version)
@@ -230,6 +248,62 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
             .and_then(|m| m.to_vec(version)),
         "GroupMetadataValue" => coordinator_records::GroupMetadataValue::decode(bytes, version)
             .and_then(|m| m.to_vec(version)),
+        "ConsumerGroupMetadataKey" => {
+            coordinator_records::ConsumerGroupMetadataKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupMetadataValue" => {
+            coordinator_records::ConsumerGroupMetadataValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupPartitionMetadataKey" => {
+            coordinator_records::ConsumerGroupPartitionMetadataKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupPartitionMetadataValue" => {
+            coordinator_records::ConsumerGroupPartitionMetadataValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupMemberMetadataKey" => {
+            coordinator_records::ConsumerGroupMemberMetadataKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupMemberMetadataValue" => {
+            coordinator_records::ConsumerGroupMemberMetadataValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupTargetAssignmentMetadataKey" => {
+            coordinator_records::ConsumerGroupTargetAssignmentMetadataKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupTargetAssignmentMetadataValue" => {
+            coordinator_records::ConsumerGroupTargetAssignmentMetadataValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupTargetAssignmentMemberKey" => {
+            coordinator_records::ConsumerGroupTargetAssignmentMemberKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupTargetAssignmentMemberValue" => {
+            coordinator_records::ConsumerGroupTargetAssignmentMemberValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupCurrentMemberAssignmentKey" => {
+            coordinator_records::ConsumerGroupCurrentMemberAssignmentKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupCurrentMemberAssignmentValue" => {
+            coordinator_records::ConsumerGroupCurrentMemberAssignmentValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupRegularExpressionKey" => {
+            coordinator_records::ConsumerGroupRegularExpressionKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ConsumerGroupRegularExpressionValue" => {
+            coordinator_records::ConsumerGroupRegularExpressionValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
         _ => return None,
     })
 }

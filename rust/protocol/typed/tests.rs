@@ -106,3 +106,50 @@ fn typed_errors_say_where() {
     let e = JoinGroupRequest::decode(&[], 10).unwrap_err();
     assert!(e.to_string().contains("10"), "{e}");
 }
+
+/// A nullable struct, ConsumerGroupHeartbeatResponse's assignment, as Kafka writes it: a marker
+/// byte, -1 for null and 1 before a struct. Bytes from Kafka 4.4's
+/// `ConsumerGroupHeartbeatResponseData.write` at v1 (member id "m", epoch 3, interval 5000;
+/// then an assignment of topic 0102..10, partitions 0 and 2).
+#[test]
+fn nullable_struct_bytes_are_kafkas() {
+    use super::consumer_group_heartbeat::*;
+    let hex = |s: &str| -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let null = hex("00000000000000026d0000000300001388ff00");
+    let some = hex(
+        "00000000000000026d000000030000138801020102030405060708090a0b0c0d0e0f10030000000000000002000000",
+    );
+    let msg = ConsumerGroupHeartbeatResponse::MESSAGE;
+    let r = ConsumerGroupHeartbeatResponse::decode(&null, 1).unwrap();
+    assert_eq!(
+        (
+            r.member_id.as_deref(),
+            r.member_epoch,
+            r.heartbeat_interval_ms
+        ),
+        (Some("m"), 3, 5000)
+    );
+    assert!(r.assignment.is_none());
+    assert_eq!(r.to_vec(1).unwrap(), null);
+    let r = ConsumerGroupHeartbeatResponse::decode(&some, 1).unwrap();
+    let a = r.assignment.as_ref().unwrap();
+    assert_eq!(a.topic_partitions.len(), 1);
+    assert_eq!(
+        a.topic_partitions[0].topic_id,
+        *b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
+    );
+    assert_eq!(a.topic_partitions[0].partitions, vec![0, 2]);
+    assert_eq!(r.to_vec(1).unwrap(), some);
+    // The generic codec agrees, both ways.
+    for bytes in [&null, &some] {
+        let s = decode_message(msg, 1, bytes).unwrap();
+        assert_eq!(&encode_to_vec(msg, 1, &s).unwrap(), bytes);
+    }
+    // A marker and nothing after it is cut short, not a null.
+    assert!(ConsumerGroupHeartbeatResponse::decode(&some[..20], 1).is_err());
+}

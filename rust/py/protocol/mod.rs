@@ -22,6 +22,7 @@ use super::errors::{to_pyerr, IntoPyResult};
 use crate::errors::Error;
 use crate::protocol::codec::{decode_message_in, encode_message, message_size};
 use crate::protocol::frame as core_frame;
+use crate::protocol::messages::coordinator_records::RECORDS;
 use crate::protocol::messages::{APIS, REQUEST_HEADER, RESPONSE_HEADER};
 use crate::protocol::primitives::{SliceBuf, Writer};
 use crate::protocol::schema::{Api, DefaultValue, Field, Kind, Message};
@@ -331,7 +332,8 @@ fn message_to_py<'py>(py: Python<'py>, m: &'static Message) -> PyResult<Bound<'p
     Ok(d)
 }
 
-/// Every message definition (requests, responses and the two headers) as plain data: name,
+/// Every message definition (requests, responses, the two headers, then the coordinators'
+/// record schemas, which are header-kind tables) as plain data: name,
 /// api key, type, valid and flexible versions, and fields with their versions, nullable
 /// versions, tags, defaults and nested fields, in Kafka's version syntax (`"3+"`).
 #[pyfunction]
@@ -343,5 +345,8 @@ fn definitions(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     }
     list.append(message_to_py(py, &REQUEST_HEADER)?)?;
     list.append(message_to_py(py, &RESPONSE_HEADER)?)?;
+    for m in RECORDS {
+        list.append(message_to_py(py, m)?)?;
+    }
     Ok(list)
 }

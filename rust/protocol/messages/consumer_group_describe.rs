@@ -1,0 +1,70 @@
+//! ConsumerGroupDescribe (api key 69), v0-1: consumer groups (KIP-848) with their epochs,
+//! assignor, members, and each member's current and target assignment. v1 adds the member type
+//! (KIP-1099: a classic-protocol member inside a consumer group); both are flexible.
+//!
+//! Transcribed from Kafka 4.x's `ConsumerGroupDescribe{Request,Response}.json`.
+
+use crate::protocol::schema::*;
+
+/// ASSIGNMENT is Kafka's `Assignment` common struct of this api: topics by id and by name.
+static ASSIGNMENT: [Field; 1] = [f("topic_partitions", STRUCTS, "0+").fields(&[
+    f("topic_id", UUID, "0+"),
+    f("topic_name", STRING, "0+"),
+    f("partitions", INT32S, "0+"),
+])];
+
+pub static REQUEST: Message = Message {
+    name: "ConsumerGroupDescribeRequest",
+    api_key: 69,
+    kind: Kind::Request,
+    valid: Versions::parse("0-1"),
+    flexible: Versions::parse("0+"),
+    fields: &[
+        f("group_ids", STRINGS, "0+"),
+        f("include_authorized_operations", BOOL, "0+"),
+    ],
+};
+
+pub static RESPONSE: Message = Message {
+    name: "ConsumerGroupDescribeResponse",
+    api_key: 69,
+    kind: Kind::Response,
+    valid: Versions::parse("0-1"),
+    flexible: Versions::parse("0+"),
+    fields: &[
+        f("throttle_time_ms", INT32, "0+"),
+        f("groups", STRUCTS, "0+").fields(&[
+            f("error_code", INT16, "0+"),
+            f("error_message", STRING, "0+")
+                .nullable("0+")
+                .default(DefaultValue::Null),
+            f("group_id", STRING, "0+"),
+            f("group_state", STRING, "0+"),
+            f("group_epoch", INT32, "0+"),
+            f("assignment_epoch", INT32, "0+"),
+            f("assignor_name", STRING, "0+"),
+            f("members", STRUCTS, "0+").fields(&[
+                f("member_id", STRING, "0+"),
+                f("instance_id", STRING, "0+")
+                    .nullable("0+")
+                    .default(DefaultValue::Null),
+                f("rack_id", STRING, "0+")
+                    .nullable("0+")
+                    .default(DefaultValue::Null),
+                f("member_epoch", INT32, "0+"),
+                f("client_id", STRING, "0+"),
+                f("client_host", STRING, "0+"),
+                f("subscribed_topic_names", STRINGS, "0+"),
+                f("subscribed_topic_regex", STRING, "0+")
+                    .nullable("0+")
+                    .default(DefaultValue::Null),
+                f("assignment", STRUCT, "0+").fields(&ASSIGNMENT),
+                f("target_assignment", STRUCT, "0+").fields(&ASSIGNMENT),
+                f("member_type", INT8, "1+")
+                    .default(DefaultValue::Int(-1))
+                    .ignorable(),
+            ]),
+            f("authorized_operations", INT32, "0+").default(DefaultValue::Int(-2147483648)),
+        ]),
+    ],
+};
