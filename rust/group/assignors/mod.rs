@@ -26,6 +26,7 @@
 //! No assignor here looks at racks: Kafka removed rack awareness from the server-side assignors
 //! in 3.8 (KAFKA-16694). [`MemberSpec::rack_id`] is carried for the coordinator's sake.
 
+pub mod range;
 pub mod uniform;
 pub mod uuid;
 
@@ -41,6 +42,7 @@ use std::hash::BuildHasher;
 
 use crate::assignors::fxhash::{fx_map, FxMap};
 
+pub use range::RangeAssignor;
 pub use uniform::UniformAssignor;
 
 /// TopicId is a Kafka topic id (`org.apache.kafka.common.Uuid`): its 16 bytes, most significant
@@ -380,11 +382,13 @@ pub trait ServerAssignor: Sync {
 }
 
 static UNIFORM: UniformAssignor = UniformAssignor;
+static RANGE: RangeAssignor = RangeAssignor;
 
-/// by_name is the built-in assignor called `name` (`uniform`), if there is one.
+/// by_name is the built-in assignor called `name` (`uniform` or `range`), if there is one.
 pub fn by_name(name: &str) -> Option<&'static dyn ServerAssignor> {
     match name {
         uniform::NAME => Some(&UNIFORM),
+        range::NAME => Some(&RANGE),
         _ => None,
     }
 }

@@ -84,3 +84,23 @@ fn assignments_are_normalised() {
     assert_eq!(a.len(), 3);
     assert!(Assignment::from_map(BTreeMap::from([(t1(), vec![])])).is_empty());
 }
+
+#[test]
+fn assignors_are_found_by_name() {
+    assert_eq!(by_name("uniform").map(|a| a.name()), Some("uniform"));
+    assert_eq!(by_name("range").map(|a| a.name()), Some("range"));
+    assert!(by_name("sticky").is_none());
+    assert!(by_name("org.apache.kafka.coordinator.group.assignor.UniformAssignor").is_none());
+    // Closures describe topics too.
+    let members = [member("A", &[t1()], Assignment::new())];
+    let spec = spec(&members, SubscriptionType::Homogeneous);
+    let topics = |t: &TopicId| (*t == t1()).then_some(2);
+    let out = by_name("uniform").unwrap().assign(&spec, &topics).unwrap();
+    assert_eq!(out, [asg(&[(t1(), &[0, 1])])]);
+    let missing = |_: &TopicId| Some(-1);
+    let err = by_name("range")
+        .unwrap()
+        .assign(&spec, &missing)
+        .unwrap_err();
+    assert!(err.message().contains(&uuid::format(&t1())), "{err}");
+}
