@@ -40,6 +40,7 @@
 //! where they are made.
 
 mod api;
+pub mod assignors;
 mod classic;
 mod cleanup;
 mod config;
