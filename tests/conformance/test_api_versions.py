@@ -58,7 +58,8 @@ def test_api_versions_ranges(diff: Differential) -> None:
         if r is not None
     ]
     kgroup, kafka = ranges
-    assert set(kgroup) == set(protocol.API_VERSIONS) - {17, 36, 61}  # SASL, DescribeProducers
+    # SASL and DescribeProducers; ConsumerGroupHeartbeat and Describe: declared, not served yet.
+    assert set(kgroup) == set(protocol.API_VERSIONS) - {17, 36, 61, 68, 69}
     for key, (low, high) in kgroup.items():
         assert key in kafka, protocol.API_NAMES[key]
         assert high <= kafka[key][1], protocol.API_NAMES[key]

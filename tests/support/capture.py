@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kgroup import protocol
 
-from .fake_broker import Captured, FakeBroker
+from .fake_broker import SERVED, Captured, FakeBroker
 
 FIXTURES = Path(__file__).parents[1] / "protocol" / "fixtures"
 TOPIC = "kgroup-fixture"
@@ -132,7 +132,7 @@ ERAS: dict[str, dict[int, int] | None] = {
 
 
 def era_versions(caps: dict[int, int] | None) -> dict[int, tuple[int, int]]:
-    full = dict(protocol.API_VERSIONS)
+    full = dict(SERVED)
     if caps is None:
         return full
     return {k: (lo, min(hi, caps[k])) for k, (lo, hi) in full.items() if k in caps}

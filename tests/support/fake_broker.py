@@ -62,13 +62,19 @@ class Captured:
     frame: bytes
 
 
+#: SERVED are the apis and versions the fake broker advertises by default: every api kgroup's
+#: codec speaks, but KIP-848's (ConsumerGroupHeartbeat, ConsumerGroupDescribe), whose groups it
+#: does not keep; a client then stays with the classic protocol, as against Kafka 3.9.
+SERVED: dict[int, tuple[int, int]] = {
+    k: v for k, v in protocol.API_VERSIONS.items() if k not in (68, 69)
+}
+
+
 @dataclass
 class FakeBroker:
     """Serve on 127.0.0.1 until stopped; ``frames`` collects every request frame received."""
 
-    versions: Mapping[int, tuple[int, int]] = field(
-        default_factory=lambda: dict(protocol.API_VERSIONS)
-    )
+    versions: Mapping[int, tuple[int, int]] = field(default_factory=lambda: dict(SERVED))
     partitions: int = 2
     port: int = 0
     frames: list[Captured] = field(default_factory=list)
