@@ -1,0 +1,15 @@
+//! The consumer group type of KIP-848 (`group.protocol=consumer`): its members, their member
+//! epochs and their reconciliation towards the group's target assignment, as Kafka 4.2's
+//! group coordinator has them (`modern/consumer/`).
+//!
+//! So far the pure parts the ConsumerGroupHeartbeat handler will stand on:
+//! - [`ConsumerMember`] and [`MemberState`] (`member.rs`): a member as the records
+//!   `ConsumerGroupMemberMetadata` (type 5) and `ConsumerGroupCurrentMemberAssignment` (type 8)
+//!   describe it.
+//!
+//! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; all of them may
+//! use `crate::group::assignors`, never the reverse.
+
+mod member;
+
+pub use member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
