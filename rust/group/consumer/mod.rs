@@ -6,10 +6,14 @@
 //! - [`ConsumerMember`] and [`MemberState`] (`member.rs`): a member as the records
 //!   `ConsumerGroupMemberMetadata` (type 5) and `ConsumerGroupCurrentMemberAssignment` (type 8)
 //!   describe it.
+//! - [`PartitionEpochs`] (`partition_epochs.rs`): which member epoch holds each partition of
+//!   the group, the map that keeps a partition from having two owners.
 //!
 //! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; all of them may
 //! use `crate::group::assignors`, never the reverse.
 
 mod member;
+mod partition_epochs;
 
 pub use member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
+pub use partition_epochs::{PartitionEpochConflict, PartitionEpochs};
