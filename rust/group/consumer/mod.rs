@@ -8,12 +8,21 @@
 //!   describe it.
 //! - [`PartitionEpochs`] (`partition_epochs.rs`): which member epoch holds each partition of
 //!   the group, the map that keeps a partition from having two owners.
+//! - [`reconcile`] (`reconcile.rs`): one heartbeat's step of a member towards its target
+//!   (Kafka's `CurrentAssignmentBuilder`), with each state's actions and transitions on
+//!   [`MemberState`].
 //!
 //! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; all of them may
 //! use `crate::group::assignors`, never the reverse.
 
 mod member;
 mod partition_epochs;
+mod reconcile;
 
 pub use member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
 pub use partition_epochs::{PartitionEpochConflict, PartitionEpochs};
+pub use reconcile::{reconcile, Reconcile};
+
+/// OwnedTopicPartitions is one topic of the `TopicPartitions` a ConsumerGroupHeartbeat request
+/// reports: the partitions the client owns, as the request carries them.
+pub use crate::protocol::typed::consumer_group_heartbeat::ConsumerGroupHeartbeatRequestTopicPartition as OwnedTopicPartitions;
