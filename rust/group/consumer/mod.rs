@@ -11,14 +11,17 @@
 //! - [`reconcile`] (`reconcile.rs`): one heartbeat's step of a member towards its target
 //!   (Kafka's `CurrentAssignmentBuilder`), with each state's actions and transitions on
 //!   [`MemberState`].
+//! - [`validate_member_epoch`] (`fencing.rs`): which heartbeat epochs a known member may send.
 //!
 //! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; all of them may
 //! use `crate::group::assignors`, never the reverse.
 
+mod fencing;
 mod member;
 mod partition_epochs;
 mod reconcile;
 
+pub use fencing::validate_member_epoch;
 pub use member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
 pub use partition_epochs::{PartitionEpochConflict, PartitionEpochs};
 pub use reconcile::{reconcile, Reconcile};
