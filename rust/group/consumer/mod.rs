@@ -21,6 +21,9 @@ mod member;
 mod partition_epochs;
 mod reconcile;
 
+#[cfg(test)]
+mod tests;
+
 pub use fencing::validate_member_epoch;
 pub use member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
 pub use partition_epochs::{PartitionEpochConflict, PartitionEpochs};
