@@ -44,6 +44,7 @@ pub mod assignors;
 mod classic;
 mod cleanup;
 mod config;
+pub mod consumer;
 mod coordinator;
 mod delete_groups;
 mod describe_groups;

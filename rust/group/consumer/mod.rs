@@ -1,0 +1,34 @@
+//! The consumer group type of KIP-848 (`group.protocol=consumer`): its members, their member
+//! epochs and their reconciliation towards the group's target assignment, as Kafka 4.2's
+//! group coordinator has them (`modern/consumer/`).
+//!
+//! So far the pure parts the ConsumerGroupHeartbeat handler will stand on:
+//! - [`ConsumerMember`] and [`MemberState`] (`member.rs`): a member as the records
+//!   `ConsumerGroupMemberMetadata` (type 5) and `ConsumerGroupCurrentMemberAssignment` (type 8)
+//!   describe it.
+//! - [`PartitionEpochs`] (`partition_epochs.rs`): which member epoch holds each partition of
+//!   the group, the map that keeps a partition from having two owners.
+//! - [`reconcile`] (`reconcile.rs`): one heartbeat's step of a member towards its target
+//!   (Kafka's `CurrentAssignmentBuilder`), with each state's actions and transitions on
+//!   [`MemberState`].
+//! - [`validate_member_epoch`] (`fencing.rs`): which heartbeat epochs a known member may send.
+//!
+//! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; all of them may
+//! use `crate::group::assignors`, never the reverse.
+
+mod fencing;
+mod member;
+mod partition_epochs;
+mod reconcile;
+
+#[cfg(test)]
+mod tests;
+
+pub use fencing::validate_member_epoch;
+pub use member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
+pub use partition_epochs::{PartitionEpochConflict, PartitionEpochs};
+pub use reconcile::{reconcile, Reconcile};
+
+/// OwnedTopicPartitions is one topic of the `TopicPartitions` a ConsumerGroupHeartbeat request
+/// reports: the partitions the client owns, as the request carries them.
+pub use crate::protocol::typed::consumer_group_heartbeat::ConsumerGroupHeartbeatRequestTopicPartition as OwnedTopicPartitions;
