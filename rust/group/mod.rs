@@ -25,10 +25,13 @@
 //!   group and its members, [`GroupState`] with each state's actions and transitions, one module
 //!   per api, and the rebalance mechanics they share.
 //! - `offsets/`: a group's committed offsets, and OffsetCommit, OffsetFetch, OffsetDelete.
-//! - `consumer/` (to come, KIP-848): the consumer group type (ConsumerGroupHeartbeat, member
-//!   epochs, target assignment, reconciliation), beside `classic/`, over the same coordinator,
-//!   offsets and runtime; its records (`__consumer_offsets` keys 3 and up) replay through
-//!   `replay.rs`, where they are skipped today. Server-side assignors go beside it; the
+//! - `consumer/` (KIP-848, in progress): the consumer group type. Built so far: the member
+//!   ([`consumer::ConsumerMember`], [`consumer::MemberState`]), the group's partition epochs,
+//!   reconciliation towards a target assignment and member epoch fencing, as pure functions.
+//!   To come: the group, ConsumerGroupHeartbeat and ConsumerGroupDescribe over the same
+//!   coordinator, offsets and runtime; its records (`__consumer_offsets` keys 3 and up) replay
+//!   through `replay.rs`, where they are skipped today.
+//! - `assignors/`: the server-side assignors of consumer groups, `uniform` and `range`; the
 //!   client-side ones are `crate::assignors`.
 //!
 //! Each api is one module opening with the versions it serves and what changed between them.

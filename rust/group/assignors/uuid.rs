@@ -43,7 +43,7 @@ pub fn format(id: &TopicId) -> String {
     out
 }
 
-/// parse is `Uuid.fromString` for the 22-character form [`format`] writes; `None` for anything
+/// parse is `Uuid.fromString` for the 22-character form [`format()`] writes; `None` for anything
 /// that is not 16 bytes of URL-safe base64. Like Java's decoder it ignores the 4 bits past the
 /// 16th byte, so several strings parse to one id (Kafka's tests use such strings).
 pub fn parse(text: &str) -> Option<TopicId> {
