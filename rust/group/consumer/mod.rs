@@ -12,6 +12,8 @@
 //!   (Kafka's `CurrentAssignmentBuilder`), with each state's actions and transitions on
 //!   [`MemberState`].
 //! - [`validate_member_epoch`] (`fencing.rs`): which heartbeat epochs a known member may send.
+//! - [`records`]: the group's records of `__consumer_offsets` (types 3-8 and 16), read and
+//!   written with Kafka's schemas.
 //!
 //! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; all of them may
 //! use `crate::group::assignors`, never the reverse.
@@ -20,6 +22,7 @@ mod fencing;
 mod member;
 mod partition_epochs;
 mod reconcile;
+pub mod records;
 
 #[cfg(test)]
 mod tests;
