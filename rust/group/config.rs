@@ -30,7 +30,96 @@ pub struct Config {
     /// `offset.metadata.max.bytes` (4096): the longest metadata string of a committed offset, in
     /// UTF-16 code units as Java counts them.
     pub offset_metadata_max_bytes: i64,
+    /// `group.coordinator.rebalance.protocols` (`classic,consumer`): the group protocols the
+    /// coordinator serves; KIP-848's apis answer UNSUPPORTED_VERSION without `consumer`.
+    pub rebalance_protocols: Vec<GroupProtocol>,
+    /// `group.consumer.session.timeout.ms` (45000): a consumer-protocol member's session.
+    pub consumer_session_timeout_ms: i64,
+    /// `group.consumer.min.session.timeout.ms` (45000).
+    pub consumer_min_session_timeout_ms: i64,
+    /// `group.consumer.max.session.timeout.ms` (60000).
+    pub consumer_max_session_timeout_ms: i64,
+    /// `group.consumer.heartbeat.interval.ms` (5000): the interval a member is told to keep.
+    pub consumer_heartbeat_interval_ms: i64,
+    /// `group.consumer.min.heartbeat.interval.ms` (5000).
+    pub consumer_min_heartbeat_interval_ms: i64,
+    /// `group.consumer.max.heartbeat.interval.ms` (15000).
+    pub consumer_max_heartbeat_interval_ms: i64,
+    /// `group.consumer.max.size` (2147483647): members a consumer group accepts.
+    pub consumer_max_size: i64,
+    /// `group.consumer.assignors` (`uniform,range`): the server-side assignors by Kafka's
+    /// short names; the first is a group's default.
+    pub consumer_assignors: Vec<String>,
+    /// `group.consumer.migration.policy` (`bidirectional`): which non-empty groups convert
+    /// between the classic and the consumer protocol online.
+    pub consumer_migration_policy: MigrationPolicy,
 }
+
+/// GroupProtocol is one entry of `group.coordinator.rebalance.protocols`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupProtocol {
+    Classic,
+    Consumer,
+    Share,
+    Streams,
+}
+
+/// MigrationPolicy is `group.consumer.migration.policy` (Kafka's
+/// `ConsumerGroupMigrationPolicy`): empty groups always convert; non-empty ones as it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MigrationPolicy {
+    /// Both ways: classic to consumer when a consumer-protocol member joins, back when the last
+    /// one leaves.
+    Bidirectional,
+    /// Classic to consumer only.
+    Upgrade,
+    /// Consumer to classic only.
+    Downgrade,
+    /// Neither.
+    Disabled,
+}
+
+impl MigrationPolicy {
+    /// parse reads Kafka's names, in any case.
+    pub fn parse(s: &str) -> Option<MigrationPolicy> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "bidirectional" => Some(MigrationPolicy::Bidirectional),
+            "upgrade" => Some(MigrationPolicy::Upgrade),
+            "downgrade" => Some(MigrationPolicy::Downgrade),
+            "disabled" => Some(MigrationPolicy::Disabled),
+            _ => None,
+        }
+    }
+
+    /// upgrades tells whether a non-empty classic group converts to a consumer group.
+    pub fn upgrades(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Upgrade
+        )
+    }
+
+    /// downgrades tells whether a non-empty consumer group converts back to classic.
+    pub fn downgrades(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Downgrade
+        )
+    }
+}
+
+/// ASSIGNOR_CLASSES are the class names Kafka accepts for its built-in server-side assignors,
+/// with their short names.
+const ASSIGNOR_CLASSES: [(&str, &str); 2] = [
+    (
+        "org.apache.kafka.coordinator.group.assignor.UniformAssignor",
+        "uniform",
+    ),
+    (
+        "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
+        "range",
+    ),
+];
 
 impl Default for Config {
     fn default() -> Self {
@@ -43,6 +132,16 @@ impl Default for Config {
             offsets_retention_ms: 10080 * 60 * 1000,
             offsets_retention_check_interval_ms: 600_000,
             offset_metadata_max_bytes: 4096,
+            rebalance_protocols: vec![GroupProtocol::Classic, GroupProtocol::Consumer],
+            consumer_session_timeout_ms: 45_000,
+            consumer_min_session_timeout_ms: 45_000,
+            consumer_max_session_timeout_ms: 60_000,
+            consumer_heartbeat_interval_ms: 5_000,
+            consumer_min_heartbeat_interval_ms: 5_000,
+            consumer_max_heartbeat_interval_ms: 15_000,
+            consumer_max_size: i32::MAX as i64,
+            consumer_assignors: vec!["uniform".into(), "range".into()],
+            consumer_migration_policy: MigrationPolicy::Bidirectional,
         }
     }
 }
@@ -58,7 +157,154 @@ impl Config {
         "offsets.retention.minutes",
         "offsets.retention.check.interval.ms",
         "offset.metadata.max.bytes",
+        "group.consumer.session.timeout.ms",
+        "group.consumer.min.session.timeout.ms",
+        "group.consumer.max.session.timeout.ms",
+        "group.consumer.heartbeat.interval.ms",
+        "group.consumer.min.heartbeat.interval.ms",
+        "group.consumer.max.heartbeat.interval.ms",
+        "group.consumer.max.size",
     ];
+
+    /// TEXT_KEYS are the config names whose values are lists or names, which
+    /// [`Config::set_text`] accepts (it takes the integer ones too).
+    pub const TEXT_KEYS: &'static [&'static str] = &[
+        "group.coordinator.rebalance.protocols",
+        "group.consumer.assignors",
+        "group.consumer.migration.policy",
+    ];
+
+    /// consumer_enabled tells whether KIP-848's consumer protocol is served.
+    pub fn consumer_enabled(&self) -> bool {
+        self.rebalance_protocols.contains(&GroupProtocol::Consumer)
+    }
+
+    /// set_text sets one config by Kafka's name from its text: a list (comma-separated, as
+    /// Kafka's LIST type reads it), a name, or an integer for any of [`Config::KEYS`]. An
+    /// unknown name, or a value Kafka refuses (an unknown protocol, policy or assignor, an
+    /// empty assignor list), is [`Error::InvalidArgument`].
+    pub fn set_text(&mut self, key: &str, value: &str) -> Result<()> {
+        let bad = |why: String| Err(Error::InvalidArgument(format!("{key}: {why}")));
+        let items: Vec<&str> = value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        match key {
+            "group.coordinator.rebalance.protocols" => {
+                let mut out = Vec::new();
+                for item in items {
+                    let p = match item.to_ascii_lowercase().as_str() {
+                        "classic" => GroupProtocol::Classic,
+                        "consumer" => GroupProtocol::Consumer,
+                        "share" => GroupProtocol::Share,
+                        "streams" => GroupProtocol::Streams,
+                        _ => {
+                            return bad(format!(
+                                "{item:?} is not one of classic, consumer, share, streams"
+                            ))
+                        }
+                    };
+                    if !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+                self.rebalance_protocols = out;
+            }
+            "group.consumer.assignors" => {
+                let mut out: Vec<String> = Vec::new();
+                for item in items {
+                    let name = ASSIGNOR_CLASSES
+                        .iter()
+                        .find(|(class, _)| *class == item)
+                        .map_or(item, |(_, name)| name);
+                    if !matches!(name, "uniform" | "range") {
+                        return bad(format!(
+                            "{item:?} is not a server-side assignor kgroup has (uniform, range)"
+                        ));
+                    }
+                    if out.iter().any(|n| n == name) {
+                        return bad(format!("{name:?} is named twice"));
+                    }
+                    out.push(name.to_string());
+                }
+                if out.is_empty() {
+                    return bad("at least one assignor is needed".into());
+                }
+                self.consumer_assignors = out;
+            }
+            "group.consumer.migration.policy" => match MigrationPolicy::parse(value) {
+                Some(p) => self.consumer_migration_policy = p,
+                None => {
+                    return bad(format!(
+                        "{value:?} is not one of bidirectional, upgrade, downgrade, disabled"
+                    ))
+                }
+            },
+            _ if Config::KEYS.contains(&key) => match value.trim().parse::<i64>() {
+                Ok(n) => self.set(key, n)?,
+                Err(_) => return bad(format!("{value:?} is not an integer")),
+            },
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown group coordinator config {key:?} (known: {}, {})",
+                    Config::KEYS.join(", "),
+                    Config::TEXT_KEYS.join(", ")
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// validate checks what no single setting can: the session bounds of classic groups, and
+    /// the consumer protocol's session and heartbeat settings against their bounds and each
+    /// other (Kafka's `GroupCoordinatorConfig` requirements).
+    pub fn validate(&self) -> Result<()> {
+        let require = |ok: bool, why: String| {
+            if ok {
+                Ok(())
+            } else {
+                Err(Error::InvalidArgument(why))
+            }
+        };
+        require(
+            self.min_session_timeout_ms <= self.max_session_timeout_ms,
+            format!(
+                "group.min.session.timeout.ms ({}) is above group.max.session.timeout.ms ({})",
+                self.min_session_timeout_ms, self.max_session_timeout_ms
+            ),
+        )?;
+        let (hb, hb_min, hb_max) = (
+            self.consumer_heartbeat_interval_ms,
+            self.consumer_min_heartbeat_interval_ms,
+            self.consumer_max_heartbeat_interval_ms,
+        );
+        let (st, st_min, st_max) = (
+            self.consumer_session_timeout_ms,
+            self.consumer_min_session_timeout_ms,
+            self.consumer_max_session_timeout_ms,
+        );
+        require(
+            hb_min <= hb_max,
+            format!("group.consumer.min.heartbeat.interval.ms ({hb_min}) is above group.consumer.max.heartbeat.interval.ms ({hb_max})"),
+        )?;
+        require(
+            (hb_min..=hb_max).contains(&hb),
+            format!("group.consumer.heartbeat.interval.ms ({hb}) is outside [{hb_min}, {hb_max}]"),
+        )?;
+        require(
+            st_min <= st_max,
+            format!("group.consumer.min.session.timeout.ms ({st_min}) is above group.consumer.max.session.timeout.ms ({st_max})"),
+        )?;
+        require(
+            (st_min..=st_max).contains(&st),
+            format!("group.consumer.session.timeout.ms ({st}) is outside [{st_min}, {st_max}]"),
+        )?;
+        require(
+            hb < st,
+            format!("group.consumer.heartbeat.interval.ms ({hb}) must be below group.consumer.session.timeout.ms ({st})"),
+        )
+    }
 
     /// set sets one config by Kafka's name. An unknown name, or a value out of Kafka's range
     /// (negative delays and sizes, fewer than 1 partition or group member, a retention below 1
@@ -88,6 +334,23 @@ impl Config {
                 self.offsets_retention_check_interval_ms = at_least(1)?
             }
             "offset.metadata.max.bytes" => self.offset_metadata_max_bytes = at_least(0)?,
+            "group.consumer.session.timeout.ms" => self.consumer_session_timeout_ms = at_least(1)?,
+            "group.consumer.min.session.timeout.ms" => {
+                self.consumer_min_session_timeout_ms = at_least(1)?
+            }
+            "group.consumer.max.session.timeout.ms" => {
+                self.consumer_max_session_timeout_ms = at_least(1)?
+            }
+            "group.consumer.heartbeat.interval.ms" => {
+                self.consumer_heartbeat_interval_ms = at_least(1)?
+            }
+            "group.consumer.min.heartbeat.interval.ms" => {
+                self.consumer_min_heartbeat_interval_ms = at_least(1)?
+            }
+            "group.consumer.max.heartbeat.interval.ms" => {
+                self.consumer_max_heartbeat_interval_ms = at_least(1)?
+            }
+            "group.consumer.max.size" => self.consumer_max_size = at_least(1)?,
             _ => {
                 return Err(Error::InvalidArgument(format!(
                     "unknown group coordinator config {key:?} (known: {})",
@@ -104,12 +367,7 @@ impl Config {
         for (k, v) in pairs {
             c.set(k, v)?;
         }
-        if c.min_session_timeout_ms > c.max_session_timeout_ms {
-            return Err(Error::InvalidArgument(format!(
-                "group.min.session.timeout.ms ({}) is above group.max.session.timeout.ms ({})",
-                c.min_session_timeout_ms, c.max_session_timeout_ms
-            )));
-        }
+        c.validate()?;
         Ok(c)
     }
 }
@@ -146,5 +404,93 @@ mod tests {
         assert!(Config::KEYS
             .iter()
             .all(|k| Config::default().set(k, 1).is_ok()));
+    }
+
+    // GroupCoordinatorConfig's consumer-protocol defaults.
+    #[test]
+    fn consumer_defaults_are_kafkas() {
+        let c = Config::default();
+        assert_eq!(
+            (
+                c.consumer_session_timeout_ms,
+                c.consumer_min_session_timeout_ms
+            ),
+            (45_000, 45_000)
+        );
+        assert_eq!(c.consumer_max_session_timeout_ms, 60_000);
+        assert_eq!(
+            (
+                c.consumer_heartbeat_interval_ms,
+                c.consumer_min_heartbeat_interval_ms,
+                c.consumer_max_heartbeat_interval_ms
+            ),
+            (5_000, 5_000, 15_000)
+        );
+        assert_eq!(c.consumer_max_size, 2_147_483_647);
+        assert_eq!(c.consumer_assignors, ["uniform", "range"]);
+        assert_eq!(c.consumer_migration_policy, MigrationPolicy::Bidirectional);
+        assert!(c.consumer_enabled());
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn text_configs_read_as_kafka_reads_them() {
+        let mut c = Config::default();
+        c.set_text("group.coordinator.rebalance.protocols", " Classic ")
+            .unwrap();
+        assert!(!c.consumer_enabled());
+        c.set_text(
+            "group.consumer.assignors",
+            "range, org.apache.kafka.coordinator.group.assignor.UniformAssignor",
+        )
+        .unwrap();
+        assert_eq!(c.consumer_assignors, ["range", "uniform"]);
+        c.set_text("group.consumer.migration.policy", "UPGRADE")
+            .unwrap();
+        assert!(c.consumer_migration_policy.upgrades());
+        assert!(!c.consumer_migration_policy.downgrades());
+        c.set_text("group.consumer.max.size", "10").unwrap();
+        assert_eq!(c.consumer_max_size, 10);
+        for (k, v) in [
+            ("group.coordinator.rebalance.protocols", "classic,kip848"),
+            ("group.consumer.assignors", ""),
+            ("group.consumer.assignors", "uniform,uniform"),
+            ("group.consumer.assignors", "com.example.MyAssignor"),
+            ("group.consumer.migration.policy", "sometimes"),
+            ("group.consumer.max.size", "ten"),
+            ("group.consumer.max.size", "0"),
+            ("group.consumer.nothing", "1"),
+        ] {
+            assert!(Config::default().set_text(k, v).is_err(), "{k}={v}");
+        }
+    }
+
+    // GroupCoordinatorConfig's requirements on the consumer protocol's timings.
+    #[test]
+    fn consumer_timings_must_fit_their_bounds_and_each_other() {
+        let bad = [
+            vec![("group.consumer.heartbeat.interval.ms", 4_000)],
+            vec![("group.consumer.heartbeat.interval.ms", 16_000)],
+            vec![("group.consumer.session.timeout.ms", 44_000)],
+            vec![("group.consumer.session.timeout.ms", 61_000)],
+            vec![("group.consumer.min.heartbeat.interval.ms", 20_000)],
+            vec![("group.consumer.min.session.timeout.ms", 70_000)],
+            vec![
+                ("group.consumer.min.session.timeout.ms", 1_000),
+                ("group.consumer.session.timeout.ms", 5_000),
+            ],
+        ];
+        for pairs in bad {
+            assert!(Config::from_pairs(pairs.clone()).is_err(), "{pairs:?}");
+        }
+        // Short timings for tests, as a broker may be configured.
+        let c = Config::from_pairs([
+            ("group.consumer.min.session.timeout.ms", 1_000),
+            ("group.consumer.session.timeout.ms", 1_000),
+            ("group.consumer.min.heartbeat.interval.ms", 100),
+            ("group.consumer.heartbeat.interval.ms", 100),
+        ])
+        .unwrap();
+        assert_eq!(c.consumer_heartbeat_interval_ms, 100);
     }
 }

@@ -25,7 +25,14 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCoordinator>()?;
     m.add_class::<PyRespond>()?;
     m.add_class::<PyAppend>()?;
-    m.add("CONFIG_KEYS", Config::KEYS.to_vec())?;
+    m.add(
+        "CONFIG_KEYS",
+        Config::KEYS
+            .iter()
+            .chain(Config::TEXT_KEYS)
+            .copied()
+            .collect::<Vec<_>>(),
+    )?;
     m.add("GROUP_API_KEYS", requests::GROUP_API_KEYS.to_vec())?;
     m.add_function(wrap_pyfunction!(partition_for, m)?)?;
     Ok(())
@@ -118,31 +125,26 @@ fn config_from(config: Option<&Bound<'_, PyAny>>) -> PyResult<Config> {
         let key: String = k
             .extract()
             .map_err(|_| to_pyerr(py, Error::InvalidType(format!("config key {k}: not a str"))))?;
-        let value: i64 = if let Ok(s) = v.cast::<PyString>() {
-            s.to_str()?.trim().parse().map_err(|_| {
-                to_pyerr(
-                    py,
-                    Error::InvalidArgument(format!("{key}: {v} is not an integer")),
-                )
-            })?
+        if let Ok(s) = v.cast::<PyString>() {
+            c.set_text(&key, s.to_str()?).py_err(py)?;
+        } else if let Ok(list) = v.cast::<PyList>() {
+            // A LIST config as the broker holds it: its items, as Kafka's comma-separated text.
+            let items: Vec<String> = list
+                .iter()
+                .map(|x| x.str().map(|s| s.to_string()))
+                .collect::<PyResult<_>>()?;
+            c.set_text(&key, &items.join(",")).py_err(py)?;
         } else {
-            v.extract().map_err(|_| {
+            let value: i64 = v.extract().map_err(|_| {
                 to_pyerr(
                     py,
                     Error::InvalidType(format!("{key}: {v} is not an integer")),
                 )
-            })?
-        };
-        c.set(&key, value).py_err(py)?;
+            })?;
+            c.set(&key, value).py_err(py)?;
+        }
     }
-    if c.min_session_timeout_ms > c.max_session_timeout_ms {
-        return Err(to_pyerr(
-            py,
-            Error::InvalidArgument(
-                "group.min.session.timeout.ms is above group.max.session.timeout.ms".into(),
-            ),
-        ));
-    }
+    c.validate().py_err(py)?;
     Ok(c)
 }
 

@@ -690,6 +690,80 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             4096,
             "The longest metadata string a committed offset may carry.",
         ),
+        # KIP-848's consumer protocol (Kafka 4.x's GroupCoordinatorConfig defaults); the group
+        # coordinator checks the timings against each other at start.
+        _broker(
+            "group.coordinator.rebalance.protocols",
+            T.LIST,
+            ["classic", "consumer"],
+            "The group protocols the coordinator serves: classic (JoinGroup, SyncGroup) and "
+            "consumer (KIP-848's ConsumerGroupHeartbeat).",
+            one_of("classic", "consumer", "share", "streams"),
+        ),
+        _broker(
+            "group.consumer.session.timeout.ms",
+            T.INT,
+            45_000,
+            "How long a consumer-protocol member may go without a heartbeat before it is "
+            "removed from its group.",
+            at_least(1),
+        ),
+        _broker(
+            "group.consumer.min.session.timeout.ms",
+            T.INT,
+            45_000,
+            "The shortest session timeout of consumer-protocol groups.",
+            at_least(1),
+        ),
+        _broker(
+            "group.consumer.max.session.timeout.ms",
+            T.INT,
+            60_000,
+            "The longest session timeout of consumer-protocol groups.",
+            at_least(1),
+        ),
+        _broker(
+            "group.consumer.heartbeat.interval.ms",
+            T.INT,
+            5_000,
+            "The heartbeat interval consumer-protocol members are told to keep.",
+            at_least(1),
+        ),
+        _broker(
+            "group.consumer.min.heartbeat.interval.ms",
+            T.INT,
+            5_000,
+            "The shortest heartbeat interval of consumer-protocol groups.",
+            at_least(1),
+        ),
+        _broker(
+            "group.consumer.max.heartbeat.interval.ms",
+            T.INT,
+            15_000,
+            "The longest heartbeat interval of consumer-protocol groups.",
+            at_least(1),
+        ),
+        _broker(
+            "group.consumer.max.size",
+            T.INT,
+            INT_MAX,
+            "The most members a consumer-protocol group takes.",
+            at_least(1),
+        ),
+        _broker(
+            "group.consumer.assignors",
+            T.LIST,
+            ["uniform", "range"],
+            "The server-side assignors of consumer-protocol groups; the first is the default.",
+        ),
+        _broker(
+            "group.consumer.migration.policy",
+            T.STRING,
+            "bidirectional",
+            "Whether non-empty groups convert online between the classic and the consumer "
+            "protocol: bidirectional, upgrade, downgrade or disabled.",
+            one_of("bidirectional", "upgrade", "downgrade", "disabled"),
+        ),
         _broker(
             "offsets.load.buffer.size",
             T.INT,
