@@ -12,11 +12,15 @@
 //!   (Kafka's `CurrentAssignmentBuilder`), with each state's actions and transitions on
 //!   [`MemberState`].
 //! - [`validate_member_epoch`] (`fencing.rs`): which heartbeat epochs a known member may send.
+//! - [`ConsumerGroup`] (`group.rs`): the group as plain data, its indexes, derived views
+//!   (state, subscription type, preferred assignor) and the target assignment computation.
 //!
-//! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; all of them may
+//! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; `member`,
+//! `partition_epochs` ← `group`; all of them may
 //! use `crate::group::assignors`, never the reverse.
 
 mod fencing;
+mod group;
 mod member;
 mod partition_epochs;
 mod reconcile;
@@ -25,6 +29,10 @@ mod reconcile;
 mod tests;
 
 pub use fencing::validate_member_epoch;
+pub use group::{
+    ConsumerGroup, ConsumerGroupState, TargetAssignment, TargetAssignmentError, TargetChange,
+    TopicInfo,
+};
 pub use member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
 pub use partition_epochs::{PartitionEpochConflict, PartitionEpochs};
 pub use reconcile::{reconcile, Reconcile};
