@@ -80,7 +80,7 @@ pub struct TargetAssignment {
     /// targets is the new target of every member of the group after the change, by member id.
     pub targets: BTreeMap<String, Assignment>,
     /// changed is the member ids, ascending, whose new target differs from the previous one
-    /// (a replacing static member compares with the target it inherits): one
+    /// (a member without a target, a replacing static member included, always counts): one
     /// ConsumerGroupTargetAssignmentMember record each, before the TargetAssignmentMetadata.
     pub changed: Vec<String>,
 }
@@ -383,11 +383,33 @@ impl ConsumerGroup {
     /// names one. Ties follow Kafka's iteration order as far as it is known: `uniform` before
     /// `range` (reference §3.3), then other names ascending.
     pub fn preferred_server_assignor<'a>(&'a self, default: &'a str) -> &'a str {
-        self.server_assignors
+        most_voted(self.server_assignors.iter().map(|(n, &c)| (n.as_str(), c))).unwrap_or(default)
+    }
+
+    /// preferred_server_assignor_after is [`ConsumerGroup::preferred_server_assignor`] as it
+    /// will be once `old` is replaced by `new` (either may be `None`), without changing the
+    /// group: Kafka's `computePreferredServerAssignor`, which the heartbeat calls before its
+    /// records are replayed.
+    pub fn preferred_server_assignor_after(
+        &self,
+        old: Option<&ConsumerMember>,
+        new: Option<&ConsumerMember>,
+        default: &str,
+    ) -> String {
+        let mut votes: BTreeMap<&str, usize> = self
+            .server_assignors
             .iter()
-            .filter(|(_, &c)| c > 0)
-            .min_by_key(|(name, &c)| (std::cmp::Reverse(c), tie_rank(name), name.as_str()))
-            .map_or(default, |(name, _)| name.as_str())
+            .map(|(name, &c)| (name.as_str(), c))
+            .collect();
+        if let Some(name) = old.and_then(|m| m.server_assignor.as_deref()) {
+            if let Some(c) = votes.get_mut(name) {
+                *c = c.saturating_sub(1);
+            }
+        }
+        if let Some(name) = new.and_then(|m| m.server_assignor.as_deref()) {
+            *votes.entry(name).or_default() += 1;
+        }
+        most_voted(votes.into_iter()).unwrap_or(default).to_string()
     }
 
     /// is_full is Kafka's `throwIfConsumerGroupIsFull` test: the group has `max_size` members or
@@ -469,8 +491,11 @@ impl ConsumerGroup {
         }
         let mut targets = BTreeMap::new();
         let mut changed = Vec::new();
-        for ((id, (_, old)), new) in members.iter().zip(assigned) {
-            if **old != new {
+        for (id, new) in members.keys().zip(assigned) {
+            // Against the group's target of this id, not an inherited one: a replacing static
+            // member has no target record of its own yet (TargetAssignmentBuilderTest
+            // .testReplaceStaticMember writes one for it).
+            if self.targets.get(*id) != Some(&new) {
                 changed.push(id.to_string());
             }
             targets.insert(id.to_string(), new);
@@ -486,6 +511,15 @@ fn decrement(counts: &mut BTreeMap<String, usize>, key: &str) {
             counts.remove(key);
         }
     }
+}
+
+/// most_voted is the name with the most votes (zero votes do not count), ties broken by
+/// [`tie_rank`] then by name.
+fn most_voted<'a>(votes: impl Iterator<Item = (&'a str, usize)>) -> Option<&'a str> {
+    votes
+        .filter(|&(_, c)| c > 0)
+        .min_by_key(|&(name, c)| (std::cmp::Reverse(c), tie_rank(name), name))
+        .map(|(name, _)| name)
 }
 
 /// tie_rank orders assignor names of equal votes: Kafka's table puts `uniform` before `range`.

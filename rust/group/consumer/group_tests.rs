@@ -166,16 +166,53 @@ fn test_preferred_server_assignor() {
     };
     let mut g = ConsumerGroup::new("foo");
     assert_eq!(g.preferred_server_assignor("default"), "default");
+    let after = |g: &ConsumerGroup, old: Option<&ConsumerMember>, new: Option<&ConsumerMember>| {
+        g.preferred_server_assignor_after(old, new, "default")
+    };
+    assert_eq!(
+        after(&g, None, Some(&with("member1", Some("range")))),
+        "range"
+    );
     g.update_member(with("member1", Some("range")));
+    assert_eq!(
+        after(&g, Some(&with("member1", Some("range"))), None),
+        "default"
+    );
+    assert_eq!(
+        after(&g, None, Some(&with("member2", Some("range")))),
+        "range"
+    );
     assert_eq!(g.preferred_server_assignor("uniform"), "range");
     g.update_member(with("member2", Some("range")));
     g.update_member(with("member3", Some("uniform")));
     assert_eq!(g.preferred_server_assignor("uniform"), "range");
+    let assignor = after(
+        &g,
+        Some(&with("member1", Some("range"))),
+        Some(&with("member1", None)),
+    );
+    assert_eq!(assignor, "uniform");
     g.update_member(with("member1", None));
+    assert_eq!(
+        after(
+            &g,
+            Some(&with("member2", Some("range"))),
+            Some(&with("member2", None))
+        ),
+        "uniform"
+    );
     // One vote each: the tie goes to uniform (reference §3.3).
     assert_eq!(g.preferred_server_assignor("range"), "uniform");
     g.update_member(with("member2", None));
     assert_eq!(g.preferred_server_assignor("range"), "uniform");
+    assert_eq!(
+        after(
+            &g,
+            Some(&with("member3", Some("uniform"))),
+            Some(&with("member3", None))
+        ),
+        "default"
+    );
     g.update_member(with("member3", None));
     assert_eq!(g.preferred_server_assignor("default"), "default");
     assert!(g.server_assignor_votes().is_empty());
@@ -467,7 +504,7 @@ fn test_replace_static_member() {
     let r = g
         .compute_target_assignment(TargetChange::Update(&new), &metadata(), &fixed)
         .unwrap();
-    assert!(r.changed.is_empty());
+    assert_eq!(r.changed, ids(&["member-3-a"]));
     assert_eq!(
         r.targets.keys().collect::<Vec<_>>(),
         ["member-1", "member-2", "member-3-a"]
