@@ -253,6 +253,22 @@ fn test_subscription_type() {
     assert_eq!(g.subscription_type(), SubscriptionType::Homogeneous);
 }
 
+// ConsumerGroupTest.testUpdateMember and testRemoveMember (named apart from
+// TargetAssignmentBuilderTest.testUpdateMember below).
+#[test]
+fn group_test_update_and_remove_member() {
+    let mut g = ConsumerGroup::new("foo");
+    g.update_member(ConsumerMember::new("member"));
+    let m = member("member", &["foo", "bar"]);
+    g.update_member(m.clone());
+    assert_eq!(g.member("member"), Some(&m));
+    assert_eq!(g.num_members(), 1);
+    assert_eq!(g.remove_member("member"), Some(m));
+    assert!(!g.has_member("member"));
+    assert_eq!(g.remove_member("member"), None);
+    assert_eq!(g, ConsumerGroup::new("foo"));
+}
+
 // ConsumerGroupTest.testNoStaticMember, testGetStaticMemberByInstanceId, testRemoveStaticMember.
 #[test]
 fn test_static_members() {

@@ -16,8 +16,8 @@
 //!   (state, subscription type, preferred assignor) and the target assignment computation.
 //!
 //! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; `member`,
-//! `partition_epochs` ← `group`; all of them may
-//! use `crate::group::assignors`, never the reverse.
+//! `partition_epochs` ← `group`; all of them may use `crate::group::assignors`, never the
+//! reverse.
 
 mod fencing;
 mod group;
