@@ -12,13 +12,17 @@
 //!   (Kafka's `CurrentAssignmentBuilder`), with each state's actions and transitions on
 //!   [`MemberState`].
 //! - [`validate_member_epoch`] (`fencing.rs`): which heartbeat epochs a known member may send.
+//! - [`ConsumerGroup`] (`group.rs`): the group as plain data, its indexes, derived views
+//!   (state, subscription type, preferred assignor) and the target assignment computation.
 //! - [`records`]: the group's records of `__consumer_offsets` (types 3-8 and 16), read and
 //!   written with Kafka's schemas.
 //!
-//! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; all of them may
-//! use `crate::group::assignors`, never the reverse.
+//! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; `member`,
+//! `partition_epochs` ← `group`; `member` ← `records`; all of them may use
+//! `crate::group::assignors`, never the reverse.
 
 mod fencing;
+mod group;
 mod member;
 mod partition_epochs;
 mod reconcile;
@@ -28,6 +32,10 @@ pub mod records;
 mod tests;
 
 pub use fencing::validate_member_epoch;
+pub use group::{
+    ConsumerGroup, ConsumerGroupState, TargetAssignment, TargetAssignmentError, TargetChange,
+    TopicInfo,
+};
 pub use member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
 pub use partition_epochs::{PartitionEpochConflict, PartitionEpochs};
 pub use reconcile::{reconcile, Reconcile};
