@@ -108,8 +108,11 @@ pub fn partition_for(group_id: &str, partitions: i32) -> i32 {
     abs % partitions.max(1)
 }
 
-/// versioned writes a record's INT16 version, then its body.
-fn versioned(version: i16, write: impl FnOnce(&mut Writer) -> Result<()>) -> Result<Vec<u8>> {
+/// versioned writes a record's INT16 version (or record type, for a key), then its body.
+pub(in crate::group) fn versioned(
+    version: i16,
+    write: impl FnOnce(&mut Writer) -> Result<()>,
+) -> Result<Vec<u8>> {
     let mut w = Writer::with_capacity(64);
     w.i16(version);
     write(&mut w)?;

@@ -18,7 +18,8 @@ use std::collections::BTreeMap;
 use super::member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
 use crate::errors::{Error, Result};
 use crate::group::assignors::{Assignment, TopicId};
-use crate::protocol::primitives::{Reader, Writer};
+use crate::group::records::versioned;
+use crate::protocol::primitives::Reader;
 use crate::protocol::typed::coordinator_records as typed;
 
 /// METADATA is record type 3: the group epoch.
@@ -168,13 +169,6 @@ pub enum ConsumerGroupRecord {
         regex: String,
         value: Option<ResolvedRegex>,
     },
-}
-
-fn versioned(version: i16, write: impl FnOnce(&mut Writer) -> Result<()>) -> Result<Vec<u8>> {
-    let mut w = Writer::with_capacity(64);
-    w.i16(version);
-    write(&mut w)?;
-    Ok(w.into_inner())
 }
 
 fn topic_partitions<T>(a: &Assignment, make: impl Fn(TopicId, Vec<i32>) -> T) -> Vec<T> {
