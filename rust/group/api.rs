@@ -11,6 +11,16 @@ use std::borrow::Cow;
 
 use crate::errors::ErrorCode;
 use crate::protocol::schema::Message;
+pub use crate::protocol::typed::consumer_group_describe::{
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+    ConsumerGroupDescribeResponseAssignment, ConsumerGroupDescribeResponseGroup,
+    ConsumerGroupDescribeResponseMember, ConsumerGroupDescribeResponseTopicPartition,
+};
+pub use crate::protocol::typed::consumer_group_heartbeat::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatRequestTopicPartition,
+    ConsumerGroupHeartbeatResponse, ConsumerGroupHeartbeatResponseAssignment,
+    ConsumerGroupHeartbeatResponseTopicPartition,
+};
 pub use crate::protocol::typed::delete_groups::{
     DeleteGroupsRequest, DeleteGroupsResponse, DeleteGroupsResponseResult,
 };
@@ -104,6 +114,8 @@ pub type OffsetDelete<'a> = Req<'a, OffsetDeleteRequest<'a>>;
 pub type DescribeGroups<'a> = Req<'a, DescribeGroupsRequest<'a>>;
 pub type ListGroups<'a> = Req<'a, ListGroupsRequest<'a>>;
 pub type DeleteGroups<'a> = Req<'a, DeleteGroupsRequest<'a>>;
+pub type ConsumerGroupHeartbeat<'a> = Req<'a, ConsumerGroupHeartbeatRequest<'a>>;
+pub type ConsumerGroupDescribe<'a> = Req<'a, ConsumerGroupDescribeRequest<'a>>;
 
 /// GroupRequest is one request to the coordinator.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,6 +130,8 @@ pub enum GroupRequest<'a> {
     DescribeGroups(DescribeGroups<'a>),
     ListGroups(ListGroups<'a>),
     DeleteGroups(DeleteGroups<'a>),
+    ConsumerGroupHeartbeat(ConsumerGroupHeartbeat<'a>),
+    ConsumerGroupDescribe(ConsumerGroupDescribe<'a>),
 }
 
 /// GroupResponse is the coordinator's answer to one [`GroupRequest`], of the same api: the
@@ -137,6 +151,8 @@ pub enum GroupResponse {
     DescribeGroups(DescribeGroupsResponse<'static>),
     ListGroups(ListGroupsResponse<'static>),
     DeleteGroups(DeleteGroupsResponse<'static>),
+    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse<'static>),
+    ConsumerGroupDescribe(ConsumerGroupDescribeResponse<'static>),
 }
 
 impl GroupResponse {
@@ -153,6 +169,8 @@ impl GroupResponse {
             GroupResponse::DescribeGroups(_) => 15,
             GroupResponse::ListGroups(_) => 16,
             GroupResponse::DeleteGroups(_) => 42,
+            GroupResponse::ConsumerGroupHeartbeat(_) => 68,
+            GroupResponse::ConsumerGroupDescribe(_) => 69,
         }
     }
 
@@ -170,6 +188,8 @@ impl GroupResponse {
             GroupResponse::DescribeGroups(_) => DescribeGroupsResponse::MESSAGE,
             GroupResponse::ListGroups(_) => ListGroupsResponse::MESSAGE,
             GroupResponse::DeleteGroups(_) => DeleteGroupsResponse::MESSAGE,
+            GroupResponse::ConsumerGroupHeartbeat(_) => ConsumerGroupHeartbeatResponse::MESSAGE,
+            GroupResponse::ConsumerGroupDescribe(_) => ConsumerGroupDescribeResponse::MESSAGE,
         }
     }
 }

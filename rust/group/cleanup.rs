@@ -82,6 +82,20 @@ impl Coordinator {
                 ));
             }
         }
+        if let Some(part) = group.consumer.as_deref() {
+            // A consumer group goes once it has no members and is deleted or has no offsets
+            // left, with the tombstones of Kafka's createGroupTombstoneRecords.
+            if part.group.num_members() == 0
+                && (group.is(GroupState::Dead) || !group.offsets.has_offsets())
+            {
+                records.extend(consumer_group_tombstones(&group.id));
+                self.drop_group(g);
+            }
+            if !records.is_empty() {
+                tombstones.entry(partition).or_default().extend(records);
+            }
+            return;
+        }
         if group.is(GroupState::Empty) && !group.offsets.has_offsets() {
             group.transition(GroupState::Dead, now);
         }
@@ -103,4 +117,28 @@ impl Coordinator {
             self.append(partition, records, Pending::Nothing);
         }
     }
+}
+
+/// consumer_group_tombstones are the tombstones of an Empty consumer group's own records:
+/// its target assignment metadata, its (Kafka 4.0) subscription metadata and its epoch.
+fn consumer_group_tombstones(group_id: &str) -> Records {
+    use super::consumer::records::ConsumerGroupRecord as R;
+    let g = group_id.to_string();
+    [
+        R::TargetAssignmentMetadata {
+            group: g.clone(),
+            value: None,
+        },
+        R::PartitionMetadata {
+            group: g.clone(),
+            present: false,
+        },
+        R::Metadata {
+            group: g,
+            value: None,
+        },
+    ]
+    .iter()
+    .filter_map(|r| Some((r.key().ok()?, None)))
+    .collect()
 }

@@ -12,12 +12,15 @@
 //! [`Coordinator`] with `impl` blocks, and this module names only the types it holds, so that
 //! no two modules import each other.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::api::{AppendToken, Effect, GroupRequest, GroupResponse, Token};
+use super::assignors::TopicId;
 use super::classic::classic_group::Group;
 use super::classic::state::GroupState;
 use super::config::Config;
+use super::consumer::TopicInfo;
 use super::name::Name;
 use super::pending::Pending;
 use super::records::partition_for;
@@ -59,6 +62,14 @@ pub struct Coordinator {
     /// to_activate are loaded groups (by uid) whose members' sessions start at the next clock.
     pub(super) to_activate: Vec<(Arc<str>, u64)>,
     pub(super) topics: Option<FxMap<Arc<str>, i32>>,
+    /// topic_meta is every topic's id and partition count by name, for consumer groups' target
+    /// assignments (see [`Coordinator::set_topic_metadata`]).
+    pub(super) topic_meta: BTreeMap<String, TopicInfo>,
+    /// topic_names is every topic's name by id.
+    pub(super) topic_names: FxMap<TopicId, Arc<str>>,
+    /// topic_version counts the changes of `topic_meta`: a consumer group rechecks its
+    /// subscribed topics' metadata when it has not seen the latest.
+    pub(super) topic_version: u64,
 }
 
 /// TimerOwners finds the timer a [`TimerKey`] names among the groups and the retention check.
@@ -85,6 +96,22 @@ impl Owners<TimerKey> for TimerOwners<'_> {
                 .map(|p| &mut p.expiry),
             TimerKey::Join { group } => self.groups.get_mut(group).map(|g| &mut g.join_timer),
             TimerKey::Sync { group } => self.groups.get_mut(group).map(|g| &mut g.sync_timer),
+            TimerKey::ConsumerSession { group, member } => self
+                .groups
+                .get_mut(group)?
+                .consumer
+                .as_deref_mut()?
+                .timers
+                .get_mut(member)
+                .map(|t| &mut t.session),
+            TimerKey::ConsumerRebalance { group, member } => self
+                .groups
+                .get_mut(group)?
+                .consumer
+                .as_deref_mut()?
+                .timers
+                .get_mut(member)
+                .map(|t| &mut t.rebalance),
             TimerKey::Retention => Some(self.retention),
         }
     }
@@ -114,6 +141,9 @@ impl Coordinator {
             ticking: false,
             to_activate: Vec::new(),
             topics: None,
+            topic_meta: BTreeMap::new(),
+            topic_names: FxMap::default(),
+            topic_version: 1,
         }
     }
 
@@ -155,6 +185,8 @@ impl Coordinator {
             GroupRequest::DescribeGroups(r) => self.describe_groups(token, r),
             GroupRequest::ListGroups(r) => self.list_groups(token, r),
             GroupRequest::DeleteGroups(r) => self.delete_groups(token, r),
+            GroupRequest::ConsumerGroupHeartbeat(r) => self.consumer_group_heartbeat(token, r),
+            GroupRequest::ConsumerGroupDescribe(r) => self.consumer_group_describe(token, r),
         }
         // Work may have armed a timer due at once (a rebalance timeout of 0).
         self.run_timers();
@@ -242,6 +274,38 @@ impl Coordinator {
     /// None (the default) accepts every topic.
     pub fn set_topics<'a>(&mut self, topics: Option<impl IntoIterator<Item = (&'a str, i32)>>) {
         self.topics = topics.map(|t| t.into_iter().map(|(n, p)| (Arc::from(n), p)).collect());
+    }
+
+    /// set_topic_metadata gives the broker's topics with their ids: (name, topic id, partition
+    /// count). Consumer groups resolve subscribed names through them and notice changes on
+    /// their next heartbeat; commits are checked against them as [`Coordinator::set_topics`]
+    /// does.
+    pub fn set_topic_metadata<'a>(
+        &mut self,
+        topics: impl IntoIterator<Item = (&'a str, TopicId, i32)>,
+    ) {
+        let mut meta = BTreeMap::new();
+        let mut names = FxMap::default();
+        for (name, topic_id, partition_count) in topics {
+            meta.insert(
+                name.to_string(),
+                TopicInfo {
+                    topic_id,
+                    partition_count,
+                },
+            );
+            names.insert(topic_id, Arc::from(name));
+        }
+        self.topics = Some(
+            meta.iter()
+                .map(|(n, t)| (Arc::from(n.as_str()), t.partition_count))
+                .collect(),
+        );
+        if meta != self.topic_meta {
+            self.topic_meta = meta;
+            self.topic_names = names;
+            self.topic_version += 1;
+        }
     }
 
     /// force_state puts a group in a state without a transition, as Kafka's tests do to reach
@@ -393,6 +457,7 @@ impl Coordinator {
                 }
             }
             Pending::StaticRejoin(r) => self.complete_static_rejoin(*r, error),
+            Pending::Consumer(w) => self.complete_consumer_write(*w, error),
         }
     }
 
@@ -473,6 +538,12 @@ impl Coordinator {
             TimerKey::Pending { group, pending } => self.expire_pending(group, pending),
             TimerKey::Join { group } => self.expire_join(group),
             TimerKey::Sync { group } => self.expire_sync(group),
+            TimerKey::ConsumerSession { group, member } => {
+                self.expire_consumer_session(group, member)
+            }
+            TimerKey::ConsumerRebalance { group, member } => {
+                self.expire_consumer_rebalance(group, member)
+            }
             TimerKey::Retention => {
                 self.expire_offsets();
                 let at = self

@@ -25,6 +25,15 @@ impl Coordinator {
             let error = match (self.gate(id), self.slot_of(id)) {
                 (Some(e), _) => e,
                 (None, None) => ErrorCode::GroupIdNotFound,
+                (None, Some(g))
+                    if self
+                        .group(g)
+                        .consumer
+                        .as_deref()
+                        .is_some_and(|p| p.group.num_members() > 0) =>
+                {
+                    ErrorCode::NonEmptyGroup
+                }
                 (None, Some(g)) => match self.group(g).state {
                     GroupState::Dead => ErrorCode::GroupIdNotFound,
                     GroupState::Empty => {

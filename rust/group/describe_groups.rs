@@ -4,7 +4,8 @@
 //! 4.0's `describeGroups`) it is answered with GROUP_ID_NOT_FOUND and "Group g not found.", still
 //! in state Dead. Members carry their metadata and assignment only in a Stable group. v3+ can ask
 //! for the authorized operations (the wire adapter fills them in); v4 adds the group instance id;
-//! v5 flexible.
+//! v5 flexible. A consumer group (KIP-848) is not a classic group: Dead, and from v6
+//! GROUP_ID_NOT_FOUND with "Group g is not a classic group." (Kafka's `classicGroup`).
 
 use super::api::{
     bytes, text, DescribeGroups, DescribeGroupsResponse, DescribeGroupsResponseGroup,
@@ -22,9 +23,19 @@ impl Coordinator {
             .map(|id| {
                 let mut d = self.describe(id);
                 let ok = d.error_code == ErrorCode::None.code();
-                if req.version >= 6 && ok && self.slot_of(id).is_none() {
-                    d.error_code = ErrorCode::GroupIdNotFound.code();
-                    d.error_message = Some(format!("Group {id} not found.").into());
+                if req.version >= 6 && ok {
+                    match self.slot_of(id) {
+                        None => {
+                            d.error_code = ErrorCode::GroupIdNotFound.code();
+                            d.error_message = Some(format!("Group {id} not found.").into());
+                        }
+                        Some(g) if self.group(g).consumer.is_some() => {
+                            d.error_code = ErrorCode::GroupIdNotFound.code();
+                            d.error_message =
+                                Some(format!("Group {id} is not a classic group.").into());
+                        }
+                        Some(_) => {}
+                    }
                 }
                 // Without an authorizer every supported operation is allowed (Kafka's
                 // `authorizedOperations`), reported for the groups described without error.
@@ -60,6 +71,9 @@ impl Coordinator {
             return d;
         };
         let group = self.group(g);
+        if group.consumer.is_some() {
+            return d;
+        }
         d.group_state = group.state.name().into();
         d.protocol_type = group
             .protocol_type

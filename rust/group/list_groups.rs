@@ -1,7 +1,8 @@
 //! ListGroups: v0-5. The groups this coordinator holds (Kafka's `handleListGroups`).
 //!
-//! v3 flexible; v4 filters by state (names compared ignoring case); v5 by type (every group
-//! here is `classic`, so any other type filter lists nothing). While a partition loads, the
+//! v3 flexible; v4 filters by state (names compared ignoring case); v5 by type (`classic` or
+//! `consumer`, ignoring case; any other type lists nothing). A consumer group is listed with
+//! protocol type `consumer` and its KIP-848 state. While a partition loads, the
 //! answer is COORDINATOR_LOAD_IN_PROGRESS with the groups known so far.
 
 use super::api::{
@@ -12,19 +13,22 @@ use crate::errors::ErrorCode;
 
 impl Coordinator {
     pub(super) fn list_groups(&mut self, token: Token, req: &ListGroups<'_>) {
-        let classic = req.types_filter.is_empty()
-            || req
-                .types_filter
-                .iter()
-                .any(|t| t.eq_ignore_ascii_case("classic"));
-        let mut groups: Vec<ListGroupsResponseGroup<'static>> = if classic {
-            self.groups
-                .iter()
-                .filter(|(_, g)| {
-                    req.states_filter.is_empty()
-                        || req.states_filter.iter().any(|s| g.state.matches(s))
-                })
-                .map(|(_, g)| ListGroupsResponseGroup {
+        let wants = |kind: &str| {
+            req.types_filter.is_empty()
+                || req
+                    .types_filter
+                    .iter()
+                    .any(|t| t.trim().eq_ignore_ascii_case(kind))
+        };
+        let (classic, consumer) = (wants("classic"), wants("consumer"));
+        let mut groups: Vec<ListGroupsResponseGroup<'static>> = self
+            .groups
+            .iter()
+            .filter_map(|(_, g)| match g.consumer.as_deref() {
+                None => (classic
+                    && (req.states_filter.is_empty()
+                        || req.states_filter.iter().any(|s| g.state.matches(s))))
+                .then(|| ListGroupsResponseGroup {
                     group_id: text(&g.id),
                     protocol_type: g
                         .protocol_type
@@ -33,11 +37,25 @@ impl Coordinator {
                     group_state: g.state.name().into(),
                     group_type: "classic".into(),
                     ..Default::default()
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+                }),
+                Some(part) => {
+                    let state = part.group.state().name();
+                    (consumer
+                        && (req.states_filter.is_empty()
+                            || req
+                                .states_filter
+                                .iter()
+                                .any(|s| s.trim().eq_ignore_ascii_case(state))))
+                    .then(|| ListGroupsResponseGroup {
+                        group_id: text(&g.id),
+                        protocol_type: "consumer".into(),
+                        group_state: state.into(),
+                        group_type: "consumer".into(),
+                        ..Default::default()
+                    })
+                }
+            })
+            .collect();
         groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         let error = if self.runtime.partitions.any_loading() {
             ErrorCode::CoordinatorLoadInProgress

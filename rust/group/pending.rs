@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use super::api::{OffsetCommitResponse, Token};
+use super::api::{ConsumerGroupHeartbeatResponse, OffsetCommitResponse, Token};
 use super::classic::member::Protocol;
+use super::consumer::part::Undo;
 use super::records::OffsetAndMetadata;
 use crate::assignors::fxhash::FxMap;
 
@@ -25,8 +26,21 @@ pub(crate) enum Pending {
     /// StaticRejoin: a known static member rejoined a Stable group under a new member id without
     /// a rebalance; on failure the replacement is reverted.
     StaticRejoin(Box<StaticRejoin>),
+    /// Consumer: a consumer group's records (a heartbeat's, or a member fenced by a timer).
+    Consumer(Box<ConsumerWrite>),
     /// Nothing waits (tombstones, an Empty group's metadata).
     Nothing,
+}
+
+/// ConsumerWrite is what waits on a consumer group's append: the heartbeat's response, and
+/// what puts the group back if the append fails.
+#[derive(Debug)]
+pub(crate) struct ConsumerWrite {
+    pub token: Option<Token>,
+    pub group: Arc<str>,
+    pub uid: u64,
+    pub response: Option<ConsumerGroupHeartbeatResponse<'static>>,
+    pub undo: Vec<Undo>,
 }
 
 /// Commit is an OffsetCommit waiting on the append of its offsets.

@@ -125,6 +125,8 @@ fn fitted(response: &GroupResponse, v: i16, w: &mut Writer) -> Result<()> {
         GroupResponse::DescribeGroups(r) => fit!(r),
         GroupResponse::ListGroups(r) => fit!(r),
         GroupResponse::DeleteGroups(r) => fit!(r),
+        GroupResponse::ConsumerGroupHeartbeat(r) => fit!(r),
+        GroupResponse::ConsumerGroupDescribe(r) => fit!(r),
     }
 }
 

@@ -14,6 +14,10 @@ pub(crate) enum TimerKey {
     Join { group: u32 },
     /// Sync: the group's sync timeout (DelayedSync).
     Sync { group: u32 },
+    /// ConsumerSession: a consumer group member's session timeout (by its timer slot).
+    ConsumerSession { group: u32, member: u32 },
+    /// ConsumerRebalance: a consumer group member's rebalance timeout.
+    ConsumerRebalance { group: u32, member: u32 },
     /// Retention: the periodic offset expiry check.
     Retention,
 }

@@ -77,6 +77,9 @@ pub(crate) struct Group {
     pub sync_generation: i32,
     pub offsets: Offsets,
     next_seq: u64,
+    /// consumer is set when the group is a KIP-848 consumer group: the classic part then stays
+    /// Empty and holds only the offsets.
+    pub consumer: Option<Box<crate::group::consumer::part::ConsumerPart>>,
 }
 
 impl Group {
@@ -107,6 +110,7 @@ impl Group {
             sync_generation: -1,
             offsets: Offsets::default(),
             next_seq: 0,
+            consumer: None,
         }
     }
 
@@ -549,6 +553,14 @@ impl Group {
     /// Other groups keep theirs.
     pub fn expired_offsets(&self, now: i64, retention_ms: i64) -> Vec<(Arc<str>, i32)> {
         let by_commit = |o: &OffsetAndMetadata| o.commit_timestamp;
+        if let Some(part) = &self.consumer {
+            // A consumer group (Kafka's ConsumerGroup.offsetExpirationCondition): by commit
+            // time, and never an offset of a topic some member subscribes to.
+            let subscribed = part.group.subscribed_topic_names();
+            return self
+                .offsets
+                .expired(now, retention_ms, by_commit, |t| subscribed.contains_key(t));
+        }
         match &self.protocol_type {
             Some(_) if self.is(GroupState::Empty) => {
                 let since = self.state_timestamp;

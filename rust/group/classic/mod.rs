@@ -18,6 +18,6 @@ mod join_group;
 mod leave_group;
 pub(crate) mod load;
 pub(crate) mod member;
-mod rebalance;
+pub(crate) mod rebalance;
 pub(crate) mod state;
 mod sync_group;

@@ -21,9 +21,12 @@
 //! `partition_epochs` ← `group`; `member` ← `records`; all of them may use
 //! `crate::group::assignors`, never the reverse.
 
+mod describe;
 mod fencing;
 mod group;
+mod heartbeat;
 mod member;
+pub(crate) mod part;
 mod partition_epochs;
 mod reconcile;
 pub mod records;

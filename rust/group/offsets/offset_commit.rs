@@ -195,6 +195,26 @@ impl Coordinator {
         if group.is(GroupState::Dead) {
             return Some(ErrorCode::CoordinatorNotAvailable);
         }
+        if let Some(part) = group.consumer.as_deref() {
+            // Kafka 4.2's ConsumerGroup.validateOffsetCommit: an admin commits to a group
+            // without members; a member commits at its epoch, with OffsetCommit v9+.
+            let epoch = req.generation_id_or_member_epoch;
+            if epoch < 0 && part.group.num_members() == 0 {
+                return None;
+            }
+            let Some(m) = part.group.member(&req.member_id) else {
+                return Some(ErrorCode::UnknownMemberId);
+            };
+            let classic = m.classic_member_metadata.is_some();
+            if !classic && req.version < 9 {
+                return Some(ErrorCode::UnsupportedVersion);
+            }
+            return (epoch != m.member_epoch).then_some(if classic {
+                ErrorCode::IllegalGeneration
+            } else {
+                ErrorCode::StaleMemberEpoch
+            });
+        }
         if req.generation_id_or_member_epoch < 0 && group.is(GroupState::Empty) {
             // The admin client, or a consumer that assigns itself: allowed while no member is.
             return None;

@@ -59,6 +59,24 @@ impl Coordinator {
             .slot_of(&req.group_id)
             .map(|g| self.group(g))
             .filter(|g| !g.is(GroupState::Dead));
+        if let Some(part) = group.and_then(|g| g.consumer.as_deref()) {
+            // Kafka's ConsumerGroup.validateOffsetFetch: a member fetches at its epoch; a
+            // request without member id and epoch (an admin) is always answered.
+            if req.member_id.is_some() || req.member_epoch >= 0 {
+                let id = req.member_id.as_deref().unwrap_or("");
+                let error = match part.group.member(id) {
+                    None => Some(ErrorCode::UnknownMemberId),
+                    Some(m) if m.member_epoch != req.member_epoch => {
+                        Some(ErrorCode::StaleMemberEpoch)
+                    }
+                    Some(_) => None,
+                };
+                if let Some(e) = error {
+                    out.error_code = e.code();
+                    return out;
+                }
+            }
+        }
         let fetch = |topic: &str, partition: i32| -> Fetched<'static> {
             let Some(group) = group else {
                 return none(partition, ErrorCode::None);

@@ -1,0 +1,875 @@
+//! ConsumerGroupHeartbeat (api 68) v0-1: a member of a KIP-848 consumer group joins, keeps its
+//! session, reports what it owns and learns its assignment; it leaves with epoch -1, or -2 for a
+//! static member's temporary leave (Kafka 4.2's `GroupMetadataManager.consumerGroupHeartbeat`
+//! and `consumerGroupLeave`, reference §2). Also the session and rebalance timeouts that fence
+//! a member.
+//!
+//! A heartbeat works on the group as it stands plus the member it changes, writes what changed
+//! as records in Kafka's order (§7.3), applies them to the group at once and answers once they
+//! are appended; a failed append puts the group back and answers the mapped error.
+
+use super::group::TargetChange;
+use super::member::{ConsumerMember, MemberState};
+use super::part::{metadata_hash, ConsumerPart, Undo};
+use super::records::{ConsumerGroupRecord, CurrentAssignment, MemberMetadata};
+use super::{reconcile, validate_member_epoch, Reconcile};
+use crate::errors::{Error, ErrorCode};
+use crate::group::api::{
+    ConsumerGroupHeartbeat, ConsumerGroupHeartbeatResponse,
+    ConsumerGroupHeartbeatResponseAssignment, ConsumerGroupHeartbeatResponseTopicPartition,
+    GroupResponse, Token,
+};
+use crate::group::assignors::{by_name, Assignment, TopicId};
+use crate::group::classic::rebalance::map_group_error;
+use crate::group::coordinator::Coordinator;
+use crate::group::pending::{ConsumerWrite, Pending};
+use crate::group::records::group_metadata_key;
+use crate::group::timers::TimerKey;
+use std::collections::BTreeSet;
+
+/// LEAVE_EPOCH is the member epoch of a leave; STATIC_LEAVE_EPOCH a static member's temporary
+/// leave.
+const LEAVE_EPOCH: i32 = -1;
+const STATIC_LEAVE_EPOCH: i32 = -2;
+
+fn kafka(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error::kafka(code, message)
+}
+
+/// error_response is Kafka's answer to a failed heartbeat: the code and message, no member id,
+/// epoch 0, no interval.
+pub(crate) fn error_response(e: &Error) -> ConsumerGroupHeartbeatResponse<'static> {
+    let (code, message) = match e {
+        Error::Kafka(k) => (k.code, Some(k.message.clone()).filter(|m| !m.is_empty())),
+        other => (ErrorCode::UnknownServerError, Some(other.to_string())),
+    };
+    ConsumerGroupHeartbeatResponse {
+        error_code: code.code(),
+        error_message: message.map(Into::into),
+        ..Default::default()
+    }
+}
+
+fn is_blank(s: &str) -> bool {
+    s.trim().is_empty()
+}
+
+/// assignment_of is an assignment as the response carries it.
+pub(crate) fn response_assignment(
+    a: &Assignment,
+) -> ConsumerGroupHeartbeatResponseAssignment<'static> {
+    ConsumerGroupHeartbeatResponseAssignment {
+        topic_partitions: a
+            .iter()
+            .map(|(t, p)| ConsumerGroupHeartbeatResponseTopicPartition {
+                topic_id: *t,
+                partitions: p.to_vec(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+impl Coordinator {
+    /// consumer_group_heartbeat serves a ConsumerGroupHeartbeat.
+    pub(crate) fn consumer_group_heartbeat(
+        &mut self,
+        token: Token,
+        r: &ConsumerGroupHeartbeat<'_>,
+    ) {
+        if let Err(e) = self.consumer_heartbeat_or_leave(token, r) {
+            self.respond(
+                token,
+                GroupResponse::ConsumerGroupHeartbeat(error_response(&e)),
+            );
+        }
+    }
+
+    fn consumer_heartbeat_or_leave(
+        &mut self,
+        token: Token,
+        r: &ConsumerGroupHeartbeat<'_>,
+    ) -> Result<(), Error> {
+        if !self.config.consumer_enabled() {
+            return Err(kafka(
+                ErrorCode::UnsupportedVersion,
+                "The new consumer group protocol is not enabled on this broker.",
+            ));
+        }
+        self.validate_heartbeat(r)?;
+        if let Some(e) = self.gate(&r.group_id) {
+            return Err(kafka(e, ""));
+        }
+        if r.member_epoch == LEAVE_EPOCH || r.member_epoch == STATIC_LEAVE_EPOCH {
+            self.consumer_leave(token, r)
+        } else {
+            self.consumer_heartbeat(token, r)
+        }
+    }
+
+    /// validate_heartbeat is Kafka's `throwIfConsumerGroupHeartbeatRequestIsInvalid` (§2.3).
+    fn validate_heartbeat(&self, r: &ConsumerGroupHeartbeat<'_>) -> Result<(), Error> {
+        let invalid = |m: &str| Err(kafka(ErrorCode::InvalidRequest, m));
+        if (r.version >= 1 || r.member_epoch > 0 || r.member_epoch == LEAVE_EPOCH)
+            && is_blank(&r.member_id)
+        {
+            return invalid("MemberId can't be empty.");
+        }
+        if is_blank(&r.group_id) {
+            return invalid("GroupId can't be empty.");
+        }
+        if r.instance_id.as_deref().is_some_and(is_blank) {
+            return invalid("InstanceId can't be empty.");
+        }
+        if r.rack_id.as_deref().is_some_and(is_blank) {
+            return invalid("RackId can't be empty.");
+        }
+        if r.member_epoch == 0 {
+            if r.rebalance_timeout_ms == -1 {
+                return invalid("RebalanceTimeoutMs must be provided in first request.");
+            }
+            if !r.topic_partitions.as_ref().is_some_and(|t| t.is_empty()) {
+                return invalid("TopicPartitions must be empty when (re-)joining.");
+            }
+            if r.subscribed_topic_names.is_none() && r.subscribed_topic_regex.is_none() {
+                return invalid(
+                    "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.",
+                );
+            }
+        } else if r.member_epoch == STATIC_LEAVE_EPOCH {
+            if r.instance_id.is_none() {
+                return invalid("InstanceId can't be null.");
+            }
+        } else if r.member_epoch < STATIC_LEAVE_EPOCH {
+            return invalid(&format!("MemberEpoch {} is invalid.", r.member_epoch));
+        }
+        if let Some(a) = r.server_assignor.as_deref() {
+            if !self.config.consumer_assignors.iter().any(|n| n == a) {
+                return Err(kafka(
+                    ErrorCode::UnsupportedAssignor,
+                    format!(
+                        "ServerAssignor {a} is not supported. Supported assignors: {}.",
+                        self.config.consumer_assignors.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// consumer_slot is the slot of consumer group `group_id`: GROUP_ID_NOT_FOUND when there
+    /// is none or the group is another type. With `create` (a join) a missing group is made,
+    /// and an Empty classic group becomes a consumer group, its metadata tombstoned into
+    /// `records` (Kafka's offline upgrade; its offsets stay). The bool says the group is new.
+    fn consumer_slot(
+        &mut self,
+        group_id: &str,
+        create: bool,
+        records: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) -> Result<(u32, bool), Error> {
+        let Some(s) = self.slot_of(group_id) else {
+            if !create {
+                return Err(kafka(
+                    ErrorCode::GroupIdNotFound,
+                    format!("Consumer group {group_id} not found."),
+                ));
+            }
+            let s = self.create_group(group_id);
+            self.group_mut(s).consumer = Some(Box::new(ConsumerPart::new(group_id)));
+            return Ok((s, true));
+        };
+        let g = self.group(s);
+        if g.consumer.is_some() {
+            return Ok((s, false));
+        }
+        if create && g.members.is_empty() && g.pending.is_empty() {
+            if g.generation > 0 || g.protocol_type.is_some() {
+                records.push((group_metadata_key(group_id)?, None));
+            }
+            let g = self.group_mut(s);
+            g.consumer = Some(Box::new(ConsumerPart::new(group_id)));
+            return Ok((s, false));
+        }
+        if create {
+            // The online upgrade of a classic group with members (reference §8.2) is not served
+            // yet.
+            return Err(kafka(
+                ErrorCode::GroupIdNotFound,
+                format!(
+                    "Cannot upgrade classic group {group_id} to consumer group because the \
+                     online upgrade of a group with members is not supported by this broker."
+                ),
+            ));
+        }
+        Err(kafka(
+            ErrorCode::GroupIdNotFound,
+            format!("Group {group_id} is not a consumer group."),
+        ))
+    }
+
+    fn part(&self, g: u32) -> &ConsumerPart {
+        self.group(g).consumer.as_deref().expect("a consumer group")
+    }
+
+    fn part_mut(&mut self, g: u32) -> &mut ConsumerPart {
+        self.group_mut(g)
+            .consumer
+            .as_deref_mut()
+            .expect("a consumer group")
+    }
+
+    fn consumer_heartbeat(
+        &mut self,
+        token: Token,
+        r: &ConsumerGroupHeartbeat<'_>,
+    ) -> Result<(), Error> {
+        let group_id: &str = &r.group_id;
+        let joining = r.member_epoch == 0;
+        let mut raw = Vec::new();
+        let (g, created) = self.consumer_slot(group_id, joining, &mut raw)?;
+        let result = self.consumer_heartbeat_in(token, r, g, raw);
+        if result.is_err() && created && self.part(g).group.num_members() == 0 {
+            self.drop_group(g);
+        }
+        result
+    }
+
+    fn consumer_heartbeat_in(
+        &mut self,
+        token: Token,
+        r: &ConsumerGroupHeartbeat<'_>,
+        g: u32,
+        mut raw: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) -> Result<(), Error> {
+        let group_id: &str = &r.group_id;
+        let joining = r.member_epoch == 0;
+        let now = self.runtime.now();
+        let max_size = usize::try_from(self.config.consumer_max_size).unwrap_or(usize::MAX);
+        let default_assignor = self
+            .config
+            .consumer_assignors
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "uniform".to_string());
+        let owned = r.topic_partitions.as_deref();
+        let instance_id = r.instance_id.as_deref();
+        let mut records: Vec<ConsumerGroupRecord> = Vec::new();
+        let mut replaced: Option<String> = None;
+
+        let part = self.part(g);
+        let group = &part.group;
+        if !instance_id.is_some_and(|i| group.static_member_id(i).is_some())
+            && group.is_full(max_size, &r.member_id)
+        {
+            return Err(kafka(
+                ErrorCode::GroupMaxSizeReached,
+                format!(
+                    "The consumer group has reached its maximum capacity of {max_size} members."
+                ),
+            ));
+        }
+        let member_id = if r.member_id.is_empty() {
+            self.new_uuid()
+        } else {
+            r.member_id.to_string()
+        };
+        let part = self.part(g);
+        let group = &part.group;
+
+        // The member: found, made, or (a static member's rejoin) taken over.
+        let member: ConsumerMember = match instance_id {
+            None => match group.member(&member_id) {
+                Some(m) => {
+                    validate_member_epoch(m, r.member_epoch, owned)?;
+                    m.clone()
+                }
+                None if joining => ConsumerMember::new(member_id.as_str()),
+                None => {
+                    return Err(kafka(
+                        ErrorCode::UnknownMemberId,
+                        format!("Member {member_id} is not a member of group {group_id}."),
+                    ))
+                }
+            },
+            Some(instance) => {
+                let existing = group.static_member(instance);
+                if joining {
+                    match existing {
+                        None => group
+                            .member(&member_id)
+                            .cloned()
+                            .unwrap_or_else(|| ConsumerMember::new(member_id.as_str())),
+                        Some(old) => {
+                            if old.classic_member_metadata.is_none()
+                                && old.member_epoch != STATIC_LEAVE_EPOCH
+                            {
+                                return Err(kafka(
+                                    ErrorCode::UnreleasedInstanceId,
+                                    format!(
+                                        "Static member {} with instance id {instance} cannot \
+                                         join the group because the instance id is owned by \
+                                         {} member.",
+                                        member_id, old.member_id
+                                    ),
+                                ));
+                            }
+                            let mut new = old.clone();
+                            new.member_id = member_id.clone();
+                            new.member_epoch = 0;
+                            new.previous_member_epoch = 0;
+                            if old.member_id != member_id {
+                                // replaceMember: the old id's tombstones, then the new member.
+                                let old_id = old.member_id.clone();
+                                replaced = Some(old_id.clone());
+                                records.extend(fence_records(group_id, &old_id));
+                                records.push(ConsumerGroupRecord::MemberMetadata {
+                                    group: group_id.to_string(),
+                                    member: member_id.clone(),
+                                    value: Some(MemberMetadata::of(&new)),
+                                });
+                                records.push(ConsumerGroupRecord::TargetAssignmentMember {
+                                    group: group_id.to_string(),
+                                    member: member_id.clone(),
+                                    value: Some(group.target(&old_id).cloned().unwrap_or_default()),
+                                });
+                                records.push(ConsumerGroupRecord::CurrentMemberAssignment {
+                                    group: group_id.to_string(),
+                                    member: member_id.clone(),
+                                    value: Some(CurrentAssignment::of(&new)),
+                                });
+                            }
+                            new
+                        }
+                    }
+                } else {
+                    let Some(m) = existing else {
+                        return Err(kafka(
+                            ErrorCode::UnknownMemberId,
+                            format!("Instance id {instance} is unknown."),
+                        ));
+                    };
+                    if m.member_id != member_id {
+                        return Err(kafka(
+                            ErrorCode::FencedInstanceId,
+                            format!(
+                                "Static member {member_id} with instance id {instance} is \
+                                 fenced by existing member {}.",
+                                m.member_id
+                            ),
+                        ));
+                    }
+                    validate_member_epoch(m, r.member_epoch, owned)?;
+                    m.clone()
+                }
+            }
+        };
+
+        // The member as this heartbeat updates it.
+        let mut updated = member.clone();
+        if let Some(i) = instance_id {
+            updated.instance_id = Some(i.to_string());
+        }
+        if let Some(rack) = r.rack_id.as_deref() {
+            updated.rack_id = Some(rack.to_string());
+        }
+        if r.rebalance_timeout_ms != -1 {
+            updated.rebalance_timeout_ms = r.rebalance_timeout_ms;
+        }
+        if let Some(a) = r.server_assignor.as_deref() {
+            updated.server_assignor = Some(a.to_string());
+        }
+        if let Some(names) = &r.subscribed_topic_names {
+            updated.subscribed_topic_names = names.iter().map(|n| n.to_string()).collect();
+        }
+        if let Some(regex) = r.subscribed_topic_regex.as_deref() {
+            updated.subscribed_topic_regex = regex.to_string();
+        }
+        updated.client_id = r.client_id.to_string();
+        updated.client_host = r.client_host.to_string();
+        updated.classic_member_metadata = None;
+
+        let mut names_changed = false;
+        if updated != member {
+            records.push(ConsumerGroupRecord::MemberMetadata {
+                group: group_id.to_string(),
+                member: member_id.clone(),
+                value: Some(MemberMetadata::of(&updated)),
+            });
+            names_changed = updated.subscribed_topic_names != member.subscribed_topic_names;
+        }
+        let preferred_before = group
+            .preferred_server_assignor(&default_assignor)
+            .to_string();
+        let preferred =
+            group.preferred_server_assignor_after(Some(&member), Some(&updated), &default_assignor);
+
+        // The group epoch: bumped on a subscription or assignor change, for a new group, and
+        // when the subscribed topics' metadata changed.
+        let mut group_epoch = group.group_epoch();
+        let mut bump = group_epoch == 0 || names_changed || preferred != preferred_before;
+        let topic_version = self.topic_version;
+        let mut new_hash = None;
+        if bump || part.metadata_seen != topic_version {
+            let names = subscribed_names_after(group, Some(&member), Some(&updated));
+            let hash = metadata_hash(names.iter(), &self.topic_meta);
+            bump |= hash != part.metadata_hash;
+            new_hash = Some(hash);
+        }
+        if bump {
+            group_epoch += 1;
+            records.push(ConsumerGroupRecord::Metadata {
+                group: group_id.to_string(),
+                value: Some((group_epoch, new_hash.unwrap_or(part.metadata_hash))),
+            });
+        }
+
+        // The target: computed when the group epoch is ahead of it.
+        let (target_epoch, target) = if group_epoch > group.assignment_epoch() {
+            let assignor = by_name(&preferred).ok_or_else(|| {
+                kafka(
+                    ErrorCode::UnknownServerError,
+                    format!("The assignor {preferred} is not known."),
+                )
+            })?;
+            let computed = group
+                .compute_target_assignment(
+                    TargetChange::Update(&updated),
+                    &self.topic_meta,
+                    assignor,
+                )
+                .map_err(|e| kafka(e.error_code(), e.to_string()))?;
+            for id in &computed.changed {
+                records.push(ConsumerGroupRecord::TargetAssignmentMember {
+                    group: group_id.to_string(),
+                    member: id.clone(),
+                    value: Some(computed.targets[id].clone()),
+                });
+            }
+            records.push(ConsumerGroupRecord::TargetAssignmentMetadata {
+                group: group_id.to_string(),
+                value: Some(group_epoch),
+            });
+            let target = computed
+                .targets
+                .get(&member_id)
+                .cloned()
+                .unwrap_or_default();
+            (group_epoch, target)
+        } else {
+            let target = group
+                .target(&member_id)
+                .or_else(|| {
+                    instance_id
+                        .and_then(|i| group.static_member_id(i))
+                        .and_then(|old| group.target(old))
+                })
+                .cloned()
+                .unwrap_or_default();
+            (group.assignment_epoch(), target)
+        };
+
+        // Reconciliation towards the target.
+        let subscribed_ids: BTreeSet<TopicId> = updated
+            .subscribed_topic_names
+            .iter()
+            .filter_map(|n| self.topic_meta.get(n).map(|t| t.topic_id))
+            .collect();
+        let epochs = group.partition_epochs();
+        let partition_epoch = |t: &TopicId, p: i32| epochs.get(t, p);
+        let reconciled = reconcile(
+            &updated,
+            &Reconcile {
+                target_epoch,
+                target: &target,
+                partition_epoch: &partition_epoch,
+                owned_topic_partitions: owned,
+                subscription_changed: names_changed,
+                subscribed_topic_ids: &subscribed_ids,
+            },
+        )?;
+        let reconciliation_changed = reconciled != updated;
+        if reconciliation_changed {
+            records.push(ConsumerGroupRecord::CurrentMemberAssignment {
+                group: group_id.to_string(),
+                member: member_id.clone(),
+                value: Some(CurrentAssignment::of(&reconciled)),
+            });
+        }
+
+        let full = r.rebalance_timeout_ms != -1
+            && (r.subscribed_topic_names.is_some() || r.subscribed_topic_regex.is_some())
+            && owned.is_some();
+        let response = ConsumerGroupHeartbeatResponse {
+            member_id: Some(member_id.clone().into()),
+            member_epoch: reconciled.member_epoch,
+            heartbeat_interval_ms: i32::try_from(self.config.consumer_heartbeat_interval_ms)
+                .unwrap_or(i32::MAX),
+            assignment: (joining
+                || full
+                || reconciled.assigned_partitions != member.assigned_partitions)
+                .then(|| response_assignment(&reconciled.assigned_partitions)),
+            ..Default::default()
+        };
+
+        // Apply what changed, then the timers.
+        let part = self.part_mut(g);
+        if let Some(h) = new_hash {
+            part.metadata_seen = topic_version;
+            if !bump {
+                part.metadata_hash = h;
+            }
+        }
+        let mut undo = Vec::new();
+        for rec in &records {
+            part.apply(rec, Some(&mut undo));
+        }
+        if let Some(old) = &replaced {
+            // A static member's replacement: the old id's timers go.
+            part.drop_timers(old);
+        }
+        let session = self.config.consumer_session_timeout_ms;
+        self.arm_session(g, &member_id, now.saturating_add(session));
+        if reconciliation_changed {
+            if reconciled.state == MemberState::UnrevokedPartitions {
+                self.arm_rebalance(
+                    g,
+                    &member_id,
+                    now.saturating_add(i64::from(reconciled.rebalance_timeout_ms.max(0))),
+                    reconciled.member_epoch,
+                );
+            } else {
+                self.cancel_rebalance(g, &member_id);
+            }
+        }
+        self.write_consumer(
+            g,
+            Some(token),
+            raw_records(&mut raw, &records)?,
+            undo,
+            Some(response),
+        );
+        Ok(())
+    }
+
+    /// consumer_leave serves a heartbeat with epoch -1 (leave) or -2 (a static member's
+    /// temporary leave), Kafka's `consumerGroupLeave`.
+    fn consumer_leave(
+        &mut self,
+        token: Token,
+        r: &ConsumerGroupHeartbeat<'_>,
+    ) -> Result<(), Error> {
+        let group_id: &str = &r.group_id;
+        let mut raw = Vec::new();
+        let (g, _) = self.consumer_slot(group_id, false, &mut raw)?;
+        let member_id = r.member_id.to_string();
+        let part = self.part(g);
+        let member = match r.instance_id.as_deref() {
+            None => part.group.member(&member_id).cloned().ok_or_else(|| {
+                kafka(
+                    ErrorCode::UnknownMemberId,
+                    format!("Member {member_id} is not a member of group {group_id}."),
+                )
+            })?,
+            Some(instance) => {
+                let m = part.group.static_member(instance).ok_or_else(|| {
+                    kafka(
+                        ErrorCode::UnknownMemberId,
+                        format!("Instance id {instance} is unknown."),
+                    )
+                })?;
+                if m.member_id != member_id {
+                    return Err(kafka(
+                        ErrorCode::FencedInstanceId,
+                        format!(
+                            "Static member {member_id} with instance id {instance} is fenced \
+                             by existing member {}.",
+                            m.member_id
+                        ),
+                    ));
+                }
+                m.clone()
+            }
+        };
+        let response = ConsumerGroupHeartbeatResponse {
+            member_id: Some(member_id.clone().into()),
+            member_epoch: r.member_epoch,
+            ..Default::default()
+        };
+        if r.member_epoch == STATIC_LEAVE_EPOCH {
+            let mut left = member.clone();
+            left.member_epoch = STATIC_LEAVE_EPOCH;
+            left.partitions_pending_revocation = Assignment::new();
+            let records = vec![ConsumerGroupRecord::CurrentMemberAssignment {
+                group: group_id.to_string(),
+                member: member_id.clone(),
+                value: Some(CurrentAssignment::of(&left)),
+            }];
+            let mut undo = Vec::new();
+            let part = self.part_mut(g);
+            for rec in &records {
+                part.apply(rec, Some(&mut undo));
+            }
+            self.cancel_rebalance(g, &member_id);
+            self.write_consumer(
+                g,
+                Some(token),
+                raw_records(&mut raw, &records)?,
+                undo,
+                Some(response),
+            );
+            return Ok(());
+        }
+        self.fence_member(g, &member_id, Some(token), Some(response))?;
+        Ok(())
+    }
+
+    /// fence_member removes a member (a leave, or its session or rebalance timeout): its
+    /// tombstones, then a group epoch bump (Kafka's `consumerGroupFenceMember`).
+    pub(crate) fn fence_member(
+        &mut self,
+        g: u32,
+        member_id: &str,
+        token: Option<Token>,
+        response: Option<ConsumerGroupHeartbeatResponse<'static>>,
+    ) -> Result<(), Error> {
+        let topic_version = self.topic_version;
+        let part = self.part(g);
+        let group_id = part.group.group_id().to_string();
+        let member = part.group.member(member_id).cloned();
+        let names = subscribed_names_after(&part.group, member.as_ref(), None);
+        let hash = metadata_hash(names.iter(), &self.topic_meta);
+        let mut records = fence_records(&group_id, member_id);
+        records.push(ConsumerGroupRecord::Metadata {
+            group: group_id.clone(),
+            value: Some((part.group.group_epoch() + 1, hash)),
+        });
+        let part = self.part_mut(g);
+        part.metadata_seen = topic_version;
+        let mut undo = Vec::new();
+        for rec in &records {
+            part.apply(rec, Some(&mut undo));
+        }
+        part.drop_timers(member_id);
+        let mut raw = Vec::new();
+        let raw = raw_records(&mut raw, &records)?;
+        self.write_consumer(g, token, raw, undo, response);
+        Ok(())
+    }
+
+    /// write_consumer appends a consumer group's records; the response (if any) goes out when
+    /// they are in the log. Without records it goes out now.
+    fn write_consumer(
+        &mut self,
+        g: u32,
+        token: Option<Token>,
+        records: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        undo: Vec<Undo>,
+        response: Option<ConsumerGroupHeartbeatResponse<'static>>,
+    ) {
+        if records.is_empty() {
+            if let (Some(t), Some(r)) = (token, response) {
+                self.respond(t, GroupResponse::ConsumerGroupHeartbeat(r));
+            }
+            return;
+        }
+        let group = self.group(g);
+        let (partition, uid, id) = (group.partition, group.uid, group.id.clone());
+        self.append(
+            partition,
+            records,
+            Pending::Consumer(Box::new(ConsumerWrite {
+                token,
+                group: id,
+                uid,
+                response,
+                undo,
+            })),
+        );
+    }
+
+    /// complete_consumer_write answers what waited on a consumer group's append; a failed
+    /// append puts the group back as it was before it.
+    pub(crate) fn complete_consumer_write(&mut self, w: ConsumerWrite, error: ErrorCode) {
+        if error != ErrorCode::None {
+            let code = map_group_error(error);
+            if let Some(g) = self.slot_of_uid(&w.group, w.uid) {
+                if let Some(part) = self.group_mut(g).consumer.as_deref_mut() {
+                    part.undo(w.undo);
+                }
+            }
+            if let Some(t) = w.token {
+                self.respond(
+                    t,
+                    GroupResponse::ConsumerGroupHeartbeat(error_response(&kafka(code, ""))),
+                );
+            }
+            return;
+        }
+        if let (Some(t), Some(r)) = (w.token, w.response) {
+            self.respond(t, GroupResponse::ConsumerGroupHeartbeat(r));
+        }
+    }
+
+    // -- timers -------------------------------------------------------------------------
+
+    fn arm_session(&mut self, g: u32, member_id: &str, at: i64) {
+        let slot = self.part_mut(g).timers_of(member_id);
+        let Coordinator {
+            groups, runtime, ..
+        } = self;
+        if let Some(t) = groups
+            .get_mut(g)
+            .and_then(|gr| gr.consumer.as_deref_mut())
+            .and_then(|p| p.timers.get_mut(slot))
+        {
+            runtime.timers.set(
+                &mut t.session,
+                TimerKey::ConsumerSession {
+                    group: g,
+                    member: slot,
+                },
+                at,
+            );
+        }
+    }
+
+    fn arm_rebalance(&mut self, g: u32, member_id: &str, at: i64, epoch: i32) {
+        let slot = self.part_mut(g).timers_of(member_id);
+        let Coordinator {
+            groups, runtime, ..
+        } = self;
+        if let Some(t) = groups
+            .get_mut(g)
+            .and_then(|gr| gr.consumer.as_deref_mut())
+            .and_then(|p| p.timers.get_mut(slot))
+        {
+            t.rebalance_epoch = epoch;
+            runtime.timers.set(
+                &mut t.rebalance,
+                TimerKey::ConsumerRebalance {
+                    group: g,
+                    member: slot,
+                },
+                at,
+            );
+        }
+    }
+
+    fn cancel_rebalance(&mut self, g: u32, member_id: &str) {
+        let part = self.part_mut(g);
+        if let Some(s) = part.timer_slot(member_id) {
+            if let Some(t) = part.timers.get_mut(s) {
+                t.rebalance.cancel();
+            }
+        }
+    }
+
+    /// expire_consumer_session fences a member whose session ended.
+    pub(crate) fn expire_consumer_session(&mut self, g: u32, slot: u32) {
+        let Some(member_id) = self.consumer_timer_member(g, slot) else {
+            return;
+        };
+        if self.part(g).group.has_member(&member_id) {
+            let _ = self.fence_member(g, &member_id, None, None);
+        } else {
+            self.part_mut(g).drop_timers(&member_id);
+        }
+    }
+
+    /// expire_consumer_rebalance fences a member still at the epoch it had to revoke
+    /// partitions at.
+    pub(crate) fn expire_consumer_rebalance(&mut self, g: u32, slot: u32) {
+        let Some(member_id) = self.consumer_timer_member(g, slot) else {
+            return;
+        };
+        let part = self.part(g);
+        let epoch = part.timers.get(slot).map(|t| t.rebalance_epoch);
+        let due = part
+            .group
+            .member(&member_id)
+            .is_some_and(|m| Some(m.member_epoch) == epoch);
+        if due {
+            let _ = self.fence_member(g, &member_id, None, None);
+        }
+    }
+
+    fn consumer_timer_member(&self, g: u32, slot: u32) -> Option<String> {
+        let part = self.groups.get(g)?.consumer.as_deref()?;
+        part.timers.get(slot).map(|t| t.member_id.clone())
+    }
+
+    /// new_uuid is a member id as Kafka's `Uuid.randomUuid().toString()`: 16 random bytes in
+    /// URL-safe base64 without padding (22 characters).
+    pub(crate) fn new_uuid(&mut self) -> String {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&self.rng.next_u64().to_be_bytes());
+        bytes[8..].copy_from_slice(&self.rng.next_u64().to_be_bytes());
+        crate::group::assignors::uuid::format(&bytes)
+    }
+}
+
+/// fence_records are the tombstones that remove a member, in Kafka's order: its current
+/// assignment, its target, its metadata.
+fn fence_records(group_id: &str, member_id: &str) -> Vec<ConsumerGroupRecord> {
+    vec![
+        ConsumerGroupRecord::CurrentMemberAssignment {
+            group: group_id.to_string(),
+            member: member_id.to_string(),
+            value: None,
+        },
+        ConsumerGroupRecord::TargetAssignmentMember {
+            group: group_id.to_string(),
+            member: member_id.to_string(),
+            value: None,
+        },
+        ConsumerGroupRecord::MemberMetadata {
+            group: group_id.to_string(),
+            member: member_id.to_string(),
+            value: None,
+        },
+    ]
+}
+
+/// subscribed_names_after is the set of topic names the group subscribes to once `old` is
+/// replaced by `new` (either may be absent).
+fn subscribed_names_after(
+    group: &super::ConsumerGroup,
+    old: Option<&ConsumerMember>,
+    new: Option<&ConsumerMember>,
+) -> BTreeSet<String> {
+    let mut counts: std::collections::BTreeMap<&str, usize> = group
+        .subscribed_topic_names()
+        .iter()
+        .map(|(n, c)| (n.as_str(), *c))
+        .collect();
+    if let Some(old) = old.filter(|o| group.has_member(&o.member_id)) {
+        for n in &old.subscribed_topic_names {
+            if let Some(c) = counts.get_mut(n.as_str()) {
+                *c = c.saturating_sub(1);
+            }
+        }
+    }
+    if let Some(new) = new {
+        for n in &new.subscribed_topic_names {
+            *counts.entry(n.as_str()).or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .filter(|(_, c)| *c > 0)
+        .map(|(n, _)| n.to_string())
+        .collect()
+}
+
+/// raw_records are `records` as (key, value) bytes after those already in `raw`.
+fn raw_records(
+    raw: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    records: &[ConsumerGroupRecord],
+) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, Error> {
+    let mut out = std::mem::take(raw);
+    for rec in records {
+        out.push((rec.key()?, rec.value()?));
+    }
+    Ok(out)
+}
