@@ -121,7 +121,7 @@ impl Coordinator {
 
 /// consumer_group_tombstones are the tombstones of an Empty consumer group's own records:
 /// its target assignment metadata, its (Kafka 4.0) subscription metadata and its epoch.
-fn consumer_group_tombstones(group_id: &str) -> Records {
+pub(crate) fn consumer_group_tombstones(group_id: &str) -> Records {
     use super::consumer::records::ConsumerGroupRecord as R;
     let g = group_id.to_string();
     [

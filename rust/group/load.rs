@@ -19,7 +19,7 @@ use crate::errors::Result;
 pub struct LoadStats {
     pub batches: usize,
     pub records: usize,
-    /// unknown are records of a type a classic coordinator skips (KIP-848, share groups).
+    /// unknown are records of a type the coordinator skips (share and streams groups).
     pub unknown: usize,
     /// groups is the number of groups the partition holds once loaded (0 until the last call).
     pub groups: usize,
@@ -69,6 +69,8 @@ impl Coordinator {
             .map(|(k, _)| k.clone())
             .collect();
         names.extend(offsets_by_group.keys().cloned());
+        names.extend(state.consumer.keys().cloned());
+        let mut consumer = state.consumer;
         names.sort();
         names.dedup();
         for name in names {
@@ -76,8 +78,14 @@ impl Coordinator {
             let slot = self.create_group(&name);
             let group = self.groups.get_mut(slot).expect("just created");
             group.state_timestamp = None;
-            if let Some(v) = value {
-                restore(group, v);
+            match consumer.remove(&name) {
+                // A consumer group's own records came after any classic metadata of its name.
+                Some(part) => group.consumer = Some(Box::new(part)),
+                None => {
+                    if let Some(v) = value {
+                        restore(group, v);
+                    }
+                }
             }
             for (t, p, o) in offsets_by_group.remove(&name).unwrap_or_default() {
                 group.offsets.put(&t, p, o);

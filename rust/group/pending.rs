@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::api::{ConsumerGroupHeartbeatResponse, OffsetCommitResponse, Token};
+use super::api::{GroupResponse, OffsetCommitResponse, Token};
 use super::classic::member::Protocol;
 use super::consumer::part::Undo;
 use super::records::OffsetAndMetadata;
@@ -39,7 +39,7 @@ pub(crate) struct ConsumerWrite {
     pub token: Option<Token>,
     pub group: Arc<str>,
     pub uid: u64,
-    pub response: Option<ConsumerGroupHeartbeatResponse<'static>>,
+    pub response: Option<GroupResponse>,
     pub undo: Vec<Undo>,
 }
 

@@ -1,10 +1,13 @@
 //! Replay: a partition of `__consumer_offsets` read back record by record as the runtime loads
 //! it (Kafka's `GroupCoordinatorShard.replay`): the last offset commit and group metadata record
-//! per key, and offsets committed in transactions until their markers are read. `load.rs` turns
-//! what a partition held into groups.
+//! per key, and offsets committed in transactions until their markers are read; consumer groups
+//! (KIP-848, record types 3-8) are rebuilt record by record. `load.rs` turns what a partition
+//! held into groups.
 
 use std::collections::BTreeMap;
 
+use super::consumer::part::{Applied, ConsumerPart};
+use super::consumer::records::ConsumerGroupRecord;
 use super::records::{
     read_group_metadata_value, read_key, read_offset_commit_value, GroupMetadataValue,
     OffsetAndMetadata, RecordKey,
@@ -25,6 +28,9 @@ pub(crate) struct LoadState {
     pub(super) groups: BTreeMap<String, Option<GroupMetadataValue>>,
     /// transactional holds offsets committed in a transaction until its marker (by producer id).
     transactional: BTreeMap<i64, BTreeMap<Gtp, Option<OffsetAndMetadata>>>,
+    /// consumer holds the consumer groups (KIP-848) as their records rebuild them, replayed one
+    /// by one with Kafka's rules (`ConsumerPart::apply`).
+    pub(super) consumer: BTreeMap<String, ConsumerPart>,
 }
 
 impl Replay for LoadState {
@@ -71,7 +77,23 @@ impl Replay for LoadState {
                 };
                 self.groups.insert(group, v);
             }
-            RecordKey::Unknown { .. } => return Ok(Replayed::Unknown),
+            RecordKey::Unknown { .. } => {
+                let Some(rec) = ConsumerGroupRecord::read(key, value)? else {
+                    return Ok(Replayed::Unknown);
+                };
+                let group = rec.group();
+                if !self.consumer.contains_key(group) {
+                    if rec.is_tombstone() {
+                        return Ok(Replayed::Known);
+                    }
+                    self.consumer
+                        .insert(group.to_string(), ConsumerPart::new(group));
+                }
+                let part = self.consumer.get_mut(group).expect("just made");
+                if part.apply(&rec, None) == Applied::Deleted {
+                    self.consumer.remove(group);
+                }
+            }
         }
         Ok(Replayed::Known)
     }

@@ -50,6 +50,24 @@ impl Coordinator {
             None if unknown => self.create_group(&req.group_id),
             None => return self.join_error(token, &req.member_id, ErrorCode::UnknownMemberId),
         };
+        if let Some(part) = self.group(g).consumer.as_deref() {
+            if part.group.num_members() > 0 {
+                // Classic members inside a consumer group (KIP-848's migration bridge) are not
+                // served yet.
+                return self.join_error(
+                    token,
+                    &req.member_id,
+                    ErrorCode::InconsistentGroupProtocol,
+                );
+            }
+            // An Empty consumer group becomes a classic group (Kafka's offline downgrade): its
+            // records are tombstoned, its offsets stay.
+            let group = self.group_mut(g);
+            let records = crate::group::cleanup::consumer_group_tombstones(&group.id);
+            let partition = group.partition;
+            group.consumer = None;
+            self.append(partition, records, crate::group::pending::Pending::Nothing);
+        }
         if !self.accept_joining_member(g, &req.member_id) {
             let group = self.group_mut(g);
             if !group.remove_pending(&req.member_id) {

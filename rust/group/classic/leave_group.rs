@@ -19,6 +19,14 @@ impl Coordinator {
         } else {
             self.gate(&req.group_id)
         };
+        if top.is_none() {
+            if let Some(g) = self
+                .slot_of(&req.group_id)
+                .filter(|g| self.group(*g).consumer.is_some())
+            {
+                return self.leave_consumer_group(token, g, req);
+            }
+        }
         let response = match top {
             Some(error) => LeaveGroupResponse {
                 error_code: error.code(),
@@ -84,7 +92,10 @@ impl Coordinator {
     }
 }
 
-fn left(m: &LeaveGroupRequestMember<'_>, error: ErrorCode) -> LeaveGroupResponseMember<'static> {
+pub(crate) fn left(
+    m: &LeaveGroupRequestMember<'_>,
+    error: ErrorCode,
+) -> LeaveGroupResponseMember<'static> {
     LeaveGroupResponseMember {
         member_id: text(&m.member_id),
         group_instance_id: m.group_instance_id.as_deref().map(text),

@@ -23,6 +23,10 @@ impl Coordinator {
             for s in self.group(g).ordered() {
                 self.reschedule_session(g, s);
             }
+            if self.group(g).consumer.is_some() {
+                self.activate_consumer_group(g);
+                continue;
+            }
             if self.group(g).len() as i64 > self.config.max_size {
                 self.prepare_rebalance(g);
             }

@@ -15,7 +15,7 @@
 pub(crate) mod classic_group;
 mod heartbeat;
 mod join_group;
-mod leave_group;
+pub(crate) mod leave_group;
 pub(crate) mod load;
 pub(crate) mod member;
 pub(crate) mod rebalance;

@@ -13,13 +13,15 @@ use super::member::{ConsumerMember, MemberState};
 use super::part::{metadata_hash, ConsumerPart, Undo};
 use super::records::{ConsumerGroupRecord, CurrentAssignment, MemberMetadata};
 use super::{reconcile, validate_member_epoch, Reconcile};
+use crate::coordinator::appends::Records;
 use crate::errors::{Error, ErrorCode};
 use crate::group::api::{
     ConsumerGroupHeartbeat, ConsumerGroupHeartbeatResponse,
     ConsumerGroupHeartbeatResponseAssignment, ConsumerGroupHeartbeatResponseTopicPartition,
-    GroupResponse, Token,
+    GroupResponse, LeaveGroup, LeaveGroupResponse, Token,
 };
 use crate::group::assignors::{by_name, Assignment, TopicId};
+use crate::group::classic::leave_group::left;
 use crate::group::classic::rebalance::map_group_error;
 use crate::group::coordinator::Coordinator;
 use crate::group::pending::{ConsumerWrite, Pending};
@@ -259,7 +261,7 @@ impl Coordinator {
 
         let part = self.part(g);
         let group = &part.group;
-        if !instance_id.is_some_and(|i| group.static_member_id(i).is_some())
+        if instance_id.is_none_or(|i| group.static_member_id(i).is_none())
             && group.is_full(max_size, &r.member_id)
         {
             return Err(kafka(
@@ -547,7 +549,7 @@ impl Coordinator {
             Some(token),
             raw_records(&mut raw, &records)?,
             undo,
-            Some(response),
+            Some(GroupResponse::ConsumerGroupHeartbeat(response)),
         );
         Ok(())
     }
@@ -616,30 +618,54 @@ impl Coordinator {
                 Some(token),
                 raw_records(&mut raw, &records)?,
                 undo,
-                Some(response),
+                Some(GroupResponse::ConsumerGroupHeartbeat(response)),
             );
             return Ok(());
         }
-        self.fence_member(g, &member_id, Some(token), Some(response))?;
-        Ok(())
+        self.fence_members(
+            g,
+            &[member_id],
+            Some(token),
+            Some(GroupResponse::ConsumerGroupHeartbeat(response)),
+        )
     }
 
-    /// fence_member removes a member (a leave, or its session or rebalance timeout): its
-    /// tombstones, then a group epoch bump (Kafka's `consumerGroupFenceMember`).
-    pub(crate) fn fence_member(
+    /// fence_members removes members (a leave, their session or rebalance timeout, an admin's
+    /// LeaveGroup): each one's tombstones, then one group epoch bump (Kafka's
+    /// `consumerGroupFenceMembers`).
+    pub(crate) fn fence_members(
         &mut self,
         g: u32,
-        member_id: &str,
+        member_ids: &[String],
         token: Option<Token>,
-        response: Option<ConsumerGroupHeartbeatResponse<'static>>,
+        response: Option<GroupResponse>,
     ) -> Result<(), Error> {
         let topic_version = self.topic_version;
         let part = self.part(g);
         let group_id = part.group.group_id().to_string();
-        let member = part.group.member(member_id).cloned();
-        let names = subscribed_names_after(&part.group, member.as_ref(), None);
+        let mut names: std::collections::BTreeMap<&str, usize> = part
+            .group
+            .subscribed_topic_names()
+            .iter()
+            .map(|(n, c)| (n.as_str(), *c))
+            .collect();
+        let mut records = Vec::new();
+        for id in member_ids {
+            if let Some(m) = part.group.member(id) {
+                for n in &m.subscribed_topic_names {
+                    if let Some(c) = names.get_mut(n.as_str()) {
+                        *c = c.saturating_sub(1);
+                    }
+                }
+            }
+            records.extend(fence_records(&group_id, id));
+        }
+        let names: Vec<String> = names
+            .into_iter()
+            .filter(|(_, c)| *c > 0)
+            .map(|(n, _)| n.to_string())
+            .collect();
         let hash = metadata_hash(names.iter(), &self.topic_meta);
-        let mut records = fence_records(&group_id, member_id);
         records.push(ConsumerGroupRecord::Metadata {
             group: group_id.clone(),
             value: Some((part.group.group_epoch() + 1, hash)),
@@ -650,11 +676,64 @@ impl Coordinator {
         for rec in &records {
             part.apply(rec, Some(&mut undo));
         }
-        part.drop_timers(member_id);
+        for id in member_ids {
+            part.drop_timers(id);
+        }
         let mut raw = Vec::new();
         let raw = raw_records(&mut raw, &records)?;
         self.write_consumer(g, token, raw, undo, response);
         Ok(())
+    }
+
+    /// leave_consumer_group serves a LeaveGroup to a consumer group (Kafka's
+    /// `classicGroupLeaveToConsumerGroup`): members named by id, or static members by instance
+    /// id (an admin's removal, member id empty), are fenced together; the answer waits for the
+    /// records.
+    pub(crate) fn leave_consumer_group(&mut self, token: Token, g: u32, req: &LeaveGroup<'_>) {
+        let mut leaving: Vec<String> = Vec::new();
+        let mut members = Vec::with_capacity(req.members.len());
+        let group = &self.part(g).group;
+        for m in &req.members {
+            let error = match m.group_instance_id.as_deref() {
+                None => match group.member(&m.member_id) {
+                    Some(found) => Ok(found.member_id.clone()),
+                    None => Err(ErrorCode::UnknownMemberId),
+                },
+                Some(instance) => match group.static_member(instance) {
+                    None => Err(ErrorCode::UnknownMemberId),
+                    Some(found) if !m.member_id.is_empty() && found.member_id != *m.member_id => {
+                        Err(ErrorCode::FencedInstanceId)
+                    }
+                    Some(found) => Ok(found.member_id.clone()),
+                },
+            };
+            members.push(left(m, error.clone().err().unwrap_or(ErrorCode::None)));
+            if let Ok(id) = error {
+                if !leaving.contains(&id) {
+                    leaving.push(id);
+                }
+            }
+        }
+        let response = GroupResponse::LeaveGroup(LeaveGroupResponse {
+            members,
+            ..Default::default()
+        });
+        if leaving.is_empty() {
+            return self.respond(token, response);
+        }
+        if let Err(e) = self.fence_members(g, &leaving, Some(token), Some(response)) {
+            let code = match e {
+                Error::Kafka(k) => k.code,
+                _ => ErrorCode::UnknownServerError,
+            };
+            self.respond(
+                token,
+                GroupResponse::LeaveGroup(LeaveGroupResponse {
+                    error_code: code.code(),
+                    ..Default::default()
+                }),
+            );
+        }
     }
 
     /// write_consumer appends a consumer group's records; the response (if any) goes out when
@@ -663,13 +742,13 @@ impl Coordinator {
         &mut self,
         g: u32,
         token: Option<Token>,
-        records: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        records: Records,
         undo: Vec<Undo>,
-        response: Option<ConsumerGroupHeartbeatResponse<'static>>,
+        response: Option<GroupResponse>,
     ) {
         if records.is_empty() {
             if let (Some(t), Some(r)) = (token, response) {
-                self.respond(t, GroupResponse::ConsumerGroupHeartbeat(r));
+                self.respond(t, r);
             }
             return;
         }
@@ -698,20 +777,56 @@ impl Coordinator {
                     part.undo(w.undo);
                 }
             }
-            if let Some(t) = w.token {
-                self.respond(
-                    t,
-                    GroupResponse::ConsumerGroupHeartbeat(error_response(&kafka(code, ""))),
-                );
+            if let (Some(t), Some(r)) = (w.token, w.response) {
+                let failed = match r {
+                    GroupResponse::LeaveGroup(_) => GroupResponse::LeaveGroup(LeaveGroupResponse {
+                        error_code: code.code(),
+                        ..Default::default()
+                    }),
+                    _ => GroupResponse::ConsumerGroupHeartbeat(error_response(&kafka(code, ""))),
+                };
+                self.respond(t, failed);
             }
             return;
         }
         if let (Some(t), Some(r)) = (w.token, w.response) {
-            self.respond(t, GroupResponse::ConsumerGroupHeartbeat(r));
+            self.respond(t, r);
         }
     }
 
     // -- timers -------------------------------------------------------------------------
+
+    /// activate_consumer_group starts a loaded group's timers (Kafka's `onLoaded`): a full
+    /// session for every member, and the rebalance timeout of each member that must revoke.
+    pub(crate) fn activate_consumer_group(&mut self, g: u32) {
+        let now = self.runtime.now();
+        let session = self.config.consumer_session_timeout_ms;
+        let members: Vec<(String, MemberState, i32, i32)> = self
+            .part(g)
+            .group
+            .members()
+            .values()
+            .map(|m| {
+                (
+                    m.member_id.clone(),
+                    m.state,
+                    m.rebalance_timeout_ms,
+                    m.member_epoch,
+                )
+            })
+            .collect();
+        for (id, state, rebalance, epoch) in members {
+            self.arm_session(g, &id, now.saturating_add(session));
+            if state == MemberState::UnrevokedPartitions {
+                self.arm_rebalance(
+                    g,
+                    &id,
+                    now.saturating_add(i64::from(rebalance.max(0))),
+                    epoch,
+                );
+            }
+        }
+    }
 
     fn arm_session(&mut self, g: u32, member_id: &str, at: i64) {
         let slot = self.part_mut(g).timers_of(member_id);
@@ -771,7 +886,7 @@ impl Coordinator {
             return;
         };
         if self.part(g).group.has_member(&member_id) {
-            let _ = self.fence_member(g, &member_id, None, None);
+            let _ = self.fence_members(g, &[member_id], None, None);
         } else {
             self.part_mut(g).drop_timers(&member_id);
         }
@@ -790,7 +905,7 @@ impl Coordinator {
             .member(&member_id)
             .is_some_and(|m| Some(m.member_epoch) == epoch);
         if due {
-            let _ = self.fence_member(g, &member_id, None, None);
+            let _ = self.fence_members(g, &[member_id], None, None);
         }
     }
 
@@ -866,7 +981,7 @@ fn subscribed_names_after(
 fn raw_records(
     raw: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>,
     records: &[ConsumerGroupRecord],
-) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, Error> {
+) -> Result<Records, Error> {
     let mut out = std::mem::take(raw);
     for rec in records {
         out.push((rec.key()?, rec.value()?));

@@ -44,7 +44,7 @@ pub(crate) struct ConsumerPart {
 /// Undo puts back one thing a record changed.
 #[derive(Debug, Clone)]
 pub(crate) enum Undo {
-    Member(String, Option<ConsumerMember>),
+    Member(String, Option<Box<ConsumerMember>>),
     Target(String, Option<Assignment>),
     GroupEpoch(i32, i64),
     AssignmentEpoch(i32),
@@ -125,12 +125,12 @@ impl ConsumerPart {
                     Some(v) => {
                         let mut m = old.clone().unwrap_or_else(|| ConsumerMember::new(member));
                         v.apply(&mut m);
-                        save(Undo::Member(member.clone(), old));
+                        save(Undo::Member(member.clone(), old.map(Box::new)));
                         g.update_member(m);
                     }
                     None => {
                         if old.is_some() {
-                            save(Undo::Member(member.clone(), old));
+                            save(Undo::Member(member.clone(), old.map(Box::new)));
                             g.remove_member(member);
                         }
                     }
@@ -161,7 +161,7 @@ impl ConsumerPart {
                     Some(v) => {
                         let mut m = old.clone().unwrap_or_else(|| ConsumerMember::new(member));
                         v.apply(&mut m);
-                        save(Undo::Member(member.clone(), old));
+                        save(Undo::Member(member.clone(), old.map(Box::new)));
                         g.update_member(m);
                     }
                     None => {
@@ -170,7 +170,7 @@ impl ConsumerPart {
                             m.previous_member_epoch = -1;
                             m.assigned_partitions = Assignment::new();
                             m.partitions_pending_revocation = Assignment::new();
-                            save(Undo::Member(member.clone(), old));
+                            save(Undo::Member(member.clone(), old.map(Box::new)));
                             g.update_member(m);
                         }
                     }
@@ -187,7 +187,7 @@ impl ConsumerPart {
         for u in undos.into_iter().rev() {
             match u {
                 Undo::Member(id, Some(m)) => {
-                    g.update_member(m);
+                    g.update_member(*m);
                     debug_assert!(g.has_member(&id));
                 }
                 Undo::Member(id, None) => {

@@ -13,6 +13,7 @@ use super::*;
 use crate::errors::ErrorCode;
 
 mod admin;
+mod consumer;
 mod heartbeat;
 mod join;
 mod leave;

@@ -284,13 +284,13 @@ fn a_tombstoned_group_with_offsets_loads_as_a_simple_group() {
     assert_eq!(h.offset("t", 0), (5, None));
 }
 
-// testLoadGroupsAndOffsetsWillIgnoreUnknownMessage: records of other types (KIP-848, share
-// groups, anything newer) are skipped.
+// testLoadGroupsAndOffsetsWillIgnoreUnknownMessage: records of other types (share groups,
+// anything newer) are skipped. (Consumer groups' types 3-8 and 16 are read: see consumer.rs.)
 #[test]
 fn test_load_groups_and_offsets_will_ignore_unknown_message() {
     let mut h = H::new();
     let data = batch(vec![
-        (vec![0, 5, 0, 1, b'x'], Some(vec![0, 0, 1, 2, 3])),
+        (vec![0, 10, 0, 1, b'x'], Some(vec![0, 0, 1, 2, 3])),
         offset_record(GROUP, "t", 0, Some(1)),
         (vec![0, 42], Option::None),
     ]);

@@ -1,0 +1,676 @@
+//! KIP-848 consumer groups through the coordinator: ConsumerGroupHeartbeat and
+//! ConsumerGroupDescribe, the records they write, their timers, the other apis on a consumer
+//! group, and a restart. Named after Kafka's GroupMetadataManagerTest where one pins the
+//! behaviour (reference §11).
+
+use std::borrow::Cow;
+
+use super::*;
+use crate::group::assignors::{Assignment, TopicId};
+use crate::group::consumer::records::{ConsumerGroupRecord as R, CurrentAssignment};
+use crate::group::consumer::MemberState;
+use crate::protocol::records::{decode_batches, DecodeOptions};
+
+const FOO: TopicId = [1; 16];
+const BAR: TopicId = [2; 16];
+const G: &str = "cg";
+
+fn h() -> H {
+    let mut h = H::new();
+    h.c.set_topic_metadata([("foo", FOO, 6), ("bar", BAR, 3)]);
+    h
+}
+
+/// Hb builds a ConsumerGroupHeartbeat request.
+#[derive(Clone, Default)]
+struct Hb {
+    member: String,
+    epoch: i32,
+    instance: Option<String>,
+    rebalance: i32,
+    topics: Option<Vec<String>>,
+    assignor: Option<String>,
+    owned: Option<Vec<(TopicId, Vec<i32>)>>,
+}
+
+/// join is a full first heartbeat: epoch 0, a rebalance timeout, the topics, owning nothing.
+fn join(member: &str, topics: &[&str]) -> Hb {
+    Hb {
+        member: member.into(),
+        epoch: 0,
+        rebalance: 30_000,
+        topics: Some(topics.iter().map(|t| t.to_string()).collect()),
+        owned: Some(vec![]),
+        ..Default::default()
+    }
+}
+
+/// beat is a plain heartbeat at `epoch`, reporting `owned` (None: not sent).
+fn beat(member: &str, epoch: i32, owned: Option<&Assignment>) -> Hb {
+    Hb {
+        member: member.into(),
+        epoch,
+        rebalance: -1,
+        owned: owned.map(|a| a.iter().map(|(t, p)| (*t, p.to_vec())).collect()),
+        ..Default::default()
+    }
+}
+
+fn send(h: &mut H, hb: &Hb) -> Token {
+    let owned = hb.owned.as_ref().map(|o| {
+        o.iter()
+            .map(|(t, p)| ConsumerGroupHeartbeatRequestTopicPartition {
+                topic_id: *t,
+                partitions: p.clone(),
+                ..Default::default()
+            })
+            .collect()
+    });
+    h.send(&GroupRequest::ConsumerGroupHeartbeat(Req {
+        version: 1,
+        client_id: "client",
+        client_host: "/127.0.0.1",
+        body: ConsumerGroupHeartbeatRequest {
+            group_id: G.into(),
+            member_id: hb.member.as_str().into(),
+            member_epoch: hb.epoch,
+            instance_id: hb.instance.as_deref().map(Into::into),
+            rebalance_timeout_ms: hb.rebalance,
+            subscribed_topic_names: hb
+                .topics
+                .as_ref()
+                .map(|t| t.iter().map(|n| Cow::Owned(n.clone())).collect()),
+            server_assignor: hb.assignor.as_deref().map(Into::into),
+            topic_partitions: owned,
+            ..Default::default()
+        },
+    }))
+}
+
+fn response(h: &H, t: Token) -> ConsumerGroupHeartbeatResponse<'static> {
+    match h.answers.get(&t) {
+        Some(GroupResponse::ConsumerGroupHeartbeat(r)) => r.clone(),
+        other => panic!("token {t}: no ConsumerGroupHeartbeat response: {other:?}"),
+    }
+}
+
+fn hb(h: &mut H, hb: &Hb) -> ConsumerGroupHeartbeatResponse<'static> {
+    let t = send(h, hb);
+    response(h, t)
+}
+
+fn error(r: &ConsumerGroupHeartbeatResponse<'_>) -> ErrorCode {
+    ErrorCode::for_code(r.error_code)
+}
+
+/// assigned is the response's assignment as an [`Assignment`] (None when not sent).
+fn assigned(r: &ConsumerGroupHeartbeatResponse<'_>) -> Option<Assignment> {
+    r.assignment.as_ref().map(|a| {
+        a.topic_partitions
+            .iter()
+            .map(|tp| (tp.topic_id, tp.partitions.clone()))
+            .collect()
+    })
+}
+
+fn parts(items: &[(TopicId, &[i32])]) -> Assignment {
+    items.iter().map(|(t, p)| (*t, p.to_vec())).collect()
+}
+
+/// records are the consumer group records written from the `from`-th append on.
+fn records(h: &H, from: usize) -> Vec<R> {
+    let mut out = Vec::new();
+    for (_, batch) in &h.written[from..] {
+        for b in decode_batches(batch, &DecodeOptions::default()).unwrap() {
+            for r in b.records {
+                if let Some(rec) = R::read(r.key.as_deref().unwrap(), r.value.as_deref()).unwrap() {
+                    out.push(rec);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// kinds names each record by type and tombstone, for order checks.
+fn kinds(recs: &[R]) -> Vec<String> {
+    recs.iter()
+        .map(|r| {
+            let name = match r {
+                R::Metadata { .. } => "GroupMetadata",
+                R::PartitionMetadata { .. } => "PartitionMetadata",
+                R::MemberMetadata { .. } => "MemberMetadata",
+                R::TargetAssignmentMetadata { .. } => "TargetMetadata",
+                R::TargetAssignmentMember { .. } => "TargetMember",
+                R::CurrentMemberAssignment { .. } => "CurrentAssignment",
+                R::RegularExpression { .. } => "Regex",
+            };
+            if r.is_tombstone() {
+                format!("{name}-")
+            } else {
+                name.to_string()
+            }
+        })
+        .collect()
+}
+
+fn describe(h: &mut H) -> ConsumerGroupDescribeResponseGroup<'static> {
+    let t = h.send(&GroupRequest::ConsumerGroupDescribe(Req::new(
+        1,
+        ConsumerGroupDescribeRequest {
+            group_ids: vec![G.into()],
+            include_authorized_operations: false,
+            ..Default::default()
+        },
+    )));
+    match h.answers.get(&t) {
+        Some(GroupResponse::ConsumerGroupDescribe(r)) => r.groups[0].clone(),
+        other => panic!("no ConsumerGroupDescribe response: {other:?}"),
+    }
+}
+
+/// owners checks that no partition is held (assigned or pending revocation) by two members,
+/// as ConsumerGroupDescribe shows them.
+fn assert_single_owners(h: &mut H) {
+    let d = describe(h);
+    let mut seen = std::collections::BTreeSet::new();
+    for m in &d.members {
+        for tp in &m.assignment.topic_partitions {
+            for p in &tp.partitions {
+                assert!(
+                    seen.insert((tp.topic_id, *p)),
+                    "{:?}-{p} is held twice: {d:?}",
+                    tp.topic_id
+                );
+            }
+        }
+    }
+}
+
+// testMemberJoinsEmptyConsumerGroup: the first member gets everything at epoch 1, with the
+// records in Kafka 4.1+'s order.
+#[test]
+fn a_member_joins_an_empty_group() {
+    let mut h = h();
+    let r = hb(&mut h, &join("m1", &["foo", "bar"]));
+    assert_eq!(error(&r), ErrorCode::None);
+    assert_eq!(r.member_id.as_deref(), Some("m1"));
+    assert_eq!(r.member_epoch, 1);
+    assert_eq!(r.heartbeat_interval_ms, 5000);
+    let all = parts(&[(FOO, &[0, 1, 2, 3, 4, 5]), (BAR, &[0, 1, 2])]);
+    assert_eq!(assigned(&r), Some(all.clone()));
+    let recs = records(&h, 0);
+    assert_eq!(
+        kinds(&recs),
+        [
+            "MemberMetadata",
+            "GroupMetadata",
+            "TargetMember",
+            "TargetMetadata",
+            "CurrentAssignment"
+        ]
+    );
+    match &recs[4] {
+        R::CurrentMemberAssignment { value: Some(v), .. } => assert_eq!(
+            v,
+            &CurrentAssignment {
+                member_epoch: 1,
+                previous_member_epoch: 0,
+                state: MemberState::Stable,
+                assigned_partitions: all,
+                partitions_pending_revocation: Assignment::new(),
+            }
+        ),
+        other => panic!("{other:?}"),
+    }
+    let d = describe(&mut h);
+    assert_eq!(
+        (d.group_state.as_ref(), d.group_epoch, d.assignment_epoch),
+        ("Stable", 1, 1)
+    );
+    assert_eq!(d.assignor_name.as_ref(), "uniform");
+    assert_eq!(d.members[0].client_id.as_ref(), "client");
+    assert_eq!(d.members[0].client_host.as_ref(), "/127.0.0.1");
+    assert_eq!(d.members[0].member_type, 1);
+    // A heartbeat that changes nothing writes nothing and carries no assignment.
+    let n = h.written.len();
+    let r = hb(&mut h, &beat("m1", 1, None));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 1));
+    assert!(r.assignment.is_none());
+    assert_eq!(h.written.len(), n);
+}
+
+// The reconciliation of testReconciliationProcess: revoke first, then assign, never a
+// partition held by two members.
+#[test]
+fn a_second_member_takes_half_after_the_first_revokes() {
+    let mut h = h();
+    let r1 = hb(&mut h, &join("m1", &["foo"]));
+    let all = assigned(&r1).unwrap();
+    assert_eq!(all, parts(&[(FOO, &[0, 1, 2, 3, 4, 5])]));
+
+    let r2 = hb(&mut h, &join("m2", &["foo"]));
+    assert_eq!(r2.member_epoch, 2);
+    // Its partitions are still m1's: it waits for them at the new epoch.
+    assert_eq!(assigned(&r2), Some(Assignment::new()));
+    let d = describe(&mut h);
+    assert_eq!((d.group_state.as_ref(), d.group_epoch), ("Reconciling", 2));
+    assert_single_owners(&mut h);
+
+    // m1 learns it must give three up: it stays at epoch 1 with the rest.
+    let r = hb(&mut h, &beat("m1", 1, Some(&all)));
+    assert_eq!(r.member_epoch, 1);
+    let kept = assigned(&r).unwrap();
+    assert_eq!(kept.len(), 3);
+    assert_single_owners(&mut h);
+    // Still reporting them: nothing moves.
+    let r = hb(&mut h, &beat("m1", 1, Some(&all)));
+    assert_eq!(r.member_epoch, 1);
+    assert!(r.assignment.is_none());
+    let r = hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
+    assert!(r.assignment.is_none(), "nothing released yet");
+    // m1 reports the smaller set: it moves to epoch 2.
+    let r = hb(&mut h, &beat("m1", 1, Some(&kept)));
+    assert_eq!(r.member_epoch, 2);
+    // m2 gets the released partitions now.
+    let r = hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
+    let got = assigned(&r).unwrap();
+    assert_eq!(got.len(), 3);
+    for (t, ps) in got.iter() {
+        for p in ps {
+            assert!(!kept.contains(t, *p));
+        }
+    }
+    let d = describe(&mut h);
+    assert_eq!(d.group_state.as_ref(), "Stable");
+    assert_single_owners(&mut h);
+}
+
+// testLeavingMemberBumpsGroupEpoch: a leave writes the member's tombstones and bumps the epoch;
+// the next heartbeat gives the rest to the remaining member.
+#[test]
+fn a_leave_fences_the_member_and_bumps_the_epoch() {
+    let mut h = h();
+    let r1 = hb(&mut h, &join("m1", &["foo"]));
+    let a1 = assigned(&r1).unwrap();
+    hb(&mut h, &join("m2", &["foo"]));
+    let r = hb(&mut h, &beat("m1", 1, Some(&a1)));
+    let kept = assigned(&r).unwrap();
+    hb(&mut h, &beat("m1", 1, Some(&kept)));
+    let n = h.written.len();
+    let r = hb(&mut h, &beat("m1", -1, None));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, -1));
+    assert_eq!(r.member_id.as_deref(), Some("m1"));
+    assert_eq!(
+        kinds(&records(&h, n)),
+        [
+            "CurrentAssignment-",
+            "TargetMember-",
+            "MemberMetadata-",
+            "GroupMetadata"
+        ]
+    );
+    let r = hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
+    assert_eq!(r.member_epoch, 3);
+    assert_eq!(assigned(&r), Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5])])));
+    // The left member is unknown now.
+    let r = hb(&mut h, &beat("m1", 2, None));
+    assert_eq!(error(&r), ErrorCode::UnknownMemberId);
+}
+
+#[test]
+fn heartbeats_that_fail() {
+    let mut h = h();
+    // No group yet: only a join creates one.
+    let r = hb(&mut h, &beat("m1", 1, None));
+    assert_eq!(error(&r), ErrorCode::GroupIdNotFound);
+    assert_eq!(
+        r.error_message.as_deref(),
+        Some("Consumer group cg not found.")
+    );
+    hb(&mut h, &join("m1", &["foo"]));
+    // An unknown member.
+    assert_eq!(
+        error(&hb(&mut h, &beat("m9", 1, None))),
+        ErrorCode::UnknownMemberId
+    );
+    // An epoch ahead of the member's, or behind without its previous epoch's conditions.
+    assert_eq!(
+        error(&hb(&mut h, &beat("m1", 7, None))),
+        ErrorCode::FencedMemberEpoch
+    );
+    // Static validation: INVALID_REQUEST.
+    let mut bad = join("m2", &["foo"]);
+    bad.rebalance = -1;
+    assert_eq!(error(&hb(&mut h, &bad)), ErrorCode::InvalidRequest);
+    let mut bad = join("m2", &["foo"]);
+    bad.owned = None;
+    assert_eq!(error(&hb(&mut h, &bad)), ErrorCode::InvalidRequest);
+    let mut bad = join("m2", &["foo"]);
+    bad.topics = None;
+    assert_eq!(error(&hb(&mut h, &bad)), ErrorCode::InvalidRequest);
+    assert_eq!(
+        error(&hb(&mut h, &beat("", 1, None))),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        error(&hb(&mut h, &beat("m1", -3, None))),
+        ErrorCode::InvalidRequest
+    );
+    let mut bad = join("m2", &["foo"]);
+    bad.assignor = Some("sticky".into());
+    assert_eq!(error(&hb(&mut h, &bad)), ErrorCode::UnsupportedAssignor);
+}
+
+// A classic group with members is not a consumer group; an Empty one becomes one.
+#[test]
+fn a_classic_group_with_members_is_not_a_consumer_group() {
+    let mut h = h();
+    let r = h.join_alone(&Join::new("").group(G).v(3));
+    assert_eq!(r.error(), ErrorCode::None);
+    let x = hb(&mut h, &join("m1", &["foo"]));
+    assert_eq!(error(&x), ErrorCode::GroupIdNotFound);
+    let x = hb(&mut h, &beat("m1", 1, None));
+    assert_eq!(error(&x), ErrorCode::GroupIdNotFound);
+    assert_eq!(
+        x.error_message.as_deref(),
+        Some("Group cg is not a consumer group.")
+    );
+    h.leave_in(G, &[(&r.member_id, None)]);
+    let x = hb(&mut h, &join("m1", &["foo"]));
+    assert_eq!((error(&x), x.member_epoch), (ErrorCode::None, 1));
+    assert_eq!(h.list(&[], &["consumer"]).groups.len(), 1);
+}
+
+// A known member that rejoins with epoch 0 (Kafka 4.2, KAFKA-19233) keeps its partitions and
+// gets the full assignment back.
+#[test]
+fn a_known_member_rejoins_with_epoch_zero() {
+    let mut h = h();
+    let r = hb(&mut h, &join("m1", &["foo"]));
+    let all = assigned(&r).unwrap();
+    let r = hb(&mut h, &join("m1", &["foo"]));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 1));
+    assert_eq!(assigned(&r), Some(all));
+}
+
+#[test]
+fn the_group_max_size_turns_new_members_away() {
+    let mut c = config();
+    c.consumer_max_size = 1;
+    let mut h = H::with(c);
+    h.c.set_topic_metadata([("foo", FOO, 6)]);
+    hb(&mut h, &join("m1", &["foo"]));
+    let r = hb(&mut h, &join("m2", &["foo"]));
+    assert_eq!(error(&r), ErrorCode::GroupMaxSizeReached);
+    // The member already in may rejoin.
+    assert_eq!(error(&hb(&mut h, &join("m1", &["foo"]))), ErrorCode::None);
+}
+
+// testStaticMemberGetsBackAssignmentUponRejoin and
+// testNoGroupEpochBumpWhenStaticMemberTemporarilyLeaves.
+#[test]
+fn a_static_member_leaves_for_a_while_and_comes_back() {
+    let mut h = h();
+    let mut j = join("a1", &["foo"]);
+    j.instance = Some("i1".into());
+    let r = hb(&mut h, &j);
+    let all = assigned(&r).unwrap();
+    // Another id for the same instance while it holds it: UNRELEASED_INSTANCE_ID.
+    let mut again = join("a2", &["foo"]);
+    again.instance = Some("i1".into());
+    assert_eq!(error(&hb(&mut h, &again)), ErrorCode::UnreleasedInstanceId);
+    // A heartbeat from another member id with the instance: FENCED_INSTANCE_ID.
+    let mut other = beat("a2", 1, None);
+    other.instance = Some("i1".into());
+    assert_eq!(error(&hb(&mut h, &other)), ErrorCode::FencedInstanceId);
+    // The temporary leave keeps the partitions and the epoch.
+    let n = h.written.len();
+    let mut leave = beat("a1", -2, None);
+    leave.instance = Some("i1".into());
+    let r = hb(&mut h, &leave);
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, -2));
+    assert_eq!(kinds(&records(&h, n)), ["CurrentAssignment"]);
+    assert_eq!(describe(&mut h).group_epoch, 1);
+    // Back under a new member id: the old one's records go, it has the same partitions at the
+    // same epoch, and the group epoch does not move.
+    let n = h.written.len();
+    let r = hb(&mut h, &again);
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 1));
+    assert_eq!(assigned(&r), Some(all));
+    assert_eq!(
+        kinds(&records(&h, n))[..6],
+        [
+            "CurrentAssignment-",
+            "TargetMember-",
+            "MemberMetadata-",
+            "MemberMetadata",
+            "TargetMember",
+            "CurrentAssignment"
+        ]
+    );
+    let d = describe(&mut h);
+    assert_eq!(d.group_epoch, 1);
+    assert_eq!(d.members.len(), 1);
+    assert_eq!(d.members[0].member_id.as_ref(), "a2");
+    assert_eq!(d.members[0].instance_id.as_deref(), Some("i1"));
+}
+
+// The session timeout (45 s by default) fences a member that stops heartbeating.
+#[test]
+fn a_silent_member_is_fenced_at_its_session_timeout() {
+    let mut h = h();
+    let r = hb(&mut h, &join("m1", &["foo"]));
+    let a1 = assigned(&r).unwrap();
+    hb(&mut h, &join("m2", &["foo"]));
+    h.advance(40_000);
+    // m2 keeps its session; m1 does not.
+    hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
+    h.advance(5_001);
+    let d = describe(&mut h);
+    assert_eq!(d.members.len(), 1);
+    assert_eq!(d.group_epoch, 3);
+    let r = hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
+    assert_eq!(r.member_epoch, 3);
+    assert_eq!(assigned(&r), Some(a1));
+}
+
+// A member that does not revoke within its rebalance timeout is fenced.
+#[test]
+fn a_member_that_does_not_revoke_in_time_is_fenced() {
+    let mut h = h();
+    let mut j = join("m1", &["foo"]);
+    j.rebalance = 1_000;
+    let r = hb(&mut h, &j);
+    let all = assigned(&r).unwrap();
+    hb(&mut h, &join("m2", &["foo"]));
+    let r = hb(&mut h, &beat("m1", 1, Some(&all)));
+    assert_eq!(r.member_epoch, 1, "must revoke");
+    h.advance(999);
+    assert_eq!(describe(&mut h).members.len(), 2);
+    h.advance(2);
+    let d = describe(&mut h);
+    assert_eq!(d.members.len(), 1);
+    assert_eq!(d.members[0].member_id.as_ref(), "m2");
+}
+
+// A restart: what the coordinator wrote rebuilds the group in another one, members carry on at
+// their epochs, and their sessions start over.
+#[test]
+fn replaying_the_log_rebuilds_consumer_groups() {
+    let mut h = h();
+    let r = hb(&mut h, &join("m1", &["foo", "bar"]));
+    let a1 = assigned(&r).unwrap();
+    hb(&mut h, &join("m2", &["foo"]));
+    let r = hb(&mut h, &beat("m1", 1, Some(&a1)));
+    let kept = assigned(&r).unwrap();
+    let before = describe(&mut h);
+    let mut by_partition: BTreeMap<i32, Vec<u8>> = BTreeMap::new();
+    for (p, b) in &h.written {
+        by_partition.entry(*p).or_default().extend_from_slice(b);
+    }
+    let mut r = h_at(h.now);
+    for (p, data) in &by_partition {
+        r.c.load(*p, data, true).unwrap();
+    }
+    assert_eq!(describe(&mut r), before);
+    // m1 carries on: it reports the smaller set and moves to epoch 2.
+    let x = hb(&mut r, &beat("m1", 1, Some(&kept)));
+    assert_eq!((error(&x), x.member_epoch), (ErrorCode::None, 2));
+    // Sessions start at load: a member that never comes back is fenced 45 s later.
+    r.advance(45_001);
+    assert_eq!(describe(&mut r).members.len(), 0);
+}
+
+fn h_at(now: i64) -> H {
+    let mut h = h();
+    h.now = now;
+    h
+}
+
+// A failed append answers the mapped error and leaves the group as it was.
+#[test]
+fn a_failed_append_undoes_the_heartbeat() {
+    let mut h = h();
+    hb(&mut h, &join("m1", &["foo"]));
+    let before = describe(&mut h);
+    h.hold_appends = true;
+    let t = send(&mut h, &join("m2", &["foo"]));
+    assert!(!h.answered(t));
+    h.finish_appends(ErrorCode::NotEnoughReplicas);
+    h.hold_appends = false;
+    assert_eq!(error(&response(&h, t)), ErrorCode::CoordinatorNotAvailable);
+    assert_eq!(describe(&mut h), before);
+}
+
+#[test]
+fn other_apis_on_a_consumer_group() {
+    let mut h = h();
+    let r = hb(&mut h, &join("m1", &["foo"]));
+    // ListGroups: type consumer, its KIP-848 state; the type filter picks it.
+    let l = h.list(&[], &[]);
+    assert_eq!(l.groups.len(), 1);
+    assert_eq!(
+        (
+            l.groups[0].group_type.as_ref(),
+            l.groups[0].protocol_type.as_ref(),
+            l.groups[0].group_state.as_ref()
+        ),
+        ("consumer", "consumer", "Stable")
+    );
+    assert!(h.list(&[], &["classic"]).groups.is_empty());
+    assert_eq!(h.list(&["stable"], &["Consumer"]).groups.len(), 1);
+    assert!(h.list(&["empty"], &[]).groups.is_empty());
+    // DescribeGroups: not a classic group.
+    let t = h.send(&GroupRequest::DescribeGroups(Req::new(
+        6,
+        DescribeGroupsRequest {
+            groups: vec![G.into()],
+            ..Default::default()
+        },
+    )));
+    let d = match h.answers.get(&t) {
+        Some(GroupResponse::DescribeGroups(r)) => r.groups[0].clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(d.error(), ErrorCode::GroupIdNotFound);
+    assert_eq!(d.group_state.as_ref(), "Dead");
+    // A classic JoinGroup is turned away while consumer members are in.
+    let j = h.join(&Join::new("").group(G));
+    assert_eq!(h.join_error(j), ErrorCode::InconsistentGroupProtocol);
+    // DeleteGroups: not while it has members.
+    assert_eq!(
+        h.delete_groups(&[G]),
+        [(G.to_string(), ErrorCode::NonEmptyGroup)]
+    );
+    // Offsets: a member commits at its epoch with v9; another epoch is stale.
+    let t = h.commit_full(9, G, "m1", None, r.member_epoch, &[("foo", 0, 5, None)]);
+    assert_eq!(h.commit_errors(t), [ErrorCode::None]);
+    let t = h.commit_full(9, G, "m1", None, 7, &[("foo", 0, 6, None)]);
+    assert_eq!(h.commit_errors(t), [ErrorCode::StaleMemberEpoch]);
+    let t = h.commit_full(8, G, "m1", None, 1, &[("foo", 0, 6, None)]);
+    assert_eq!(h.commit_errors(t), [ErrorCode::UnsupportedVersion]);
+    let t = h.commit_full(9, G, "nobody", None, 1, &[("foo", 0, 6, None)]);
+    assert_eq!(h.commit_errors(t), [ErrorCode::UnknownMemberId]);
+    // An admin's LeaveGroup removes the member.
+    let l = h.leave_in(G, &[("m1", None)]);
+    assert_eq!(l.members[0].error(), ErrorCode::None);
+    let d = describe(&mut h);
+    assert_eq!((d.group_state.as_ref(), d.members.len()), ("Empty", 0));
+    // Empty now: an admin commits with epoch -1, and the group can be deleted.
+    let t = h.commit_full(9, G, "", None, -1, &[("foo", 0, 8, None)]);
+    assert_eq!(h.commit_errors(t), [ErrorCode::None]);
+    let n = h.written.len();
+    assert_eq!(h.delete_groups(&[G]), [(G.to_string(), ErrorCode::None)]);
+    let recs = records(&h, n);
+    assert_eq!(
+        kinds(&recs),
+        ["TargetMetadata-", "PartitionMetadata-", "GroupMetadata-"]
+    );
+    let d = describe(&mut h);
+    assert_eq!(d.error_code, ErrorCode::GroupIdNotFound.code());
+}
+
+// An Empty classic group becomes a consumer group when a consumer-protocol member joins, and
+// an Empty consumer group a classic one when a classic member joins (offline migration).
+#[test]
+fn empty_groups_change_type_offline() {
+    let mut h = h();
+    hb(&mut h, &join("m1", &["foo"]));
+    hb(&mut h, &beat("m1", -1, None));
+    let r = h.join_alone(&Join::new("").group(G).v(3));
+    assert_eq!(r.error(), ErrorCode::None);
+    assert_eq!(h.list(&[], &["classic"]).groups.len(), 1);
+    assert!(h.list(&[], &["consumer"]).groups.is_empty());
+}
+
+#[test]
+fn describe_of_groups_that_are_not_consumer_groups() {
+    let mut h = h();
+    let d = describe(&mut h);
+    assert_eq!(d.error_code, ErrorCode::GroupIdNotFound.code());
+    assert_eq!(d.error_message.as_deref(), Some("Group cg not found."));
+    let t = h.send(&GroupRequest::ConsumerGroupDescribe(Req::new(
+        0,
+        ConsumerGroupDescribeRequest {
+            group_ids: vec!["".into()],
+            ..Default::default()
+        },
+    )));
+    match h.answers.get(&t) {
+        Some(GroupResponse::ConsumerGroupDescribe(r)) => {
+            assert_eq!(r.groups[0].error_code, ErrorCode::InvalidGroupId.code())
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+// A topic that grows bumps the group epoch at the next heartbeat; the new partitions are
+// assigned.
+#[test]
+fn new_partitions_reach_the_group_at_its_next_heartbeat() {
+    let mut h = h();
+    hb(&mut h, &join("m1", &["foo"]));
+    h.c.set_topic_metadata([("foo", FOO, 8), ("bar", BAR, 3)]);
+    let r = hb(&mut h, &beat("m1", 1, None));
+    assert_eq!(r.member_epoch, 2);
+    assert_eq!(
+        assigned(&r),
+        Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5, 6, 7])]))
+    );
+    // A topic the group does not subscribe to changes nothing.
+    h.c.set_topic_metadata([("foo", FOO, 8), ("bar", BAR, 4)]);
+    let r = hb(&mut h, &beat("m1", 2, None));
+    assert_eq!(r.member_epoch, 2);
+}
+
+// group.coordinator.rebalance.protocols without `consumer`: UNSUPPORTED_VERSION.
+#[test]
+fn the_consumer_protocol_can_be_disabled() {
+    let mut c = config();
+    c.set_text("group.coordinator.rebalance.protocols", "classic")
+        .unwrap();
+    let mut h = H::with(c);
+    let r = hb(&mut h, &join("m1", &["foo"]));
+    assert_eq!(error(&r), ErrorCode::UnsupportedVersion);
+}
