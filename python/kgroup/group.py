@@ -48,6 +48,8 @@ The rest of the host's surface:
   NOT_COORDINATOR (call it for every partition on shutdown).
 - ``set_topics({topic: partitions} | None)``: commits to unknown topics or partitions are then
   answered UNKNOWN_TOPIC_OR_PARTITION; ``topics_deleted(now_ms, topics)`` removes their offsets.
+- ``set_topic_metadata([(topic, id, partitions), ...])``: the same with each topic's 16-byte id,
+  through which consumer groups (KIP-848) resolve the topic names they subscribe to.
 - ``partition_for(group_id)``, ``group_state(group_id)``, ``group_count``, ``pending_appends``,
   ``waiting`` (requests not answered yet).
 

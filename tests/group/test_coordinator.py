@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -267,6 +268,21 @@ def test_commit_and_fetch_at_every_version(version: int) -> None:
     if version >= 2:
         every = fetched(fetch(h, version, None, False), version)
         assert set(every) == {("orders", 0), ("orders", 1)}
+
+
+def test_set_topic_metadata_checks_commits_and_topic_ids() -> None:
+    h = host()
+    h.coordinator.set_topic_metadata([("orders", uuid.uuid4().bytes, 1)])
+    t = commit(h, 8, {("orders", 0): 5, ("orders", 1): 6, ("other", 0): 1})
+    errs = {
+        (topic["name"], p["partition_index"]): p["error_code"]
+        for topic in h.body(t)["topics"]
+        for p in topic["partitions"]
+    }
+    unknown = errors.UnknownTopicOrPartition.code
+    assert errs == {("orders", 0): 0, ("orders", 1): unknown, ("other", 0): unknown}
+    with pytest.raises(ValueError, match="16 bytes"):
+        h.coordinator.set_topic_metadata([("orders", b"short", 1)])
 
 
 def test_commits_wait_for_their_append() -> None:
