@@ -56,7 +56,8 @@ The rest of the host's surface:
 Requests are the :class:`kgroup.protocol.Request` objects that
 :func:`kgroup.protocol.decode_request` returns, of the apis in :data:`GROUP_API_KEYS`
 (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, OffsetDelete,
-DescribeGroups, ListGroups, DeleteGroups), at every version Kafka 3.9 speaks. FindCoordinator is
+DescribeGroups, ListGroups, DeleteGroups), at every version Kafka 3.9 speaks, and KIP-848's
+ConsumerGroupHeartbeat and ConsumerGroupDescribe (v0-1, as Kafka 4.x). FindCoordinator is
 the broker's own: the coordinator of every group is the broker itself. Config keys are Kafka's
 (:data:`CONFIG_KEYS`). The same calls with the same times (and the same ``seed``) give the same
 effects.

@@ -1,11 +1,11 @@
-"""GroupHost: Kafka's classic consumer groups on this broker.
+"""GroupHost: Kafka's consumer groups (classic, and KIP-848's consumer protocol) on this broker.
 
 The coordinator is Rust (:class:`kgroup.group.Coordinator`): a pure state machine that reads no
 clock and does no I/O. Its runtime (``runtime.CoordinatorRuntime``) carries out its effects,
 appends its records to ``__consumer_offsets``, loads them at start and fires its timers, as
 for any coordinator. ``GroupHost``, one per broker, adds what is the groups' own:
 
-- Requests. The server hands the ten group apis' requests in as raw frames
+- Requests. The server hands the group apis' requests in as raw frames
   (``handle_frame``), which Rust decodes once into their typed messages: no Python view and no
   value tree on this path; their handlers (``handlers/join_group.py`` ...) hand a decoded
   request in (``handle``). Most are answered in the same call, with a whole response frame; the

@@ -73,9 +73,12 @@ def features(consumer: bool, version: int) -> dict[str, Any]:
     if not consumer:
         return {"supported_features": [], "finalized_features_epoch": -1, "finalized_features": []}
     name, low, high = GROUP_VERSION
-    supported = [{"name": name, "min_version": low, "max_version": high}]
+    # v3 readers cannot take a supported min_version of 0: Kafka leaves such features out.
+    supported = [(name, low, high)] if version >= 4 or low > 0 else []
     return {
-        "supported_features": [f for f in supported if version >= 4 or f["min_version"] > 0],
+        "supported_features": [
+            {"name": n, "min_version": lo, "max_version": hi} for n, lo, hi in supported
+        ],
         "finalized_features_epoch": FEATURES_EPOCH,
         "finalized_features": [
             {"name": name, "max_version_level": high, "min_version_level": high}
