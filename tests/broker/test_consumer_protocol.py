@@ -187,6 +187,7 @@ def test_two_members_split_then_one_takes_everything_back(broker: Broker) -> Non
             "a 2/2 split",
         )
         assert a.owned.isdisjoint(b.owned)
+        describe_as_split(bootstrap, group)
         second = values("second", 200)
         produce(bootstrap, topic, second, PARTITIONS)
         sent = first + second
@@ -207,6 +208,24 @@ def test_two_members_split_then_one_takes_everything_back(broker: Broker) -> Non
     finally:
         for m in list(members):
             m.close()
+
+
+def describe_as_split(bootstrap: str, group: str) -> None:
+    """The admin client's view of the group (ConsumerGroupDescribe): a stable consumer-protocol
+    group of the uniform assignor whose two members own two partitions each."""
+    from confluent_kafka import ConsumerGroupState, ConsumerGroupType
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+    described = admin.describe_consumer_groups([group])[group].result(15)
+    assert described.type == ConsumerGroupType.CONSUMER
+    assert described.state == ConsumerGroupState.STABLE
+    assert described.partition_assignor == "uniform"
+    owned = [
+        sorted(tp.partition for tp in m.assignment.topic_partitions) for m in described.members
+    ]
+    assert sorted(owned) in ([[0, 1], [2, 3]], [[0, 2], [1, 3]], [[0, 3], [1, 2]])
+    assert {m.host for m in described.members} == {"/127.0.0.1"}
 
 
 def test_committed_offsets_reach_the_next_members(broker: Broker) -> None:
