@@ -48,13 +48,16 @@ The rest of the host's surface:
   NOT_COORDINATOR (call it for every partition on shutdown).
 - ``set_topics({topic: partitions} | None)``: commits to unknown topics or partitions are then
   answered UNKNOWN_TOPIC_OR_PARTITION; ``topics_deleted(now_ms, topics)`` removes their offsets.
+- ``set_topic_metadata([(topic, id, partitions), ...])``: the same with each topic's 16-byte id,
+  through which consumer groups (KIP-848) resolve the topic names they subscribe to.
 - ``partition_for(group_id)``, ``group_state(group_id)``, ``group_count``, ``pending_appends``,
   ``waiting`` (requests not answered yet).
 
 Requests are the :class:`kgroup.protocol.Request` objects that
 :func:`kgroup.protocol.decode_request` returns, of the apis in :data:`GROUP_API_KEYS`
 (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, OffsetDelete,
-DescribeGroups, ListGroups, DeleteGroups), at every version Kafka 3.9 speaks. FindCoordinator is
+DescribeGroups, ListGroups, DeleteGroups), at every version Kafka 3.9 speaks, and KIP-848's
+ConsumerGroupHeartbeat and ConsumerGroupDescribe (v0-1, as Kafka 4.x). FindCoordinator is
 the broker's own: the coordinator of every group is the broker itself. Config keys are Kafka's
 (:data:`CONFIG_KEYS`). The same calls with the same times (and the same ``seed``) give the same
 effects.

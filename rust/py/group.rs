@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
@@ -348,6 +348,26 @@ impl PyCoordinator {
                 .set_topics(Some(t.iter().map(|(k, v)| (k.as_str(), *v)))),
             None => self.inner.set_topics(None::<Vec<(&str, i32)>>),
         }
+    }
+
+    /// set_topic_metadata(topics) -> None
+    ///
+    /// topics: (name, 16-byte topic id, partition count) for every topic of the broker. Consumer
+    /// groups resolve subscribed names through them; commits are checked against them as
+    /// set_topics does. A topic id of another length raises ValueError.
+    fn set_topic_metadata(&mut self, topics: Vec<(String, Vec<u8>, i32)>) -> PyResult<()> {
+        let mut meta = Vec::with_capacity(topics.len());
+        for (name, id, partitions) in &topics {
+            let id: [u8; 16] = id.as_slice().try_into().map_err(|_| {
+                PyValueError::new_err(format!(
+                    "topic {name:?}: a topic id is 16 bytes, not {}",
+                    id.len()
+                ))
+            })?;
+            meta.push((name.as_str(), id, *partitions));
+        }
+        self.inner.set_topic_metadata(meta);
+        Ok(())
     }
 
     /// topics_deleted(now_ms, topics) -> list[Respond | Append]

@@ -14,8 +14,9 @@ from kgroup.protocol import ApiKey
 pytestmark = pytest.mark.network
 
 SOFTWARE = {"client_software_name": "kgroup-diff", "client_software_version": "1.0"}
-#: FEATURES are KRaft's feature flags, which kgroup does not advertise
-#: (docs/kafka-differences.md); the version ranges are compared in their own test.
+#: FEATURES are KRaft's feature flags, of which kgroup advertises group.version only
+#: (docs/kafka-differences.md), and its epoch; group.version and the version ranges are compared
+#: in their own tests.
 FEATURES = ["supported_features", "finalized_features_epoch", "finalized_features", "api_keys"]
 
 
@@ -58,9 +59,33 @@ def test_api_versions_ranges(diff: Differential) -> None:
         if r is not None
     ]
     kgroup, kafka = ranges
-    # SASL and DescribeProducers; ConsumerGroupHeartbeat and Describe: declared, not served yet.
-    assert set(kgroup) == set(protocol.API_VERSIONS) - {17, 36, 61, 68, 69}
+    # SASL and DescribeProducers: declared, not served.
+    assert set(kgroup) == set(protocol.API_VERSIONS) - {17, 36, 61}
     for key, (low, high) in kgroup.items():
         assert key in kafka, protocol.API_NAMES[key]
         assert high <= kafka[key][1], protocol.API_NAMES[key]
         assert low <= kafka[key][0], protocol.API_NAMES[key]
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_api_versions_group_version_feature(diff: Differential, version: int) -> None:
+    """kgroup's one feature, group.version (KIP-848's consumer protocol), reads as Kafka's:
+    finalized at 1 with an epoch, supported 0-1 in v4 and left out of v3's supported features
+    (KAFKA-17011: a v3 reader cannot take a supported min_version of 0)."""
+    answer = diff.request(ApiKey.API_VERSIONS, version, SOFTWARE, ignore=FEATURES)
+
+    def group_version(body) -> tuple[list, list, bool]:
+        supported = [
+            (f.min_version, f.max_version)
+            for f in body.supported_features
+            if f.name == "group.version"
+        ]
+        finalized = [
+            (f.min_version_level, f.max_version_level)
+            for f in body.finalized_features
+            if f.name == "group.version"
+        ]
+        return supported, finalized, body.finalized_features_epoch >= 0
+
+    assert answer.kgroup is not None and answer.kafka is not None
+    assert group_version(answer.kgroup.body) == group_version(answer.kafka.body)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,6 +270,21 @@ def test_commit_and_fetch_at_every_version(version: int) -> None:
         assert set(every) == {("orders", 0), ("orders", 1)}
 
 
+def test_set_topic_metadata_checks_commits_and_topic_ids() -> None:
+    h = host()
+    h.coordinator.set_topic_metadata([("orders", uuid.uuid4().bytes, 1)])
+    t = commit(h, 8, {("orders", 0): 5, ("orders", 1): 6, ("other", 0): 1})
+    errs = {
+        (topic["name"], p["partition_index"]): p["error_code"]
+        for topic in h.body(t)["topics"]
+        for p in topic["partitions"]
+    }
+    unknown = errors.UnknownTopicOrPartition.code
+    assert errs == {("orders", 0): 0, ("orders", 1): unknown, ("other", 0): unknown}
+    with pytest.raises(ValueError, match="16 bytes"):
+        h.coordinator.set_topic_metadata([("orders", b"short", 1)])
+
+
 def test_commits_wait_for_their_append() -> None:
     h = host()
     h.hold_appends = True
@@ -358,7 +374,7 @@ def test_leave_before_v3_lifts_the_member_error() -> None:
 
 
 def test_only_group_apis_are_served() -> None:
-    assert sorted(GROUP_API_KEYS) == [8, 9, 11, 12, 13, 14, 15, 16, 42, 47]
+    assert sorted(GROUP_API_KEYS) == [8, 9, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69]
     frame = protocol.encode_request(18, 0, 1, "c", {})
     request = protocol.decode_request(frame[4:])
     with pytest.raises(errors.InvalidArgument):

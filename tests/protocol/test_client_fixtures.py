@@ -22,8 +22,6 @@ from kgroup import protocol
 from kgroup.errors import DecodeError
 
 FIXTURES = capture.fixture_files()
-#: NOT_SERVED are the apis declared ahead of the broker's handlers for them.
-NOT_SERVED = {68, 69}
 
 
 def parse_name(path: Path) -> tuple[int, int]:
@@ -52,11 +50,12 @@ def test_fixtures_cover_every_api_and_the_versions_each_client_uses() -> None:
         by_client.setdefault(path.parent.name, set()).add(parse_name(path))
     assert set(by_client) == set(capture.CLIENTS)
     apis = {key for found in by_client.values() for key, _ in found}
-    # ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848): declared, not served yet; their
-    # fixtures are captured from the clients once kgroup's broker serves them (issue 21).
-    assert apis == set(protocol.API_VERSIONS) - NOT_SERVED, "every api has a real-client fixture"
+    assert apis == set(protocol.API_VERSIONS), "every api has a real-client fixture"
     # The versions each client picks against a 3.9 broker (reference §4.4 and §4.1-4.3).
     assert {(3, 12), (10, 2), (11, 5), (18, 3), (1, 16)} <= by_client["confluent_kafka"]
+    # KIP-848 with group.protocol=consumer: librdkafka speaks ConsumerGroupHeartbeat v1 only,
+    # and describes groups with ConsumerGroupDescribe v0.
+    assert {(68, 1), (69, 0)} <= by_client["confluent_kafka"]
     assert {(3, 12), (11, 7), (18, 4), (8, 8), (1, 12)} <= by_client["kafka_python"]
     assert {(3, 5), (11, 5), (18, 0), (14, 3), (1, 11)} <= by_client["aiokafka"]
     # Flexible and classic versions both appear for the group APIs.
@@ -169,10 +168,11 @@ def test_tansu_answers_to_the_fixtures_decode(tansu) -> None:
         assert response.correlation_id == h.correlation_id, name
         decoded.add(h.api_key)
     # tansu speaks all of kgroup's apis but OffsetForLeaderEpoch, AlterConfigs, CreatePartitions,
-    # OffsetDelete and DescribeProducers (it does not advertise them), DeleteRecords and
-    # DescribeLogDirs; each answered and decoded.
-    unspoken = {23, 33, 37, 47, 61} | TANSU_UNIMPLEMENTED
-    assert decoded == set(protocol.API_VERSIONS) - unspoken - NOT_SERVED, sorted(decoded)
+    # OffsetDelete and DescribeProducers (it does not advertise them), ConsumerGroupHeartbeat v1
+    # (librdkafka's only version: KIP-848 is not in tansu), DeleteRecords and DescribeLogDirs;
+    # each answered and decoded.
+    unspoken = {23, 33, 37, 47, 61, 68} | TANSU_UNIMPLEMENTED
+    assert decoded == set(protocol.API_VERSIONS) - unspoken, sorted(decoded)
     # tansu drops the connection on message format v1 (Produce v2) and, at times, on old
     # heartbeats; everything else is answered.
     assert len(unanswered) <= 8, unanswered

@@ -2,9 +2,10 @@
 consume-in-a-group, admin and SASL flows against :class:`fake_broker.FakeBroker`, and collect
 the request frames they send.
 
-Each client runs under three advertised version tables (eras): Kafka 3.9's full ranges, the
-highest non-flexible versions, and old brokers' low versions, so that the fixtures hold old,
-non-flexible and flexible versions of each API.
+Each client runs under three advertised version tables (eras): kgroup's full ranges (Kafka
+3.9's, with KIP-848's apis as Kafka 4.x has them: confluent-kafka then also runs a
+``group.protocol=consumer`` member), the highest non-flexible versions, and old brokers' low
+versions, so that the fixtures hold old, non-flexible and flexible versions of each API.
 
 The committed fixtures are ``tests/protocol/fixtures/<client>/<Api>-v<N>-<i>.bin``; to rewrite
 them, run this module from the repository's root::
@@ -19,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kgroup import protocol
 
@@ -198,6 +200,8 @@ def run_confluent(bootstrap: str, era: str) -> None:
     c.close()
 
     a = AdminClient(common)
+    if speaks(era, 68):
+        run_confluent_consumer_protocol(common, a)
     for f in a.create_topics([NewTopic(TOPIC + "-new", 3, 1)]).values():
         f.result(15)
     for f in a.delete_topics([TOPIC + "-new"]).values():
@@ -239,6 +243,31 @@ def run_confluent(bootstrap: str, era: str) -> None:
         }
     )
     s.list_topics(TOPIC, timeout=15)
+
+
+def run_confluent_consumer_protocol(common: dict, admin: Any) -> None:
+    """KIP-848 (``group.protocol=consumer``, ConsumerGroupHeartbeat v1): join, consume, commit
+    (OffsetCommit with the member epoch), describe the group (ConsumerGroupDescribe) and leave."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer(
+        {
+            **common,
+            "group.id": GROUP + "-848",
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    c.subscribe([TOPIC])
+    if not wait_until(lambda: bool(c.assignment()), 20, lambda: c.poll(0.1)):
+        raise AssertionError("confluent-kafka consumer-protocol member got no assignment")
+    for _ in range(5):
+        c.poll(0.1)
+    c.commit(offsets=[TopicPartition(TOPIC, 0, 1)], asynchronous=False)
+    for f in admin.describe_consumer_groups([GROUP + "-848"]).values():
+        f.result(15)
+    c.close()
 
 
 # -- kafka-python -----------------------------------------------------------------------------

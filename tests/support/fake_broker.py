@@ -63,11 +63,9 @@ class Captured:
 
 
 #: SERVED are the apis and versions the fake broker advertises by default: every api kgroup's
-#: codec speaks, but KIP-848's (ConsumerGroupHeartbeat, ConsumerGroupDescribe), whose groups it
-#: does not keep; a client then stays with the classic protocol, as against Kafka 3.9.
-SERVED: dict[int, tuple[int, int]] = {
-    k: v for k, v in protocol.API_VERSIONS.items() if k not in (68, 69)
-}
+#: codec speaks, KIP-848's (ConsumerGroupHeartbeat, ConsumerGroupDescribe) too, as Kafka 4.x
+#: does; a client uses them only with ``group.protocol=consumer``.
+SERVED: dict[int, tuple[int, int]] = dict(protocol.API_VERSIONS)
 
 
 @dataclass
@@ -81,6 +79,11 @@ class FakeBroker:
     errors: list[str] = field(default_factory=list)
     label: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    #: _members are the consumer-protocol (KIP-848) members by group: member id to epoch.
+    _members: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: _subscribed are the topic names consumer-protocol members subscribed to, which Metadata
+    #: then finds by id.
+    _subscribed: set[str] = field(default_factory=set)
     _next_offset: int = 0
     _generation: int = 0
 
@@ -199,7 +202,14 @@ class FakeBroker:
 
     def _metadata(self, body: dict, v: int) -> dict:
         requested = body.get("topics")
-        names = ["kgroup-fixture"] if requested is None else [t["name"] for t in requested]
+        # v10+ asks by topic id too (a KIP-848 member, for the topics of its assignment).
+        with self._lock:
+            by_id = {topic_id(n): n for n in self._subscribed}
+        names = (
+            ["kgroup-fixture"]
+            if requested is None
+            else [t["name"] or by_id.get(t.get("topic_id")) for t in requested]
+        )
         topics = [
             {
                 "error_code": 0,
@@ -431,6 +441,72 @@ class FakeBroker:
                 for g in body["groups"]
             ],
         }
+
+    def _consumer_group_heartbeat(self, body: dict, v: int) -> dict:
+        # KIP-848, one member's view: joining (epoch 0) it gets every partition of the topics
+        # it subscribes to at epoch 1, later heartbeats keep its epoch and assignment (null:
+        # unchanged), epoch -1 or -2 leaves.
+        member, epoch = body["member_id"] or str(uuid.uuid4()), body["member_epoch"]
+        with self._lock:
+            members = self._members.setdefault(body["group_id"], {})
+            self._subscribed.update(body["subscribed_topic_names"] or [])
+            if epoch < 0:
+                members.pop(member, None)
+            elif epoch == 0:
+                members[member] = epoch = 1
+        assignment = None
+        if body["member_epoch"] == 0:
+            names = body["subscribed_topic_names"] or []
+            parts = list(range(self.partitions))
+            topics = [{"topic_id": topic_id(n), "partitions": parts} for n in names]
+            assignment = {"topic_partitions": topics}
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "error_message": None,
+            "member_id": member,
+            "member_epoch": epoch,
+            "heartbeat_interval_ms": 0 if epoch < 0 else 100,
+            "assignment": assignment,
+        }
+
+    def _consumer_group_describe(self, body: dict, v: int) -> dict:
+        # A group without consumer-protocol members is a classic one (GROUP_ID_NOT_FOUND, on
+        # which clients describe it with DescribeGroups); members are listed without partitions.
+        groups = []
+        for g in body["group_ids"]:
+            with self._lock:
+                members = dict(self._members.get(g, {}))
+            none: dict[str, Any] = {"topic_partitions": []}
+            groups.append(
+                {
+                    "error_code": 0 if members else 69,
+                    "error_message": None if members else f"Group {g} is not a consumer group.",
+                    "group_id": g,
+                    "group_state": "Stable" if members else "Dead",
+                    "group_epoch": 1 if members else -1,
+                    "assignment_epoch": 1 if members else -1,
+                    "assignor_name": "uniform",
+                    "members": [
+                        {
+                            "member_id": m,
+                            "instance_id": None,
+                            "rack_id": None,
+                            "member_epoch": e,
+                            "client_id": "",
+                            "client_host": "/127.0.0.1",
+                            "subscribed_topic_names": [],
+                            "subscribed_topic_regex": None,
+                            "assignment": none,
+                            "target_assignment": none,
+                            "member_type": 1,
+                        }
+                        for m, e in members.items()
+                    ],
+                    "authorized_operations": -2147483648,
+                }
+            )
+        return {"throttle_time_ms": 0, "groups": groups}
 
     def _delete_groups(self, body: dict, v: int) -> dict:
         return {

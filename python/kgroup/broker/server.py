@@ -212,7 +212,9 @@ class Connection(asyncio.BufferedProtocol):
                 # Kafka answers any ApiVersions version: v0, UNSUPPORTED_VERSION, its ranges.
                 header = protocol.decode_request_header(frame)
                 self._respond_now(
-                    protocol.encode_response(header, api_versions.unsupported_body(), version=0)
+                    protocol.encode_response(
+                        header, api_versions.unsupported_body(self.state.config), version=0
+                    )
                 )
                 return
             self.close_for(e)

@@ -1,11 +1,11 @@
-"""GroupHost: Kafka's classic consumer groups on this broker.
+"""GroupHost: Kafka's consumer groups (classic, and KIP-848's consumer protocol) on this broker.
 
 The coordinator is Rust (:class:`kgroup.group.Coordinator`): a pure state machine that reads no
 clock and does no I/O. Its runtime (``runtime.CoordinatorRuntime``) carries out its effects,
 appends its records to ``__consumer_offsets``, loads them at start and fires its timers, as
 for any coordinator. ``GroupHost``, one per broker, adds what is the groups' own:
 
-- Requests. The server hands the ten group apis' requests in as raw frames
+- Requests. The server hands the group apis' requests in as raw frames
   (``handle_frame``), which Rust decodes once into their typed messages: no Python view and no
   value tree on this path; their handlers (``handlers/join_group.py`` ...) hand a decoded
   request in (``handle``). Most are answered in the same call, with a whole response frame; the
@@ -16,8 +16,9 @@ for any coordinator. ``GroupHost``, one per broker, adds what is the groups' own
   meanwhile, holds them.
 - Commits. A commit is answered, and visible to OffsetFetch, once its records are durable as
   the runtime has it: written, or fsynced once the topic's ``flush.messages`` is reached.
-- Topics. ``set_topics`` after every topic change, so that commits to unknown topics or
-  partitions get UNKNOWN_TOPIC_OR_PARTITION; ``topics_deleted`` when a topic is deleted.
+- Topics. ``set_topic_metadata`` after every topic change: commits to unknown topics or
+  partitions get UNKNOWN_TOPIC_OR_PARTITION, and consumer groups (KIP-848) resolve the names
+  they subscribe to into topic ids and partitions; ``topics_deleted`` when a topic is deleted.
 - ``__consumer_offsets``. Created when first needed, as Kafka creates it: on the first
   FindCoordinator for a group (or a Metadata request naming it), with
   ``offsets.topic.num.partitions`` partitions, compacted, in ``offsets.topic.segment.bytes``
@@ -122,8 +123,8 @@ class GroupHost:
         return None
 
     def _set_topics(self) -> None:
-        self.coordinator.set_topics(
-            {t.name: len(t.partitions) for t in self.state.topics.by_name.values()}
+        self.coordinator.set_topic_metadata(
+            [(t.name, t.id.bytes, len(t.partitions)) for t in self.state.topics.by_name.values()]
         )
 
     def _topic_changed(self, topic: Topic, change: str) -> None:

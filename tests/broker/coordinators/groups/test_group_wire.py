@@ -231,7 +231,7 @@ def test_commits_to_unknown_topics_and_partitions_are_refused(broker: Broker) ->
             (topic, 2): errors.UnknownTopicOrPartition.code,
             ("no-such-topic", 0): errors.UnknownTopicOrPartition.code,
         }
-        # Partitions added later take commits (set_topics follows CreatePartitions).
+        # Partitions added later take commits (set_topic_metadata follows CreatePartitions).
         r = w.request(
             ApiKey.CREATE_PARTITIONS,
             2,

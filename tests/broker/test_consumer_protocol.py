@@ -1,0 +1,382 @@
+"""KIP-848's consumer protocol (``group.protocol=consumer``) with a real client, confluent-kafka
+(librdkafka 2.16, which speaks ConsumerGroupHeartbeat v1), against kgroup's broker: one member
+takes every partition of a topic, a second one splits them 2/2 (the ``uniform`` assignor) without
+a partition ever owned by both, the partitions come back when a member leaves, and offsets
+committed by consumer-protocol members are read by the next ones. And with
+``group.coordinator.rebalance.protocols=classic`` the apis are not advertised and such a client
+fails cleanly.
+
+The broker's consumer-protocol timings are lowered (their minimums too), so that members
+heartbeat every 100 ms and a rebalance takes a few of them; each test uses its own topic and
+group.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from support.consumers import create_topic, produce
+from support.kgroup_broker import run_broker
+from support.wire import read_frame
+
+from kgroup import protocol
+from kgroup.broker import Broker
+
+pytestmark = pytest.mark.network
+
+PARTITIONS = 4
+#: FAST are the broker's consumer-protocol timings for these tests: Kafka's minimums (45 s
+#: sessions, 5 s heartbeats) lowered so that a rebalance takes a few hundred milliseconds.
+FAST = {
+    "group.consumer.min.heartbeat.interval.ms": 50,
+    "group.consumer.heartbeat.interval.ms": 100,
+    "group.consumer.min.session.timeout.ms": 1000,
+    "group.consumer.session.timeout.ms": 3000,
+    "group.initial.rebalance.delay.ms": 0,
+}
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    with run_broker(tmp_path_factory.mktemp("consumer-protocol"), FAST) as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def classic_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    config = {**FAST, "group.coordinator.rebalance.protocols": "classic"}
+    with run_broker(tmp_path_factory.mktemp("classic-only"), config) as b:
+        yield b
+
+
+class Member:
+    """One confluent-kafka consumer with ``group.protocol=consumer``, polled by the test's own
+    loop (``poll_all``): its rebalance callbacks keep ``owned`` and check, at every change,
+    that no other member of ``group`` owns a partition it is given."""
+
+    def __init__(self, bootstrap: str, topic: str, group: str, members: list[Member]) -> None:
+        from confluent_kafka import Consumer
+
+        self.topic = topic
+        self.members = members
+        self.owned: set[int] = set()
+        self.seen: list[bytes] = []
+        self.errors: list[str] = []
+        self.assigns = 0
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "broker.address.family": "v4",
+                "group.id": group,
+                "group.protocol": "consumer",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+            }
+        )
+        self.consumer.subscribe(
+            [topic], on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked
+        )
+        members.append(self)
+
+    def _assigned(self, consumer: Any, partitions: list) -> None:
+        # The consumer protocol is incremental: the partitions added, not the whole assignment.
+        self.assigns += 1
+        given = {tp.partition for tp in partitions}
+        for other in self.members:
+            if other is not self and other.owned & given:
+                self.errors.append(f"given {sorted(given)} still owned by another member")
+        self.owned |= given
+
+    def _revoked(self, consumer: Any, partitions: list) -> None:
+        self.owned -= {tp.partition for tp in partitions}
+
+    def poll(self) -> None:
+        m = self.consumer.poll(0.05)
+        if m is None:
+            return
+        if m.error() is not None:
+            self.errors.append(str(m.error()))
+            return
+        if m.partition() not in self.owned:
+            self.errors.append(f"record of partition {m.partition()}, owned {self.owned}")
+        self.seen.append(m.value())
+        commit(self.consumer, m)
+
+    def close(self) -> None:
+        self.consumer.close()
+        self.members.remove(self)
+        self.owned = set()
+
+
+def commit(consumer: Any, message: Any) -> None:
+    """Commit after ``message`` synchronously; again while it races a rebalance. A commit
+    stamped with the epoch the member just left is STALE_MEMBER_EPOCH (Kafka's rule for
+    consumer-protocol members); the member still owns the partition until its next poll."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    retry = {113, KafkaError.REBALANCE_IN_PROGRESS, KafkaError.ILLEGAL_GENERATION}
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            consumer.commit(message=message, asynchronous=False)
+            return
+        except KafkaException as e:
+            if e.args[0].code() not in retry or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def poll_all(
+    members: list[Member], until: Callable[[], bool], what: str, timeout: float = 30
+) -> None:
+    """Poll every member in turn until ``until()``; fails naming ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not until():
+        if time.monotonic() > deadline:
+            state = [(sorted(m.owned), len(m.seen), m.errors) for m in members]
+            raise AssertionError(f"timed out waiting for {what}: {state}")
+        for m in list(members):
+            m.poll()
+    for m in members:
+        assert m.errors == [], m.errors
+
+
+def values(prefix: str, n: int) -> list[bytes]:
+    return [f"{prefix}-{i}".encode() for i in range(n)]
+
+
+def group_name() -> str:
+    return f"kip848-{uuid.uuid4().hex[:8]}"
+
+
+def test_one_member_takes_every_partition_and_consumes_every_record(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    sent = values("one", 200)
+    produce(bootstrap, topic, sent, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group_name(), members)
+    try:
+        poll_all(members, lambda: len(a.seen) >= len(sent), "every record")
+        assert a.owned == set(range(PARTITIONS))
+        assert sorted(a.seen) == sorted(sent)
+    finally:
+        a.close()
+
+
+def test_two_members_split_then_one_takes_everything_back(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    first = values("first", 200)
+    produce(bootstrap, topic, first, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group, members)
+    try:
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "the first member's assignment")
+        b = Member(bootstrap, topic, group, members)
+        # uniform splits four partitions 2/2; a's revocation comes before b's assignment.
+        poll_all(
+            members,
+            lambda: len(a.owned) == 2 and len(b.owned) == 2,
+            "a 2/2 split",
+        )
+        assert a.owned.isdisjoint(b.owned)
+        describe_as_split(bootstrap, group)
+        second = values("second", 200)
+        produce(bootstrap, topic, second, PARTITIONS)
+        sent = first + second
+        poll_all(members, lambda: len(a.seen) + len(b.seen) >= len(sent), "every record")
+        # A little longer: a record seen twice would show now.
+        deadline = time.monotonic() + 1
+        poll_all(members, lambda: time.monotonic() > deadline, "a quiet second")
+        assert sorted(a.seen + b.seen) == sorted(sent), "every record exactly once"
+        assert b.seen, "the second member consumed its partitions' new records"
+
+        # b leaves (epoch -1): a gets all four back.
+        b.close()
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "the partitions back")
+        third = values("third", 100)
+        produce(bootstrap, topic, third, PARTITIONS)
+        poll_all(members, lambda: len(a.seen) + len(b.seen) >= len(sent + third), "the rest")
+        assert sorted(a.seen + b.seen) == sorted(sent + third)
+    finally:
+        for m in list(members):
+            m.close()
+
+
+def describe_as_split(bootstrap: str, group: str) -> None:
+    """The admin client's view of the group (ConsumerGroupDescribe): a stable consumer-protocol
+    group of the uniform assignor whose two members own two partitions each."""
+    from confluent_kafka import ConsumerGroupState, ConsumerGroupType
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+    described = admin.describe_consumer_groups([group])[group].result(15)
+    assert described.type == ConsumerGroupType.CONSUMER
+    assert described.state == ConsumerGroupState.STABLE
+    assert described.partition_assignor == "uniform"
+    owned = [
+        sorted(tp.partition for tp in m.assignment.topic_partitions) for m in described.members
+    ]
+    assert sorted(owned) in ([[0, 1], [2, 3]], [[0, 2], [1, 3]], [[0, 3], [1, 2]])
+    assert {m.host for m in described.members} == {"/127.0.0.1"}
+
+
+def test_committed_offsets_reach_the_next_members(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    first = values("before", 100)
+    produce(bootstrap, topic, first, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group, members)
+    b = Member(bootstrap, topic, group, members)
+    try:
+        poll_all(members, lambda: len(a.seen) + len(b.seen) >= len(first), "every record")
+    finally:
+        a.close()
+        b.close()
+    # The consumers restart: the new members start from the committed offsets, so they read
+    # only what was produced since.
+    later = values("after", 60)
+    produce(bootstrap, topic, later, PARTITIONS)
+    c = Member(bootstrap, topic, group, members)
+    d = Member(bootstrap, topic, group, members)
+    try:
+        poll_all(members, lambda: len(c.seen) + len(d.seen) >= len(later), "the new records")
+        deadline = time.monotonic() + 1
+        poll_all(members, lambda: time.monotonic() > deadline, "a quiet second")
+        assert sorted(c.seen + d.seen) == sorted(later)
+    finally:
+        c.close()
+        d.close()
+
+
+def api_versions(bootstrap: str, version: int = 3) -> dict[str, Any]:
+    """One ApiVersions request on a raw connection: the response body."""
+    host, port = bootstrap.rsplit(":", 1)
+    body = {"client_software_name": "kgroup-test", "client_software_version": "1"}
+    frame = protocol.encode_request(18, version, 7, "kgroup-test", body)
+    with socket.create_connection((host, int(port)), 10) as s:
+        s.sendall(frame)
+        answer = read_frame(s)
+    return protocol.decode_response(18, version, answer).body
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_api_versions_advertise_kip848_and_group_version(broker: Broker, version: int) -> None:
+    body = api_versions(broker.bootstrap_servers, version)
+    ranges = {k["api_key"]: (k["min_version"], k["max_version"]) for k in body["api_keys"]}
+    assert ranges[68] == (0, 1) and ranges[69] == (0, 1)
+    # Kafka 4.x: group.version supported 0-1 (left out of v3's list: KAFKA-17011), finalized 1.
+    supported = {
+        f["name"]: (f["min_version"], f["max_version"]) for f in body["supported_features"]
+    }
+    assert supported == ({"group.version": (0, 1)} if version >= 4 else {})
+    finalized = {
+        f["name"]: (f["min_version_level"], f["max_version_level"])
+        for f in body["finalized_features"]
+    }
+    assert finalized == {"group.version": (1, 1)}
+    assert body["finalized_features_epoch"] >= 0
+
+
+def test_classic_only_broker_neither_advertises_nor_serves_kip848(classic_broker: Broker) -> None:
+    from confluent_kafka import Consumer
+
+    bootstrap = classic_broker.bootstrap_servers
+    body = api_versions(bootstrap)
+    keys = {k["api_key"] for k in body["api_keys"]}
+    assert 68 not in keys and 69 not in keys
+    assert body["supported_features"] == [] and body["finalized_features"] == []
+    assert body["finalized_features_epoch"] == -1
+
+    # Asked anyway, the coordinator answers UNSUPPORTED_VERSION (Kafka's
+    # isConsumerGroupProtocolEnabled).
+    heartbeat = {
+        "group_id": "g",
+        "member_id": uuid.uuid4().hex,
+        "member_epoch": 0,
+        "instance_id": None,
+        "rack_id": None,
+        "rebalance_timeout_ms": 30000,
+        "subscribed_topic_names": ["t"],
+        "subscribed_topic_regex": None,
+        "server_assignor": None,
+        "topic_partitions": [],
+    }
+    answer = _ask(bootstrap, 68, 1, heartbeat)
+    assert answer["error_code"] == 35  # UNSUPPORTED_VERSION
+
+    # A group.protocol=consumer client fails cleanly, as against Kafka 3.x: librdkafka finds
+    # ConsumerGroupHeartbeat not advertised, marks the coordinator dead ("Required feature not
+    # supported by broker") and retries, with no assignment and no error raised; it closes at
+    # once.
+    topic = create_topic(bootstrap, PARTITIONS)
+    produce(bootstrap, topic, values("unread", 8), PARTITIONS)
+    logs = _Log()
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "broker.address.family": "v4",
+            "group.id": group_name(),
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "debug": "cgrp",
+        },
+        logger=logs.logger,
+    )
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not logs.saw(_NOT_SUPPORTED):
+            m = c.poll(0.1)
+            assert m is None or m.error() is not None, "a record without a group"
+        assert logs.saw(_NOT_SUPPORTED), logs.lines[-20:]
+        assert c.assignment() == []
+    finally:
+        started = time.monotonic()
+        c.close()
+        assert time.monotonic() - started < 5
+
+
+_NOT_SUPPORTED = "ConsumerGroupHeartbeatRequest not supported by broker"
+
+
+class _Log:
+    """A logger that keeps what librdkafka logs (its ``debug`` output)."""
+
+    def __init__(self) -> None:
+        import logging
+
+        self.lines: list[str] = []
+        self.logger = logging.getLogger(f"librdkafka-{uuid.uuid4().hex[:8]}")
+        self.logger.setLevel(logging.DEBUG)
+        self.logger.propagate = False
+        handler = logging.Handler()
+        handler.emit = lambda record: self.lines.append(record.getMessage())  # type: ignore[method-assign]
+        self.logger.addHandler(handler)
+
+    def saw(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+
+def _ask(bootstrap: str, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    """One group request on a raw connection, after a FindCoordinator: the response body."""
+    host, port = bootstrap.rsplit(":", 1)
+    frame = protocol.encode_request(api_key, version, 9, "kgroup-test", body)
+    with socket.create_connection((host, int(port)), 10) as s:
+        # A FindCoordinator first: it creates __consumer_offsets, without which every group
+        # request is NOT_COORDINATOR.
+        find = protocol.encode_request(10, 3, 8, "kgroup-test", {"key": "g", "key_type": 0})
+        s.sendall(find)
+        read_frame(s)
+        s.sendall(frame)
+        answer = read_frame(s)
+    return protocol.decode_response(api_key, version, answer).body
