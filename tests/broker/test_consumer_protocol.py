@@ -380,3 +380,56 @@ def _ask(bootstrap: str, api_key: int, version: int, body: dict[str, Any]) -> di
         s.sendall(frame)
         answer = read_frame(s)
     return protocol.decode_response(api_key, version, answer).body
+
+
+def test_a_consumer_group_survives_kill_9(tmp_path: Any) -> None:
+    """The broker killed without warning while a consumer-protocol group of two members is
+    stable: restarted on its data, it has the group back from ``__consumer_offsets`` as it
+    was (epochs, members, assignments, committed offsets) before any member heartbeats, and
+    the members carry on at their epochs, consuming the rest without repeating a record."""
+    from confluent_kafka.admin import AdminClient
+    from support.kgroup_broker import BrokerProcess
+
+    proc = BrokerProcess(tmp_path / "data", {**FAST, "group.consumer.session.timeout.ms": 20_000})
+    proc.start()
+    members: list[Member] = []
+    try:
+        bootstrap = proc.bootstrap
+        topic = create_topic(bootstrap, PARTITIONS)
+        group = group_name()
+        first = values("before", 200)
+        produce(bootstrap, topic, first, PARTITIONS)
+        a = Member(bootstrap, topic, group, members)
+        b = Member(bootstrap, topic, group, members)
+        poll_all(
+            members,
+            lambda: len(a.owned) == 2 and len(b.owned) == 2 and len(a.seen + b.seen) >= 200,
+            "a stable 2/2 group that consumed everything",
+        )
+
+        def view() -> tuple[Any, ...]:
+            admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+            d = admin.describe_consumer_groups([group])[group].result(15)
+            return (
+                d.state,
+                sorted(
+                    (m.member_id, sorted(tp.partition for tp in m.assignment.topic_partitions))
+                    for m in d.members
+                ),
+            )
+
+        before = view()
+        proc.kill9()
+        proc.start()
+        assert view() == before, "the group as it was, before any member came back"
+        second = values("after", 100)
+        produce(bootstrap, topic, second, PARTITIONS)
+        poll_all(members, lambda: len(a.seen + b.seen) >= 300, "the records after the restart")
+        deadline = time.monotonic() + 1
+        poll_all(members, lambda: time.monotonic() > deadline, "a quiet second")
+        assert sorted(a.seen + b.seen) == sorted(first + second), "every record exactly once"
+        assert view()[1] == before[1], "same members, same partitions"
+    finally:
+        for m in list(members):
+            m.close()
+        proc.stop()

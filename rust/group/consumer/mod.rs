@@ -2,7 +2,12 @@
 //! epochs and their reconciliation towards the group's target assignment, as Kafka 4.2's
 //! group coordinator has them (`modern/consumer/`).
 //!
-//! So far the pure parts the ConsumerGroupHeartbeat handler will stand on:
+//! The handlers extend the coordinator: `heartbeat.rs` (ConsumerGroupHeartbeat, leaving, the
+//! session and rebalance timeouts, LeaveGroup on a consumer group) and `describe.rs`
+//! (ConsumerGroupDescribe); `part.rs` is what a coordinator's group holds when it is a
+//! consumer group, and the one path records change it through (heartbeats and loads alike).
+//!
+//! The pure parts they stand on:
 //! - [`ConsumerMember`] and [`MemberState`] (`member.rs`): a member as the records
 //!   `ConsumerGroupMemberMetadata` (type 5) and `ConsumerGroupCurrentMemberAssignment` (type 8)
 //!   describe it.
@@ -19,7 +24,8 @@
 //!
 //! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; `member`,
 //! `partition_epochs` ← `group`; `member` ← `records`; all of them may use
-//! `crate::group::assignors`, never the reverse.
+//! `crate::group::assignors`, never the reverse; only the handlers and `part` use the
+//! coordinator's modules.
 
 mod describe;
 mod fencing;
