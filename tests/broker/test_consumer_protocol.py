@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from support.consumers import create_topic, produce
+from support.consumers import commit_after, create_topic, produce
 from support.kgroup_broker import run_broker
 from support.wire import read_frame
 
@@ -105,30 +105,12 @@ class Member:
         if m.partition() not in self.owned:
             self.errors.append(f"record of partition {m.partition()}, owned {self.owned}")
         self.seen.append(m.value())
-        commit(self.consumer, m)
+        commit_after(self.consumer, m)
 
     def close(self) -> None:
         self.consumer.close()
         self.members.remove(self)
         self.owned = set()
-
-
-def commit(consumer: Any, message: Any) -> None:
-    """Commit after ``message`` synchronously; again while it races a rebalance. A commit
-    stamped with the epoch the member just left is STALE_MEMBER_EPOCH (Kafka's rule for
-    consumer-protocol members); the member still owns the partition until its next poll."""
-    from confluent_kafka import KafkaError, KafkaException
-
-    retry = {113, KafkaError.REBALANCE_IN_PROGRESS, KafkaError.ILLEGAL_GENERATION}
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            consumer.commit(message=message, asynchronous=False)
-            return
-        except KafkaException as e:
-            if e.args[0].code() not in retry or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 def poll_all(

@@ -66,10 +66,12 @@ def commit_after(consumer, message) -> None:
     ILLEGAL_GENERATION; Kafka answers both so (its RebalanceInProgressException and
     CommitFailedException). The member still owns the partition: it gives partitions up only
     in poll(), and the group cannot move them before it has. So the commit is sent again, with
-    the generation librdkafka holds by then."""
+    the generation librdkafka holds by then. A consumer-protocol member (KIP-848) stamps its
+    commit with its member epoch instead, and one it just left is STALE_MEMBER_EPOCH (113),
+    retried likewise."""
     from confluent_kafka import KafkaError, KafkaException
 
-    retry = (KafkaError.REBALANCE_IN_PROGRESS, KafkaError.ILLEGAL_GENERATION)
+    retry = (KafkaError.REBALANCE_IN_PROGRESS, KafkaError.ILLEGAL_GENERATION, 113)
     deadline = time.monotonic() + 10
     while True:
         try:
