@@ -348,6 +348,8 @@ error_codes! {
         "The voter is already part of the set of voters.";
     VoterNotFound = 127, "VOTER_NOT_FOUND", false,
         "The voter is not part of the set of voters.";
+    InvalidRegularExpression = 128, "INVALID_REGULAR_EXPRESSION", false,
+        "The regular expression is not valid.";
 }
 
 #[cfg(test)]
@@ -362,10 +364,10 @@ mod tests {
 
     #[test]
     fn the_table_is_kafkas_shape() {
-        // -1, then 0 to 127 without 99.
+        // -1, then 0 to 128 without 99.
         let codes: Vec<i16> = ERROR_CODES.iter().map(|e| e.code()).collect();
         let want: Vec<i16> = std::iter::once(-1)
-            .chain((0..=127).filter(|&c| c != 99))
+            .chain((0..=128).filter(|&c| c != 99))
             .collect();
         assert_eq!(codes, want);
         for &e in ERROR_CODES {

@@ -88,7 +88,10 @@ impl Coordinator {
             if part.group.num_members() == 0
                 && (group.is(GroupState::Dead) || !group.offsets.has_offsets())
             {
-                records.extend(consumer_group_tombstones(&group.id));
+                records.extend(consumer_group_tombstones(
+                    &group.id,
+                    part.group.resolved_regexes().keys(),
+                ));
                 self.drop_group(g);
             }
             if !records.is_empty() {
@@ -119,26 +122,33 @@ impl Coordinator {
     }
 }
 
-/// consumer_group_tombstones are the tombstones of an Empty consumer group's own records:
-/// its target assignment metadata, its (Kafka 4.0) subscription metadata and its epoch.
-pub(crate) fn consumer_group_tombstones(group_id: &str) -> Records {
+/// consumer_group_tombstones are the tombstones of an Empty consumer group's own records, in
+/// the order of Kafka's createGroupTombstoneRecords: its target assignment metadata, its
+/// resolved regexes, its (Kafka 4.0) subscription metadata and its epoch.
+pub(crate) fn consumer_group_tombstones<'a>(
+    group_id: &str,
+    regexes: impl Iterator<Item = &'a String>,
+) -> Records {
     use super::consumer::records::ConsumerGroupRecord as R;
     let g = group_id.to_string();
-    [
-        R::TargetAssignmentMetadata {
-            group: g.clone(),
-            value: None,
-        },
-        R::PartitionMetadata {
-            group: g.clone(),
-            present: false,
-        },
-        R::Metadata {
-            group: g,
-            value: None,
-        },
-    ]
-    .iter()
-    .filter_map(|r| Some((r.key().ok()?, None)))
-    .collect()
+    let mut recs = vec![R::TargetAssignmentMetadata {
+        group: g.clone(),
+        value: None,
+    }];
+    recs.extend(regexes.map(|r| R::RegularExpression {
+        group: g.clone(),
+        regex: r.clone(),
+        value: None,
+    }));
+    recs.push(R::PartitionMetadata {
+        group: g.clone(),
+        present: false,
+    });
+    recs.push(R::Metadata {
+        group: g,
+        value: None,
+    });
+    recs.iter()
+        .filter_map(|r| Some((r.key().ok()?, None)))
+        .collect()
 }

@@ -556,10 +556,9 @@ impl Group {
         if let Some(part) = &self.consumer {
             // A consumer group (Kafka's ConsumerGroup.offsetExpirationCondition): by commit
             // time, and never an offset of a topic some member subscribes to.
-            let subscribed = part.group.subscribed_topic_names();
-            return self
-                .offsets
-                .expired(now, retention_ms, by_commit, |t| subscribed.contains_key(t));
+            return self.offsets.expired(now, retention_ms, by_commit, |t| {
+                part.group.is_subscribed_to(t)
+            });
         }
         match &self.protocol_type {
             Some(_) if self.is(GroupState::Empty) => {

@@ -62,8 +62,11 @@ impl Coordinator {
             }
             // An Empty consumer group becomes a classic group (Kafka's offline downgrade): its
             // records are tombstoned, its offsets stay.
+            let records = crate::group::cleanup::consumer_group_tombstones(
+                &self.group(g).id,
+                part.group.resolved_regexes().keys(),
+            );
             let group = self.group_mut(g);
-            let records = crate::group::cleanup::consumer_group_tombstones(&group.id);
             let partition = group.partition;
             group.consumer = None;
             self.append(partition, records, crate::group::pending::Pending::Nothing);

@@ -7,6 +7,7 @@ use std::fmt;
 
 use super::member::{ConsumerMember, MemberState};
 use super::partition_epochs::{PartitionEpochConflict, PartitionEpochs};
+use super::records::ResolvedRegex;
 use crate::errors::ErrorCode;
 use crate::group::assignors::{
     Assignment, AssignorError, GroupSpec, MemberSpec, ServerAssignor, SubscriptionType, TopicId,
@@ -142,6 +143,8 @@ pub struct ConsumerGroup {
     partition_epochs: PartitionEpochs,
     static_members: BTreeMap<String, String>,
     subscribed_topic_names: BTreeMap<String, usize>,
+    subscribed_regexes: BTreeMap<String, usize>,
+    resolved_regexes: BTreeMap<String, ResolvedRegex>,
     server_assignors: BTreeMap<String, usize>,
     classic_members: usize,
 }
@@ -159,6 +162,8 @@ impl ConsumerGroup {
             partition_epochs: PartitionEpochs::new(),
             static_members: BTreeMap::new(),
             subscribed_topic_names: BTreeMap::new(),
+            subscribed_regexes: BTreeMap::new(),
+            resolved_regexes: BTreeMap::new(),
             server_assignors: BTreeMap::new(),
             classic_members: 0,
         }
@@ -226,6 +231,56 @@ impl ConsumerGroup {
         &self.subscribed_topic_names
     }
 
+    /// subscribed_regexes is, for each regex some member subscribes with, the number of members
+    /// using it.
+    pub fn subscribed_regexes(&self) -> &BTreeMap<String, usize> {
+        &self.subscribed_regexes
+    }
+
+    /// resolved_regexes is each regex's last resolution (record type 16).
+    pub fn resolved_regexes(&self) -> &BTreeMap<String, ResolvedRegex> {
+        &self.resolved_regexes
+    }
+
+    /// set_resolved_regex replays a ConsumerGroupRegularExpression record; None for its
+    /// tombstone. Answers the previous resolution.
+    pub fn set_resolved_regex(
+        &mut self,
+        regex: &str,
+        resolved: Option<ResolvedRegex>,
+    ) -> Option<ResolvedRegex> {
+        match resolved {
+            Some(r) => self.resolved_regexes.insert(regex.to_string(), r),
+            None => self.resolved_regexes.remove(regex),
+        }
+    }
+
+    /// all_subscribed_topics is every topic name the group subscribes to, by name or through a
+    /// resolved regex of a member.
+    pub fn all_subscribed_topics(&self) -> BTreeSet<&str> {
+        let mut out: BTreeSet<&str> = self
+            .subscribed_topic_names
+            .keys()
+            .map(String::as_str)
+            .collect();
+        for regex in self.subscribed_regexes.keys() {
+            if let Some(r) = self.resolved_regexes.get(regex) {
+                out.extend(r.topics.iter().map(String::as_str));
+            }
+        }
+        out
+    }
+
+    /// is_subscribed_to says whether some member subscribes to `topic`, by name or regex.
+    pub fn is_subscribed_to(&self, topic: &str) -> bool {
+        self.subscribed_topic_names.contains_key(topic)
+            || self.subscribed_regexes.keys().any(|regex| {
+                self.resolved_regexes
+                    .get(regex)
+                    .is_some_and(|r| r.topics.iter().any(|t| t == topic))
+            })
+    }
+
     /// server_assignor_votes is, for each assignor name some member asks for, the number of
     /// members asking for it.
     pub fn server_assignor_votes(&self) -> &BTreeMap<String, usize> {
@@ -273,6 +328,12 @@ impl ConsumerGroup {
         for name in &m.subscribed_topic_names {
             *self.subscribed_topic_names.entry(name.clone()).or_default() += 1;
         }
+        if !m.subscribed_topic_regex.is_empty() {
+            *self
+                .subscribed_regexes
+                .entry(m.subscribed_topic_regex.clone())
+                .or_default() += 1;
+        }
         if let Some(a) = &m.server_assignor {
             *self.server_assignors.entry(a.clone()).or_default() += 1;
         }
@@ -291,6 +352,9 @@ impl ConsumerGroup {
         }
         for name in &m.subscribed_topic_names {
             decrement(&mut self.subscribed_topic_names, name);
+        }
+        if !m.subscribed_topic_regex.is_empty() {
+            decrement(&mut self.subscribed_regexes, &m.subscribed_topic_regex);
         }
         if let Some(a) = &m.server_assignor {
             decrement(&mut self.server_assignors, a);
@@ -429,6 +493,25 @@ impl ConsumerGroup {
         topics: &BTreeMap<String, TopicInfo>,
         assignor: &dyn ServerAssignor,
     ) -> Result<TargetAssignment, TargetAssignmentError> {
+        let resolved: BTreeMap<&str, &[String]> = self
+            .resolved_regexes
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.topics.as_slice()))
+            .collect();
+        self.compute_target_assignment_with(change, topics, &resolved, assignor)
+    }
+
+    /// compute_target_assignment_with is [`ConsumerGroup::compute_target_assignment`] with the
+    /// regexes' resolutions given (regex → topic names), as a heartbeat that resolves a regex
+    /// has them before its records are replayed. A member subscribes to its names and to the
+    /// topics of its regex (Kafka's `UnionSet`).
+    pub fn compute_target_assignment_with(
+        &self,
+        change: TargetChange<'_>,
+        topics: &BTreeMap<String, TopicInfo>,
+        resolved: &BTreeMap<&str, &[String]>,
+        assignor: &dyn ServerAssignor,
+    ) -> Result<TargetAssignment, TargetAssignmentError> {
         let empty = Assignment::new();
         let mut members: BTreeMap<&str, (&ConsumerMember, &Assignment)> = self
             .members
@@ -455,13 +538,35 @@ impl ConsumerGroup {
             }
         }
 
-        let subscription_type =
-            SubscriptionType::of(members.values().map(|(m, _)| &m.subscribed_topic_names));
+        let subscription_type = if members
+            .values()
+            .all(|(m, _)| m.subscribed_topic_regex.is_empty())
+        {
+            SubscriptionType::of(members.values().map(|(m, _)| &m.subscribed_topic_names))
+        } else {
+            // Kafka's rule with regexes: homogeneous only when every member uses one same
+            // regex and none subscribes by name.
+            let mut it = members.values().map(|(m, _)| m);
+            let first = it.next().map(|m| m.subscribed_topic_regex.as_str());
+            if members.values().all(|(m, _)| {
+                m.subscribed_topic_names.is_empty()
+                    && Some(m.subscribed_topic_regex.as_str()) == first
+            }) {
+                SubscriptionType::Homogeneous
+            } else {
+                SubscriptionType::Heterogeneous
+            }
+        };
         let subscribed: Vec<BTreeSet<TopicId>> = members
             .values()
             .map(|(m, _)| {
+                let by_regex = resolved
+                    .get(m.subscribed_topic_regex.as_str())
+                    .copied()
+                    .unwrap_or(&[]);
                 m.subscribed_topic_names
                     .iter()
+                    .chain(by_regex)
                     .filter_map(|name| topics.get(name).map(|t| t.topic_id))
                     .collect()
             })

@@ -11,7 +11,7 @@
 use super::group::TargetChange;
 use super::member::{ConsumerMember, MemberState};
 use super::part::{metadata_hash, ConsumerPart, Undo};
-use super::records::{ConsumerGroupRecord, CurrentAssignment, MemberMetadata};
+use super::records::{ConsumerGroupRecord, CurrentAssignment, MemberMetadata, ResolvedRegex};
 use super::{reconcile, validate_member_epoch, Reconcile};
 use crate::coordinator::appends::Records;
 use crate::errors::{Error, ErrorCode};
@@ -27,7 +27,7 @@ use crate::group::coordinator::Coordinator;
 use crate::group::pending::{ConsumerWrite, Pending};
 use crate::group::records::group_metadata_key;
 use crate::group::timers::TimerKey;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// LEAVE_EPOCH is the member epoch of a leave; STATIC_LEAVE_EPOCH a static member's temporary
 /// leave.
@@ -400,6 +400,92 @@ impl Coordinator {
             });
             names_changed = updated.subscribed_topic_names != member.subscribed_topic_names;
         }
+        // Regex subscriptions (§4): a regex no member uses any more is tombstoned; a new one is
+        // compiled (INVALID_REGULAR_EXPRESSION) and resolved at once against the topics; every
+        // regex in use is resolved again once the topics have changed.
+        let topic_version = self.topic_version;
+        let prior = match &replaced {
+            Some(old) => group.member(old),
+            None => group.member(&member_id),
+        };
+        let mut regex_counts: BTreeMap<String, usize> = group.subscribed_regexes().clone();
+        if let Some(p) = prior.filter(|p| !p.subscribed_topic_regex.is_empty()) {
+            if let Some(c) = regex_counts.get_mut(&p.subscribed_topic_regex) {
+                *c -= 1;
+            }
+        }
+        if !updated.subscribed_topic_regex.is_empty() {
+            *regex_counts
+                .entry(updated.subscribed_topic_regex.clone())
+                .or_default() += 1;
+        }
+        regex_counts.retain(|_, c| *c > 0);
+        let mut resolutions: BTreeMap<String, ResolvedRegex> = group.resolved_regexes().clone();
+        let old_regex = member.subscribed_topic_regex.as_str();
+        let new_regex = updated.subscribed_topic_regex.as_str();
+        let regex_changed = old_regex != new_regex;
+        let mut regex_bump = false;
+        let mut refreshed = false;
+        if regex_changed {
+            if !old_regex.is_empty()
+                && !regex_counts.contains_key(old_regex)
+                && resolutions.remove(old_regex).is_some()
+            {
+                records.push(ConsumerGroupRecord::RegularExpression {
+                    group: group_id.to_string(),
+                    regex: old_regex.to_string(),
+                    value: None,
+                });
+            }
+            if !new_regex.is_empty() {
+                if !resolutions.contains_key(new_regex) {
+                    let re = compile_regex(new_regex)?;
+                    let resolved = ResolvedRegex {
+                        topics: matching_topics(&re, &self.topic_meta),
+                        version: topic_version as i64,
+                        timestamp: now,
+                    };
+                    records.push(ConsumerGroupRecord::RegularExpression {
+                        group: group_id.to_string(),
+                        regex: new_regex.to_string(),
+                        value: Some(resolved.clone()),
+                    });
+                    resolutions.insert(new_regex.to_string(), resolved);
+                }
+                regex_bump = true;
+            } else if !old_regex.is_empty() {
+                // KAFKA-19891 (4.2): dropping a regex bumps the epoch too.
+                regex_bump = true;
+            }
+        }
+        if !regex_counts.is_empty() && part.regexes_seen != topic_version {
+            refreshed = true;
+            for regex in regex_counts.keys() {
+                if regex == new_regex && regex_changed {
+                    continue;
+                }
+                let Ok(re) = compile_regex(regex) else {
+                    continue;
+                };
+                let topics = matching_topics(&re, &self.topic_meta);
+                if resolutions.get(regex).map(|r| &r.topics) == Some(&topics) {
+                    continue;
+                }
+                let resolved = ResolvedRegex {
+                    topics,
+                    version: topic_version as i64,
+                    timestamp: now,
+                };
+                records.push(ConsumerGroupRecord::RegularExpression {
+                    group: group_id.to_string(),
+                    regex: regex.clone(),
+                    value: Some(resolved.clone()),
+                });
+                resolutions.insert(regex.clone(), resolved);
+                regex_bump = true;
+            }
+        }
+
         let preferred_before = group
             .preferred_server_assignor(&default_assignor)
             .to_string();
@@ -409,11 +495,16 @@ impl Coordinator {
         // The group epoch: bumped on a subscription or assignor change, for a new group, and
         // when the subscribed topics' metadata changed.
         let mut group_epoch = group.group_epoch();
-        let mut bump = group_epoch == 0 || names_changed || preferred != preferred_before;
-        let topic_version = self.topic_version;
+        let mut bump =
+            group_epoch == 0 || names_changed || regex_bump || preferred != preferred_before;
         let mut new_hash = None;
         if bump || part.metadata_seen != topic_version {
-            let names = subscribed_names_after(group, Some(&member), Some(&updated));
+            let mut names = subscribed_names_after(group, prior, Some(&updated));
+            for regex in regex_counts.keys() {
+                if let Some(r) = resolutions.get(regex) {
+                    names.extend(r.topics.iter().cloned());
+                }
+            }
             let hash = metadata_hash(names.iter(), &self.topic_meta);
             bump |= hash != part.metadata_hash;
             new_hash = Some(hash);
@@ -434,10 +525,15 @@ impl Coordinator {
                     format!("The assignor {preferred} is not known."),
                 )
             })?;
+            let resolved: BTreeMap<&str, &[String]> = resolutions
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.topics.as_slice()))
+                .collect();
             let computed = group
-                .compute_target_assignment(
+                .compute_target_assignment_with(
                     TargetChange::Update(&updated),
                     &self.topic_meta,
+                    &resolved,
                     assignor,
                 )
                 .map_err(|e| kafka(e.error_code(), e.to_string()))?;
@@ -472,9 +568,14 @@ impl Coordinator {
         };
 
         // Reconciliation towards the target.
+        let by_regex = resolutions
+            .get(new_regex)
+            .map(|r| r.topics.as_slice())
+            .unwrap_or(&[]);
         let subscribed_ids: BTreeSet<TopicId> = updated
             .subscribed_topic_names
             .iter()
+            .chain(by_regex)
             .filter_map(|n| self.topic_meta.get(n).map(|t| t.topic_id))
             .collect();
         let epochs = group.partition_epochs();
@@ -486,7 +587,7 @@ impl Coordinator {
                 target: &target,
                 partition_epoch: &partition_epoch,
                 owned_topic_partitions: owned,
-                subscription_changed: names_changed,
+                subscription_changed: names_changed || regex_changed,
                 subscribed_topic_ids: &subscribed_ids,
             },
         )?;
@@ -516,6 +617,9 @@ impl Coordinator {
 
         // Apply what changed, then the timers.
         let part = self.part_mut(g);
+        if refreshed {
+            part.regexes_seen = topic_version;
+        }
         if let Some(h) = new_hash {
             part.metadata_seen = topic_version;
             if !bump {
@@ -660,11 +764,36 @@ impl Coordinator {
             }
             records.extend(fence_records(&group_id, id));
         }
-        let names: Vec<String> = names
+        let mut regexes: BTreeMap<&str, usize> = part
+            .group
+            .subscribed_regexes()
+            .iter()
+            .map(|(r, c)| (r.as_str(), *c))
+            .collect();
+        for id in member_ids {
+            if let Some(m) = part.group.member(id) {
+                if let Some(c) = regexes.get_mut(m.subscribed_topic_regex.as_str()) {
+                    *c = c.saturating_sub(1);
+                }
+            }
+        }
+        let mut names: BTreeSet<String> = names
             .into_iter()
             .filter(|(_, c)| *c > 0)
             .map(|(n, _)| n.to_string())
             .collect();
+        for (regex, count) in &regexes {
+            let resolved = part.group.resolved_regexes().get(*regex);
+            if *count > 0 {
+                names.extend(resolved.iter().flat_map(|r| r.topics.iter().cloned()));
+            } else if resolved.is_some() {
+                records.push(ConsumerGroupRecord::RegularExpression {
+                    group: group_id.clone(),
+                    regex: regex.to_string(),
+                    value: None,
+                });
+            }
+        }
         let hash = metadata_hash(names.iter(), &self.topic_meta);
         records.push(ConsumerGroupRecord::Metadata {
             group: group_id.clone(),
@@ -922,6 +1051,25 @@ impl Coordinator {
         bytes[8..].copy_from_slice(&self.rng.next_u64().to_be_bytes());
         crate::group::assignors::uuid::format(&bytes)
     }
+}
+
+/// compile_regex compiles a member's regex with RE2 semantics as Kafka's RE2J, anchored for
+/// a full match (Java's `matches()`); INVALID_REGULAR_EXPRESSION when it does not compile.
+fn compile_regex(pattern: &str) -> Result<regex::Regex, Error> {
+    regex::Regex::new(&format!("^(?:{pattern})$")).map_err(|e| {
+        kafka(
+            ErrorCode::InvalidRegularExpression,
+            format!("SubscribedTopicRegex `{pattern}` is not a valid regular expression: {e}."),
+        )
+    })
+}
+
+/// matching_topics are the topics whose whole name `re` matches, sorted.
+fn matching_topics(
+    re: &regex::Regex,
+    topics: &std::collections::BTreeMap<String, super::TopicInfo>,
+) -> Vec<String> {
+    topics.keys().filter(|t| re.is_match(t)).cloned().collect()
 }
 
 /// fence_records are the tombstones that remove a member, in Kafka's order: its current

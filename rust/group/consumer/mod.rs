@@ -23,7 +23,7 @@
 //!   written with Kafka's schemas.
 //!
 //! Imports run one way: `member` ← `partition_epochs`, `reconcile`, `fencing`; `member`,
-//! `partition_epochs` ← `group`; `member` ← `records`; all of them may use
+//! `partition_epochs`, `records` ← `group`; `member` ← `records`; all of them may use
 //! `crate::group::assignors`, never the reverse; only the handlers and `part` use the
 //! coordinator's modules.
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::group::{ConsumerGroup, TopicInfo};
 use super::member::ConsumerMember;
-use super::records::ConsumerGroupRecord;
+use super::records::{ConsumerGroupRecord, ResolvedRegex};
 use crate::assignors::fxhash::FxMap;
 use crate::coordinator::timers::Timer;
 use crate::group::assignors::Assignment;
@@ -39,6 +39,8 @@ pub(crate) struct ConsumerPart {
     /// metadata_seen is the coordinator's topic version the hash was last checked against; 0
     /// makes the next heartbeat check it (a loaded group, as Kafka's `onLoaded` asks).
     pub metadata_seen: u64,
+    /// regexes_seen is the topic version the group's regexes were last resolved at.
+    pub regexes_seen: u64,
 }
 
 /// Undo puts back one thing a record changed.
@@ -48,6 +50,7 @@ pub(crate) enum Undo {
     Target(String, Option<Assignment>),
     GroupEpoch(i32, i64),
     AssignmentEpoch(i32),
+    Regex(String, Option<ResolvedRegex>),
 }
 
 /// Applied says what a record did beyond the group's data.
@@ -68,6 +71,7 @@ impl ConsumerPart {
             timer_slots: FxMap::default(),
             metadata_hash: 0,
             metadata_seen: 0,
+            regexes_seen: 0,
         }
     }
 
@@ -100,7 +104,7 @@ impl ConsumerPart {
     /// create it when missing; a current-assignment tombstone leaves the member at epoch -1
     /// owning nothing; a member-metadata tombstone removes it; a tombstone of what does not
     /// exist is ignored. With `undo`, what the record changed is pushed there first.
-    /// Records of another group and regex records (not served yet) change nothing.
+    /// Records of another group change nothing.
     pub fn apply(&mut self, record: &ConsumerGroupRecord, undo: Option<&mut Vec<Undo>>) -> Applied {
         let g = &mut self.group;
         let save = |u: Undo| {
@@ -117,8 +121,13 @@ impl ConsumerPart {
                 }
                 None => return Applied::Deleted,
             },
-            ConsumerGroupRecord::PartitionMetadata { .. }
-            | ConsumerGroupRecord::RegularExpression { .. } => {}
+            ConsumerGroupRecord::PartitionMetadata { .. } => {}
+            ConsumerGroupRecord::RegularExpression { regex, value, .. } => {
+                let old = g.set_resolved_regex(regex, value.clone());
+                if old.is_some() || value.is_some() {
+                    save(Undo::Regex(regex.clone(), old));
+                }
+            }
             ConsumerGroupRecord::MemberMetadata { member, value, .. } => {
                 let old = g.member(member).cloned();
                 match value {
@@ -202,6 +211,9 @@ impl ConsumerPart {
                     self.metadata_hash = h;
                 }
                 Undo::AssignmentEpoch(e) => g.set_assignment_epoch(e),
+                Undo::Regex(regex, old) => {
+                    g.set_resolved_regex(&regex, old);
+                }
             }
         }
     }

@@ -30,6 +30,7 @@ struct Hb {
     rebalance: i32,
     topics: Option<Vec<String>>,
     assignor: Option<String>,
+    regex: Option<String>,
     owned: Option<Vec<(TopicId, Vec<i32>)>>,
 }
 
@@ -81,6 +82,7 @@ fn send(h: &mut H, hb: &Hb) -> Token {
                 .as_ref()
                 .map(|t| t.iter().map(|n| Cow::Owned(n.clone())).collect()),
             server_assignor: hb.assignor.as_deref().map(Into::into),
+            subscribed_topic_regex: hb.regex.as_deref().map(Into::into),
             topic_partitions: owned,
             ..Default::default()
         },
@@ -673,4 +675,119 @@ fn the_consumer_protocol_can_be_disabled() {
     let mut h = H::with(c);
     let r = hb(&mut h, &join("m1", &["foo"]));
     assert_eq!(error(&r), ErrorCode::UnsupportedVersion);
+}
+
+fn join_regex(member: &str, regex: &str) -> Hb {
+    Hb {
+        member: member.into(),
+        epoch: 0,
+        rebalance: 30_000,
+        regex: Some(regex.into()),
+        owned: Some(vec![]),
+        ..Default::default()
+    }
+}
+
+// Regex subscriptions (§4): resolved against the topics with a full match, written as record
+// type 16 before the epoch bump, followed as topics appear, tombstoned with their last user,
+// and replayed at load.
+#[test]
+fn a_regex_subscription_follows_the_topics() {
+    let mut h = h();
+    let r = hb(&mut h, &join_regex("m1", "fo.*"));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 1));
+    assert_eq!(assigned(&r), Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5])])));
+    let recs = records(&h, 0);
+    assert_eq!(
+        kinds(&recs)[..3],
+        ["MemberMetadata", "Regex", "GroupMetadata"]
+    );
+    match &recs[1] {
+        R::RegularExpression {
+            regex,
+            value: Some(v),
+            ..
+        } => assert_eq!(
+            (regex.as_str(), v.topics.clone()),
+            ("fo.*", vec!["foo".to_string()])
+        ),
+        other => panic!("{other:?}"),
+    }
+    // A full match: "o" alone matches nothing, so a second member with it gets nothing.
+    let r2 = hb(&mut h, &join_regex("m2", "o"));
+    assert_eq!(
+        (error(&r2), assigned(&r2)),
+        (ErrorCode::None, Some(Assignment::new()))
+    );
+    let r = hb(&mut h, &beat("m1", r.member_epoch, None));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 2));
+    // A new topic the regex matches reaches the group at the next heartbeat.
+    const FOOD: TopicId = [3; 16];
+    h.c.set_topic_metadata([("foo", FOO, 6), ("bar", BAR, 3), ("food", FOOD, 2)]);
+    let r = hb(&mut h, &beat("m1", r.member_epoch, None));
+    assert_eq!(r.member_epoch, 3);
+    let got = assigned(&r).unwrap();
+    assert!(got.contains(&FOOD, 0) && got.contains(&FOOD, 1), "{got:?}");
+    assert_eq!(
+        describe(&mut h).members[0]
+            .subscribed_topic_regex
+            .as_deref(),
+        Some("fo.*")
+    );
+    // A restart brings the resolutions back.
+    let before = describe(&mut h);
+    let mut by_partition: BTreeMap<i32, Vec<u8>> = BTreeMap::new();
+    for (p, b) in &h.written {
+        by_partition.entry(*p).or_default().extend_from_slice(b);
+    }
+    let mut r2 = h_at(h.now);
+    r2.c.set_topic_metadata([("foo", FOO, 6), ("bar", BAR, 3), ("food", FOOD, 2)]);
+    for (p, data) in &by_partition {
+        r2.c.load(*p, data, true).unwrap();
+    }
+    assert_eq!(describe(&mut r2), before);
+    let epoch = before.group_epoch;
+    let x = hb(&mut r2, &beat("m1", before.members[0].member_epoch, None));
+    assert_eq!(error(&x), ErrorCode::None);
+    assert_eq!(
+        describe(&mut r2).group_epoch,
+        epoch,
+        "nothing changed: no bump"
+    );
+    // The last user of a regex leaves: its tombstone comes before the epoch bump.
+    let n = h.written.len();
+    hb(&mut h, &beat("m2", -1, None));
+    assert_eq!(
+        kinds(&records(&h, n)),
+        [
+            "CurrentAssignment-",
+            "TargetMember-",
+            "MemberMetadata-",
+            "Regex-",
+            "GroupMetadata"
+        ]
+    );
+}
+
+#[test]
+fn an_invalid_regex_is_refused() {
+    let mut h = h();
+    let r = hb(&mut h, &join_regex("m1", "(foo"));
+    assert_eq!(error(&r), ErrorCode::InvalidRegularExpression);
+    assert!(h.written.is_empty());
+    // Names and a regex together: the member gets both (librdkafka sends both).
+    let mut j = join_regex("m1", "ba.*");
+    j.topics = Some(vec!["foo".into()]);
+    let r = hb(&mut h, &j);
+    assert_eq!(
+        assigned(&r),
+        Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5]), (BAR, &[0, 1, 2])]))
+    );
+    // Dropping the regex bumps the epoch and revokes its topics (KAFKA-19891, KAFKA-19431).
+    let mut b = beat("m1", r.member_epoch, Some(&assigned(&r).unwrap()));
+    b.regex = Some(String::new());
+    let x = hb(&mut h, &b);
+    assert_eq!(x.member_epoch, r.member_epoch, "must revoke first");
+    assert_eq!(assigned(&x), Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5])])));
+    assert_eq!(describe(&mut h).group_epoch, 2);
 }
