@@ -297,6 +297,85 @@ def test_members_carry_on_after_the_broker_is_killed(tmp_path: Any) -> None:
         proc.stop()
 
 
+def test_a_fenced_member_loses_its_partitions_and_rejoins_with_its_id(broker: Broker) -> None:
+    """Heartbeats held back past the session (3 s): the broker drops the member, the next
+    heartbeat is UNKNOWN_MEMBER_ID, the partitions are lost (on_lost) and the member joins
+    again at epoch 0 with the same member id, consuming on from the committed offsets."""
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    sent = values("fenced", 100)
+    produce(bootstrap, topic, sent, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group_name(), members)
+    lost: list[int] = []
+    a.consumer.subscribe(
+        [topic],
+        on_assign=a._assigned,
+        on_revoke=a._revoked,
+        on_lost=lambda c, ps: (lost.extend(tp.partition for tp in ps), a._revoked(c, ps)),
+    )
+    try:
+        poll_all(members, lambda: len(a.seen) >= 100, "every record")
+        m = a.consumer._membership
+        member_id, epoch = m.member_id, m.generation
+        original = m._heartbeat
+
+        async def stalled() -> None:
+            import asyncio
+
+            del m._heartbeat
+            await asyncio.sleep(4.5)
+            await original()
+
+        m._heartbeat = stalled
+        poll_all(members, lambda: sorted(lost) == list(range(PARTITIONS)), "the loss", 20)
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "the partitions again", 20)
+        assert m.member_id == member_id
+        assert a.consumer.consumer_group_metadata().generation_id > epoch
+        more = values("again", 40)
+        produce(bootstrap, topic, more, PARTITIONS)
+        poll_all(members, lambda: len(a.seen) >= 140, "the records after the rejoin")
+        quiet(members)
+        assert sorted(a.seen) == sorted(sent + more)
+    finally:
+        a.close()
+
+
+def test_no_poll_for_max_poll_interval_leaves_and_the_next_poll_rejoins(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group, members, **{"max.poll.interval.ms": 1500})
+    b = Member(bootstrap, topic, group, members)
+    try:
+        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a 2/2 split")
+        deadline = time.monotonic() + 3
+        # Only b polls: a leaves the group and b takes everything. a's on_lost runs at its next
+        # poll(), so until then the test does not count a's partitions as owned.
+        members.remove(a)
+        poll_all([b], lambda: time.monotonic() > deadline and len(b.owned) == PARTITIONS, "b")
+        members.append(a)
+        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a back in")
+    finally:
+        for m in list(members):
+            m.close()
+
+
+def test_a_pattern_is_resolved_by_the_client_and_sent_as_names(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    sent = values("pattern", 40)
+    produce(bootstrap, topic, sent, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, "^" + topic[:-1] + ".", group_name(), members)
+    try:
+        poll_all(members, lambda: len(a.seen) >= 40, "every record")
+        assert a.owned == set(range(PARTITIONS))
+    finally:
+        a.close()
+
+
 def test_unsupported_assignor_is_raised_from_poll(broker: Broker) -> None:
     bootstrap = broker.bootstrap_servers
     topic = create_topic(bootstrap, PARTITIONS)
