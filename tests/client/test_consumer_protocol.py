@@ -23,7 +23,7 @@ from support.kgroup_broker import BrokerProcess, run_broker
 from kgroup import Consumer
 from kgroup.broker import Broker
 from kgroup.client.consumer_membership import new_member_id
-from kgroup.errors import InvalidArgument, UnsupportedAssignor
+from kgroup.errors import InvalidArgument, UnsupportedAssignor, UnsupportedVersion
 
 pytestmark = pytest.mark.network
 
@@ -397,6 +397,25 @@ def test_unsupported_assignor_is_raised_from_poll(broker: Broker) -> None:
             c.poll(0.1)  # it stays raised
     finally:
         c.close()
+
+
+def test_a_broker_without_the_consumer_protocol_is_fatal(tmp_path: Any) -> None:
+    """Java's "The cluster does not support the new CONSUMER group protocol": the broker does
+    not advertise ConsumerGroupHeartbeat, poll() raises UNSUPPORTED_VERSION."""
+    config = {**FAST, "group.coordinator.rebalance.protocols": "classic"}
+    with run_broker(tmp_path, config) as b:
+        bootstrap = b.bootstrap_servers
+        c = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": group_name(), "group.protocol": "consumer"}
+        )
+        try:
+            c.subscribe([create_topic(bootstrap, 1)])
+            deadline = time.monotonic() + 15
+            with pytest.raises(UnsupportedVersion):
+                while time.monotonic() < deadline:
+                    c.poll(0.1)
+        finally:
+            c.close()
 
 
 # -- against Apache Kafka 4.4 ------------------------------------------------------------------
