@@ -408,11 +408,15 @@ class ConsumerMembership:
     async def _resolve(self, target: dict[uuid.UUID, list[int]]) -> dict[uuid.UUID, str]:
         """Topic names of the target's ids, from Metadata; refreshed once when one is new."""
         for attempt in range(2):
-            names = {
-                info.topic_id: name
+            # The ids already resolved stay known even when a refresh of other names (or a
+            # failed one) leaves a topic out of the cache: an owned partition is never revoked
+            # for want of its name.
+            names = {tid: name for name, tid in self._ids.items()}
+            names.update(
+                (info.topic_id, name)
                 for name, info in self.cluster.topics.items()
                 if info.topic_id is not None
-            }
+            )
             if all(tid in names for tid in target) or attempt:
                 break
             with contextlib.suppress(KafkaError):
