@@ -97,6 +97,10 @@ _COMMON: dict[str, tuple[Any, Callable[[Any], Any]]] = {
 _CONSUMER: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "group.id": (None, _opt_str),
     "group.instance.id": (None, _opt_str),
+    # KIP-848: "consumer" selects kgroup.client.consumer_membership; the default stays classic,
+    # as in Java and librdkafka.
+    "group.protocol": ("classic", _choice("classic", "consumer")),
+    "group.remote.assignor": (None, _opt_str),
     "session.timeout.ms": (45000, _int),
     "heartbeat.interval.ms": (3000, _int),
     "max.poll.interval.ms": (300000, _int),

@@ -28,6 +28,7 @@ from typing import Any
 
 from kgroup.client.cluster import Cluster
 from kgroup.client.config import ClientConfig
+from kgroup.client.consumer_membership import ConsumerMembership, check_consumer_protocol_config
 from kgroup.client.fetcher import (
     LIST_OFFSETS_EARLIEST,
     LIST_OFFSETS_LATEST,
@@ -76,10 +77,16 @@ def _set_start(st: PartitionState, offset: int) -> None:
 class Consumer:
     """Consumer reads records from Kafka (or kgroup's broker), alone with :meth:`assign` or as
     a member of ``group.id`` with :meth:`subscribe`. confluent-kafka's ``Consumer`` API and
-    Kafka's config names (unknown keys raise :class:`~kgroup.errors.InvalidArgument`)."""
+    Kafka's config names (unknown keys raise :class:`~kgroup.errors.InvalidArgument`).
+
+    ``group.protocol``: ``classic`` (the default; :mod:`kgroup.client.membership`) or
+    ``consumer``, KIP-848's protocol (:mod:`kgroup.client.consumer_membership`, the broker
+    assigns with ``group.remote.assignor``; ``session.timeout.ms``, ``heartbeat.interval.ms``
+    and ``partition.assignment.strategy`` are then refused, as confluent-kafka refuses them)."""
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         self._config = cfg = ClientConfig("consumer", config, **kwargs)
+        check_consumer_protocol_config(cfg)
         self._closed = False
         self._events: collections.deque[tuple[str, Any, Any]] = collections.deque()
         self._queue = FetchQueue()
@@ -106,14 +113,15 @@ class Consumer:
             spawn=self._runtime.spawn,
             post_error=self._post_message,
         )
-        self._membership: Membership | None = None
+        self._membership: Membership | ConsumerMembership | None = None
         #: the group as the application last saw it (consumer_group_metadata())
         self._group_metadata: ConsumerGroupMetadata | None = None
         if self._group is not None:
             self._group_metadata = ConsumerGroupMetadata(
                 self._group, -1, "", cfg["group.instance.id"]
             )
-            self._membership = Membership(
+            kind = ConsumerMembership if cfg["group.protocol"] == "consumer" else Membership
+            self._membership = kind(
                 cfg,
                 self._cluster,
                 post=self._post,
@@ -492,6 +500,8 @@ class Consumer:
         loss of the partitions). Inside ``on_assign`` / ``on_revoke`` it is that rebalance's
         own generation, even when the group has moved on in the background since: record it
         there to know which generation an assignment belongs to.
+
+        With ``group.protocol=consumer`` (KIP-848) the generation is the member epoch.
 
         Java's ``KafkaConsumer.groupMetadata()``, with its four fields; confluent-kafka's
         method of this name returns an opaque object instead. Raises

@@ -1,0 +1,464 @@
+"""kgroup's Consumer with ``group.protocol=consumer`` (KIP-848, kgroup.client.consumer_membership)
+against kgroup's broker: one member takes every partition; two split them (``uniform``) without a
+partition owned by both at once and consume every record once, committing after each; a member
+that closes gives its partitions back and its commits reach the next member; a kgroup member and
+a confluent-kafka member share a group; the members carry on after the broker is killed -9 and
+restarted; a fatal heartbeat error (UNSUPPORTED_ASSIGNOR) is raised from poll(). The same client
+against Apache Kafka 4.4 (tests/support/apache_kafka.py) when its jars are at hand.
+
+The broker's consumer-protocol timings are lowered as in tests/broker/test_consumer_protocol.py,
+so that members heartbeat every 100 ms."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from support.consumers import commit_after, create_topic, produce
+from support.kgroup_broker import BrokerProcess, run_broker
+
+from kgroup import Consumer
+from kgroup.broker import Broker
+from kgroup.client.consumer_membership import new_member_id
+from kgroup.errors import InvalidArgument, UnsupportedAssignor, UnsupportedVersion
+
+pytestmark = pytest.mark.network
+
+PARTITIONS = 4
+#: FAST: Kafka's consumer-protocol minimums (45 s sessions, 5 s heartbeats) lowered.
+FAST = {
+    "group.consumer.min.heartbeat.interval.ms": 50,
+    "group.consumer.heartbeat.interval.ms": 100,
+    "group.consumer.min.session.timeout.ms": 1000,
+    "group.consumer.session.timeout.ms": 3000,
+    "group.initial.rebalance.delay.ms": 0,
+}
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    with run_broker(tmp_path_factory.mktemp("kip848-client"), FAST) as b:
+        yield b
+
+
+class Member:
+    """One consumer with ``group.protocol=consumer`` (kgroup's, or confluent-kafka's with
+    ``kind="confluent"``), polled by the test's own loop (:func:`poll_all`): its callbacks keep
+    ``owned`` and check that no other member of ``members`` owns a partition it is given; it
+    commits each record synchronously."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        group: str,
+        members: list[Member],
+        kind: str = "kgroup",
+        **config: Any,
+    ) -> None:
+        self.kind, self.topic, self.members = kind, topic, members
+        self.owned: set[int] = set()
+        self.seen: list[bytes] = []
+        self.errors: list[str] = []
+        conf = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            **config,
+        }
+        if kind == "confluent":
+            from confluent_kafka import Consumer as CkConsumer
+
+            self.consumer: Any = CkConsumer({**conf, "broker.address.family": "v4"})
+        else:
+            self.consumer = Consumer(conf)
+        self.consumer.subscribe(
+            [topic], on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked
+        )
+        members.append(self)
+
+    def _assigned(self, consumer: Any, partitions: list) -> None:
+        given = {tp.partition for tp in partitions}
+        for other in self.members:
+            if other is not self and other.owned & given:
+                self.errors.append(f"given {sorted(given)} still owned by another member")
+        self.owned |= given
+
+    def _revoked(self, consumer: Any, partitions: list) -> None:
+        self.owned -= {tp.partition for tp in partitions}
+
+    def poll(self) -> None:
+        m = self.consumer.poll(0.05)
+        if m is None:
+            return
+        if m.error() is not None:
+            self.errors.append(str(m.error()))
+            return
+        if m.partition() not in self.owned:
+            self.errors.append(f"record of partition {m.partition()}, owned {self.owned}")
+        self.seen.append(m.value())
+        if self.kind == "confluent":
+            commit_after(self.consumer, m)
+        else:
+            self.consumer.commit(message=m, asynchronous=False)
+
+    def close(self) -> None:
+        self.consumer.close()
+        self.members.remove(self)
+        self.owned = set()
+
+
+def poll_all(
+    members: list[Member], until: Callable[[], bool], what: str, timeout: float = 30
+) -> None:
+    """Poll every member in turn until ``until()``; fails naming ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not until():
+        if time.monotonic() > deadline:
+            state = [(sorted(m.owned), len(m.seen), m.errors) for m in members]
+            raise AssertionError(f"timed out waiting for {what}: {state}")
+        for m in list(members):
+            m.poll()
+    for m in members:
+        assert m.errors == [], m.errors
+
+
+def values(prefix: str, n: int) -> list[bytes]:
+    return [f"{prefix}-{i}".encode() for i in range(n)]
+
+
+def group_name() -> str:
+    return f"kip848c-{uuid.uuid4().hex[:8]}"
+
+
+def quiet(members: list[Member], seconds: float = 1.0) -> None:
+    deadline = time.monotonic() + seconds
+    poll_all(members, lambda: time.monotonic() > deadline, "a quiet while")
+
+
+# -- without a broker --------------------------------------------------------------------------
+
+
+def test_member_id_is_a_uuid_in_kafkas_base64url_form() -> None:
+    ids = {new_member_id() for _ in range(100)}
+    assert len(ids) == 100
+    for i in ids:
+        assert len(i) == 22 and "=" not in i and "+" not in i and "/" not in i
+
+
+@pytest.mark.parametrize(
+    "key", ["session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"]
+)
+def test_broker_side_settings_are_refused_as_confluent_kafka_does(key: str) -> None:
+    # confluent-kafka 2.16: _INVALID_ARG "... is not supported for group.protocol=consumer".
+    value = "range" if key == "partition.assignment.strategy" else 6000
+    conf = {"bootstrap.servers": "127.0.0.1:1", "group.id": "g", key: value}
+    with pytest.raises(InvalidArgument, match=r"group\.protocol=consumer"):
+        Consumer({**conf, "group.protocol": "consumer"})
+    Consumer(conf).close()  # classic keeps them
+
+
+def test_group_protocol_defaults_to_classic() -> None:
+    from kgroup.client.membership import Membership
+
+    c = Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g"})
+    try:
+        assert isinstance(c._membership, Membership)
+    finally:
+        c.close()
+
+
+# -- against kgroup's broker -------------------------------------------------------------------
+
+
+def test_one_member_takes_every_partition_and_consumes_every_record(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    sent = values("one", 200)
+    produce(bootstrap, topic, sent, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group_name(), members)
+    try:
+        poll_all(members, lambda: len(a.seen) >= len(sent), "every record")
+        assert a.owned == set(range(PARTITIONS))
+        assert sorted(a.seen) == sorted(sent)
+        meta = a.consumer.consumer_group_metadata()
+        assert meta.generation_id > 0, "the member epoch is the generation"
+        assert meta.member_id == a.consumer.memberid() and len(meta.member_id) == 22
+    finally:
+        a.close()
+
+
+def test_two_members_split_exactly_once_then_one_takes_everything_back(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    first = values("first", 200)
+    produce(bootstrap, topic, first, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group, members)
+    try:
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a owning everything")
+        b = Member(bootstrap, topic, group, members, **{"group.remote.assignor": "uniform"})
+        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a 2/2 split")
+        second = values("second", 200)
+        produce(bootstrap, topic, second, PARTITIONS)
+        poll_all(members, lambda: len(a.seen) + len(b.seen) >= 400, "every record")
+        quiet(members)
+        assert sorted(a.seen + b.seen) == sorted(first + second), "every record exactly once"
+        assert a.owned.isdisjoint(b.owned)
+        b.close()
+        third = values("third", 100)
+        produce(bootstrap, topic, third, PARTITIONS)
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a taking b's partitions back")
+        poll_all(members, lambda: len(a.seen) + len(b.seen) >= 500, "the third batch")
+        quiet(members)
+        assert sorted(a.seen + b.seen) == sorted(first + second + third)
+    finally:
+        for m in list(members):
+            m.close()
+
+
+def test_committed_offsets_reach_the_next_member(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    first = values("early", 100)
+    produce(bootstrap, topic, first, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group, members)
+    poll_all(members, lambda: len(a.seen) >= 100, "the first records")
+    a.close()
+    second = values("late", 100)
+    produce(bootstrap, topic, second, PARTITIONS)
+    b = Member(bootstrap, topic, group, members)
+    try:
+        poll_all(members, lambda: len(b.seen) >= 100, "the records after the commits")
+        quiet([b])
+        assert sorted(b.seen) == sorted(second), "b starts where a committed"
+    finally:
+        b.close()
+
+
+def test_a_kgroup_and_a_confluent_member_split_a_group(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    sent = values("mixed", 300)
+    produce(bootstrap, topic, sent, PARTITIONS)
+    members: list[Member] = []
+    try:
+        kg = Member(bootstrap, topic, group, members)
+        ck = Member(bootstrap, topic, group, members, kind="confluent")
+        poll_all(members, lambda: len(kg.owned) == 2 and len(ck.owned) == 2, "a 2/2 split")
+        poll_all(members, lambda: len(kg.seen) + len(ck.seen) >= 300, "every record")
+        quiet(members)
+        assert sorted(kg.seen + ck.seen) == sorted(sent)
+        ck.close()
+        poll_all(members, lambda: len(kg.owned) == PARTITIONS, "kgroup taking everything")
+    finally:
+        for m in list(members):
+            m.close()
+
+
+def test_members_carry_on_after_the_broker_is_killed(tmp_path: Any) -> None:
+    proc = BrokerProcess(tmp_path / "data", {**FAST, "group.consumer.session.timeout.ms": 20_000})
+    proc.start()
+    members: list[Member] = []
+    try:
+        bootstrap = proc.bootstrap
+        topic = create_topic(bootstrap, PARTITIONS)
+        group = group_name()
+        first = values("before", 200)
+        produce(bootstrap, topic, first, PARTITIONS)
+        a = Member(bootstrap, topic, group, members)
+        b = Member(bootstrap, topic, group, members)
+        poll_all(
+            members,
+            lambda: len(a.owned) == 2 and len(b.owned) == 2 and len(a.seen + b.seen) >= 200,
+            "a stable 2/2 group that consumed everything",
+        )
+        proc.kill9()
+        proc.start()
+        second = values("after", 100)
+        produce(bootstrap, topic, second, PARTITIONS)
+        poll_all(members, lambda: len(a.seen + b.seen) >= 300, "the records after the restart")
+        quiet(members)
+        assert sorted(a.seen + b.seen) == sorted(first + second), "every record exactly once"
+        assert len(a.owned) == 2 and len(b.owned) == 2
+    finally:
+        for m in list(members):
+            m.close()
+        proc.stop()
+
+
+def test_a_fenced_member_loses_its_partitions_and_rejoins_with_its_id(broker: Broker) -> None:
+    """Heartbeats held back past the session (3 s): the broker drops the member, the next
+    heartbeat is UNKNOWN_MEMBER_ID, the partitions are lost (on_lost) and the member joins
+    again at epoch 0 with the same member id, consuming on from the committed offsets."""
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    sent = values("fenced", 100)
+    produce(bootstrap, topic, sent, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group_name(), members)
+    lost: list[int] = []
+    a.consumer.subscribe(
+        [topic],
+        on_assign=a._assigned,
+        on_revoke=a._revoked,
+        on_lost=lambda c, ps: (lost.extend(tp.partition for tp in ps), a._revoked(c, ps)),
+    )
+    try:
+        poll_all(members, lambda: len(a.seen) >= 100, "every record")
+        m = a.consumer._membership
+        member_id, epoch = m.member_id, m.generation
+        original = m._heartbeat
+
+        async def stalled() -> None:
+            import asyncio
+
+            del m._heartbeat
+            await asyncio.sleep(4.5)
+            await original()
+
+        m._heartbeat = stalled
+        poll_all(members, lambda: sorted(lost) == list(range(PARTITIONS)), "the loss", 20)
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "the partitions again", 20)
+        assert m.member_id == member_id
+        assert a.consumer.consumer_group_metadata().generation_id > epoch
+        more = values("again", 40)
+        produce(bootstrap, topic, more, PARTITIONS)
+        poll_all(members, lambda: len(a.seen) >= 140, "the records after the rejoin")
+        quiet(members)
+        assert sorted(a.seen) == sorted(sent + more)
+    finally:
+        a.close()
+
+
+def test_no_poll_for_max_poll_interval_leaves_and_the_next_poll_rejoins(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group, members, **{"max.poll.interval.ms": 1500})
+    b = Member(bootstrap, topic, group, members)
+    try:
+        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a 2/2 split")
+        deadline = time.monotonic() + 3
+        # Only b polls: a leaves the group and b takes everything. a's on_lost runs at its next
+        # poll(), so until then the test does not count a's partitions as owned.
+        members.remove(a)
+        poll_all([b], lambda: time.monotonic() > deadline and len(b.owned) == PARTITIONS, "b")
+        members.append(a)
+        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a back in")
+    finally:
+        for m in list(members):
+            m.close()
+
+
+def test_a_pattern_is_resolved_by_the_client_and_sent_as_names(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    sent = values("pattern", 40)
+    produce(bootstrap, topic, sent, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, "^" + topic[:-1] + ".", group_name(), members)
+    try:
+        poll_all(members, lambda: len(a.seen) >= 40, "every record")
+        assert a.owned == set(range(PARTITIONS))
+    finally:
+        a.close()
+
+
+def test_unsupported_assignor_is_raised_from_poll(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group_name(),
+            "group.protocol": "consumer",
+            "group.remote.assignor": "nonexistent",
+        }
+    )
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + 15
+        with pytest.raises(UnsupportedAssignor):
+            while time.monotonic() < deadline:
+                c.poll(0.1)
+        with pytest.raises(UnsupportedAssignor):
+            c.poll(0.1)  # it stays raised
+    finally:
+        c.close()
+
+
+def test_a_broker_without_the_consumer_protocol_is_fatal(tmp_path: Any) -> None:
+    """Java's "The cluster does not support the new CONSUMER group protocol": the broker does
+    not advertise ConsumerGroupHeartbeat, poll() raises UNSUPPORTED_VERSION."""
+    config = {**FAST, "group.coordinator.rebalance.protocols": "classic"}
+    with run_broker(tmp_path, config) as b:
+        bootstrap = b.bootstrap_servers
+        c = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": group_name(), "group.protocol": "consumer"}
+        )
+        try:
+            c.subscribe([create_topic(bootstrap, 1)])
+            deadline = time.monotonic() + 15
+            with pytest.raises(UnsupportedVersion):
+                while time.monotonic() < deadline:
+                    c.poll(0.1)
+        finally:
+            c.close()
+
+
+# -- against Apache Kafka 4.4 ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from support import apache_kafka
+
+    try:
+        apache_kafka.java()
+        apache_kafka.lib_dir()
+    except Exception as e:  # no Java or no jars: nothing to compare with
+        pytest.skip(f"Apache Kafka is not at hand: {e}")
+    config = {
+        "group.consumer.min.heartbeat.interval.ms": 100,
+        "group.consumer.heartbeat.interval.ms": 200,
+        "group.consumer.min.session.timeout.ms": 3000,
+        "group.consumer.session.timeout.ms": 6000,
+        "group.initial.rebalance.delay.ms": 0,
+        "num.partitions": PARTITIONS,
+    }
+    with apache_kafka.KafkaCluster(1, config, home=tmp_path_factory.mktemp("kafka")) as c:
+        yield c.bootstrap
+
+
+@pytest.mark.slow
+def test_the_same_client_splits_a_group_on_apache_kafka(kafka: str) -> None:
+    topic = create_topic(kafka, PARTITIONS)
+    group = group_name()
+    sent = values("kafka", 200)
+    produce(kafka, topic, sent, PARTITIONS)
+    members: list[Member] = []
+    try:
+        a = Member(kafka, topic, group, members)
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a owning everything", 60)
+        b = Member(kafka, topic, group, members)
+        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a 2/2 split", 60)
+        poll_all(members, lambda: len(a.seen) + len(b.seen) >= 200, "every record", 60)
+        quiet(members)
+        assert sorted(a.seen + b.seen) == sorted(sent)
+        b.close()
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a taking everything back", 60)
+    finally:
+        for m in list(members):
+            m.close()
