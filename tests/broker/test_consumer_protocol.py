@@ -415,3 +415,49 @@ def test_a_consumer_group_survives_kill_9(tmp_path: Any) -> None:
         for m in list(members):
             m.close()
         proc.stop()
+
+
+def test_a_regex_subscription_is_resolved_by_the_broker(broker: Broker) -> None:
+    """librdkafka sends a ``^`` subscription as SubscribedTopicRegex under the consumer
+    protocol: the broker resolves it (a full match, RE2 semantics), assigns the matching
+    topics' partitions, and a topic created later that matches reaches the member too."""
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    bootstrap = broker.bootstrap_servers
+    prefix = f"rx{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+
+    def create(name: str, partitions: int) -> None:
+        admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+
+    create(f"{prefix}-a", 2)
+    create(f"{prefix}-b", 1)
+    create(f"other-{prefix}", 3)
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "broker.address.family": "v4",
+            "group.id": group_name(),
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    try:
+        c.subscribe([f"^{prefix}-.*"])
+
+        def assigned() -> set[tuple[str, int]]:
+            c.poll(0.05)
+            return {(tp.topic, tp.partition) for tp in c.assignment()}
+
+        want = {(f"{prefix}-a", 0), (f"{prefix}-a", 1), (f"{prefix}-b", 0)}
+        deadline = time.monotonic() + 20
+        while assigned() != want:
+            assert time.monotonic() < deadline, f"assignment {assigned()} != {want}"
+        create(f"{prefix}-c", 2)
+        want |= {(f"{prefix}-c", 0), (f"{prefix}-c", 1)}
+        deadline = time.monotonic() + 20
+        while assigned() != want:
+            assert time.monotonic() < deadline, f"assignment {assigned()} != {want}"
+    finally:
+        c.close()
