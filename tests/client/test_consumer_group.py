@@ -213,11 +213,15 @@ def test_consumer_group_metadata_is_the_generation_of_each_rebalance(broker: Bro
         )
         final = b.consumer_group_metadata()
         assert final.member_id == b.memberid() != a.memberid()
-        # Each callback saw the generation its assignment came with, though b handled both
-        # only after its background thread had reached the last one.
+        # Each callback saw the generation its assignment came with, though b handled them
+        # only after its background thread had reached the last one. Usually two: nothing in
+        # the first generation, a's partitions in the next. Under load b's SyncGroup of the
+        # first can come after a, having revoked, already rejoined: Kafka answers it
+        # REBALANCE_IN_PROGRESS, and b's first assignment is the final one.
         b_generations = [m.generation_id for m, _ in seen["b"]]
-        assert len(b_generations) >= 2 and b_generations == sorted(set(b_generations))
-        assert b_generations[-1] == final.generation_id and seen["b"][0][1] == []
+        assert b_generations and b_generations == sorted(set(b_generations))
+        assert b_generations[-1] == final.generation_id
+        assert len(b_generations) == 1 or seen["b"][0][1] == []
         assert seen["b"][-1][1] == sorted(tp.partition for tp in b.assignment())
         a_generations = [m.generation_id for m, _ in seen["a"]]
         assert a_generations == sorted(set(a_generations))
