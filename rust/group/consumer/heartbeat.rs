@@ -735,8 +735,8 @@ impl Coordinator {
     }
 
     /// fence_members removes members (a leave, their session or rebalance timeout, an admin's
-    /// LeaveGroup): each one's tombstones, then one group epoch bump (Kafka's
-    /// `consumerGroupFenceMembers`).
+    /// LeaveGroup): each one's tombstones, then one group epoch bump, which the target
+    /// assignment epoch follows when no member is left (Kafka's `consumerGroupFenceMembers`).
     pub(crate) fn fence_members(
         &mut self,
         g: u32,
@@ -795,10 +795,23 @@ impl Coordinator {
             }
         }
         let hash = metadata_hash(names.iter(), &self.topic_meta);
+        let group_epoch = part.group.group_epoch() + 1;
         records.push(ConsumerGroupRecord::Metadata {
             group: group_id.clone(),
-            value: Some((part.group.group_epoch() + 1, hash)),
+            value: Some((group_epoch, hash)),
         });
+        // An empty group's target assignment epoch is its group epoch (Kafka 4.4,
+        // KAFKA-20442): nobody is left to heartbeat the target up to date.
+        let fenced = member_ids
+            .iter()
+            .filter(|id| part.group.member(id).is_some())
+            .count();
+        if fenced == part.group.members().len() {
+            records.push(ConsumerGroupRecord::TargetAssignmentMetadata {
+                group: group_id.clone(),
+                value: Some(group_epoch),
+            });
+        }
         let part = self.part_mut(g);
         part.metadata_seen = topic_version;
         let mut undo = Vec::new();

@@ -458,6 +458,41 @@ fn a_static_member_leaves_for_a_while_and_comes_back() {
     assert_eq!(d.members[0].instance_id.as_deref(), Some("i1"));
 }
 
+// KAFKA-20442 (Kafka 4.4): when the last member leaves, the target assignment epoch follows the
+// group epoch, so the Empty group describes both equal (found by the Java client's scenario,
+// tests/java/test_java_clients.py::test_consumer_protocol_group).
+#[test]
+fn the_last_member_to_leave_brings_the_assignment_epoch_along() {
+    let mut h = h();
+    let a1 = assigned(&hb(&mut h, &join("m1", &["foo"]))).unwrap();
+    hb(&mut h, &join("m2", &["foo"]));
+    // m1 leaves: m2 is still there to heartbeat the next target, the assignment epoch stays.
+    hb(&mut h, &beat("m1", -1, None));
+    let d = describe(&mut h);
+    assert_eq!((d.group_epoch, d.assignment_epoch), (3, 2));
+    let n = h.written.len();
+    let r = hb(&mut h, &beat("m2", -1, None));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, -1));
+    assert_eq!(
+        kinds(&records(&h, n)),
+        [
+            "CurrentAssignment-",
+            "TargetMember-",
+            "MemberMetadata-",
+            "GroupMetadata",
+            "TargetMetadata"
+        ]
+    );
+    let d = describe(&mut h);
+    assert_eq!(
+        (d.group_state.as_ref(), d.group_epoch, d.assignment_epoch),
+        ("Empty", 4, 4)
+    );
+    // The next member starts from there: epoch 5, everything.
+    let r = hb(&mut h, &join("m3", &["foo"]));
+    assert_eq!((r.member_epoch, assigned(&r)), (5, Some(a1)));
+}
+
 // The session timeout (45 s by default) fences a member that stops heartbeating.
 #[test]
 fn a_silent_member_is_fenced_at_its_session_timeout() {

@@ -78,6 +78,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *       timeout: the others see no rebalance, each gets its partitions back.
  *   <li>{@code admin}: the Admin client over topics, the cluster, groups, committed offsets,
  *       configs and offsets by timestamp.
+ *   <li>{@code consumer}: a KIP-848 group (group.protocol=consumer): members join and leave,
+ *       a static member comes back, the group as Admin describes it after each step.
  * </ul>
  *
  * <p>Failures of the program itself (a wait that times out) exit with status 2 and a message on
@@ -125,6 +127,9 @@ public final class Scenarios {
           break;
         case "admin":
           result = s.admin();
+          break;
+        case "consumer":
+          result = s.consumerGroup();
           break;
         default:
           throw new IllegalArgumentException("unknown scenario " + args[0]);
@@ -381,9 +386,21 @@ public final class Scenarios {
     Properties p = common();
     p.put(ConsumerConfig.GROUP_ID_CONFIG, opt("group", "g"));
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, label);
-    p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(opt("assignor", "range")));
-    p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, opt("session", "6000"));
-    p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, opt("heartbeat", "500"));
+    if (opt("protocol", "classic").equals("consumer")) {
+      // KIP-848: the broker owns the session, the heartbeat interval and the assignor; the
+      // client refuses session.timeout.ms, heartbeat.interval.ms and
+      // partition.assignment.strategy, and may only name a server-side assignor.
+      p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+      if (opts.containsKey("remote.assignor")) {
+        p.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, opt("remote.assignor", ""));
+      }
+    } else {
+      p.put(
+          ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+          assignorClass(opt("assignor", "range")));
+      p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, opt("session", "6000"));
+      p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, opt("heartbeat", "500"));
+    }
     p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, opt("max.poll", "20000"));
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -1088,6 +1105,228 @@ public final class Scenarios {
     return l;
   }
 
+  // --------------------------------------------------------------------------------- consumer
+
+  /**
+   * The group as Admin describes it (ConsumerGroupDescribe for a consumer group): state, epochs,
+   * assignor, and each member by client id (member ids are random) with its epoch, its current
+   * and target partitions.
+   */
+  ObjectNode describeConsumerGroup(Admin admin, String group) throws Exception {
+    ConsumerGroupDescription d =
+        admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get();
+    ObjectNode g = JSON.createObjectNode();
+    g.put("state", String.valueOf(d.groupState()));
+    g.put("type", String.valueOf(d.type()));
+    g.put("assignor", d.partitionAssignor());
+    g.put("group_epoch", d.groupEpoch().orElse(null));
+    g.put("target_assignment_epoch", d.targetAssignmentEpoch().orElse(null));
+    ObjectNode ms = g.putObject("members");
+    List<MemberDescription> sorted = new ArrayList<>(d.members());
+    sorted.sort(java.util.Comparator.comparing(MemberDescription::clientId));
+    for (MemberDescription md : sorted) {
+      ObjectNode m = ms.putObject(md.clientId());
+      m.put("instance", md.groupInstanceId().orElse(null));
+      m.put("member_epoch", md.memberEpoch().orElse(null));
+      m.put("upgraded", md.upgraded().orElse(null));
+      m.set("assignment", partitions(md.assignment().topicPartitions()));
+      m.set(
+          "target_assignment",
+          md.targetAssignment().map(t -> (JsonNode) partitions(t.topicPartitions())).orElse(null));
+    }
+    return g;
+  }
+
+  static ArrayNode partitions(Collection<TopicPartition> tps) {
+    ArrayNode a = JSON.createArrayNode();
+    tps.stream().map(TopicPartition::partition).sorted().forEach(a::add);
+    return a;
+  }
+
+  /**
+   * The group described once it has settled: Stable, and every member (but a static one away,
+   * epoch -2) at the group's epoch with its target partitions.
+   */
+  ObjectNode describeSettled(Admin admin, String group, String what) {
+    ObjectNode[] last = {null};
+    waitFor(
+        () -> {
+          try {
+            ObjectNode g = describeConsumerGroup(admin, group);
+            last[0] = g;
+            if (!g.get("state").asText().equals("Stable")) {
+              return false;
+            }
+            for (JsonNode m : g.get("members")) {
+              if (m.get("member_epoch").asInt() == -2) {
+                continue;
+              }
+              if (m.get("member_epoch").asInt() != g.get("group_epoch").asInt()
+                  || !m.get("assignment").equals(m.get("target_assignment"))) {
+                return false;
+              }
+            }
+            return true;
+          } catch (Exception e) {
+            return false;
+          }
+        },
+        60_000,
+        what + " described Stable (last: " + last[0] + ")");
+    mark(what + " described");
+    return last[0];
+  }
+
+  static void step(ArrayNode described, String step, ObjectNode group) {
+    described.addObject().put("step", step).set("group", group);
+  }
+
+  static Map<String, Object> committedOffsets(Admin admin, String group) throws Exception {
+    return offsets(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get());
+  }
+
+  /** Each member's partition count, sorted: the shape a balanced assignment has. */
+  static ArrayNode shape(ObjectNode described) {
+    List<Integer> sizes = new ArrayList<>();
+    described.get("members").forEach(m -> sizes.add(m.get("assignment").size()));
+    sizes.sort(null);
+    return JSON.valueToTree(sizes);
+  }
+
+  /**
+   * consumer: a KIP-848 group (group.protocol=consumer, the broker's assignor): A alone, B joins
+   * (A gives up half, B gets it only after), B closes (epoch -1: A gets all back), static S
+   * joins, closes (epoch -2) and comes back within the session as S2 (the same partitions, the
+   * group epoch unmoved), then everyone leaves and S's session runs out. After each step the
+   * group as Admin describes it; at the end the committed offsets, and what Admin calls that a
+   * live group refuses answer.
+   */
+  JsonNode consumerGroup() throws Exception {
+    String topic = opt("topic", "t");
+    String group = opt("group", "g");
+    int partitions = intOpt("partitions", 6);
+    int per = intOpt("per", 10);
+    opts.put("protocol", "consumer");
+    ObjectNode out = JSON.createObjectNode();
+    ArrayNode described = out.putArray("described");
+    ArrayNode phases = JSON.createArrayNode();
+    try (Admin admin = admin(new Properties())) {
+      createTopic(admin, topic, partitions);
+      produce(topic, partitions, per, "p1");
+
+      Member a = start("A");
+      waitBalanced(partitions, List.of(a), List.of(partitions), "A alone");
+      waitConsumed(60_000);
+      phases.addObject().put("step", "A joined").set("assignment", assignment(List.of(a)));
+      step(described, "A joined", describeSettled(admin, group, "A"));
+
+      Member b = start("B");
+      int half = partitions / 2;
+      waitBalanced(partitions, List.of(a, b), List.of(half, partitions - half), "A and B");
+      produce(topic, partitions, per, "p2");
+      waitConsumed(60_000);
+      phases.addObject().put("step", "B joined").set("assignment", assignment(List.of(a, b)));
+      step(described, "B joined", describeSettled(admin, group, "A, B"));
+
+      // What a live consumer group refuses: the admin's own commits and its deletion.
+      TopicPartition p0 = new TopicPartition(topic, 0);
+      out.set(
+          "alter_offsets_while_active",
+          call(
+              () ->
+                  admin
+                      .alterConsumerGroupOffsets(group, Map.of(p0, new OffsetAndMetadata(0)))
+                      .all()
+                      .get()));
+      out.set(
+          "delete_group_while_active",
+          call(() -> admin.deleteConsumerGroups(List.of(group)).all().get()));
+
+      b.close();
+      waitBalanced(partitions, List.of(a), List.of(partitions), "A after B closed");
+      produce(topic, partitions, per, "p3");
+      waitConsumed(60_000);
+      phases.addObject().put("step", "B closed").set("assignment", assignment(List.of(a)));
+      step(described, "B closed", describeSettled(admin, group, "A after B"));
+
+      Member s = start("S", Map.of("instance", "instance-S"));
+      waitBalanced(partitions, List.of(a, s), List.of(half, partitions - half), "A and static S");
+      waitConsumed(60_000);
+      ObjectNode withS = describeSettled(admin, group, "A and S");
+      ObjectNode before = assignment(List.of(a, s));
+      phases.addObject().put("step", "S joined").set("assignment", before);
+      step(described, "S joined", withS);
+
+      // A static member that closes keeps its place (and partitions) for the session.
+      s.close();
+      step(described, "S closed", describeConsumerGroup(admin, group));
+      int eventsBefore;
+      synchronized (this) {
+        eventsBefore = rebalanceLog.size();
+      }
+      Member s2 = start("S2", Map.of("instance", "instance-S"));
+      waitFor(
+          () -> {
+            synchronized (this) {
+              return !s2.owned.isEmpty();
+            }
+          },
+          60_000,
+          "S back");
+      produce(topic, partitions, per, "p4");
+      waitConsumed(60_000);
+      ObjectNode back = describeSettled(admin, group, "S back");
+      step(described, "S back", back);
+      ObjectNode restart = out.putObject("static_restart");
+      synchronized (this) {
+        restart.put(
+            "same_partitions_back",
+            s2.owned.equals(new TreeSet<>(toList(before.get("S")))));
+        restart.put(
+            "same_group_epoch",
+            back.get("group_epoch").asInt() == withS.get("group_epoch").asInt());
+        int others = 0;
+        for (ObjectNode e : rebalanceLog.subList(eventsBefore, rebalanceLog.size())) {
+          others += e.get("member").asText().equals("S2") ? 0 : 1;
+        }
+        restart.put("others_rebalanced", others);
+      }
+      phases.addObject().put("step", "S back").set("assignment", assignment(List.of(a, s2)));
+
+      // Committed offsets as Admin reads them (OffsetFetch): each partition at its end.
+      out.set(
+          "committed_offsets",
+          call(() -> committedOffsets(admin, group)));
+
+      closeAll(List.of(a, s2));
+      // S2 left as a static member (epoch -2): the group empties when its session runs out.
+      ObjectNode[] last = {null};
+      waitFor(
+          () -> {
+            try {
+              last[0] = describeConsumerGroup(admin, group);
+              return last[0].get("state").asText().equals("Empty");
+            } catch (Exception e) {
+              return false;
+            }
+          },
+          60_000,
+          "the group Empty");
+      step(described, "all left", last[0]);
+      out.set(
+          "committed_offsets_after",
+          call(() -> committedOffsets(admin, group)));
+      out.set(
+          "delete_empty_group",
+          call(() -> admin.deleteConsumerGroups(List.of(group)).all().get()));
+    }
+    ObjectNode g = groupResult(phases);
+    out.setAll(g);
+    ArrayNode shapes = out.putArray("shapes");
+    described.forEach(d -> shapes.add(shape((ObjectNode) d.get("group"))));
+    return out;
+  }
+
   // ------------------------------------------------------------------------------------ admin
 
   interface Step {
@@ -1474,7 +1713,7 @@ public final class Scenarios {
                             .authorizedOperations())));
         out.set(
             "list_offsets_active",
-            call(() -> offsets(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get())));
+            call(() -> committedOffsets(admin, group)));
         out.set(
             "alter_offsets_while_active",
             call(() -> {
@@ -1526,7 +1765,7 @@ public final class Scenarios {
           }));
       out.set(
           "list_offsets_after_alter",
-          call(() -> offsets(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get())));
+          call(() -> committedOffsets(admin, group)));
       out.set(
           "delete_offsets",
           call(() -> {
@@ -1535,7 +1774,7 @@ public final class Scenarios {
           }));
       out.set(
           "list_offsets_after_delete",
-          call(() -> offsets(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get())));
+          call(() -> committedOffsets(admin, group)));
       out.set(
           "list_offsets_unknown_group",
           call(() -> offsets(admin.listConsumerGroupOffsets(group + "-nope").partitionsToOffsetAndMetadata().get())));
