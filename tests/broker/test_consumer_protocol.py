@@ -16,11 +16,12 @@ from __future__ import annotations
 import socket
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.consumers import commit_after, create_topic, produce
+from support.consumer_protocol import FAST, Member, group_name, poll_all, quiet, values
+from support.consumers import create_topic, produce
 from support.kgroup_broker import run_broker
 from support.wire import read_frame
 
@@ -30,15 +31,6 @@ from kgroup.broker import Broker
 pytestmark = pytest.mark.network
 
 PARTITIONS = 4
-#: FAST are the broker's consumer-protocol timings for these tests: Kafka's minimums (45 s
-#: sessions, 5 s heartbeats) lowered so that a rebalance takes a few hundred milliseconds.
-FAST = {
-    "group.consumer.min.heartbeat.interval.ms": 50,
-    "group.consumer.heartbeat.interval.ms": 100,
-    "group.consumer.min.session.timeout.ms": 1000,
-    "group.consumer.session.timeout.ms": 3000,
-    "group.initial.rebalance.delay.ms": 0,
-}
 
 
 @pytest.fixture(scope="module")
@@ -54,95 +46,13 @@ def classic_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]
         yield b
 
 
-class Member:
-    """One confluent-kafka consumer with ``group.protocol=consumer``, polled by the test's own
-    loop (``poll_all``): its rebalance callbacks keep ``owned`` and check, at every change,
-    that no other member of ``group`` owns a partition it is given."""
-
-    def __init__(self, bootstrap: str, topic: str, group: str, members: list[Member]) -> None:
-        from confluent_kafka import Consumer
-
-        self.topic = topic
-        self.members = members
-        self.owned: set[int] = set()
-        self.seen: list[bytes] = []
-        self.errors: list[str] = []
-        self.assigns = 0
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "broker.address.family": "v4",
-                "group.id": group,
-                "group.protocol": "consumer",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-            }
-        )
-        self.consumer.subscribe(
-            [topic], on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked
-        )
-        members.append(self)
-
-    def _assigned(self, consumer: Any, partitions: list) -> None:
-        # The consumer protocol is incremental: the partitions added, not the whole assignment.
-        self.assigns += 1
-        given = {tp.partition for tp in partitions}
-        for other in self.members:
-            if other is not self and other.owned & given:
-                self.errors.append(f"given {sorted(given)} still owned by another member")
-        self.owned |= given
-
-    def _revoked(self, consumer: Any, partitions: list) -> None:
-        self.owned -= {tp.partition for tp in partitions}
-
-    def poll(self) -> None:
-        m = self.consumer.poll(0.05)
-        if m is None:
-            return
-        if m.error() is not None:
-            self.errors.append(str(m.error()))
-            return
-        if m.partition() not in self.owned:
-            self.errors.append(f"record of partition {m.partition()}, owned {self.owned}")
-        self.seen.append(m.value())
-        commit_after(self.consumer, m)
-
-    def close(self) -> None:
-        self.consumer.close()
-        self.members.remove(self)
-        self.owned = set()
-
-
-def poll_all(
-    members: list[Member], until: Callable[[], bool], what: str, timeout: float = 30
-) -> None:
-    """Poll every member in turn until ``until()``; fails naming ``what`` after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while not until():
-        if time.monotonic() > deadline:
-            state = [(sorted(m.owned), len(m.seen), m.errors) for m in members]
-            raise AssertionError(f"timed out waiting for {what}: {state}")
-        for m in list(members):
-            m.poll()
-    for m in members:
-        assert m.errors == [], m.errors
-
-
-def values(prefix: str, n: int) -> list[bytes]:
-    return [f"{prefix}-{i}".encode() for i in range(n)]
-
-
-def group_name() -> str:
-    return f"kip848-{uuid.uuid4().hex[:8]}"
-
-
 def test_one_member_takes_every_partition_and_consumes_every_record(broker: Broker) -> None:
     bootstrap = broker.bootstrap_servers
     topic = create_topic(bootstrap, PARTITIONS)
     sent = values("one", 200)
     produce(bootstrap, topic, sent, PARTITIONS)
     members: list[Member] = []
-    a = Member(bootstrap, topic, group_name(), members)
+    a = Member(bootstrap, topic, group_name(), members, "confluent")
     try:
         poll_all(members, lambda: len(a.seen) >= len(sent), "every record")
         assert a.owned == set(range(PARTITIONS))
@@ -158,10 +68,10 @@ def test_two_members_split_then_one_takes_everything_back(broker: Broker) -> Non
     first = values("first", 200)
     produce(bootstrap, topic, first, PARTITIONS)
     members: list[Member] = []
-    a = Member(bootstrap, topic, group, members)
+    a = Member(bootstrap, topic, group, members, "confluent")
     try:
         poll_all(members, lambda: len(a.owned) == PARTITIONS, "the first member's assignment")
-        b = Member(bootstrap, topic, group, members)
+        b = Member(bootstrap, topic, group, members, "confluent")
         # uniform splits four partitions 2/2; a's revocation comes before b's assignment.
         poll_all(
             members,
@@ -175,8 +85,7 @@ def test_two_members_split_then_one_takes_everything_back(broker: Broker) -> Non
         sent = first + second
         poll_all(members, lambda: len(a.seen) + len(b.seen) >= len(sent), "every record")
         # A little longer: a record seen twice would show now.
-        deadline = time.monotonic() + 1
-        poll_all(members, lambda: time.monotonic() > deadline, "a quiet second")
+        quiet(members)
         assert sorted(a.seen + b.seen) == sorted(sent), "every record exactly once"
         assert b.seen, "the second member consumed its partitions' new records"
 
@@ -217,8 +126,8 @@ def test_committed_offsets_reach_the_next_members(broker: Broker) -> None:
     first = values("before", 100)
     produce(bootstrap, topic, first, PARTITIONS)
     members: list[Member] = []
-    a = Member(bootstrap, topic, group, members)
-    b = Member(bootstrap, topic, group, members)
+    a = Member(bootstrap, topic, group, members, "confluent")
+    b = Member(bootstrap, topic, group, members, "confluent")
     try:
         poll_all(members, lambda: len(a.seen) + len(b.seen) >= len(first), "every record")
     finally:
@@ -228,12 +137,11 @@ def test_committed_offsets_reach_the_next_members(broker: Broker) -> None:
     # only what was produced since.
     later = values("after", 60)
     produce(bootstrap, topic, later, PARTITIONS)
-    c = Member(bootstrap, topic, group, members)
-    d = Member(bootstrap, topic, group, members)
+    c = Member(bootstrap, topic, group, members, "confluent")
+    d = Member(bootstrap, topic, group, members, "confluent")
     try:
         poll_all(members, lambda: len(c.seen) + len(d.seen) >= len(later), "the new records")
-        deadline = time.monotonic() + 1
-        poll_all(members, lambda: time.monotonic() > deadline, "a quiet second")
+        quiet(members)
         assert sorted(c.seen + d.seen) == sorted(later)
     finally:
         c.close()
@@ -381,8 +289,8 @@ def test_a_consumer_group_survives_kill_9(tmp_path: Any) -> None:
         group = group_name()
         first = values("before", 200)
         produce(bootstrap, topic, first, PARTITIONS)
-        a = Member(bootstrap, topic, group, members)
-        b = Member(bootstrap, topic, group, members)
+        a = Member(bootstrap, topic, group, members, "confluent")
+        b = Member(bootstrap, topic, group, members, "confluent")
         poll_all(
             members,
             lambda: len(a.owned) == 2 and len(b.owned) == 2 and len(a.seen + b.seen) >= 200,
@@ -407,8 +315,7 @@ def test_a_consumer_group_survives_kill_9(tmp_path: Any) -> None:
         second = values("after", 100)
         produce(bootstrap, topic, second, PARTITIONS)
         poll_all(members, lambda: len(a.seen + b.seen) >= 300, "the records after the restart")
-        deadline = time.monotonic() + 1
-        poll_all(members, lambda: time.monotonic() > deadline, "a quiet second")
+        quiet(members)
         assert sorted(a.seen + b.seen) == sorted(first + second), "every record exactly once"
         assert view()[1] == before[1], "same members, same partitions"
     finally:

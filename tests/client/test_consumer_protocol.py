@@ -6,18 +6,18 @@ a confluent-kafka member share a group; the members carry on after the broker is
 restarted; a fatal heartbeat error (UNSUPPORTED_ASSIGNOR) is raised from poll(). The same client
 against Apache Kafka 4.4 (tests/support/apache_kafka.py) when its jars are at hand.
 
-The broker's consumer-protocol timings are lowered as in tests/broker/test_consumer_protocol.py,
+The broker's consumer-protocol timings are lowered (support.consumer_protocol.FAST),
 so that members heartbeat every 100 ms."""
 
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.consumers import commit_after, create_topic, produce
+from support.consumer_protocol import FAST, Member, group_name, poll_all, quiet, values
+from support.consumers import create_topic, produce
 from support.kgroup_broker import BrokerProcess, run_broker
 
 from kgroup import Consumer
@@ -28,117 +28,12 @@ from kgroup.errors import InvalidArgument, UnsupportedAssignor, UnsupportedVersi
 pytestmark = pytest.mark.network
 
 PARTITIONS = 4
-#: FAST: Kafka's consumer-protocol minimums (45 s sessions, 5 s heartbeats) lowered.
-FAST = {
-    "group.consumer.min.heartbeat.interval.ms": 50,
-    "group.consumer.heartbeat.interval.ms": 100,
-    "group.consumer.min.session.timeout.ms": 1000,
-    "group.consumer.session.timeout.ms": 3000,
-    "group.initial.rebalance.delay.ms": 0,
-}
 
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     with run_broker(tmp_path_factory.mktemp("kip848-client"), FAST) as b:
         yield b
-
-
-class Member:
-    """One consumer with ``group.protocol=consumer`` (kgroup's, or confluent-kafka's with
-    ``kind="confluent"``), polled by the test's own loop (:func:`poll_all`): its callbacks keep
-    ``owned`` and check that no other member of ``members`` owns a partition it is given; it
-    commits each record synchronously."""
-
-    def __init__(
-        self,
-        bootstrap: str,
-        topic: str,
-        group: str,
-        members: list[Member],
-        kind: str = "kgroup",
-        **config: Any,
-    ) -> None:
-        self.kind, self.topic, self.members = kind, topic, members
-        self.owned: set[int] = set()
-        self.seen: list[bytes] = []
-        self.errors: list[str] = []
-        conf = {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "group.protocol": "consumer",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-            **config,
-        }
-        if kind == "confluent":
-            from confluent_kafka import Consumer as CkConsumer
-
-            self.consumer: Any = CkConsumer({**conf, "broker.address.family": "v4"})
-        else:
-            self.consumer = Consumer(conf)
-        self.consumer.subscribe(
-            [topic], on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked
-        )
-        members.append(self)
-
-    def _assigned(self, consumer: Any, partitions: list) -> None:
-        given = {tp.partition for tp in partitions}
-        for other in self.members:
-            if other is not self and other.owned & given:
-                self.errors.append(f"given {sorted(given)} still owned by another member")
-        self.owned |= given
-
-    def _revoked(self, consumer: Any, partitions: list) -> None:
-        self.owned -= {tp.partition for tp in partitions}
-
-    def poll(self) -> None:
-        m = self.consumer.poll(0.05)
-        if m is None:
-            return
-        if m.error() is not None:
-            self.errors.append(str(m.error()))
-            return
-        if m.partition() not in self.owned:
-            self.errors.append(f"record of partition {m.partition()}, owned {self.owned}")
-        self.seen.append(m.value())
-        if self.kind == "confluent":
-            commit_after(self.consumer, m)
-        else:
-            self.consumer.commit(message=m, asynchronous=False)
-
-    def close(self) -> None:
-        self.consumer.close()
-        self.members.remove(self)
-        self.owned = set()
-
-
-def poll_all(
-    members: list[Member], until: Callable[[], bool], what: str, timeout: float = 30
-) -> None:
-    """Poll every member in turn until ``until()``; fails naming ``what`` after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while not until():
-        if time.monotonic() > deadline:
-            state = [(sorted(m.owned), len(m.seen), m.errors) for m in members]
-            raise AssertionError(f"timed out waiting for {what}: {state}")
-        for m in list(members):
-            m.poll()
-    for m in members:
-        assert m.errors == [], m.errors
-
-
-def values(prefix: str, n: int) -> list[bytes]:
-    return [f"{prefix}-{i}".encode() for i in range(n)]
-
-
-def group_name() -> str:
-    return f"kip848c-{uuid.uuid4().hex[:8]}"
-
-
-def quiet(members: list[Member], seconds: float = 1.0) -> None:
-    deadline = time.monotonic() + seconds
-    poll_all(members, lambda: time.monotonic() > deadline, "a quiet while")
 
 
 # -- without a broker --------------------------------------------------------------------------
@@ -308,12 +203,7 @@ def test_a_fenced_member_loses_its_partitions_and_rejoins_with_its_id(broker: Br
     members: list[Member] = []
     a = Member(bootstrap, topic, group_name(), members)
     lost: list[int] = []
-    a.consumer.subscribe(
-        [topic],
-        on_assign=a._assigned,
-        on_revoke=a._revoked,
-        on_lost=lambda c, ps: (lost.extend(tp.partition for tp in ps), a._revoked(c, ps)),
-    )
+    a.subscribe(on_lost=lambda c, ps: (lost.extend(tp.partition for tp in ps), a._revoked(c, ps)))
     try:
         poll_all(members, lambda: len(a.seen) >= 100, "every record")
         m = a.consumer._membership

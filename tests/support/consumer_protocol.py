@@ -1,0 +1,133 @@
+"""Members of KIP-848 consumer groups (``group.protocol=consumer``) for tests: kgroup's Consumer
+or confluent-kafka's, polled by the test's own loop (:func:`poll_all`), each checking at every
+assignment that no other member of its group still owns a partition it is given, and committing
+each record synchronously. Used by tests/broker/ (confluent-kafka against kgroup's broker) and
+tests/client/ (kgroup's client against kgroup's broker and Apache Kafka)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from support.consumers import commit_after
+
+#: FAST are the broker's consumer-protocol timings for tests: Kafka's minimums (45 s sessions,
+#: 5 s heartbeats) lowered so that members heartbeat every 100 ms and a rebalance takes a few
+#: hundred milliseconds.
+FAST = {
+    "group.consumer.min.heartbeat.interval.ms": 50,
+    "group.consumer.heartbeat.interval.ms": 100,
+    "group.consumer.min.session.timeout.ms": 1000,
+    "group.consumer.session.timeout.ms": 3000,
+    "group.initial.rebalance.delay.ms": 0,
+}
+
+
+class Member:
+    """Member is one consumer with ``group.protocol=consumer``: kgroup's (``kind="kgroup"``) or
+    confluent-kafka's (``kind="confluent"``), subscribed to ``topic`` (a ``^`` pattern too).
+    Its callbacks keep ``owned`` and record in ``errors`` a partition given while another
+    member of ``members`` owns it; ``poll()`` keeps each record's value in ``seen`` and commits
+    after it synchronously. ``config`` adds to or overrides the consumer's settings."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        group: str,
+        members: list[Member],
+        kind: str = "kgroup",
+        **config: Any,
+    ) -> None:
+        self.kind, self.topic, self.members = kind, topic, members
+        self.owned: set[int] = set()
+        self.seen: list[bytes] = []
+        self.errors: list[str] = []
+        conf = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            **config,
+        }
+        if kind == "confluent":
+            from confluent_kafka import Consumer as CkConsumer
+
+            self.consumer: Any = CkConsumer({"broker.address.family": "v4", **conf})
+        else:
+            from kgroup import Consumer
+
+            self.consumer = Consumer(conf)
+        self.subscribe()
+        members.append(self)
+
+    def subscribe(self, **callbacks: Any) -> None:
+        """Subscribe to the member's topic with its callbacks; ``callbacks`` replace them."""
+        cbs = {"on_assign": self._assigned, "on_revoke": self._revoked, "on_lost": self._revoked}
+        self.consumer.subscribe([self.topic], **{**cbs, **callbacks})
+
+    def _assigned(self, consumer: Any, partitions: list) -> None:
+        # The consumer protocol is incremental: the partitions added, not the whole assignment.
+        given = {tp.partition for tp in partitions}
+        for other in self.members:
+            if other is not self and other.owned & given:
+                self.errors.append(f"given {sorted(given)} still owned by another member")
+        self.owned |= given
+
+    def _revoked(self, consumer: Any, partitions: list) -> None:
+        self.owned -= {tp.partition for tp in partitions}
+
+    def poll(self) -> None:
+        m = self.consumer.poll(0.05)
+        if m is None:
+            return
+        if m.error() is not None:
+            self.errors.append(str(m.error()))
+            return
+        if m.partition() not in self.owned:
+            self.errors.append(f"record of partition {m.partition()}, owned {self.owned}")
+        self.seen.append(m.value())
+        if self.kind == "confluent":
+            commit_after(self.consumer, m)
+        else:
+            self.consumer.commit(message=m, asynchronous=False)
+
+    def close(self) -> None:
+        self.consumer.close()
+        self.members.remove(self)
+        self.owned = set()
+
+
+def poll_all(
+    members: list[Member], until: Callable[[], bool], what: str, timeout: float = 30
+) -> None:
+    """poll_all polls every member in turn until ``until()``, then checks that none recorded an
+    error; it fails naming ``what`` and each member's state after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not until():
+        if time.monotonic() > deadline:
+            state = [(sorted(m.owned), len(m.seen), m.errors) for m in members]
+            raise AssertionError(f"timed out waiting for {what}: {state}")
+        for m in list(members):
+            m.poll()
+    for m in members:
+        assert m.errors == [], m.errors
+
+
+def quiet(members: list[Member], seconds: float = 1.0) -> None:
+    """quiet polls every member for ``seconds`` more: a record seen twice would show now."""
+    deadline = time.monotonic() + seconds
+    poll_all(members, lambda: time.monotonic() > deadline, "a quiet while")
+
+
+def values(prefix: str, n: int) -> list[bytes]:
+    """values are ``n`` distinct record values, ``prefix-0`` to ``prefix-(n-1)``."""
+    return [f"{prefix}-{i}".encode() for i in range(n)]
+
+
+def group_name(prefix: str = "kip848") -> str:
+    """group_name is a new group id."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
