@@ -48,14 +48,13 @@ import asyncio
 import base64
 import contextlib
 import logging
-import re
 import time
 import uuid
-from collections.abc import Callable, Iterable
 from typing import Any
 
-from kgroup.client.cluster import Cluster, backoff, partitions_coordinator_code
+from kgroup.client.cluster import backoff, partitions_coordinator_code
 from kgroup.client.config import ClientConfig
+from kgroup.client.group_member import GroupMember, Key, Offsets
 from kgroup.client.types import ClientError, CommitFailed
 from kgroup.errors import (
     FencedInstanceId,
@@ -73,9 +72,6 @@ from kgroup.protocol import ApiKey
 __all__ = ["ConsumerMembership", "check_consumer_protocol_config", "new_member_id"]
 
 log = logging.getLogger("kgroup.client.consumer_membership")
-
-Key = tuple[str, int]
-Post = Callable[[str, list[Key]], "asyncio.Future[None]"]
 
 LEAVE_EPOCH, LEAVE_STATIC_EPOCH = -1, -2
 #: FORBIDDEN are the settings the broker owns under ``group.protocol=consumer``.
@@ -108,35 +104,16 @@ def new_member_id() -> str:
 _FENCED = frozenset({UnknownMemberId.code, FencedMemberEpoch.code})
 
 
-class ConsumerMembership:
+class ConsumerMembership(GroupMember):
     """ConsumerMembership is one consumer's membership of a KIP-848 consumer group. Runs on the
-    client's loop; ``generation`` is the member epoch (-1 outside the group, 0 while joining)."""
+    client's loop; ``generation`` is the member epoch (-1 outside the group, 0 while joining);
+    ``owned`` is what the next full heartbeat reports."""
 
-    def __init__(
-        self,
-        config: ClientConfig,
-        cluster: Cluster,
-        *,
-        post: Post,
-        fatal: Callable[[BaseException], None],
-        last_poll: Callable[[], float],
-        positions: Callable[[Iterable[Key]], dict[Key, int]],
-        spawn: Callable[[Any], asyncio.Task[Any]],
-    ) -> None:
+    def __init__(self, config: ClientConfig, *args: Any, **kwargs: Any) -> None:
         check_consumer_protocol_config(config)
-        self.config, self.cluster = config, cluster
-        self.group: str = config["group.id"]
-        self.instance_id: str | None = config["group.instance.id"]
-        self.post, self.fatal, self.last_poll, self.positions = post, fatal, last_poll, positions
-        self.spawn = spawn
+        super().__init__(config, *args, **kwargs)
         self.member_id = new_member_id()
-        self.generation = -1
         self.state = "unsubscribed"
-        #: the partitions the member owns (what the next full heartbeat reports)
-        self.owned: list[Key] = []
-        self.subscription: list[str] = []
-        self._patterns: list[re.Pattern[str]] = []
-        self.topics: list[str] = []
         self.rebalance_ms: int = config["max.poll.interval.ms"]
         self.assignor: str | None = config["group.remote.assignor"]
         #: the broker's interval; 0 until the first answer (the join goes out at once)
@@ -152,43 +129,18 @@ class ConsumerMembership:
         self._fences = 0  # counts fencings, so that a reconciliation begun before one stops
         self._wake = asyncio.Event()
         self._beat = asyncio.Event()  # set after every answered heartbeat (commit retries)
-        self._poll_timed_out = False
-        self._polled = asyncio.Event()
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._closed = False
         self._lock = asyncio.Lock()  # one heartbeat in flight
 
     # -- subscription ------------------------------------------------------------------------
 
     async def subscribe(self, topics: list[str]) -> None:
-        self.subscription = list(topics)
-        self._patterns = [re.compile(t[1:]) for t in topics if t.startswith("^")]
+        self._set_subscription(topics)
         await self._update_topics()
         if self.state == "unsubscribed":
             self._join("subscribe")
         self._wake.set()
         if not self._tasks:
             self._tasks = [self.spawn(self._run()), self.spawn(self._metadata_refresh())]
-
-    async def _update_topics(self) -> bool:
-        """Resolve the subscription to topic names; True when they changed."""
-        names = [t for t in self.subscription if not t.startswith("^")]
-        if self._patterns:
-            with contextlib.suppress(KafkaError):
-                await self.cluster.refresh(None)
-            internal = self.config["exclude.internal.topics"]
-            for name, info in self.cluster.topics.items():
-                if internal and (info.internal or name.startswith("__")):
-                    continue
-                if any(p.fullmatch(name) for p in self._patterns) and name not in names:
-                    names.append(name)
-        else:
-            with contextlib.suppress(KafkaError):
-                await self.cluster.refresh(names)
-        names.sort()
-        changed = names != self.topics
-        self.topics = names
-        return changed
 
     def _join(self, why: str) -> None:
         log.debug("group %s: member %s joins (epoch 0): %s", self.group, self.member_id, why)
@@ -202,12 +154,6 @@ class ConsumerMembership:
         """Send the next heartbeat now (the subscription or the owned set changed)."""
         log.debug("group %s: heartbeat now: %s", self.group, why)
         self._wake.set()
-
-    def polled(self) -> None:
-        """The application polled (called on the loop)."""
-        if self._poll_timed_out:
-            self._poll_timed_out = False
-            self._polled.set()
 
     # -- the heartbeat loop ------------------------------------------------------------------
 
@@ -305,8 +251,7 @@ class ConsumerMembership:
 
             fences = self._fences
             try:
-                resp = await self.cluster.coordinator_request(
-                    self.group,
+                resp = await self.coordinator_request(
                     ApiKey.CONSUMER_GROUP_HEARTBEAT,
                     body,
                     timeout=max(self.config.ms("request.timeout.ms"), 5.0),
@@ -369,10 +314,7 @@ class ConsumerMembership:
     def _lose(self) -> asyncio.Future[None] | None:
         self._target = None
         self._sent_owned = None
-        if not self.owned:
-            return None
-        lost, self.owned = self.owned, []
-        return self.post("lost", lost)
+        return self._lose_owned()
 
     # -- reconciliation ----------------------------------------------------------------------
 
@@ -432,9 +374,7 @@ class ConsumerMembership:
     # -- background --------------------------------------------------------------------------
 
     async def _metadata_refresh(self) -> None:
-        every = self.config["topic.metadata.refresh.interval.ms"]
-        every = min(every, self.config["metadata.max.age.ms"]) if every else None
-        every = (every or self.config["metadata.max.age.ms"]) / 1000
+        every = self._metadata_interval()
         if self._patterns:
             every = min(every, 5.0)
         while not self._closed:
@@ -447,29 +387,13 @@ class ConsumerMembership:
 
     # -- commits -----------------------------------------------------------------------------
 
-    async def commit(
-        self,
-        offsets: dict[Key, int] | dict[Key, tuple[int, str | None, int | None]],
-        timeout: float | None = None,
-    ) -> dict[Key, int]:
+    async def commit(self, offsets: Offsets, timeout: float | None = None) -> dict[Key, int]:
         """OffsetCommit (v9+) with the member id and epoch; ``{key: offset}`` committed.
         STALE_MEMBER_EPOCH is sent again after the next heartbeat; UNKNOWN_MEMBER_ID and
         FENCED_MEMBER_EPOCH raise :class:`CommitFailed`."""
         if not offsets:
             return {}
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        flat: dict[Key, int] = {}
-        for (t, p), val in offsets.items():
-            off, meta, epoch = val if isinstance(val, tuple) else (val, None, None)
-            flat[(t, p)] = off
-            by_topic.setdefault(t, []).append(
-                {
-                    "partition_index": p,
-                    "committed_offset": off,
-                    "committed_leader_epoch": -1 if epoch is None else epoch,
-                    "committed_metadata": meta if meta is not None else "",
-                }
-            )
+        topics, flat = self._commit_topics(offsets)
         total = self.config.ms("default.api.timeout.ms") if timeout is None else timeout
         deadline = time.monotonic() + total
 
@@ -484,13 +408,12 @@ class ConsumerMembership:
                 "generation_id_or_member_epoch": self.generation if in_group else -1,
                 "member_id": self.member_id if in_group else "",
                 "group_instance_id": self.instance_id,
-                "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+                "topics": topics,
             }
 
         while True:
             beat = self._beat
-            resp = await self.cluster.coordinator_request(
-                self.group,
+            resp = await self.coordinator_request(
                 ApiKey.OFFSET_COMMIT,
                 body,
                 timeout=max(deadline - time.monotonic(), 0.1),
@@ -514,9 +437,7 @@ class ConsumerMembership:
             if code in (UnknownMemberId.code, FencedMemberEpoch.code, StaleMemberEpoch.code):
                 raise CommitFailed(f"commit failed: the member was fenced ({cls.name})", cls())
             if code == FencedInstanceId.code:
-                err = FencedInstanceId(f"group {self.group}: instance {self.instance_id} fenced")
-                self.fatal(err)
-                raise err
+                raise self._fenced_instance()
             raise cls(f"OffsetCommit: {cls.name}")
 
     # -- leaving -----------------------------------------------------------------------------
@@ -534,8 +455,8 @@ class ConsumerMembership:
                 "instance_id": self.instance_id,
             }
             try:
-                resp = await self.cluster.coordinator_request(
-                    self.group, ApiKey.CONSUMER_GROUP_HEARTBEAT, body, timeout=5.0
+                resp = await self.coordinator_request(
+                    ApiKey.CONSUMER_GROUP_HEARTBEAT, body, timeout=5.0
                 )
                 if resp["error_code"]:
                     log.debug("group %s: leave answered %s", self.group, resp["error_code"])
@@ -551,9 +472,7 @@ class ConsumerMembership:
     async def unsubscribe(self) -> list[Key]:
         """Leave the group (epoch -1; -2 for a static member); returns the partitions that
         were owned. The member id stays for a later subscribe()."""
-        for t in self._tasks:
-            t.cancel()
-        self._tasks = []
+        self._cancel_tasks()
         if self._reconciling is not None:
             self._reconciling.cancel()
             self._reconciling = None
@@ -567,9 +486,7 @@ class ConsumerMembership:
 
     async def close(self) -> None:
         self._closed = True
-        for t in self._tasks:
-            t.cancel()
-        self._tasks = []
+        self._cancel_tasks()
         if self._reconciling is not None:
             self._reconciling.cancel()
         if self.state not in ("unsubscribed", "fatal"):

@@ -33,11 +33,9 @@ refresh); the end of a scheduled rebalance delay a cooperative-sticky assignment
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from kgroup.assignors import (
@@ -56,8 +54,9 @@ from kgroup.assignors.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from kgroup.client.cluster import Cluster, partitions_coordinator_code, retrying
+from kgroup.client.cluster import partitions_coordinator_code, retrying
 from kgroup.client.config import ClientConfig
+from kgroup.client.group_member import GroupMember, Key, Offsets
 from kgroup.client.types import CommitFailed
 from kgroup.errors import (
     FencedInstanceId,
@@ -74,11 +73,6 @@ from kgroup.protocol import ApiKey
 __all__ = ["Membership", "make_assignors"]
 
 log = logging.getLogger("kgroup.client.membership")
-
-Key = tuple[str, int]
-#: Post an event to the application's thread: (kind, partitions); the future resolves once the
-#: application has handled it.
-Post = Callable[[str, list[Key]], "asyncio.Future[None]"]
 
 _FATAL_JOIN = frozenset({23, 30, 81, 82})  # inconsistent protocol, auth, max size, fenced
 
@@ -111,55 +105,30 @@ def rebalance_protocol(assignors: Iterable[Assignor]) -> RebalanceProtocol:
     return max(common) if common else RebalanceProtocol.EAGER
 
 
-class Membership:
-    """Membership is one consumer's membership of its group. Runs on the client's loop."""
+class Membership(GroupMember):
+    """Membership is one consumer's membership of its group. Runs on the client's loop;
+    ``owned`` is in assignment order."""
 
-    def __init__(
-        self,
-        config: ClientConfig,
-        cluster: Cluster,
-        *,
-        post: Post,
-        fatal: Callable[[BaseException], None],
-        last_poll: Callable[[], float],
-        positions: Callable[[Iterable[Key]], dict[Key, int]],
-        spawn: Callable[[Any], asyncio.Task[Any]],
-    ) -> None:
-        self.config, self.cluster = config, cluster
-        self.group: str = config["group.id"]
-        self.instance_id: str | None = config["group.instance.id"]
-        self.post, self.fatal, self.last_poll, self.positions = post, fatal, last_poll, positions
-        self.spawn = spawn
+    def __init__(self, config: ClientConfig, *args: Any, **kwargs: Any) -> None:
+        super().__init__(config, *args, **kwargs)
         self.assignors = make_assignors(config)
         self.protocol = rebalance_protocol(self.assignors)
-        self.member_id = ""
-        self.generation = -1
         self.protocol_name: str | None = None
         self.leader = False
-        #: the partitions the member owns, in assignment order
-        self.owned: list[Key] = []
         self._last_assignment: Assignment | None = None
         self._last_generation = -1
-        self.subscription: list[str] = []
-        self._patterns: list[re.Pattern[str]] = []
-        self.topics: list[str] = []
         self.state = "unjoined"  # unjoined, preparing, joining, stable
         self._rejoin = asyncio.Event()
         self._prepared = False
-        self._poll_timed_out = False
-        self._polled = asyncio.Event()
         self._group_snapshot: dict[str, int] = {}
         self._delay_handle: asyncio.TimerHandle | None = None
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._closed = False
         self.session_ms = config["session.timeout.ms"]
         self.rebalance_ms = config["rebalance.timeout.ms"] or config["max.poll.interval.ms"]
 
     # -- subscription ------------------------------------------------------------------------
 
     async def subscribe(self, topics: list[str]) -> None:
-        self.subscription = list(topics)
-        self._patterns = [re.compile(t[1:]) for t in topics if t.startswith("^")]
+        self._set_subscription(topics)
         await self._update_topics()
         self.request_rejoin("subscription changed")
         if not self._tasks:
@@ -169,35 +138,9 @@ class Membership:
                 self.spawn(self._metadata_refresh()),
             ]
 
-    async def _update_topics(self) -> bool:
-        """Resolve the subscription to topic names; True when they changed."""
-        names = [t for t in self.subscription if not t.startswith("^")]
-        if self._patterns:
-            with contextlib.suppress(KafkaError):
-                await self.cluster.refresh(None)
-            internal = self.config["exclude.internal.topics"]
-            for name, info in self.cluster.topics.items():
-                if internal and (info.internal or name.startswith("__")):
-                    continue
-                if any(p.fullmatch(name) for p in self._patterns) and name not in names:
-                    names.append(name)
-        else:
-            with contextlib.suppress(KafkaError):
-                await self.cluster.refresh(names)
-        names.sort()
-        changed = names != self.topics
-        self.topics = names
-        return changed
-
     def request_rejoin(self, why: str) -> None:
         log.debug("%s: rejoin: %s", self.member_id or self.group, why)
         self._rejoin.set()
-
-    def polled(self) -> None:
-        """The application polled (called on the loop)."""
-        if self._poll_timed_out:
-            self._poll_timed_out = False
-            self._polled.set()
 
     # -- the join loop -----------------------------------------------------------------------
 
@@ -293,8 +236,8 @@ class Membership:
                     b.pop("rebalance_timeout_ms")
                 return b
 
-            resp = await self.cluster.coordinator_request(
-                self.group, ApiKey.JOIN_GROUP, version_body, request_timeout=timeout
+            resp = await self.coordinator_request(
+                ApiKey.JOIN_GROUP, version_body, request_timeout=timeout
             )
             code = resp["error_code"]
             if code == 0:
@@ -366,9 +309,7 @@ class Membership:
             return b
 
         timeout = max(self.config.ms("request.timeout.ms"), self.rebalance_ms / 1000 + 5)
-        resp = await self.cluster.coordinator_request(
-            self.group, ApiKey.SYNC_GROUP, body, request_timeout=timeout
-        )
+        resp = await self.coordinator_request(ApiKey.SYNC_GROUP, body, request_timeout=timeout)
         code = resp["error_code"]
         if code == 0:
             return bytes(resp["assignment"])
@@ -415,9 +356,7 @@ class Membership:
         self.generation = -1
         self.state = "unjoined"
         self._prepared = False
-        if self.owned:
-            lost, self.owned = self.owned, []
-            self.post("lost", lost)
+        self._lose_owned()
 
     # -- background --------------------------------------------------------------------------
 
@@ -434,9 +373,7 @@ class Membership:
                 log.warning(
                     "group %s: no poll() for max.poll.interval.ms; leaving the group", self.group
                 )
-                if self.owned:
-                    lost, self.owned = self.owned, []
-                    self.post("lost", lost)
+                self._lose_owned()
                 await self.leave("consumer poll timeout has expired")
                 self._poll_timed_out = True
                 self.request_rejoin("poll timeout")
@@ -466,8 +403,8 @@ class Membership:
                 b["group_instance_id"] = self.instance_id
             return b
 
-        resp = await self.cluster.coordinator_request(
-            self.group, ApiKey.HEARTBEAT, body, timeout=self.session_ms / 1000
+        resp = await self.coordinator_request(
+            ApiKey.HEARTBEAT, body, timeout=self.session_ms / 1000
         )
         code = resp["error_code"]
         if code == 0 or generation != self.generation or self.state == "joining":
@@ -483,9 +420,7 @@ class Membership:
             log.debug("heartbeat: error %s", code)
 
     async def _metadata_refresh(self) -> None:
-        every = self.config["topic.metadata.refresh.interval.ms"]
-        every = min(every, self.config["metadata.max.age.ms"]) if every else None
-        every = (every or self.config["metadata.max.age.ms"]) / 1000
+        every = self._metadata_interval()
         while not self._closed:
             await asyncio.sleep(every)
             try:
@@ -502,49 +437,39 @@ class Membership:
 
     # -- commits -----------------------------------------------------------------------------
 
-    async def commit(
-        self,
-        offsets: dict[Key, int] | dict[Key, tuple[int, str | None, int | None]],
-        timeout: float | None = None,
-    ) -> dict[Key, int]:
+    async def commit(self, offsets: Offsets, timeout: float | None = None) -> dict[Key, int]:
         """OffsetCommit with the member's generation; ``{key: offset}`` committed. Raises
         :class:`RebalanceInProgress` while the group rebalances, :class:`CommitFailed` when the
         group no longer knows this generation, :class:`FencedInstanceId` when fenced."""
         if not offsets:
             return {}
         generation, member_id = self.generation, self.member_id
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        flat: dict[Key, int] = {}
-        for (t, p), val in offsets.items():
-            off, meta, epoch = val if isinstance(val, tuple) else (val, None, None)
-            flat[(t, p)] = off
-            by_topic.setdefault(t, []).append(
-                {
-                    "partition_index": p,
-                    "committed_offset": off,
-                    "committed_leader_epoch": -1 if epoch is None else epoch,
-                    "committed_metadata": meta if meta is not None else "",
-                }
-            )
+        topics, flat = self._commit_topics(offsets)
 
         def body(v: int) -> dict[str, Any]:
             b: dict[str, Any] = {
                 "group_id": self.group,
                 "generation_id_or_member_epoch": generation,
                 "member_id": member_id,
-                "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+                "topics": topics,
             }
             if v >= 7:
                 b["group_instance_id"] = self.instance_id
             if v < 6:
-                for t in b["topics"]:
-                    for p in t["partitions"]:
-                        p.pop("committed_leader_epoch")
+                b["topics"] = [
+                    {
+                        "name": t["name"],
+                        "partitions": [
+                            {k: x for k, x in p.items() if k != "committed_leader_epoch"}
+                            for p in t["partitions"]
+                        ],
+                    }
+                    for t in topics
+                ]
             return b
 
         async def once() -> dict[Key, int]:
-            resp = await self.cluster.coordinator_request(
-                self.group,
+            resp = await self.coordinator_request(
                 ApiKey.OFFSET_COMMIT,
                 body,
                 timeout=timeout,
@@ -566,9 +491,7 @@ class Membership:
                     cls() if cls else None,
                 )
             if code == FencedInstanceId.code:
-                err = FencedInstanceId(f"group {self.group}: instance {self.instance_id} fenced")
-                self.fatal(err)
-                raise err
+                raise self._fenced_instance()
             cls = error_for_code(code)
             assert cls is not None
             raise cls(f"OffsetCommit: {cls.name}")
@@ -597,9 +520,7 @@ class Membership:
                 return {"group_id": self.group, "member_id": member_id}
 
             try:
-                await self.cluster.coordinator_request(
-                    self.group, ApiKey.LEAVE_GROUP, body, timeout=5.0
-                )
+                await self.coordinator_request(ApiKey.LEAVE_GROUP, body, timeout=5.0)
             except KafkaError as e:
                 log.debug("LeaveGroup failed: %r", e)
             self.member_id = ""
@@ -609,9 +530,7 @@ class Membership:
 
     async def unsubscribe(self) -> list[Key]:
         """Leave the group and stop joining; returns the partitions that were owned."""
-        for t in self._tasks:
-            t.cancel()
-        self._tasks = []
+        self._cancel_tasks()
         owned, self.owned = self.owned, []
         await self.leave("the consumer unsubscribed")
         self.subscription, self.topics, self._patterns = [], [], []
@@ -622,7 +541,5 @@ class Membership:
         self._closed = True
         if self._delay_handle is not None:
             self._delay_handle.cancel()
-        for t in self._tasks:
-            t.cancel()
-        self._tasks = []
+        self._cancel_tasks()
         await self.leave()
