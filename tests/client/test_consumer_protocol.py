@@ -1,10 +1,12 @@
 """kgroup's Consumer with ``group.protocol=consumer`` (KIP-848, kgroup.client.consumer_membership)
 against kgroup's broker: one member takes every partition; two split them (``uniform``) without a
-partition owned by both at once and consume every record once, committing after each; a member
-that closes gives its partitions back and its commits reach the next member; a kgroup member and
-a confluent-kafka member share a group; the members carry on after the broker is killed -9 and
+partition owned by both at once and consume every record once, committing after each; a member that
+closes gives its partitions back and its commits reach the next member; a kgroup member and a
+confluent-kafka member share a group; the members carry on after the broker is killed -9 and
 restarted; a fatal heartbeat error (UNSUPPORTED_ASSIGNOR) is raised from poll(). The same client
-against Apache Kafka 4.4 (tests/support/apache_kafka.py) when its jars are at hand.
+against Apache Kafka 4.4 (tests/support/apache_kafka.py) when its jars are at hand. On kgroup's
+broker and Kafka 4.4 both (``peer``): a static member restarting within its session gets its
+partitions back.
 
 The broker's consumer-protocol timings are lowered (support.consumer_protocol.FAST),
 so that members heartbeat every 100 ms."""
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from support.consumer_protocol import FAST, Member, group_name, poll_all, quiet, values
@@ -349,6 +351,67 @@ def test_the_same_client_splits_a_group_on_apache_kafka(kafka: str) -> None:
         assert sorted(a.seen + b.seen) == sorted(sent)
         b.close()
         poll_all(members, lambda: len(a.owned) == PARTITIONS, "a taking everything back", 60)
+    finally:
+        for m in list(members):
+            m.close()
+
+
+# -- static members, stale epochs and broker-side patterns, on both brokers --------------------
+
+
+class Peer(NamedTuple):
+    name: str  # "kgroup" or "kafka"
+    bootstrap: str
+
+
+@pytest.fixture(params=["kgroup", pytest.param("kafka", marks=pytest.mark.slow)])
+def peer(request: pytest.FixtureRequest) -> Peer:
+    """kgroup's broker, then Apache Kafka 4.4."""
+    if request.param == "kafka":
+        return Peer("kafka", request.getfixturevalue("kafka"))
+    return Peer("kgroup", request.getfixturevalue("broker").bootstrap_servers)
+
+
+def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(
+    peer: Peer,
+) -> None:
+    """Kafka's static membership under KIP-848: close() sends epoch -2 (a static leave, the
+    partitions stay the instance's for its session), the restarted consumer joins with epoch 0,
+    a new member id and the same ``group.instance.id``, and gets the same partitions; the other
+    member's partitions never move, and every record is consumed once."""
+    bootstrap = peer.bootstrap
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    first = values("static", 100)
+    produce(bootstrap, topic, first, PARTITIONS)
+    members: list[Member] = []
+    try:
+        a = Member(bootstrap, topic, group, members, **{"group.instance.id": "a"})
+        b = Member(bootstrap, topic, group, members, **{"group.instance.id": "b"})
+        poll_all(
+            members,
+            lambda: len(a.owned) == 2 and len(b.owned) == 2 and len(a.seen + b.seen) >= 100,
+            "a 2/2 split that consumed everything",
+            60,
+        )
+        a_owned, b_owned, a_id = set(a.owned), set(b.owned), a.consumer.memberid()
+        a.close()
+        second = values("away", 100)
+        produce(bootstrap, topic, second, PARTITIONS)
+        quiet([b], 1.5)
+        assert b.owned == b_owned, "b was given the partitions of a static member that left"
+        again = Member(bootstrap, topic, group, members, **{"group.instance.id": "a"})
+        poll_all(
+            members,
+            lambda: again.owned == a_owned and len(a.seen + b.seen + again.seen) >= 200,
+            "the restarted member with its partitions and the records since",
+            60,
+        )
+        quiet(members)
+        assert again.consumer.memberid() != a_id, "a new consumer, a new member id"
+        assert again.owned == a_owned and b.owned == b_owned
+        got = sorted(a.seen + b.seen + again.seen)
+        assert got == sorted(first + second), "every record exactly once"
     finally:
         for m in list(members):
             m.close()
