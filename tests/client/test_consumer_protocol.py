@@ -6,7 +6,7 @@ confluent-kafka member share a group; the members carry on after the broker is k
 restarted; a fatal heartbeat error (UNSUPPORTED_ASSIGNOR) is raised from poll(). The same client
 against Apache Kafka 4.4 (tests/support/apache_kafka.py) when its jars are at hand. On kgroup's
 broker and Kafka 4.4 both (``peer``): a static member restarting within its session gets its
-partitions back.
+partitions back; a commit with a stale member epoch is sent again after the next heartbeat.
 
 The broker's consumer-protocol timings are lowered (support.consumer_protocol.FAST),
 so that members heartbeat every 100 ms."""
@@ -415,3 +415,84 @@ def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(
     finally:
         for m in list(members):
             m.close()
+
+
+def test_a_commit_with_a_stale_epoch_is_sent_again_after_the_next_heartbeat(peer: Peer) -> None:
+    """A commit stamped with the member epoch the client holds while the broker has already
+    moved the member on (a reconciliation: b joins and takes two of a's partitions). The
+    heartbeat answer that brings a its new epoch is held back on the client for 200 ms, and
+    a commit of the partitions a keeps goes out meanwhile with the old epoch: kgroup's broker,
+    as Kafka 4.2, answers STALE_MEMBER_EPOCH, and the client sends it again with the epoch of
+    the next heartbeat (Kafka 4.3+ accepts the older epoch at once, KIP-1251). The commit
+    succeeds, and after both members close a new member reads only the records produced since:
+    nothing lost, nothing consumed twice."""
+    import asyncio
+
+    from kgroup.protocol import ApiKey
+
+    bootstrap = peer.bootstrap
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    first = values("stale", 200)
+    produce(bootstrap, topic, first, PARTITIONS)
+    members: list[Member] = []
+    a = Member(bootstrap, topic, group, members)
+    stale: list[int] = []  # member epochs of the OffsetCommits answered STALE_MEMBER_EPOCH
+    held: list[Any] = []  # the commit made while an epoch change was held back
+    try:
+        poll_all(members, lambda: len(a.seen) >= 200, "a consuming everything", 60)
+        m = a.consumer._membership
+        original = m.coordinator_request
+
+        async def interposed(api: int, body: Any, **kwargs: Any) -> Any:
+            resp = await original(api, body, **kwargs)
+            if api == ApiKey.OFFSET_COMMIT:
+                codes = {p["error_code"] for t in resp["topics"] for p in t["partitions"]}
+                if 113 in codes:
+                    stale.append(m.generation)
+            elif (
+                api == ApiKey.CONSUMER_GROUP_HEARTBEAT
+                and not resp["error_code"]
+                and 0 < m.generation < resp["member_epoch"]
+                and not held
+            ):
+                # The broker has moved a to a new epoch; the client has not applied it yet.
+                target = resp.get("assignment")
+                keep_ids = (
+                    {tp["topic_id"]: set(tp["partitions"]) for tp in target["topic_partitions"]}
+                    if target is not None
+                    else {tid: set(ps) for tid, ps in (m._target or {}).items()}
+                )
+                kept = [(t, p) for t, p in m.owned if p in keep_ids.get(m._ids.get(t), ())]
+                assert kept, (m.owned, keep_ids)
+                held.append(m.spawn(m.commit(m.positions(kept))))
+                await asyncio.sleep(0.2)
+            return resp
+
+        m.coordinator_request = interposed
+        b = Member(bootstrap, topic, group, members)
+        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a 2/2 split", 60)
+        poll_all(members, lambda: bool(held) and held[0].done(), "the held commit", 30)
+        committed = held[0].result()
+        assert committed and all(off >= 0 for off in committed.values())
+        if peer.name == "kgroup":
+            assert stale, "the held commit was answered STALE_MEMBER_EPOCH"
+        else:
+            assert stale == [], "Kafka 4.4 accepts a still-assigned partition's older epoch"
+        second = values("more", 100)
+        produce(bootstrap, topic, second, PARTITIONS)
+        poll_all(members, lambda: len(a.seen + b.seen) >= 300, "every record", 60)
+        quiet(members)
+        assert sorted(a.seen + b.seen) == sorted(first + second), "every record exactly once"
+    finally:
+        for x in list(members):
+            x.close()
+    later = values("later", 60)
+    produce(bootstrap, topic, later, PARTITIONS)
+    c = Member(bootstrap, topic, group, members)
+    try:
+        poll_all(members, lambda: len(c.seen) >= 60, "the records after the commits", 60)
+        quiet(members)
+        assert sorted(c.seen) == sorted(later), "c starts where a and b committed"
+    finally:
+        c.close()

@@ -35,7 +35,8 @@ Kafka's 22-character base64url form) and kept for the consumer's life. Leaving s
 (a static member, ``group.instance.id``: -2, keeping its partitions for its session).
 
 Commits are OffsetCommit v9+ stamped with the member id and epoch; STALE_MEMBER_EPOCH is sent
-again after the next heartbeat. A pattern subscription (``^regex``) is resolved here, from
+again after the next heartbeat while the member still owns every partition of the commit
+(:meth:`ConsumerMembership.commit`). A pattern subscription (``^regex``) is resolved here, from
 Metadata, and sent as names (as Java's ``subscribe(java.util.regex.Pattern)``), not as the
 broker-side ``SubscribedTopicRegex``.
 
@@ -389,8 +390,9 @@ class ConsumerMembership(GroupMember):
 
     async def commit(self, offsets: Offsets, timeout: float | None = None) -> dict[Key, int]:
         """OffsetCommit (v9+) with the member id and epoch; ``{key: offset}`` committed.
-        STALE_MEMBER_EPOCH is sent again after the next heartbeat; UNKNOWN_MEMBER_ID and
-        FENCED_MEMBER_EPOCH raise :class:`CommitFailed`."""
+        STALE_MEMBER_EPOCH is sent again after the next heartbeat while every partition of the
+        commit is still owned, else it raises :class:`CommitFailed`, as UNKNOWN_MEMBER_ID and
+        FENCED_MEMBER_EPOCH do."""
         if not offsets:
             return {}
         topics, flat = self._commit_topics(offsets)
@@ -426,11 +428,23 @@ class ConsumerMembership(GroupMember):
             cls = error_for_code(code) or KafkaError
             left = deadline - time.monotonic()
             if code == StaleMemberEpoch.code and left > 0:
-                # Java's commit manager: retried with the epoch of the next heartbeat.
+                # The broker moved the member to an epoch this client had not applied yet (a
+                # reconciliation): sent again with the epoch of the next heartbeat, as Java's
+                # CommitRequestManager does for the commit before a revocation, while every
+                # partition is still the member's. One given up meanwhile may be another
+                # member's by now, and an old offset committed over its progress would be
+                # consumed twice: then CommitFailed, as Java's commitSync always raises.
                 self._wake.set()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(beat.wait(), left)
-                continue
+                owned = set(self.owned)
+                if self.generation > 0 and all(k in owned for k in flat):
+                    continue
+                raise CommitFailed(
+                    "commit failed: stale member epoch, and the member no longer owns every"
+                    " partition of the commit",
+                    cls(),
+                )
             if cls.retriable and left > 0:
                 await asyncio.sleep(self.config.ms("retry.backoff.ms"))
                 continue
