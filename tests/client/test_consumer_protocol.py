@@ -6,7 +6,9 @@ confluent-kafka member share a group; the members carry on after the broker is k
 restarted; a fatal heartbeat error (UNSUPPORTED_ASSIGNOR) is raised from poll(). The same client
 against Apache Kafka 4.4 (tests/support/apache_kafka.py) when its jars are at hand. On kgroup's
 broker and Kafka 4.4 both (``peer``): a static member restarting within its session gets its
-partitions back; a commit with a stale member epoch is sent again after the next heartbeat.
+partitions back; a commit with a stale member epoch is sent again after the next heartbeat; a ``^``
+pattern is resolved by the broker and follows new topics, and one the broker cannot compile is
+raised from poll().
 
 The broker's consumer-protocol timings are lowered (support.consumer_protocol.FAST),
 so that members heartbeat every 100 ms."""
@@ -14,7 +16,8 @@ so that members heartbeat every 100 ms."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import pytest
@@ -22,10 +25,15 @@ from support.consumer_protocol import FAST, Member, group_name, poll_all, quiet,
 from support.consumers import create_topic, produce
 from support.kgroup_broker import BrokerProcess, run_broker
 
-from kgroup import Consumer
+from kgroup import AdminClient, Consumer, NewTopic
 from kgroup.broker import Broker
-from kgroup.client.consumer_membership import new_member_id
-from kgroup.errors import InvalidArgument, UnsupportedAssignor, UnsupportedVersion
+from kgroup.client.consumer_membership import combine_patterns, new_member_id
+from kgroup.errors import (
+    InvalidArgument,
+    InvalidRegularExpression,
+    UnsupportedAssignor,
+    UnsupportedVersion,
+)
 
 pytestmark = pytest.mark.network
 
@@ -58,6 +66,15 @@ def test_broker_side_settings_are_refused_as_confluent_kafka_does(key: str) -> N
     with pytest.raises(InvalidArgument, match=r"group\.protocol=consumer"):
         Consumer({**conf, "group.protocol": "consumer"})
     Consumer(conf).close()  # classic keeps them
+
+
+def test_patterns_go_to_the_broker_as_librdkafka_combines_them() -> None:
+    # Several: librdkafka's rd_kafka_topic_partition_list_combine_regexes, each ^ entry as it
+    # is, in parentheses, joined by |. One alone goes as it is, as Java sends its
+    # SubscriptionPattern (librdkafka parenthesizes it: the same full match).
+    assert combine_patterns(["^a.*", "t", "^b[0-9]"]) == "(^a.*)|(^b[0-9])"
+    assert combine_patterns(["t", "^a.*"]) == "^a.*"
+    assert combine_patterns(["t"]) is None
 
 
 def test_group_protocol_defaults_to_classic() -> None:
@@ -252,20 +269,6 @@ def test_no_poll_for_max_poll_interval_leaves_and_the_next_poll_rejoins(broker: 
     finally:
         for m in list(members):
             m.close()
-
-
-def test_a_pattern_is_resolved_by_the_client_and_sent_as_names(broker: Broker) -> None:
-    bootstrap = broker.bootstrap_servers
-    topic = create_topic(bootstrap, PARTITIONS)
-    sent = values("pattern", 40)
-    produce(bootstrap, topic, sent, PARTITIONS)
-    members: list[Member] = []
-    a = Member(bootstrap, "^" + topic[:-1] + ".", group_name(), members)
-    try:
-        poll_all(members, lambda: len(a.seen) >= 40, "every record")
-        assert a.owned == set(range(PARTITIONS))
-    finally:
-        a.close()
 
 
 def test_unsupported_assignor_is_raised_from_poll(broker: Broker) -> None:
@@ -494,5 +497,103 @@ def test_a_commit_with_a_stale_epoch_is_sent_again_after_the_next_heartbeat(peer
         poll_all(members, lambda: len(c.seen) >= 60, "the records after the commits", 60)
         quiet(members)
         assert sorted(c.seen) == sorted(later), "c starts where a and b committed"
+    finally:
+        c.close()
+
+
+def describe_members(bootstrap: str, group: str) -> list[dict[str, Any]]:
+    """The members of ``group`` as ConsumerGroupDescribe (v0, on a raw connection to the one
+    broker, the coordinator) answers: what the broker holds of each member's subscription."""
+    import socket
+
+    from support.wire import read_frame
+
+    from kgroup import protocol
+
+    host, port = bootstrap.rsplit(":", 1)
+    body = {"group_ids": [group], "include_authorized_operations": False}
+    with socket.create_connection((host, int(port)), 10) as s:
+        s.sendall(protocol.encode_request(69, 0, 1, "kgroup-test", body))
+        answer = protocol.decode_response(69, 0, read_frame(s)).body
+    (described,) = answer["groups"]
+    assert described["error_code"] == 0, described
+    return list(described["members"])
+
+
+def test_a_pattern_is_resolved_by_the_broker_and_follows_new_topics(peer: Peer) -> None:
+    """A ``^`` subscription goes to the broker as SubscribedTopicRegex (Java's
+    ``subscribe(SubscriptionPattern)``, librdkafka's ``^`` topics), with no names: the broker
+    matches it against whole topic names, assigns the matching topics, and a topic created
+    after subscribe() reaches the member through the broker's assignment (Kafka re-resolves a
+    group's regexes at most every 10 s), its records consumed."""
+    bootstrap = peer.bootstrap
+    prefix = f"rx{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def create(name: str, partitions: int) -> None:
+        admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+
+    create(f"{prefix}-a", 2)
+    create(f"other-{prefix}-a", 1)  # a search would match it; a full match does not
+    group = group_name()
+    pattern = f"^{prefix}-.*"
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    seen: list[tuple[str, bytes]] = []
+
+    def until(what: str, done: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            assert time.monotonic() < deadline, f"{what}: {c.assignment()}"
+            m = c.poll(0.1)
+            if m is not None and m.error() is None:
+                seen.append((m.topic(), m.value()))
+
+    def assigned() -> set[tuple[str, int]]:
+        return {(tp.topic, tp.partition) for tp in c.assignment()}
+
+    try:
+        c.subscribe([pattern])
+        until(
+            "the matching topic", lambda: assigned() == {(f"{prefix}-a", 0), (f"{prefix}-a", 1)}, 60
+        )
+        (member,) = describe_members(bootstrap, group)
+        assert member["subscribed_topic_regex"] == pattern
+        assert member["subscribed_topic_names"] == []
+        create(f"{prefix}-b", 1)
+        produce(bootstrap, f"{prefix}-b", values("new", 10), 1)
+        until("the topic created after subscribe()", lambda: (f"{prefix}-b", 0) in assigned(), 60)
+        until("its records", lambda: sum(t == f"{prefix}-b" for t, _ in seen) >= 10, 30)
+        assert assigned() == {(f"{prefix}-a", 0), (f"{prefix}-a", 1), (f"{prefix}-b", 0)}
+    finally:
+        c.close()
+
+
+def test_an_invalid_pattern_is_raised_from_poll(peer: Peer) -> None:
+    """A pattern the broker's RE2 cannot compile: the heartbeat is answered
+    INVALID_REGULAR_EXPRESSION, fatal as in Java's consumer (an InvalidRegularExpression from
+    poll()). A lookahead is valid for Python's re, so this is the broker's verdict, not a
+    check of the client's."""
+    c = Consumer(
+        {
+            "bootstrap.servers": peer.bootstrap,
+            "group.id": group_name(),
+            "group.protocol": "consumer",
+        }
+    )
+    try:
+        c.subscribe(["^(?!internal).*"])
+        deadline = time.monotonic() + 30
+        with pytest.raises(InvalidRegularExpression):
+            while time.monotonic() < deadline:
+                c.poll(0.1)
+        with pytest.raises(InvalidRegularExpression):
+            c.poll(0.1)  # it stays raised
     finally:
         c.close()

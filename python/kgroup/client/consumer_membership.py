@@ -36,9 +36,16 @@ Kafka's 22-character base64url form) and kept for the consumer's life. Leaving s
 
 Commits are OffsetCommit v9+ stamped with the member id and epoch; STALE_MEMBER_EPOCH is sent
 again after the next heartbeat while the member still owns every partition of the commit
-(:meth:`ConsumerMembership.commit`). A pattern subscription (``^regex``) is resolved here, from
-Metadata, and sent as names (as Java's ``subscribe(java.util.regex.Pattern)``), not as the
-broker-side ``SubscribedTopicRegex``.
+(:meth:`ConsumerMembership.commit`).
+
+A pattern subscription (a topic starting with ``^``, confluent-kafka's convention) is resolved
+by the broker: it is sent as ``SubscribedTopicRegex`` (ConsumerGroupHeartbeat v1+), RE2 syntax
+matched against whole topic names, as Java's ``subscribe(SubscriptionPattern)`` and librdkafka
+do; several patterns go as one, ``(^a)|(^b)`` (librdkafka's
+``rd_kafka_topic_partition_list_combine_regexes``), the plain names beside it in
+``SubscribedTopicNames``. The client neither compiles nor matches them, so a topic created
+later reaches the member through the broker's assignment, and a pattern the broker cannot
+compile comes back as INVALID_REGULAR_EXPRESSION, fatal as in Java (raised from poll()).
 
 Runs on the consumer's event loop, like :class:`~kgroup.client.membership.Membership`.
 """
@@ -51,6 +58,7 @@ import contextlib
 import logging
 import time
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from kgroup.client.cluster import backoff, partitions_coordinator_code
@@ -70,7 +78,12 @@ from kgroup.errors import (
 )
 from kgroup.protocol import ApiKey
 
-__all__ = ["ConsumerMembership", "check_consumer_protocol_config", "new_member_id"]
+__all__ = [
+    "ConsumerMembership",
+    "check_consumer_protocol_config",
+    "combine_patterns",
+    "new_member_id",
+]
 
 log = logging.getLogger("kgroup.client.consumer_membership")
 
@@ -101,6 +114,16 @@ def new_member_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
+def combine_patterns(topics: Iterable[str]) -> str | None:
+    """combine_patterns is the ``SubscribedTopicRegex`` of a subscription: its ``^`` entries as
+    they are (the ``^`` anchors nothing under a full match), one alone, several as
+    ``(^a)|(^b)`` as librdkafka combines them; None when there is none."""
+    patterns = [t for t in topics if t.startswith("^")]
+    if len(patterns) <= 1:
+        return patterns[0] if patterns else None
+    return "(" + ")|(".join(patterns) + ")"
+
+
 #: Java's ConsumerHeartbeatRequestManager: errors after which the member rejoins (fenced).
 _FENCED = frozenset({UnknownMemberId.code, FencedMemberEpoch.code})
 
@@ -122,6 +145,9 @@ class ConsumerMembership(GroupMember):
         # The last answered request's fields, to send only what changed (Java's HeartbeatState).
         self._full = True
         self._sent_topics: list[str] | None = None
+        self._sent_regex: str | None = None
+        #: the subscription's patterns as one SubscribedTopicRegex (:func:`combine_patterns`)
+        self.regex: str | None = None
         self._sent_owned: list[Key] | None = None
         #: the latest assignment, by topic id, and the epoch it came with
         self._target: dict[uuid.UUID, list[int]] | None = None
@@ -133,6 +159,13 @@ class ConsumerMembership(GroupMember):
         self._lock = asyncio.Lock()  # one heartbeat in flight
 
     # -- subscription ------------------------------------------------------------------------
+
+    def _set_subscription(self, topics: Iterable[str]) -> None:
+        # The broker resolves the patterns: none is compiled here (RE2 syntax, which Python's re
+        # does not share), and GroupMember._update_topics resolves only the plain names.
+        self.subscription = list(topics)
+        self._patterns = []
+        self.regex = combine_patterns(self.subscription)
 
     async def subscribe(self, topics: list[str]) -> None:
         self._set_subscription(topics)
@@ -219,6 +252,9 @@ class ConsumerMembership(GroupMember):
             b["server_assignor"] = self.assignor
         if full or self._sent_topics != self.topics:
             b["subscribed_topic_names"] = list(self.topics)
+        # Java's HeartbeatState: the regex when joining or when it changed; "" drops it.
+        if (full and self.regex is not None) or self._sent_regex != self.regex:
+            b["subscribed_topic_regex"] = self.regex or ""
         if epoch == 0:
             b["topic_partitions"] = []
         elif full or self._sent_owned != self.owned:
@@ -248,6 +284,13 @@ class ConsumerMembership(GroupMember):
                 owned = list(self.owned)
                 sent.clear()
                 sent.update(self._body(self._full or attempts > 1))
+                if v < 1:
+                    if sent.pop("subscribed_topic_regex", None):
+                        # Java's ConsumerGroupHeartbeatRequest.Builder refuses it likewise.
+                        raise UnsupportedVersion(
+                            "a pattern subscription is resolved by the broker: it needs"
+                            " ConsumerGroupHeartbeat v1 (Kafka 4.0+)"
+                        )
                 return sent
 
             fences = self._fences
@@ -275,6 +318,8 @@ class ConsumerMembership(GroupMember):
             self._full = False
             if "subscribed_topic_names" in sent:
                 self._sent_topics = list(sent["subscribed_topic_names"])
+            if "subscribed_topic_regex" in sent:
+                self._sent_regex = sent["subscribed_topic_regex"] or None
             if sent.get("topic_partitions") is not None:
                 self._sent_owned = owned if sent["member_epoch"] != 0 else []
             if resp.get("member_id"):
@@ -363,7 +408,8 @@ class ConsumerMembership(GroupMember):
             if all(tid in names for tid in target) or attempt:
                 break
             with contextlib.suppress(KafkaError):
-                await self.cluster.refresh(None if self._patterns else self.topics)
+                # A pattern's topics are the broker's to know: any topic may come.
+                await self.cluster.refresh(None if self.regex else self.topics)
         out = {tid: names[tid] for tid in target if tid in names}
         for tid, name in out.items():
             self._ids[name] = tid
@@ -376,8 +422,6 @@ class ConsumerMembership(GroupMember):
 
     async def _metadata_refresh(self) -> None:
         every = self._metadata_interval()
-        if self._patterns:
-            every = min(every, 5.0)
         while not self._closed:
             await asyncio.sleep(every)
             try:
@@ -478,7 +522,7 @@ class ConsumerMembership(GroupMember):
                 log.debug("group %s: leave failed: %r", self.group, e)
             self.generation = -1
             self._full = True
-            self._sent_topics = self._sent_owned = None
+            self._sent_topics = self._sent_owned = self._sent_regex = None
 
     def _leave_epoch(self) -> int:
         return LEAVE_STATIC_EPOCH if self.instance_id is not None else LEAVE_EPOCH
@@ -495,7 +539,7 @@ class ConsumerMembership(GroupMember):
         await self._leave(self._leave_epoch())
         self.state = "unsubscribed"
         self._target = None
-        self.subscription, self.topics, self._patterns = [], [], []
+        self.subscription, self.topics, self._patterns, self.regex = [], [], [], None
         return owned
 
     async def close(self) -> None:
