@@ -57,15 +57,33 @@ def test_member_id_is_a_uuid_in_kafkas_base64url_form() -> None:
 
 
 @pytest.mark.parametrize(
-    "key", ["session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"]
+    ("key", "instead"),
+    [
+        ("session.timeout.ms", "group.consumer.session.timeout.ms"),
+        ("heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms"),
+        ("partition.assignment.strategy", "group.remote.assignor"),
+    ],
 )
-def test_broker_side_settings_are_refused_as_confluent_kafka_does(key: str) -> None:
-    # confluent-kafka 2.16: _INVALID_ARG "... is not supported for group.protocol=consumer".
+def test_broker_side_settings_are_refused_as_confluent_kafka_does(key: str, instead: str) -> None:
+    from confluent_kafka import Consumer as CkConsumer
+    from confluent_kafka import KafkaException
+
     value = "range" if key == "partition.assignment.strategy" else 6000
     conf = {"bootstrap.servers": "127.0.0.1:1", "group.id": "g", key: value}
-    with pytest.raises(InvalidArgument, match=r"group\.protocol=consumer"):
+    # confluent-kafka 2.16: _INVALID_ARG "... is not supported for group.protocol=consumer".
+    with pytest.raises(KafkaException, match=r"not supported for `group\.protocol=consumer`"):
+        CkConsumer({**conf, "group.protocol": "consumer"})
+    with pytest.raises(InvalidArgument, match=rf"^{key} cannot be set .*{instead}"):
         Consumer({**conf, "group.protocol": "consumer"})
     Consumer(conf).close()  # classic keeps them
+
+
+def test_every_broker_side_setting_given_is_named_as_java_does() -> None:
+    conf = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "group.protocol": "consumer"}
+    with pytest.raises(
+        InvalidArgument, match=r"^session\.timeout\.ms, heartbeat\.interval\.ms cannot be set"
+    ):
+        Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g", **conf})
 
 
 def test_patterns_go_to_the_broker_as_librdkafka_combines_them() -> None:

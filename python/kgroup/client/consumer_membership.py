@@ -88,24 +88,31 @@ __all__ = [
 log = logging.getLogger("kgroup.client.consumer_membership")
 
 LEAVE_EPOCH, LEAVE_STATIC_EPOCH = -1, -2
-#: FORBIDDEN are the settings the broker owns under ``group.protocol=consumer``.
-FORBIDDEN = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
+#: FORBIDDEN are the settings the broker owns under ``group.protocol=consumer``, each with what
+#: takes its place.
+FORBIDDEN = {
+    "session.timeout.ms": "the broker's group.consumer.session.timeout.ms",
+    "heartbeat.interval.ms": "the broker's group.consumer.heartbeat.interval.ms",
+    "partition.assignment.strategy": "group.remote.assignor",
+}
 
 
 def check_consumer_protocol_config(config: ClientConfig) -> None:
     """check_consumer_protocol_config raises :class:`~kgroup.errors.InvalidArgument` when a
     ``group.protocol=consumer`` configuration sets one of :data:`FORBIDDEN`: confluent-kafka
     (librdkafka 2.16) fails at construction with ``_INVALID_ARG`` ("... is not supported for
-    group.protocol=consumer ... It is defined broker side"), and Java throws a ConfigException;
-    kgroup's Consumer follows them, it does not warn and ignore."""
+    group.protocol=consumer ... It is defined broker side"), and Java throws a ConfigException
+    naming every one set ("a, b cannot be set when group.protocol=CONSUMER"); kgroup's Consumer
+    follows them, naming each and what takes its place, it does not warn and ignore."""
     if config["group.protocol"] != "consumer":
         return
-    for key in FORBIDDEN:
-        if key in config.given:
-            raise InvalidArgument(
-                f"configuration property {key!r} is not supported for group.protocol=consumer:"
-                " it is defined broker side"
-            )
+    given = [key for key in FORBIDDEN if key in config.given]
+    if given:
+        instead = "; ".join(f"{key}: {FORBIDDEN[key]}" for key in given)
+        raise InvalidArgument(
+            f"{', '.join(given)} cannot be set when group.protocol=consumer: the broker owns"
+            f" them under this protocol (instead, {instead})"
+        )
 
 
 def new_member_id() -> str:
