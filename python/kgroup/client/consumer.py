@@ -311,8 +311,10 @@ class Consumer:
         on_revoke: Callback | None = None,
         on_lost: Callback | None = None,
     ) -> None:
-        """Join ``group.id`` consuming ``topics`` (a name starting with ``^`` is a regex).
-        Callbacks are called as ``cb(consumer, partitions)`` from inside poll()/consume()."""
+        """Join ``group.id`` consuming ``topics`` (a name starting with ``^`` is a regex, fully
+        matched: matched here with Python's ``re`` under the classic protocol, sent to the
+        broker, RE2 syntax, under ``group.protocol=consumer``). Callbacks are called as
+        ``cb(consumer, partitions)`` from inside poll()/consume()."""
         self._check()
         if self._membership is None:
             raise InvalidArgument("subscribe() needs group.id")
