@@ -20,7 +20,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.consumer_protocol import FAST, Member, group_name, poll_all, quiet, values
+from support.consumer_protocol import (
+    FAST,
+    PARTITIONS,
+    Member,
+    group_name,
+    poll_all,
+    quiet,
+    split_then_take_back,
+    values,
+)
 from support.consumers import create_topic, produce
 from support.kgroup_broker import run_broker
 from support.wire import read_frame
@@ -29,8 +38,6 @@ from kgroup import protocol
 from kgroup.broker import Broker
 
 pytestmark = pytest.mark.network
-
-PARTITIONS = 4
 
 
 @pytest.fixture(scope="module")
@@ -63,42 +70,9 @@ def test_one_member_takes_every_partition_and_consumes_every_record(broker: Brok
 
 def test_two_members_split_then_one_takes_everything_back(broker: Broker) -> None:
     bootstrap = broker.bootstrap_servers
-    topic = create_topic(bootstrap, PARTITIONS)
-    group = group_name()
-    first = values("first", 200)
-    produce(bootstrap, topic, first, PARTITIONS)
-    members: list[Member] = []
-    a = Member(bootstrap, topic, group, members, "confluent")
-    try:
-        poll_all(members, lambda: len(a.owned) == PARTITIONS, "the first member's assignment")
-        b = Member(bootstrap, topic, group, members, "confluent")
-        # uniform splits four partitions 2/2; a's revocation comes before b's assignment.
-        poll_all(
-            members,
-            lambda: len(a.owned) == 2 and len(b.owned) == 2,
-            "a 2/2 split",
-        )
-        assert a.owned.isdisjoint(b.owned)
-        describe_as_split(bootstrap, group)
-        second = values("second", 200)
-        produce(bootstrap, topic, second, PARTITIONS)
-        sent = first + second
-        poll_all(members, lambda: len(a.seen) + len(b.seen) >= len(sent), "every record")
-        # A little longer: a record seen twice would show now.
-        quiet(members)
-        assert sorted(a.seen + b.seen) == sorted(sent), "every record exactly once"
-        assert b.seen, "the second member consumed its partitions' new records"
-
-        # b leaves (epoch -1): a gets all four back.
-        b.close()
-        poll_all(members, lambda: len(a.owned) == PARTITIONS, "the partitions back")
-        third = values("third", 100)
-        produce(bootstrap, topic, third, PARTITIONS)
-        poll_all(members, lambda: len(a.seen) + len(b.seen) >= len(sent + third), "the rest")
-        assert sorted(a.seen + b.seen) == sorted(sent + third)
-    finally:
-        for m in list(members):
-            m.close()
+    split_then_take_back(
+        bootstrap, "confluent", while_split=lambda group: describe_as_split(bootstrap, group)
+    )
 
 
 def describe_as_split(bootstrap: str, group: str) -> None:

@@ -21,7 +21,16 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import pytest
-from support.consumer_protocol import FAST, Member, group_name, poll_all, quiet, values
+from support.consumer_protocol import (
+    FAST,
+    PARTITIONS,
+    Member,
+    group_name,
+    poll_all,
+    quiet,
+    split_then_take_back,
+    values,
+)
 from support.consumers import create_topic, produce
 from support.kgroup_broker import BrokerProcess, run_broker
 
@@ -37,13 +46,24 @@ from kgroup.errors import (
 
 pytestmark = pytest.mark.network
 
-PARTITIONS = 4
-
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     with run_broker(tmp_path_factory.mktemp("kip848-client"), FAST) as b:
         yield b
+
+
+class Peer(NamedTuple):
+    name: str  # "kgroup" or "kafka"
+    bootstrap: str
+
+
+@pytest.fixture(params=["kgroup", pytest.param("kafka", marks=pytest.mark.slow)])
+def peer(request: pytest.FixtureRequest) -> Peer:
+    """kgroup's broker, then Apache Kafka 4.4."""
+    if request.param == "kafka":
+        return Peer("kafka", request.getfixturevalue("kafka"))
+    return Peer("kgroup", request.getfixturevalue("broker").bootstrap_servers)
 
 
 # -- without a broker --------------------------------------------------------------------------
@@ -124,36 +144,6 @@ def test_one_member_takes_every_partition_and_consumes_every_record(broker: Brok
         assert meta.member_id == a.consumer.memberid() and len(meta.member_id) == 22
     finally:
         a.close()
-
-
-def test_two_members_split_exactly_once_then_one_takes_everything_back(broker: Broker) -> None:
-    bootstrap = broker.bootstrap_servers
-    topic = create_topic(bootstrap, PARTITIONS)
-    group = group_name()
-    first = values("first", 200)
-    produce(bootstrap, topic, first, PARTITIONS)
-    members: list[Member] = []
-    a = Member(bootstrap, topic, group, members)
-    try:
-        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a owning everything")
-        b = Member(bootstrap, topic, group, members, **{"group.remote.assignor": "uniform"})
-        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a 2/2 split")
-        second = values("second", 200)
-        produce(bootstrap, topic, second, PARTITIONS)
-        poll_all(members, lambda: len(a.seen) + len(b.seen) >= 400, "every record")
-        quiet(members)
-        assert sorted(a.seen + b.seen) == sorted(first + second), "every record exactly once"
-        assert a.owned.isdisjoint(b.owned)
-        b.close()
-        third = values("third", 100)
-        produce(bootstrap, topic, third, PARTITIONS)
-        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a taking b's partitions back")
-        poll_all(members, lambda: len(a.seen) + len(b.seen) >= 500, "the third batch")
-        quiet(members)
-        assert sorted(a.seen + b.seen) == sorted(first + second + third)
-    finally:
-        for m in list(members):
-            m.close()
 
 
 def test_committed_offsets_reach_the_next_member(broker: Broker) -> None:
@@ -331,7 +321,7 @@ def test_a_broker_without_the_consumer_protocol_is_fatal(tmp_path: Any) -> None:
             c.close()
 
 
-# -- against Apache Kafka 4.4 ------------------------------------------------------------------
+# -- Apache Kafka 4.4 --------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -355,42 +345,16 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield c.bootstrap
 
 
-@pytest.mark.slow
-def test_the_same_client_splits_a_group_on_apache_kafka(kafka: str) -> None:
-    topic = create_topic(kafka, PARTITIONS)
-    group = group_name()
-    sent = values("kafka", 200)
-    produce(kafka, topic, sent, PARTITIONS)
-    members: list[Member] = []
-    try:
-        a = Member(kafka, topic, group, members)
-        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a owning everything", 60)
-        b = Member(kafka, topic, group, members)
-        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a 2/2 split", 60)
-        poll_all(members, lambda: len(a.seen) + len(b.seen) >= 200, "every record", 60)
-        quiet(members)
-        assert sorted(a.seen + b.seen) == sorted(sent)
-        b.close()
-        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a taking everything back", 60)
-    finally:
-        for m in list(members):
-            m.close()
+# -- on both brokers (``peer``) ----------------------------------------------------------------
 
 
-# -- static members, stale epochs and broker-side patterns, on both brokers --------------------
-
-
-class Peer(NamedTuple):
-    name: str  # "kgroup" or "kafka"
-    bootstrap: str
-
-
-@pytest.fixture(params=["kgroup", pytest.param("kafka", marks=pytest.mark.slow)])
-def peer(request: pytest.FixtureRequest) -> Peer:
-    """kgroup's broker, then Apache Kafka 4.4."""
-    if request.param == "kafka":
-        return Peer("kafka", request.getfixturevalue("kafka"))
-    return Peer("kgroup", request.getfixturevalue("broker").bootstrap_servers)
+def test_two_members_split_exactly_once_then_one_takes_everything_back(peer: Peer) -> None:
+    split_then_take_back(
+        peer.bootstrap,
+        "kgroup",
+        timeout=60 if peer.name == "kafka" else 30,
+        **{"group.remote.assignor": "uniform"},
+    )
 
 
 def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(

@@ -13,6 +13,8 @@ from typing import Any
 
 from support.consumers import commit_after
 
+#: PARTITIONS is the partition count of the scenarios' topics.
+PARTITIONS = 4
 #: FAST are the broker's consumer-protocol timings for tests: Kafka's minimums (45 s sessions,
 #: 5 s heartbeats) lowered so that members heartbeat every 100 ms and a rebalance takes a few
 #: hundred milliseconds.
@@ -131,3 +133,51 @@ def values(prefix: str, n: int) -> list[bytes]:
 def group_name(prefix: str = "kip848") -> str:
     """group_name is a new group id."""
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def split_then_take_back(
+    bootstrap: str,
+    kind: str,
+    *,
+    while_split: Callable[[str], None] | None = None,
+    timeout: float = 30,
+    **b_config: Any,
+) -> None:
+    """split_then_take_back is the two-member scenario of a consumer-protocol group, on a new
+    topic of :data:`PARTITIONS` partitions: member a takes every partition; b joins (with
+    ``b_config``) and the broker's ``uniform`` assignor splits them 2/2, a's revocation before
+    b's assignment (each :class:`Member` checks it at every assignment); ``while_split(group)``
+    runs then; the records produced meanwhile are consumed exactly once; b leaves (epoch -1),
+    a takes everything back and consumes the rest, again exactly once. ``kind`` is both
+    members' client; ``timeout`` bounds each wait."""
+    from support.consumers import create_topic, produce
+
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = group_name()
+    first = values("first", 200)
+    produce(bootstrap, topic, first, PARTITIONS)
+    members: list[Member] = []
+    try:
+        a = Member(bootstrap, topic, group, members, kind)
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a owning everything", timeout)
+        b = Member(bootstrap, topic, group, members, kind, **b_config)
+        poll_all(members, lambda: len(a.owned) == 2 and len(b.owned) == 2, "a 2/2 split", timeout)
+        assert a.owned.isdisjoint(b.owned)
+        if while_split is not None:
+            while_split(group)
+        second = values("second", 200)
+        produce(bootstrap, topic, second, PARTITIONS)
+        poll_all(members, lambda: len(a.seen + b.seen) >= 400, "every record", timeout)
+        quiet(members)
+        assert sorted(a.seen + b.seen) == sorted(first + second), "every record exactly once"
+        assert b.seen, "the second member consumed its partitions' records"
+        b.close()
+        poll_all(members, lambda: len(a.owned) == PARTITIONS, "a taking everything back", timeout)
+        third = values("third", 100)
+        produce(bootstrap, topic, third, PARTITIONS)
+        poll_all(members, lambda: len(a.seen + b.seen) >= 500, "the third batch", timeout)
+        quiet(members)
+        assert sorted(a.seen + b.seen) == sorted(first + second + third)
+    finally:
+        for m in list(members):
+            m.close()
