@@ -35,8 +35,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from support.differential import Answer, Differential, Peer, create_topic, new_name, wait_until
+from support.differential import (
+    NO_ID,
+    Answer,
+    Differential,
+    Peer,
+    create_topic,
+    new_name,
+    wait_until,
+)
 
+from kgroup.group import partition_for
 from kgroup.protocol import ApiKey
 
 pytestmark = [pytest.mark.network, pytest.mark.usefixtures("coordinators")]
@@ -68,15 +77,13 @@ def read_answer(peer: Peer, body: Any) -> Any:
         return out
     if not isinstance(body, dict):
         return body
+    names = {
+        str(i): n[len("topic_id:") :] for n, i in peer.vars.items() if n.startswith("topic_id:")
+    }
     out = {}
     for k, v in body.items():
-        if k == "topic_id":
-            names = {
-                str(i): n[len("topic_id:") :]
-                for n, i in peer.vars.items()
-                if n.startswith("topic_id:")
-            }
-            out["topic"] = names.get(str(v), f"<unknown topic id {v}>")
+        if k == "topic_id" and str(v) in names:
+            out["topic"] = names[str(v)]
         elif k == "partitions" and isinstance(v, list) and all(isinstance(x, int) for x in v):
             out[k] = sorted(v)
         elif k == "subscribed_topic_names" and isinstance(v, list):
@@ -136,6 +143,7 @@ class ConsumerGroup:
         regex: str | None = None,
         assignor: str | None = None,
         instance: str | None = None,
+        rack: str | None = None,
         rebalance_timeout_ms: int = -1,
         owned: Any = OWNED_AS_ASSIGNED,
         member_id: str | None = None,
@@ -169,7 +177,7 @@ class ConsumerGroup:
                 else member_id,
                 "member_epoch": e,
                 "instance_id": instance,
-                "rack_id": None,
+                "rack_id": rack,
                 "rebalance_timeout_ms": rebalance_timeout_ms,
                 "subscribed_topic_names": None if topics is None else list(topics),
                 "subscribed_topic_regex": regex,
@@ -371,11 +379,124 @@ def test_requests_the_coordinator_refuses(diff: Differential) -> None:
     g.join("m2", [topic], assignor="nope", expect=lambda b: b.error_code == UNSUPPORTED_ASSIGNOR)
     g.join("m3", None, regex="[", expect=lambda b: b.error_code == INVALID_REGULAR_EXPRESSION)
     g.join("m4", [topic], instance="", expect=invalid)
+    g.join("m4", [topic], rack="", expect=invalid)
     g.heartbeat("m6", 5, expect=lambda b: b.error_code == UNKNOWN_MEMBER_ID)
+    g.join("m7", [topic], expect=lambda b: b.error_code == 0)
+    g.leave("m7", -2, expect=invalid)  # -2 needs an instance id
+    g.heartbeat("m7", -3, expect=invalid)
+    g.heartbeat("m7", 1, member_id="", version=0, expect=invalid)  # an epoch needs an id
+    g.heartbeat("m7", expect=lambda b: b.error_code == 0)
     other = ConsumerGroup(diff, group="")
     other.join("m1", [topic], expect=invalid)
     g.describe()
-    g.describe(new_name("none"))
+    g.describe(new_name("none"), "", g.group)
+    diff.request(
+        DESCRIBE, 1, {"group_ids": [g.group], "include_authorized_operations": True}, "admin"
+    )
+
+
+def test_topics_that_come_and_go(diff: Differential) -> None:
+    """Subscriptions to topics that do not exist yet, one named twice, and a topic deleted:
+    each change reaches the members at their next heartbeats."""
+    a = create_topic(diff, 3)
+    later = new_name("t")
+    g = ConsumerGroup(diff)
+    g.join("m1", [a, later, a])
+    g.join("m2", [later])
+    for m in ("m1", "m2", "m1", "m2"):
+        g.heartbeat(m)
+    g.describe()
+    create_topic(diff, 4, name=later)
+    for m in ("m1", "m2", "m1", "m2", "m1", "m2"):
+        g.heartbeat(m)
+    g.describe()
+    assert sorted(i for m in ("m1", "m2") for i in assigned(diff.peers[0], m).get(later, [])) == [
+        0,
+        1,
+        2,
+        3,
+    ]
+    diff.request(
+        ApiKey.DELETE_TOPICS,
+        6,
+        {"topics": [{"name": a, "topic_id": NO_ID}], "timeout_ms": 10_000},
+        conn="admin",
+    )
+    for p in diff.peers:
+        wait_until(lambda p=p: not topic_known(p, a))
+    kafka_coordinator_sees(diff, g.group, a, 0)
+    for m in ("m1", "m2", "m1", "m2"):
+        g.heartbeat(m)
+    g.describe()
+    assert a not in assigned(diff.peers[0], "m1")
+
+
+def kafka_coordinator_sees(d: Differential, group: str, topic: str, partitions: int) -> None:
+    """Wait until Kafka's coordinator of ``group`` knows ``topic`` with ``partitions`` partitions
+    (0: deleted). It learns a topic change from the metadata log, some hundreds of milliseconds
+    after Metadata shows it, while kgroup's coordinator has it at once. Asks a probe group of
+    the same ``__consumer_offsets`` partition: a member alone there is given every partition
+    the coordinator knows."""
+    want = partition_for(group)
+    n = 0
+    while partition_for(probe := f"{group}-probe-{n}") != want:
+        n += 1
+    kafka = d.peers[1]
+    w = kafka.conn("probe")
+
+    def sees() -> bool:
+        body = {
+            "group_id": probe,
+            "member_id": str(uuid.uuid4()),
+            "member_epoch": 0,
+            "instance_id": None,
+            "rack_id": None,
+            "rebalance_timeout_ms": 30_000,
+            "subscribed_topic_names": [topic],
+            "subscribed_topic_regex": None,
+            "server_assignor": "range",
+            "topic_partitions": [],
+        }
+        r = w.request(HEARTBEAT, 1, body).body
+        assert r.error_code == 0, r.to_dict()
+        w.request(HEARTBEAT, 1, {**body, "member_epoch": -1, "topic_partitions": None})
+        got = sum(len(t.partitions) for t in r.assignment.topic_partitions)
+        return got == partitions
+
+    wait_until(sees)
+
+
+def topic_known(peer: Peer, topic: str) -> bool:
+    w = peer.conn("metadata")
+    body = {"topics": [{"topic_id": NO_ID, "name": topic}], "allow_auto_topic_creation": False}
+    return w.request(ApiKey.METADATA, 12, body).body.topics[0].error_code == 0
+
+
+def test_a_member_leaving_with_partitions_pending_revocation(diff: Differential) -> None:
+    topic = create_topic(diff, 4)
+    g = ConsumerGroup(diff)
+    g.join("m1", [topic])
+    g.join("m2", [topic])
+    g.join("m3", [topic])
+    g.describe()
+    # m1 owns all four and must give three of them up; it leaves instead, still owning them.
+    g.heartbeat("m1", owned={topic: [0, 1, 2, 3]})
+    g.describe()
+    g.leave("m1")
+    for m in ("m2", "m3", "m2", "m3"):
+        g.heartbeat(m)
+    g.describe()
+    # A static member that leaves for a while (-2) and comes back with another subscription.
+    b = create_topic(diff, 2)
+    g.join("s1", [topic], instance="i1")
+    for m in ("m2", "m3", "s1", "m2", "m3", "s1"):
+        g.heartbeat(m)
+    g.leave("s1", -2, instance="i1")
+    g.describe()
+    g.join("s1b", [topic, b], instance="i1")
+    for m in ("m2", "m3", "s1b", "m2", "m3", "s1b"):
+        g.heartbeat(m)
+    g.describe()
 
 
 def test_v0_member_ids_come_from_the_coordinator(diff: Differential) -> None:
@@ -422,12 +543,7 @@ def test_a_subscription_change_and_new_partitions_reach_the_member(diff: Differe
         },
         conn="admin",
     )
-    # Kafka's coordinator learns the new partitions from its metadata log, some milliseconds
-    # after the answer: wait until both brokers' metadata has them.
-    from support.differential import leaders_known
-
-    for p in diff.peers:
-        wait_until(lambda p=p: leaders_known(p, b, 5))
+    kafka_coordinator_sees(diff, g.group, b, 5)
     for m in ("m1", "m2", "m1", "m2", "m1", "m2"):
         g.heartbeat(m)
     g.describe()
