@@ -30,6 +30,7 @@ within a test (45 s and 30 s).
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -39,6 +40,7 @@ from support.differential import (
     NO_ID,
     Answer,
     Differential,
+    Members,
     Peer,
     create_topic,
     new_name,
@@ -554,3 +556,92 @@ def test_a_subscription_change_and_new_partitions_reach_the_member(diff: Differe
         3,
         4,
     ]
+
+
+def test_assignors_empty_subscriptions_and_a_rebalance_timeout(diff: Differential) -> None:
+    topic = create_topic(diff, 3)
+    g = ConsumerGroup(diff)
+    g.join("m1", [topic], assignor="range")
+    g.join("m2", [], assignor="range")  # in the group, subscribed to nothing
+    g.heartbeat("m1")
+    g.describe()
+    g.join("m3", [topic], assignor="uniform")  # range is still the most used: no new epoch
+    g.heartbeat("m1")
+    g.describe()
+    # m2 moves to uniform, now the most used: the group epoch moves (KAFKA-20434).
+    g.heartbeat("m2", topics=[topic], assignor="uniform")
+    for m in ("m1", "m2", "m3", "m1", "m2", "m3"):
+        g.heartbeat(m)
+    g.describe()
+    # Rejoining at epoch 0 with another subscription and no assignor (uniform stays).
+    g.join("m2", [topic], assignor=None)
+    for m in ("m1", "m2", "m3", "m1", "m2", "m3"):
+        g.heartbeat(m)
+    g.describe()
+
+    # A member that never revokes within its rebalance timeout is fenced out of the group.
+    h = ConsumerGroup(diff)
+    h.join("s1", [topic], rebalance_timeout_ms=500)
+    h.join("s2", [topic])
+    h.heartbeat("s1", owned={topic: [0, 1, 2]})  # told to give partitions up; it does not
+    h.describe()
+    time.sleep(1.2)
+    h.heartbeat("s1", owned={topic: [0, 1, 2]})
+    h.heartbeat("s2")
+    h.describe()
+
+
+def test_describe_a_classic_group(diff: Differential) -> None:
+    g = Members(diff)
+    g.new_member("c1")
+    g.join("c1")
+    g.joined("c1")
+    ConsumerGroup(diff, group=g.group).describe()
+
+
+def test_a_tie_between_assignors(diff: Differential) -> None:
+    """Two members, one per assignor: Kafka 4.4 bumps the group epoch at every heartbeat of one
+    of them (its ConsumerGroup.computePreferredServerAssignor breaks the tie in a HashMap's
+    order, preferredServerAssignor in the TimelineHashMap's, so the preferred assignor
+    "changes" each time: a bug of KAFKA-20434's check); kgroup keeps the group at its epoch
+    (docs/kafka-differences.md). Checked on each broker alone."""
+    topic = create_topic(diff, 3)
+    group = new_name("cg")
+    ConsumerGroup(diff, group=group)
+    epochs = []
+    for p in diff.peers:
+        w = p.conn("tie")
+
+        def beat(member: str, epoch: int, w: Any = w, **kw: Any) -> Any:
+            body = {
+                "group_id": group,
+                "member_id": member,
+                "member_epoch": epoch,
+                "instance_id": None,
+                "rack_id": None,
+                "rebalance_timeout_ms": -1,
+                "subscribed_topic_names": None,
+                "subscribed_topic_regex": None,
+                "server_assignor": None,
+                "topic_partitions": None,
+                **kw,
+            }
+            r = w.request(HEARTBEAT, 1, body).body
+            assert r.error_code == 0, r.to_dict()
+            return r
+
+        full = {"rebalance_timeout_ms": 30_000, "topic_partitions": []}
+        a, b = str(uuid.uuid4()), str(uuid.uuid4())
+        first = beat(a, 0, subscribed_topic_names=[topic], server_assignor="range", **full)
+        second = beat(b, 0, subscribed_topic_names=[topic], server_assignor="uniform", **full)
+        for m, e in ((a, first.member_epoch), (b, second.member_epoch)):
+            for _ in range(3):
+                e = beat(m, e).member_epoch
+        d = w.request(
+            DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False}
+        ).body.groups[0]
+        epochs.append((second.member_epoch, d.group_epoch))
+        assert d.assignor_name == "uniform", p.name
+    (kg_joined, kg_group), (ka_joined, ka_group) = epochs
+    assert kg_group == kg_joined, "kgroup: no epoch after the second member's"
+    assert ka_group > ka_joined + 1, "Kafka 4.4: the epoch moves on with the heartbeats"
