@@ -300,6 +300,10 @@ def test_fenced_and_unknown_members_and_a_rejoin_at_epoch_0(diff: Differential) 
     g.heartbeat("m1", lambda e: e - 1, owned={topic: [0, 1, 2, 3]}, expect=fenced)
     g.heartbeat("m1", lambda e: e + 1, expect=fenced)
     g.heartbeat("m1", expect=epoch_is(2))  # still in the group
+    # Reporting more than its assignment (m2's partitions too) at its epoch changes nothing.
+    g.heartbeat("m1", owned={topic: [0, 1, 2, 3]})
+    g.heartbeat("m2")
+    g.describe()
     g.heartbeat(
         "m1", member_id=str(uuid.uuid4()), expect=lambda b: b.error_code == UNKNOWN_MEMBER_ID
     )
@@ -375,6 +379,7 @@ def test_requests_the_coordinator_refuses(diff: Differential) -> None:
     g.join("m1", [topic], rebalance_timeout_ms=-1, expect=invalid)
     g.join("m1", None, expect=invalid)  # no subscription
     g.join("m1", [topic], owned=None, expect=invalid)  # topic_partitions null
+    g.join("m1", [topic], owned={topic: [0]}, expect=invalid)  # owns before joining
     g.join("m1", [topic], member_id="", expect=invalid)  # v1: the client makes up its id
     g.heartbeat("m1", 0, topics=[topic], rebalance_timeout_ms=30_000, owned={}, version=1)
     g.leave("m1")
@@ -645,3 +650,31 @@ def test_a_tie_between_assignors(diff: Differential) -> None:
     (kg_joined, kg_group), (ka_joined, ka_group) = epochs
     assert kg_group == kg_joined, "kgroup: no epoch after the second member's"
     assert ka_group > ka_joined + 1, "Kafka 4.4: the epoch moves on with the heartbeats"
+
+
+def test_static_members_rejoining_in_other_ways(diff: Differential) -> None:
+    topic = create_topic(diff, 4)
+    g = ConsumerGroup(diff)
+    g.join("s1", [topic], instance="i1", rack="r1")
+    g.join("s2", [topic], instance="i2")
+    for m in ("s1", "s2", "s1", "s2"):
+        g.heartbeat(m)
+    g.describe()
+    # Back from -2 under the same member id.
+    g.leave("s1", -2, instance="i1")
+    g.join("s1", [topic], instance="i1", rack="r1")
+    g.describe()
+    # -2 while its partitions are still being handed over, then a new id.
+    g.join("m3", [topic])
+    g.leave("s2", -2, instance="i2")
+    g.describe()
+    g.join("s2b", [topic], instance="i2")
+    for m in ("s1", "s2b", "m3", "s1", "s2b", "m3"):
+        g.heartbeat(m)
+    g.describe()
+    # Gone for good (-1): the instance id is free, a new member takes it afresh.
+    g.leave("s1", -1, instance="i1")
+    g.join("s1c", [topic], instance="i1")
+    for m in ("s2b", "m3", "s1c", "s2b", "m3", "s1c"):
+        g.heartbeat(m)
+    g.describe()
