@@ -114,8 +114,8 @@ impl Coordinator {
             client_id: text(&m.client_id),
             client_host: text(&m.client_host),
             subscribed_topic_names: m.subscribed_topic_names.iter().map(|n| text(n)).collect(),
-            subscribed_topic_regex: (!m.subscribed_topic_regex.is_empty())
-                .then(|| text(&m.subscribed_topic_regex)),
+            // "" without a regex, not null: Kafka's ConsumerGroupMember starts from "".
+            subscribed_topic_regex: Some(text(&m.subscribed_topic_regex)),
             assignment: self.describe_assignment(&owned),
             target_assignment: self.describe_assignment(target),
             member_type: if m.classic_member_metadata.is_some() {
