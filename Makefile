@@ -17,7 +17,7 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python test-spark-compat test-compat bench bench-kafka lint fmt \
-	build build-bench venv clean fuzz kafka-ref generate
+	build build-bench venv clean fuzz kafka-ref generate bench-848
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -92,6 +92,15 @@ bench-kafka: build kafka-ref
 	KGROUP_BENCH_SPARK_ROWS=$${KGROUP_BENCH_SPARK_ROWS:-10000000} $(PY) -m pytest -q \
 		$(BENCH_KAFKA) -o python_files='bench_*.py' -p no:cacheprovider --benchmark-only \
 		--benchmark-columns=min,median,rounds --benchmark-sort=name
+	uptime
+
+# KIP-848's consumer protocol beside the classic one, kgroup beside Apache Kafka 4.4 (issue 21's
+# benchmarks, bench/bench_consumer_protocol.py), one run; the load average prints around it.
+bench-848: build kafka-ref
+	uptime
+	$(PY) -m pytest -q bench/bench_consumer_protocol.py -o python_files='bench_*.py' \
+		-p no:cacheprovider --benchmark-only --benchmark-columns=min,median,rounds \
+		--benchmark-sort=name
 	uptime
 
 lint: build

@@ -41,17 +41,19 @@ def side_by_side(
     results: dict[str, dict[str, float]],
     lower_is_better: Callable[[str], bool],
     compared: Callable[[str], bool] = lambda what: True,
+    names: list[str] | None = None,
 ) -> list[str]:
     """side_by_side lays out ``results`` (by server, then by figure) as a table: one column
-    per server of SERVERS, then kgroup's ratio to each other server, oriented so that above 1
-    means kgroup is ahead (for a time or a size, the other's figure over kgroup's); figures
-    for which ``compared`` is false (the harness's own readings) get no ratio."""
-    names = [n for n in SERVERS if n in results]
+    per server of ``names`` (SERVERS unless given), then kgroup's ratio to each other server,
+    oriented so that above 1 means kgroup is ahead (for a time or a size, the other's figure
+    over kgroup's); figures for which ``compared`` is false (the harness's own readings) get
+    no ratio."""
+    names = [n for n in (SERVERS if names is None else names) if n in results]
     others = [n for n in names if n != "kgroup"]
     whats = list(dict.fromkeys(w for n in names for w in results[n]))
     width = max([len(w) for w in whats] + [10])
     head = f"  {'':<{width}}" + "".join(f"{n:>12}" for n in names)
-    head += "".join(f"{'vs ' + n:>12}" for n in others if "kgroup" in names)
+    head += "".join(f"{'vs ' + n:>12} " for n in others if "kgroup" in names)
     lines = [head]
     for w in whats:
         row = f"  {w:<{width}}"
@@ -62,10 +64,10 @@ def side_by_side(
         for n in others:
             v = results[n].get(w)
             if k is None or v is None or not k or not v or not compared(w):
-                row += f"{'-':>12}"
+                row += f"{'-':>12} "
             else:
                 ratio = v / k if lower_is_better(w) else k / v
-                row += f"{ratio:11.2f}x"
+                row += f"{ratio:11.2f}x "
         lines.append(row)
     lines.append(
         "  (ratios: kgroup against each; above 1x kgroup is ahead, below 1x behind; "
