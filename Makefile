@@ -50,11 +50,14 @@ $(STAMPS)/kafka-ref: tests/support/kafka_ref/pom.xml tests/support/kafka_ref/spe
 # librdkafka's own integration tests (v2.15.0's C test programs) against a kgroup broker that
 # scripts/librdkafka/run.py starts, with Kafka's default group settings and with
 # group.initial.rebalance.delay.ms=0: over an hour, so not in `make test` nor .ci/run.
-# RDK_SRC: the built source tree (scripts/librdkafka/README.md); COMPAT_TESTS: some programs only.
+# RDK_SRC: the built source tree (scripts/librdkafka/README.md); COMPAT_TESTS: some programs only;
+# PROTOCOL=consumer: the group programs with KIP-848's consumer protocol (consumer.txt), delay 0.
 RDK_SRC ?= $(or $(TMPDIR),/tmp)/rdk/src
 COMPAT_TESTS ?=
+PROTOCOL ?= classic
 test-compat: build kafka-ref
-	RDK_SRC=$(RDK_SRC) COMPAT_TESTS="$(COMPAT_TESTS)" $(PY) scripts/librdkafka/run.py
+	RDK_SRC=$(RDK_SRC) COMPAT_TESTS="$(COMPAT_TESTS)" $(PY) scripts/librdkafka/run.py \
+		--protocol $(PROTOCOL)
 
 # tests/spark on an older Spark than .venv's: by default the newest 4.0 release, the oldest that
 # pyproject's [spark] extra allows (`make test-spark-compat SPARK=4.1` for another). Its own

@@ -2,6 +2,7 @@
 """librdkafka's own integration tests against kgroup's broker (``make test-compat``).
 
     .venv/bin/python scripts/librdkafka/run.py [--src DIR] [--tests "0011 0055"] [--delays 0]
+        [--protocol consumer]
 
 For each group setting (``default``: Kafka's group.initial.rebalance.delay.ms of 3 s, which the
 suite assumes; ``0``: groups form at once) it starts a kgroup broker of its own in a process
@@ -14,6 +15,12 @@ the broker. One line per program, a summary per setting; the logs, the broker's 
 ``--src`` (``RDK_SRC``) is librdkafka v2.15.0's source tree with its test programs built as
 README.md beside this file says; the test list is tests.txt beside it (``n/a`` programs are run
 only when named).
+
+``--protocol consumer`` (``COMPAT_PROTOCOL``) runs the programs that use a consumer group with
+KIP-848's consumer protocol (librdkafka's ``TEST_CONSUMER_GROUP_PROTOCOL=consumer``, with
+``TEST_KAFKA_VERSION=4.1.0`` so that its tests take the broker for one that speaks it): their list
+and expectations are consumer.txt beside this file, and the group setting is a delay of 0 unless
+``--delays`` says otherwise (consumer groups have no initial delay).
 """
 
 from __future__ import annotations
@@ -89,18 +96,37 @@ def kafka_path(out: Path) -> Path:
     return bin_dir.parent
 
 
-def run_program(src: Path, out: Path, bootstrap: str, p: Program, timeout: int) -> tuple[bool, str]:
+#: PROTOCOLS are, for each group protocol, its program list and the environment of librdkafka's
+#: test runner (TEST_KAFKA_VERSION is the default: the caller's environment wins).
+PROTOCOLS = {
+    "classic": ("tests.txt", {"TEST_KAFKA_VERSION": "3.9.0"}),
+    "consumer": (
+        "consumer.txt",
+        {"TEST_KAFKA_VERSION": "4.1.0", "TEST_CONSUMER_GROUP_PROTOCOL": "consumer"},
+    ),
+}
+
+
+def run_program(
+    src: Path, out: Path, bootstrap: str, p: Program, timeout: int, protocol: str = "classic"
+) -> tuple[bool, str]:
     """Run one test program (each of its sub-test selections in turn); whether it passed, and
     why not."""
     conf = out / "test.conf"
     conf.write_text(f"bootstrap.servers={bootstrap}\ntest.topic.random=true\n")
+    runner_env = dict(PROTOCOLS[protocol][1])
+    runner_env["TEST_KAFKA_VERSION"] = os.environ.get(
+        "TEST_KAFKA_VERSION", runner_env["TEST_KAFKA_VERSION"]
+    )
     env = dict(
         os.environ,
         RDKAFKA_TEST_CONF=str(conf),
-        TEST_KAFKA_VERSION=os.environ.get("TEST_KAFKA_VERSION", "3.9.0"),
         TESTS=p.number,  # through the environment: the runner frees argv
         LD_LIBRARY_PATH="../src:../src-cpp",
+        **runner_env,
     )
+    if protocol == "classic":
+        env.pop("TEST_CONSUMER_GROUP_PROTOCOL", None)
     if "kafka-tools" in p.note:
         env.update(KAFKA_PATH=str(kafka_path(out)), BROKERS=bootstrap)
     reasons = []
@@ -136,7 +162,7 @@ def run_program(src: Path, out: Path, bootstrap: str, p: Program, timeout: int) 
 
 
 def run_setting(
-    src: Path, out: Path, delay: str, programs: list[Program], timeout: int
+    src: Path, out: Path, delay: str, programs: list[Program], timeout: int, protocol: str
 ) -> list[tuple[Program, bool, str, float]]:
     config = dict(BROKER)
     if delay != "default":
@@ -147,10 +173,13 @@ def run_setting(
         broker = BrokerProcess(Path(tmp) / "data", config)
         try:
             broker.start()
-            print(f"== group.initial.rebalance.delay.ms={delay}: broker {broker.bootstrap}")
+            print(
+                f"== group.protocol={protocol}, group.initial.rebalance.delay.ms={delay}: "
+                f"broker {broker.bootstrap}"
+            )
             for p in programs:
                 started = time.monotonic()
-                ok, why = run_program(src, out, broker.bootstrap, p, timeout)
+                ok, why = run_program(src, out, broker.bootstrap, p, timeout, protocol)
                 took = time.monotonic() - started
                 results.append((p, ok, why, took))
                 mark = "pass" if ok else "FAIL"
@@ -172,7 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--src", default=os.environ.get("RDK_SRC") or None)
     parser.add_argument("--tests", default=os.environ.get("COMPAT_TESTS", ""))
-    parser.add_argument("--delays", default="default,0")
+    parser.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOLS),
+        default=os.environ.get("COMPAT_PROTOCOL")
+        or os.environ.get("TEST_CONSUMER_GROUP_PROTOCOL")
+        or "classic",
+    )
+    parser.add_argument("--delays", default=None, help="default: default,0 (consumer: 0)")
     parser.add_argument("--out", default=None)
     parser.add_argument("--timeout", type=int, default=int(os.environ.get("RDK_TIMEOUT", 900)))
     args = parser.parse_args(argv)
@@ -184,21 +220,24 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    listed = read_list(HERE / "tests.txt")
+    list_name = PROTOCOLS[args.protocol][0]
+    delays = args.delays or ("0" if args.protocol == "consumer" else "default,0")
+    listed = read_list(HERE / list_name)
     if args.tests:
         wanted = args.tests.replace(",", " ").split()
         by_number = {p.number: p for p in listed}
         unknown = [n for n in wanted if n not in by_number]
         if unknown:
-            print(f"not in tests.txt: {' '.join(unknown)}", file=sys.stderr)
+            print(f"not in {list_name}: {' '.join(unknown)}", file=sys.stderr)
             return 2
         programs = [by_number[n] for n in wanted]
     else:
         programs = [p for p in listed if p.expect in ("pass", "default")]
     out = Path(args.out or tempfile.mkdtemp(prefix="kgroup-rdk-logs-"))
     failed = []
-    for delay in args.delays.split(","):
-        results = run_setting(src, out / f"delay-{delay}", delay, programs, args.timeout)
+    for delay in delays.split(","):
+        sub = f"delay-{delay}" if args.protocol == "classic" else f"{args.protocol}-delay-{delay}"
+        results = run_setting(src, out / sub, delay, programs, args.timeout, args.protocol)
         passed = sum(ok for _, ok, _, _ in results)
         took = sum(t for *_, t in results)
         print(f"== delay {delay}: {passed} of {len(results)} passed in {took:.0f}s")

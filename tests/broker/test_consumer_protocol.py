@@ -342,3 +342,46 @@ def test_a_regex_subscription_is_resolved_by_the_broker(broker: Broker) -> None:
             assert time.monotonic() < deadline, f"assignment {assigned()} != {want}"
     finally:
         c.close()
+
+
+def test_names_are_assigned_before_a_new_regex(broker: Broker) -> None:
+    """A regex new to the group is resolved after the heartbeat that brings it, as Kafka
+    resolves it off the heartbeat path: a member subscribing with names and a regex is first
+    given the names' partitions, then the regex's at a later heartbeat. librdkafka's own
+    0045_resubscribe_with_regex counts on this order under the consumer protocol."""
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    bootstrap = broker.bootstrap_servers
+    prefix = f"rn{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+    for name, partitions in ((f"{prefix}-a", 2), (f"{prefix}-b", 1), (f"lit-{prefix}", 2)):
+        admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "broker.address.family": "v4",
+            "group.id": group_name(),
+            "group.protocol": "consumer",
+        }
+    )
+    assigns: list[set[tuple[str, int]]] = []
+
+    def on_assign(_: Any, partitions: list[Any]) -> None:
+        if partitions:
+            assigns.append({(tp.topic, tp.partition) for tp in partitions})
+
+    try:
+        c.subscribe([f"^{prefix}-.*", f"lit-{prefix}"], on_assign=on_assign)
+        deadline = time.monotonic() + 20
+        while sum(len(a) for a in assigns) < 5:
+            assert time.monotonic() < deadline, f"assignments {assigns}"
+            c.poll(0.05)
+        assert assigns[0] == {(f"lit-{prefix}", 0), (f"lit-{prefix}", 1)}, assigns
+        assert set().union(*assigns[1:]) == {
+            (f"{prefix}-a", 0),
+            (f"{prefix}-a", 1),
+            (f"{prefix}-b", 0),
+        }
+    finally:
+        c.close()

@@ -400,9 +400,11 @@ impl Coordinator {
             });
             names_changed = updated.subscribed_topic_names != member.subscribed_topic_names;
         }
-        // Regex subscriptions (§4): a regex no member uses any more is tombstoned; a new one is
-        // compiled (INVALID_REGULAR_EXPRESSION) and resolved at once against the topics; every
-        // regex in use is resolved again once the topics have changed.
+        // Regex subscriptions (§4): a regex no member uses any more is tombstoned; one new to the
+        // group is compiled (INVALID_REGULAR_EXPRESSION) and resolved at the group's next
+        // heartbeat, as Kafka resolves it off the heartbeat path and bumps the epoch afterwards
+        // (librdkafka's 0045 counts on the member's names being assigned before its regex's);
+        // every regex in use is resolved again once the topics have changed.
         let topic_version = self.topic_version;
         let prior = match &replaced {
             Some(old) => group.member(old),
@@ -438,39 +440,38 @@ impl Coordinator {
                 });
             }
             if !new_regex.is_empty() {
-                if !resolutions.contains_key(new_regex) {
-                    let re = compile_regex(new_regex)?;
-                    let resolved = ResolvedRegex {
-                        topics: matching_topics(&re, &self.topic_meta),
-                        version: topic_version as i64,
-                        timestamp: now,
-                    };
-                    records.push(ConsumerGroupRecord::RegularExpression {
-                        group: group_id.to_string(),
-                        regex: new_regex.to_string(),
-                        value: Some(resolved.clone()),
-                    });
-                    resolutions.insert(new_regex.to_string(), resolved);
+                if resolutions.contains_key(new_regex) {
+                    regex_bump = true;
+                } else {
+                    compile_regex(new_regex)?;
                 }
-                regex_bump = true;
             } else if !old_regex.is_empty() {
                 // KAFKA-19891 (4.2): dropping a regex bumps the epoch too.
                 regex_bump = true;
             }
         }
-        if !regex_counts.is_empty() && part.regexes_seen != topic_version {
+        // The regex this heartbeat brings to the group waits for the next one.
+        let brought = (regex_changed && !group.subscribed_regexes().contains_key(new_regex))
+            .then_some(new_regex);
+        let unresolved = regex_counts
+            .keys()
+            .any(|r| Some(r.as_str()) != brought && !resolutions.contains_key(r));
+        if !regex_counts.is_empty() && (part.regexes_seen != topic_version || unresolved) {
             refreshed = true;
             for regex in regex_counts.keys() {
-                if regex == new_regex && regex_changed {
+                if Some(regex.as_str()) == brought {
                     continue;
                 }
                 let Ok(re) = compile_regex(regex) else {
                     continue;
                 };
                 let topics = matching_topics(&re, &self.topic_meta);
-                if resolutions.get(regex).map(|r| &r.topics) == Some(&topics) {
+                let old = resolutions.get(regex);
+                if old.map(|r| &r.topics) == Some(&topics) {
                     continue;
                 }
+                // A first resolution that matches nothing changes no assignment.
+                regex_bump |= old.is_some() || !topics.is_empty();
                 let resolved = ResolvedRegex {
                     topics,
                     version: topic_version as i64,
@@ -482,7 +483,6 @@ impl Coordinator {
                     value: Some(resolved.clone()),
                 });
                 resolutions.insert(regex.clone(), resolved);
-                regex_bump = true;
             }
         }
 
