@@ -26,7 +26,6 @@ pub struct Timer {
 
 impl Timer {
     /// is_set tells whether the timer has a deadline.
-    #[cfg(test)]
     pub fn is_set(&self) -> bool {
         self.deadline.is_some()
     }

@@ -129,12 +129,42 @@ pub(crate) fn consumer_group_tombstones<'a>(
     group_id: &str,
     regexes: impl Iterator<Item = &'a String>,
 ) -> Records {
+    consumer_group_tombstones_with_members(group_id, std::iter::empty(), regexes)
+}
+
+/// consumer_group_tombstones_with_members are the tombstones of a consumer group and of its
+/// `members`, in the order of Kafka's createGroupTombstoneRecords: every member's current
+/// assignment, every member's target, the target assignment metadata, every member's
+/// metadata, the resolved regexes, the subscription metadata and the epoch.
+pub(crate) fn consumer_group_tombstones_with_members<'a>(
+    group_id: &str,
+    members: impl Iterator<Item = &'a String> + Clone,
+    regexes: impl Iterator<Item = &'a String>,
+) -> Records {
     use super::consumer::records::ConsumerGroupRecord as R;
     let g = group_id.to_string();
-    let mut recs = vec![R::TargetAssignmentMetadata {
+    let mut recs: Vec<R> = members
+        .clone()
+        .map(|m| R::CurrentMemberAssignment {
+            group: g.clone(),
+            member: m.clone(),
+            value: None,
+        })
+        .collect();
+    recs.extend(members.clone().map(|m| R::TargetAssignmentMember {
+        group: g.clone(),
+        member: m.clone(),
+        value: None,
+    }));
+    recs.push(R::TargetAssignmentMetadata {
         group: g.clone(),
         value: None,
-    }];
+    });
+    recs.extend(members.map(|m| R::MemberMetadata {
+        group: g.clone(),
+        member: m.clone(),
+        value: None,
+    }));
     recs.extend(regexes.map(|r| R::RegularExpression {
         group: g.clone(),
         regex: r.clone(),

@@ -34,6 +34,9 @@ impl Coordinator {
         let Some(g) = self.slot_of(&req.group_id) else {
             return ErrorCode::UnknownMemberId;
         };
+        if self.group(g).consumer.is_some() {
+            return self.classic_heartbeat_to_consumer_group(g, req);
+        }
         let group = self.group(g);
         if group.is(GroupState::Dead) {
             return ErrorCode::CoordinatorNotAvailable;

@@ -52,13 +52,8 @@ impl Coordinator {
         };
         if let Some(part) = self.group(g).consumer.as_deref() {
             if part.group.num_members() > 0 {
-                // Classic members inside a consumer group (KIP-848's migration bridge) are not
-                // served yet.
-                return self.join_error(
-                    token,
-                    &req.member_id,
-                    ErrorCode::InconsistentGroupProtocol,
-                );
+                // A classic member of a consumer group: KIP-848's migration bridge.
+                return self.classic_join_to_consumer_group(token, g, req);
             }
             // An Empty consumer group becomes a classic group (Kafka's offline downgrade): its
             // records are tombstoned, its offsets stay.

@@ -40,6 +40,9 @@ impl Coordinator {
         let Some(g) = self.slot_of(&req.group_id) else {
             return self.sync_error(token, ErrorCode::UnknownMemberId);
         };
+        if self.group(g).consumer.is_some() {
+            return self.classic_sync_to_consumer_group(token, g, req);
+        }
         if let Some(e) = self.validate_sync(g, req) {
             return self.sync_error(token, e);
         }

@@ -12,7 +12,7 @@ use super::group::TargetChange;
 use super::member::{ConsumerMember, MemberState};
 use super::part::{metadata_hash, ConsumerPart, Undo};
 use super::records::{ConsumerGroupRecord, CurrentAssignment, MemberMetadata, ResolvedRegex};
-use super::{reconcile, validate_member_epoch, Reconcile};
+use super::{reconcile, validate_member_epoch, OwnedTopicPartitions, Reconcile};
 use crate::coordinator::appends::Records;
 use crate::errors::{Error, ErrorCode};
 use crate::group::api::{
@@ -50,6 +50,28 @@ pub(crate) fn error_response(e: &Error) -> ConsumerGroupHeartbeatResponse<'stati
         error_message: message.map(Into::into),
         ..Default::default()
     }
+}
+
+/// Step is what [`Coordinator::member_step`] worked out for one member: the records to write,
+/// the member as reconciled, and what the group saw of the topics.
+pub(super) struct Step {
+    pub records: Vec<ConsumerGroupRecord>,
+    pub reconciled: ConsumerMember,
+    /// reconciliation_changed: the member's epoch, state or partitions moved.
+    pub reconciliation_changed: bool,
+    refreshed: bool,
+    new_hash: Option<i64>,
+    bump: bool,
+    topic_version: u64,
+}
+
+/// Slot is how [`Coordinator::consumer_slot`] found the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Existing,
+    Created,
+    OfflineUpgrade,
+    OnlineUpgrade,
 }
 
 fn is_blank(s: &str) -> bool {
@@ -161,15 +183,16 @@ impl Coordinator {
     }
 
     /// consumer_slot is the slot of consumer group `group_id`: GROUP_ID_NOT_FOUND when there
-    /// is none or the group is another type. With `create` (a join) a missing group is made,
-    /// and an Empty classic group becomes a consumer group, its metadata tombstoned into
-    /// `records` (Kafka's offline upgrade; its offsets stay). The bool says the group is new.
+    /// is none or the group is another type. With `create` (a join) a missing group is made;
+    /// an Empty classic group becomes a consumer group, its metadata tombstoned into `records`
+    /// (Kafka's offline upgrade; its offsets stay); a classic group with members is upgraded
+    /// online (§8.2), its conversion's records in `records`. The [`Slot`] says which.
     fn consumer_slot(
         &mut self,
         group_id: &str,
         create: bool,
         records: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>,
-    ) -> Result<(u32, bool), Error> {
+    ) -> Result<(u32, Slot), Error> {
         let Some(s) = self.slot_of(group_id) else {
             if !create {
                 return Err(kafka(
@@ -179,11 +202,11 @@ impl Coordinator {
             }
             let s = self.create_group(group_id);
             self.group_mut(s).consumer = Some(Box::new(ConsumerPart::new(group_id)));
-            return Ok((s, true));
+            return Ok((s, Slot::Created));
         };
         let g = self.group(s);
         if g.consumer.is_some() {
-            return Ok((s, false));
+            return Ok((s, Slot::Existing));
         }
         if create && g.members.is_empty() && g.pending.is_empty() {
             if g.generation > 0 || g.protocol_type.is_some() {
@@ -191,18 +214,11 @@ impl Coordinator {
             }
             let g = self.group_mut(s);
             g.consumer = Some(Box::new(ConsumerPart::new(group_id)));
-            return Ok((s, false));
+            return Ok((s, Slot::OfflineUpgrade));
         }
         if create {
-            // The online upgrade of a classic group with members (reference §8.2) is not served
-            // yet.
-            return Err(kafka(
-                ErrorCode::GroupIdNotFound,
-                format!(
-                    "Cannot upgrade classic group {group_id} to consumer group because the \
-                     online upgrade of a group with members is not supported by this broker."
-                ),
-            ));
+            self.upgrade_classic_group(s, records)?;
+            return Ok((s, Slot::OnlineUpgrade));
         }
         Err(kafka(
             ErrorCode::GroupIdNotFound,
@@ -210,11 +226,11 @@ impl Coordinator {
         ))
     }
 
-    fn part(&self, g: u32) -> &ConsumerPart {
+    pub(super) fn part(&self, g: u32) -> &ConsumerPart {
         self.group(g).consumer.as_deref().expect("a consumer group")
     }
 
-    fn part_mut(&mut self, g: u32) -> &mut ConsumerPart {
+    pub(super) fn part_mut(&mut self, g: u32) -> &mut ConsumerPart {
         self.group_mut(g)
             .consumer
             .as_deref_mut()
@@ -229,10 +245,22 @@ impl Coordinator {
         let group_id: &str = &r.group_id;
         let joining = r.member_epoch == 0;
         let mut raw = Vec::new();
-        let (g, created) = self.consumer_slot(group_id, joining, &mut raw)?;
-        let result = self.consumer_heartbeat_in(token, r, g, raw);
-        if result.is_err() && created && self.part(g).group.num_members() == 0 {
-            self.drop_group(g);
+        let (g, slot) = self.consumer_slot(group_id, joining, &mut raw)?;
+        let result = self.consumer_heartbeat_in(token, r, g, &mut raw);
+        if result.is_err() {
+            match slot {
+                Slot::Created if self.part(g).group.num_members() == 0 => {
+                    self.drop_group(g);
+                }
+                // The Empty classic group is as it was.
+                Slot::OfflineUpgrade if self.part(g).group.num_members() == 0 => {
+                    self.group_mut(g).consumer = None;
+                }
+                // The classic group is gone already (its parked requests were answered):
+                // the conversion is written even though this heartbeat failed.
+                Slot::OnlineUpgrade => self.write_consumer(g, None, raw, Vec::new(), None),
+                _ => {}
+            }
         }
         result
     }
@@ -242,18 +270,12 @@ impl Coordinator {
         token: Token,
         r: &ConsumerGroupHeartbeat<'_>,
         g: u32,
-        mut raw: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        raw: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>,
     ) -> Result<(), Error> {
         let group_id: &str = &r.group_id;
         let joining = r.member_epoch == 0;
         let now = self.runtime.now();
         let max_size = usize::try_from(self.config.consumer_max_size).unwrap_or(usize::MAX);
-        let default_assignor = self
-            .config
-            .consumer_assignors
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "uniform".to_string());
         let owned = r.topic_partitions.as_deref();
         let instance_id = r.instance_id.as_deref();
         let mut records: Vec<ConsumerGroupRecord> = Vec::new();
@@ -316,32 +338,10 @@ impl Coordinator {
                                     ),
                                 ));
                             }
-                            let mut new = old.clone();
-                            new.member_id = member_id.clone();
-                            new.member_epoch = 0;
-                            new.previous_member_epoch = 0;
                             if old.member_id != member_id {
-                                // replaceMember: the old id's tombstones, then the new member.
-                                let old_id = old.member_id.clone();
-                                replaced = Some(old_id.clone());
-                                records.extend(fence_records(group_id, &old_id));
-                                records.push(ConsumerGroupRecord::MemberMetadata {
-                                    group: group_id.to_string(),
-                                    member: member_id.clone(),
-                                    value: Some(MemberMetadata::of(&new)),
-                                });
-                                records.push(ConsumerGroupRecord::TargetAssignmentMember {
-                                    group: group_id.to_string(),
-                                    member: member_id.clone(),
-                                    value: Some(group.target(&old_id).cloned().unwrap_or_default()),
-                                });
-                                records.push(ConsumerGroupRecord::CurrentMemberAssignment {
-                                    group: group_id.to_string(),
-                                    member: member_id.clone(),
-                                    value: Some(CurrentAssignment::of(&new)),
-                                });
+                                replaced = Some(old.member_id.clone());
                             }
-                            new
+                            replace_static_member(group, old, &member_id, &mut records)
                         }
                     }
                 } else {
@@ -391,8 +391,79 @@ impl Coordinator {
         updated.client_host = r.client_host.to_string();
         updated.classic_member_metadata = None;
 
+        let step = self.member_step(g, &member, updated, replaced.as_deref(), records, owned)?;
+        let reconciled = &step.reconciled;
+        let full = r.rebalance_timeout_ms != -1
+            && (r.subscribed_topic_names.is_some() || r.subscribed_topic_regex.is_some())
+            && owned.is_some();
+        let response = ConsumerGroupHeartbeatResponse {
+            member_id: Some(member_id.clone().into()),
+            member_epoch: reconciled.member_epoch,
+            heartbeat_interval_ms: i32::try_from(self.config.consumer_heartbeat_interval_ms)
+                .unwrap_or(i32::MAX),
+            assignment: (joining
+                || full
+                || reconciled.assigned_partitions != member.assigned_partitions)
+                .then(|| response_assignment(&reconciled.assigned_partitions)),
+            ..Default::default()
+        };
+
+        // Apply what changed, then the timers.
+        let undo = self.apply_step(g, &step, replaced.as_deref());
+        let session = self.config.consumer_session_timeout_ms;
+        self.arm_session(g, &member_id, now.saturating_add(session));
+        if step.reconciliation_changed {
+            if reconciled.state == MemberState::UnrevokedPartitions {
+                self.arm_rebalance(
+                    g,
+                    &member_id,
+                    now.saturating_add(i64::from(reconciled.rebalance_timeout_ms.max(0))),
+                    reconciled.member_epoch,
+                );
+            } else {
+                self.cancel_rebalance(g, &member_id);
+            }
+        }
+        self.write_consumer(
+            g,
+            Some(token),
+            raw_records(raw, &step.records)?,
+            undo,
+            Some(GroupResponse::ConsumerGroupHeartbeat(response)),
+        );
+        Ok(())
+    }
+
+    /// member_step is what a member's heartbeat (or a classic member's JoinGroup) does to the
+    /// group once the member as the request updates it is known: its regexes resolved, the
+    /// group epoch bumped when the subscriptions, the preferred assignor or the topics changed,
+    /// the target computed when the group epoch is ahead of it, and the member reconciled
+    /// towards its target. Nothing changes yet: the records are in the [`Step`].
+    pub(super) fn member_step(
+        &self,
+        g: u32,
+        member: &ConsumerMember,
+        updated: ConsumerMember,
+        replaced: Option<&str>,
+        mut records: Vec<ConsumerGroupRecord>,
+        owned: Option<&[OwnedTopicPartitions<'_>]>,
+    ) -> Result<Step, Error> {
+        let now = self.runtime.now();
+        let part = self.part(g);
+        let group = &part.group;
+        let group_id = group.group_id().to_string();
+        let group_id: &str = &group_id;
+        let member_id = updated.member_id.clone();
+        let instance_id = updated.instance_id.as_deref();
+        let default_assignor = self
+            .config
+            .consumer_assignors
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "uniform".to_string());
+
         let mut names_changed = false;
-        if updated != member {
+        if updated != *member {
             records.push(ConsumerGroupRecord::MemberMetadata {
                 group: group_id.to_string(),
                 member: member_id.clone(),
@@ -406,7 +477,7 @@ impl Coordinator {
         // (librdkafka's 0045 counts on the member's names being assigned before its regex's);
         // every regex in use is resolved again once the topics have changed.
         let topic_version = self.topic_version;
-        let prior = match &replaced {
+        let prior = match replaced {
             Some(old) => group.member(old),
             None => group.member(&member_id),
         };
@@ -490,7 +561,7 @@ impl Coordinator {
             .preferred_server_assignor(&default_assignor)
             .to_string();
         let preferred =
-            group.preferred_server_assignor_after(Some(&member), Some(&updated), &default_assignor);
+            group.preferred_server_assignor_after(Some(member), Some(&updated), &default_assignor);
 
         // The group epoch: bumped on a subscription or assignor change, for a new group, and
         // when the subscribed topics' metadata changed.
@@ -591,6 +662,7 @@ impl Coordinator {
                 subscribed_topic_ids: &subscribed_ids,
             },
         )?;
+
         let reconciliation_changed = reconciled != updated;
         if reconciliation_changed {
             records.push(ConsumerGroupRecord::CurrentMemberAssignment {
@@ -599,63 +671,39 @@ impl Coordinator {
                 value: Some(CurrentAssignment::of(&reconciled)),
             });
         }
+        Ok(Step {
+            records,
+            reconciled,
+            reconciliation_changed,
+            refreshed,
+            new_hash,
+            bump,
+            topic_version,
+        })
+    }
 
-        let full = r.rebalance_timeout_ms != -1
-            && (r.subscribed_topic_names.is_some() || r.subscribed_topic_regex.is_some())
-            && owned.is_some();
-        let response = ConsumerGroupHeartbeatResponse {
-            member_id: Some(member_id.clone().into()),
-            member_epoch: reconciled.member_epoch,
-            heartbeat_interval_ms: i32::try_from(self.config.consumer_heartbeat_interval_ms)
-                .unwrap_or(i32::MAX),
-            assignment: (joining
-                || full
-                || reconciled.assigned_partitions != member.assigned_partitions)
-                .then(|| response_assignment(&reconciled.assigned_partitions)),
-            ..Default::default()
-        };
-
-        // Apply what changed, then the timers.
+    /// apply_step applies a [`Step`] to the group: its records (with their undos, returned),
+    /// the topic versions it checked, and the timers of a replaced static member going.
+    pub(super) fn apply_step(&mut self, g: u32, step: &Step, replaced: Option<&str>) -> Vec<Undo> {
         let part = self.part_mut(g);
-        if refreshed {
-            part.regexes_seen = topic_version;
+        if step.refreshed {
+            part.regexes_seen = step.topic_version;
         }
-        if let Some(h) = new_hash {
-            part.metadata_seen = topic_version;
-            if !bump {
+        if let Some(h) = step.new_hash {
+            part.metadata_seen = step.topic_version;
+            if !step.bump {
                 part.metadata_hash = h;
             }
         }
         let mut undo = Vec::new();
-        for rec in &records {
+        for rec in &step.records {
             part.apply(rec, Some(&mut undo));
         }
-        if let Some(old) = &replaced {
+        if let Some(old) = replaced {
             // A static member's replacement: the old id's timers go.
             part.drop_timers(old);
         }
-        let session = self.config.consumer_session_timeout_ms;
-        self.arm_session(g, &member_id, now.saturating_add(session));
-        if reconciliation_changed {
-            if reconciled.state == MemberState::UnrevokedPartitions {
-                self.arm_rebalance(
-                    g,
-                    &member_id,
-                    now.saturating_add(i64::from(reconciled.rebalance_timeout_ms.max(0))),
-                    reconciled.member_epoch,
-                );
-            } else {
-                self.cancel_rebalance(g, &member_id);
-            }
-        }
-        self.write_consumer(
-            g,
-            Some(token),
-            raw_records(&mut raw, &records)?,
-            undo,
-            Some(GroupResponse::ConsumerGroupHeartbeat(response)),
-        );
-        Ok(())
+        undo
     }
 
     /// consumer_leave serves a heartbeat with epoch -1 (leave) or -2 (a static member's
@@ -744,6 +792,12 @@ impl Coordinator {
         token: Option<Token>,
         response: Option<GroupResponse>,
     ) -> Result<(), Error> {
+        if self.downgrades_without(g, member_ids) {
+            // Only classic members remain: the group becomes classic again (§8.4).
+            let raw = self.downgrade_consumer_group(g, member_ids)?;
+            self.write_consumer(g, token, raw, Vec::new(), response);
+            return Ok(());
+        }
         let topic_version = self.topic_version;
         let part = self.part(g);
         let group_id = part.group.group_id().to_string();
@@ -880,7 +934,7 @@ impl Coordinator {
 
     /// write_consumer appends a consumer group's records; the response (if any) goes out when
     /// they are in the log. Without records it goes out now.
-    fn write_consumer(
+    pub(super) fn write_consumer(
         &mut self,
         g: u32,
         token: Option<Token>,
@@ -925,6 +979,9 @@ impl Coordinator {
                         error_code: code.code(),
                         ..Default::default()
                     }),
+                    GroupResponse::JoinGroup(j) => {
+                        GroupResponse::JoinGroup(crate::group::api::join_error(&j.member_id, code))
+                    }
                     _ => GroupResponse::ConsumerGroupHeartbeat(error_response(&kafka(code, ""))),
                 };
                 self.respond(t, failed);
@@ -943,7 +1000,7 @@ impl Coordinator {
     pub(crate) fn activate_consumer_group(&mut self, g: u32) {
         let now = self.runtime.now();
         let session = self.config.consumer_session_timeout_ms;
-        let members: Vec<(String, MemberState, i32, i32)> = self
+        let members: Vec<(String, MemberState, i32, i32, Option<i32>)> = self
             .part(g)
             .group
             .members()
@@ -954,12 +1011,17 @@ impl Coordinator {
                     m.state,
                     m.rebalance_timeout_ms,
                     m.member_epoch,
+                    m.classic_member_metadata
+                        .as_ref()
+                        .map(|c| c.session_timeout_ms),
                 )
             })
             .collect();
-        for (id, state, rebalance, epoch) in members {
-            self.arm_session(g, &id, now.saturating_add(session));
-            if state == MemberState::UnrevokedPartitions {
+        for (id, state, rebalance, epoch, classic) in members {
+            // A classic member's session is its JoinGroup's; it has no rebalance timeout.
+            let timeout = classic.map_or(session, i64::from);
+            self.arm_session(g, &id, now.saturating_add(timeout));
+            if classic.is_none() && state == MemberState::UnrevokedPartitions {
                 self.arm_rebalance(
                     g,
                     &id,
@@ -970,7 +1032,7 @@ impl Coordinator {
         }
     }
 
-    fn arm_session(&mut self, g: u32, member_id: &str, at: i64) {
+    pub(super) fn arm_session(&mut self, g: u32, member_id: &str, at: i64) {
         let slot = self.part_mut(g).timers_of(member_id);
         let Coordinator {
             groups, runtime, ..
@@ -991,7 +1053,7 @@ impl Coordinator {
         }
     }
 
-    fn arm_rebalance(&mut self, g: u32, member_id: &str, at: i64, epoch: i32) {
+    pub(super) fn arm_rebalance(&mut self, g: u32, member_id: &str, at: i64, epoch: i32) {
         let slot = self.part_mut(g).timers_of(member_id);
         let Coordinator {
             groups, runtime, ..
@@ -1013,7 +1075,7 @@ impl Coordinator {
         }
     }
 
-    fn cancel_rebalance(&mut self, g: u32, member_id: &str) {
+    pub(super) fn cancel_rebalance(&mut self, g: u32, member_id: &str) {
         let part = self.part_mut(g);
         if let Some(s) = part.timer_slot(member_id) {
             if let Some(t) = part.timers.get_mut(s) {
@@ -1042,10 +1104,11 @@ impl Coordinator {
         };
         let part = self.part(g);
         let epoch = part.timers.get(slot).map(|t| t.rebalance_epoch);
-        let due = part
-            .group
-            .member(&member_id)
-            .is_some_and(|m| Some(m.member_epoch) == epoch);
+        let due = part.group.member(&member_id).is_some_and(|m| {
+            Some(m.member_epoch) == epoch
+                || (epoch == Some(super::part::CLASSIC_TIMER)
+                    && m.classic_member_metadata.is_some())
+        });
         if due {
             let _ = self.fence_members(g, &[member_id], None, None);
         }
@@ -1083,6 +1146,41 @@ fn matching_topics(
     topics: &std::collections::BTreeMap<String, super::TopicInfo>,
 ) -> Vec<String> {
     topics.keys().filter(|t| re.is_match(t)).cloned().collect()
+}
+
+/// replace_static_member is a static member's rejoin under `member_id` (Kafka's
+/// `replaceMember`): the old member copied under the new id at epoch 0; when the id changed,
+/// the old id's tombstones and the new member's records (with the old target) go to `records`.
+pub(super) fn replace_static_member(
+    group: &super::ConsumerGroup,
+    old: &ConsumerMember,
+    member_id: &str,
+    records: &mut Vec<ConsumerGroupRecord>,
+) -> ConsumerMember {
+    let group_id = group.group_id();
+    let mut new = old.clone();
+    new.member_id = member_id.to_string();
+    new.member_epoch = 0;
+    new.previous_member_epoch = 0;
+    if old.member_id != member_id {
+        records.extend(fence_records(group_id, &old.member_id));
+        records.push(ConsumerGroupRecord::MemberMetadata {
+            group: group_id.to_string(),
+            member: member_id.to_string(),
+            value: Some(MemberMetadata::of(&new)),
+        });
+        records.push(ConsumerGroupRecord::TargetAssignmentMember {
+            group: group_id.to_string(),
+            member: member_id.to_string(),
+            value: Some(group.target(&old.member_id).cloned().unwrap_or_default()),
+        });
+        records.push(ConsumerGroupRecord::CurrentMemberAssignment {
+            group: group_id.to_string(),
+            member: member_id.to_string(),
+            value: Some(CurrentAssignment::of(&new)),
+        });
+    }
+    new
 }
 
 /// fence_records are the tombstones that remove a member, in Kafka's order: its current
@@ -1139,7 +1237,7 @@ fn subscribed_names_after(
 }
 
 /// raw_records are `records` as (key, value) bytes after those already in `raw`.
-fn raw_records(
+pub(super) fn raw_records(
     raw: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>,
     records: &[ConsumerGroupRecord],
 ) -> Result<Records, Error> {

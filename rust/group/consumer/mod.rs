@@ -32,6 +32,7 @@ mod fencing;
 mod group;
 mod heartbeat;
 mod member;
+mod migration;
 pub(crate) mod part;
 mod partition_epochs;
 mod reconcile;

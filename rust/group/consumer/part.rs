@@ -27,6 +27,10 @@ pub(crate) struct MemberTimers {
     pub rebalance_epoch: i32,
 }
 
+/// CLASSIC_TIMER is the `rebalance_epoch` of a classic member's join or sync timeout (the
+/// migration bridge's): it fences the member whatever its epoch.
+pub(crate) const CLASSIC_TIMER: i32 = i32::MIN;
+
 /// ConsumerPart is a consumer group as the coordinator hosts it.
 #[derive(Debug, Clone)]
 pub(crate) struct ConsumerPart {

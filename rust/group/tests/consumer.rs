@@ -11,6 +11,9 @@ use crate::group::consumer::records::{ConsumerGroupRecord as R, CurrentAssignmen
 use crate::group::consumer::MemberState;
 use crate::protocol::records::{decode_batches, DecodeOptions};
 
+#[path = "migration.rs"]
+mod migration;
+
 const FOO: TopicId = [1; 16];
 const BAR: TopicId = [2; 16];
 const G: &str = "cg";
@@ -362,26 +365,6 @@ fn heartbeats_that_fail() {
     let mut bad = join("m2", &["foo"]);
     bad.assignor = Some("sticky".into());
     assert_eq!(error(&hb(&mut h, &bad)), ErrorCode::UnsupportedAssignor);
-}
-
-// A classic group with members is not a consumer group; an Empty one becomes one.
-#[test]
-fn a_classic_group_with_members_is_not_a_consumer_group() {
-    let mut h = h();
-    let r = h.join_alone(&Join::new("").group(G).v(3));
-    assert_eq!(r.error(), ErrorCode::None);
-    let x = hb(&mut h, &join("m1", &["foo"]));
-    assert_eq!(error(&x), ErrorCode::GroupIdNotFound);
-    let x = hb(&mut h, &beat("m1", 1, None));
-    assert_eq!(error(&x), ErrorCode::GroupIdNotFound);
-    assert_eq!(
-        x.error_message.as_deref(),
-        Some("Group cg is not a consumer group.")
-    );
-    h.leave_in(G, &[(&r.member_id, None)]);
-    let x = hb(&mut h, &join("m1", &["foo"]));
-    assert_eq!((error(&x), x.member_epoch), (ErrorCode::None, 1));
-    assert_eq!(h.list(&[], &["consumer"]).groups.len(), 1);
 }
 
 // A known member that rejoins with epoch 0 (Kafka 4.2, KAFKA-19233) keeps its partitions and
