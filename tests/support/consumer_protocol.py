@@ -26,10 +26,20 @@ FAST = {
     "group.initial.rebalance.delay.ms": 0,
 }
 
+#: CLASSIC are a classic-protocol member's settings beside consumer-protocol ones: incremental
+#: cooperative rebalancing and short sessions, so that a classic member is as quick to notice a
+#: rebalance as a consumer-protocol one.
+CLASSIC = {
+    "partition.assignment.strategy": "cooperative-sticky",
+    "session.timeout.ms": 6000,
+    "heartbeat.interval.ms": 200,
+}
+
 
 class Member:
-    """Member is one consumer with ``group.protocol=consumer``: kgroup's (``kind="kgroup"``) or
-    confluent-kafka's (``kind="confluent"``), subscribed to ``topic`` (a ``^`` pattern too).
+    """Member is one consumer with ``group.protocol=consumer`` (or ``protocol="classic"``, with
+    the :data:`CLASSIC` settings): kgroup's (``kind="kgroup"``) or confluent-kafka's
+    (``kind="confluent"``), subscribed to ``topic`` (a ``^`` pattern too).
     Its callbacks keep ``owned`` and record in ``errors`` a partition given while another
     member of ``members`` owns it; ``poll()`` keeps each record's value in ``seen`` and commits
     after it synchronously. ``config`` adds to or overrides the consumer's settings."""
@@ -41,18 +51,21 @@ class Member:
         group: str,
         members: list[Member],
         kind: str = "kgroup",
+        protocol: str = "consumer",
         **config: Any,
     ) -> None:
         self.kind, self.topic, self.members = kind, topic, members
+        self.protocol = protocol
         self.owned: set[int] = set()
         self.seen: list[bytes] = []
         self.errors: list[str] = []
         conf = {
             "bootstrap.servers": bootstrap,
             "group.id": group,
-            "group.protocol": "consumer",
+            "group.protocol": protocol,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
+            **(CLASSIC if protocol == "classic" else {}),
             **config,
         }
         if kind == "confluent":

@@ -18,7 +18,9 @@ closes.
     python -m support.group_member '{"client": "confluent", "bootstrap": ..., "topic": ...,
         "group": ..., "assignor": "range"}'
 
-Optional keys: ``assignor`` (absent: the library's default), ``instance_id``
+Optional keys: ``protocol`` (``consumer`` for KIP-848's ``group.protocol=consumer``; then
+``assignor`` names a broker-side assignor), ``assignor`` (absent: the library's default),
+``instance_id``
 (group.instance.id), ``session_ms``, ``heartbeat_ms``, ``metadata_refresh_ms``, and
 ``debug_log``, a file for the library's debug log (librdkafka's ``cgrp`` and ``consumer``
 contexts), for debugging.
@@ -83,11 +85,17 @@ def _group_config(cfg: dict[str, Any]) -> dict[str, Any]:
         "group.id": cfg["group"],
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
-        "session.timeout.ms": cfg["session_ms"],
-        "heartbeat.interval.ms": cfg["heartbeat_ms"],
     }
-    if cfg.get("assignor"):
-        conf["partition.assignment.strategy"] = cfg["assignor"]
+    if cfg.get("protocol") == "consumer":
+        # KIP-848: the broker owns the session, the heartbeat and the assignor.
+        conf["group.protocol"] = "consumer"
+        if cfg.get("assignor"):
+            conf["group.remote.assignor"] = cfg["assignor"]
+    else:
+        conf["session.timeout.ms"] = cfg["session_ms"]
+        conf["heartbeat.interval.ms"] = cfg["heartbeat_ms"]
+        if cfg.get("assignor"):
+            conf["partition.assignment.strategy"] = cfg["assignor"]
     if cfg.get("instance_id"):
         conf["group.instance.id"] = cfg["instance_id"]
     return conf

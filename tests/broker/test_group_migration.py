@@ -1,0 +1,104 @@
+"""Online migration between classic and consumer groups (KIP-848's `bidirectional` policy) with
+real clients on kgroup's broker: classic confluent-kafka members (cooperative-sticky) form a
+group; confluent-kafka and kgroup members with ``group.protocol=consumer`` join it, which
+upgrades it to a consumer group whose classic members carry on through JoinGroup, SyncGroup and
+Heartbeat; when the consumer-protocol members leave, the group is classic again. Every record is
+consumed exactly once (synchronous commits) and no partition is ever given to a member while
+another owns it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from support.consumer_protocol import FAST, Member, poll_all, quiet, values
+from support.consumers import create_topic, produce, run_group
+from support.kgroup_broker import run_broker
+
+from kgroup.broker import Broker
+
+PARTITIONS = 6
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    with run_broker(tmp_path_factory.mktemp("migration"), FAST) as b:
+        yield b
+
+
+def group_type(bootstrap: str, group: str) -> str:
+    """The group's type as confluent-kafka's admin client describes it."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+    described = admin.describe_consumer_groups([group])[group].result(15)
+    return str(described.type.name).lower()
+
+
+def owned_all(members: list[Member]) -> bool:
+    owned = [p for m in members for p in m.owned]
+    return sorted(owned) == list(range(PARTITIONS))
+
+
+def test_a_group_upgrades_and_downgrades_online_with_nothing_lost(broker: Broker) -> None:
+    bootstrap = broker.bootstrap_servers
+    topic = create_topic(bootstrap, PARTITIONS)
+    group = f"migrate-{topic}"
+    sent: list[bytes] = []
+    members: list[Member] = []
+
+    def consumed() -> list[bytes]:
+        return sorted(v for m in everyone for v in m.seen)
+
+    def batch(name: str, n: int = 120) -> None:
+        vs = values(name, n)
+        produce(bootstrap, topic, vs, PARTITIONS)
+        sent.extend(vs)
+        poll_all(members, lambda: len(consumed()) >= len(sent), f"batch {name}")
+        quiet(members)
+        assert consumed() == sorted(sent), f"every record exactly once after {name}"
+
+    everyone: list[Member] = []
+    try:
+        # A classic group of two.
+        for _ in range(2):
+            everyone.append(Member(bootstrap, topic, group, members, "confluent", "classic"))
+        poll_all(members, lambda: owned_all(members), "the classic group assigned")
+        assert group_type(bootstrap, group) == "classic"
+        batch("classic")
+
+        # Consumer-protocol members join: the group is upgraded online.
+        everyone.append(Member(bootstrap, topic, group, members, "confluent"))
+        poll_all(
+            members,
+            lambda: owned_all(members) and all(m.owned for m in members),
+            "a confluent consumer-protocol member in the group",
+        )
+        assert group_type(bootstrap, group) == "consumer"
+        everyone.append(Member(bootstrap, topic, group, members, "kgroup"))
+        poll_all(
+            members,
+            lambda: owned_all(members) and all(m.owned for m in members),
+            "four members of two protocols sharing the partitions",
+        )
+        batch("mixed")
+
+        # The consumer-protocol members leave: the classic ones are a classic group again.
+        for m in [m for m in members if m.protocol == "consumer"]:
+            m.close()
+        poll_all(members, lambda: owned_all(members), "the classic members taking everything")
+        assert group_type(bootstrap, group) == "classic"
+        batch("downgraded")
+    finally:
+        for m in list(members):
+            m.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("clients", [["confluent"], ["confluent", "kgroup"]])
+def test_consumer_protocol_members_joining_closing_and_killed_consume_every_record_once(
+    broker: Broker, clients: list[str]
+) -> None:
+    # 4 members, then 3 and 3 more: 10 on the 12-partition topic; then one close()s and one
+    # dies by kill -9, its partitions moving at the broker's 3 s session timeout.
+    run_group(broker.bootstrap_servers, clients, None, 4, [3, 3], protocol="consumer")
