@@ -111,11 +111,7 @@ impl Coordinator {
     /// metadata's tombstone, to `raw`. Parked JoinGroups and SyncGroups are answered
     /// REBALANCE_IN_PROGRESS: the members rejoin through the bridge. GROUP_ID_NOT_FOUND when the
     /// policy, the protocol type, the size or a member's metadata rules it out.
-    pub(super) fn upgrade_classic_group(
-        &mut self,
-        g: u32,
-        raw: &mut Records,
-    ) -> Result<(), Error> {
+    pub(super) fn upgrade_classic_group(&mut self, g: u32, raw: &mut Records) -> Result<(), Error> {
         let group = self.group(g);
         let id = group.id.to_string();
         if !self.config.consumer_migration_policy.upgrades() {
