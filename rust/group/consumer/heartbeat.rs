@@ -913,7 +913,14 @@ impl Coordinator {
     /// append puts the group back as it was before it.
     pub(crate) fn complete_consumer_write(&mut self, w: ConsumerWrite, error: ErrorCode) {
         if error != ErrorCode::None {
-            let code = map_group_error(error);
+            let code = match error {
+                // Kafka's new coordinator (CoordinatorOperationExceptionHelper) answers a write
+                // that timed out COORDINATOR_NOT_AVAILABLE, which its consumer retries;
+                // REBALANCE_IN_PROGRESS is the classic protocol's mapping, fatal to a KIP-848
+                // consumer.
+                ErrorCode::RequestTimedOut => ErrorCode::CoordinatorNotAvailable,
+                e => map_group_error(e),
+            };
             if let Some(g) = self.slot_of_uid(&w.group, w.uid) {
                 if let Some(part) = self.group_mut(g).consumer.as_deref_mut() {
                     part.undo(w.undo);
