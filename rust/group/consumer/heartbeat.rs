@@ -924,6 +924,7 @@ impl Coordinator {
             if let Some(g) = self.slot_of_uid(&w.group, w.uid) {
                 if let Some(part) = self.group_mut(g).consumer.as_deref_mut() {
                     part.undo(w.undo);
+                    self.rearm_restored_sessions(g);
                 }
             }
             if let (Some(t), Some(r)) = (w.token, w.response) {
@@ -974,6 +975,31 @@ impl Coordinator {
                     epoch,
                 );
             }
+        }
+    }
+
+    /// rearm_restored_sessions gives a full session to each member without one: a member a
+    /// failed append put back after its leave or fencing had dropped its timers. Without it
+    /// the member would keep its partitions until the partition is loaded again.
+    fn rearm_restored_sessions(&mut self, g: u32) {
+        let at = self
+            .runtime
+            .now()
+            .saturating_add(self.config.consumer_session_timeout_ms);
+        let part = self.part(g);
+        let missing: Vec<String> = part
+            .group
+            .members()
+            .keys()
+            .filter(|id| {
+                part.timer_slot(id)
+                    .and_then(|s| part.timers.get(s))
+                    .is_none_or(|t| t.session.deadline.is_none())
+            })
+            .cloned()
+            .collect();
+        for id in missing {
+            self.arm_session(g, &id, at);
         }
     }
 
