@@ -967,10 +967,18 @@ impl Coordinator {
     /// append puts the group back as it was before it.
     pub(crate) fn complete_consumer_write(&mut self, w: ConsumerWrite, error: ErrorCode) {
         if error != ErrorCode::None {
-            let code = map_group_error(error);
+            let code = match error {
+                // Kafka's new coordinator (CoordinatorOperationExceptionHelper) answers a write
+                // that timed out COORDINATOR_NOT_AVAILABLE, which its consumer retries;
+                // REBALANCE_IN_PROGRESS is the classic protocol's mapping, fatal to a KIP-848
+                // consumer.
+                ErrorCode::RequestTimedOut => ErrorCode::CoordinatorNotAvailable,
+                e => map_group_error(e),
+            };
             if let Some(g) = self.slot_of_uid(&w.group, w.uid) {
                 if let Some(part) = self.group_mut(g).consumer.as_deref_mut() {
                     part.undo(w.undo);
+                    self.rearm_restored_sessions(g);
                 }
             }
             if let (Some(t), Some(r)) = (w.token, w.response) {
@@ -1029,6 +1037,36 @@ impl Coordinator {
                     epoch,
                 );
             }
+        }
+    }
+
+    /// rearm_restored_sessions gives a full session to each member without one: a member a
+    /// failed append put back after its leave or fencing had dropped its timers. Without it
+    /// the member would keep its partitions until the partition is loaded again.
+    fn rearm_restored_sessions(&mut self, g: u32) {
+        let now = self.runtime.now();
+        let session = self.config.consumer_session_timeout_ms;
+        let part = self.part(g);
+        let missing: Vec<(String, i64)> = part
+            .group
+            .members()
+            .values()
+            .filter(|m| {
+                part.timer_slot(&m.member_id)
+                    .and_then(|s| part.timers.get(s))
+                    .is_none_or(|t| t.session.deadline.is_none())
+            })
+            .map(|m| {
+                // A classic member's session is its JoinGroup's.
+                let timeout = m
+                    .classic_member_metadata
+                    .as_ref()
+                    .map_or(session, |c| i64::from(c.session_timeout_ms));
+                (m.member_id.clone(), timeout)
+            })
+            .collect();
+        for (id, timeout) in missing {
+            self.arm_session(g, &id, now.saturating_add(timeout));
         }
     }
 

@@ -563,6 +563,38 @@ fn a_failed_append_undoes_the_heartbeat() {
     assert_eq!(describe(&mut h), before);
 }
 
+// Found by consumer_props: an append that timed out is COORDINATOR_NOT_AVAILABLE to a
+// ConsumerGroupHeartbeat, as Kafka's CoordinatorOperationExceptionHelper maps it (the classic
+// REBALANCE_IN_PROGRESS is fatal to Kafka's KIP-848 consumer), and the member retries.
+#[test]
+fn a_timed_out_append_answers_coordinator_not_available() {
+    let mut h = h();
+    h.hold_appends = true;
+    let t = send(&mut h, &join("m1", &["foo"]));
+    h.finish_appends(ErrorCode::RequestTimedOut);
+    h.hold_appends = false;
+    assert_eq!(error(&response(&h, t)), ErrorCode::CoordinatorNotAvailable);
+    let r = hb(&mut h, &join("m1", &["foo"]));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 1));
+}
+
+// Found by consumer_props: a leave whose append fails puts the member back, and with it its
+// session, or the member (its client gone) would hold its partitions until the next load.
+#[test]
+fn a_member_whose_leave_failed_still_times_out() {
+    let mut h = h();
+    hb(&mut h, &join("m1", &["foo"]));
+    h.hold_appends = true;
+    let t = send(&mut h, &beat("m1", -1, None));
+    h.finish_appends(ErrorCode::NotLeaderOrFollower);
+    h.hold_appends = false;
+    assert_eq!(error(&response(&h, t)), ErrorCode::NotCoordinator);
+    assert_eq!(describe(&mut h).members.len(), 1);
+    h.advance(45_001);
+    let d = describe(&mut h);
+    assert_eq!((d.members.len(), d.group_state.as_ref()), (0, "Empty"));
+}
+
 #[test]
 fn other_apis_on_a_consumer_group() {
     let mut h = h();

@@ -14,6 +14,7 @@ use crate::errors::ErrorCode;
 
 mod admin;
 mod consumer;
+mod consumer_props;
 mod heartbeat;
 mod join;
 mod leave;
