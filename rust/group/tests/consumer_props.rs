@@ -851,6 +851,9 @@ impl Sim {
             if !c.running {
                 self.start(i);
             }
+            // A client started now is not slow either: a revocation it held past its rebalance
+            // timeout would be fenced only after the settling time.
+            self.clients[i].slow = false;
         }
         for _ in 0..80 {
             self.report_held(true);
