@@ -22,7 +22,10 @@ PARTITIONS = 6
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    with run_broker(tmp_path_factory.mktemp("migration"), FAST) as b:
+    # Sessions of 6 s, as the classic members' (support.consumers.SESSION_MS): a member of a
+    # loaded machine keeps its partitions, and a killed one's move 6 s after its last beat.
+    config = {**FAST, "group.consumer.session.timeout.ms": 6000}
+    with run_broker(tmp_path_factory.mktemp("migration"), config) as b:
         yield b
 
 
@@ -112,5 +115,5 @@ def test_consumer_protocol_members_joining_closing_and_killed_consume_every_reco
     broker: Broker, clients: list[str]
 ) -> None:
     # 4 members, then 3 and 3 more: 10 on the 12-partition topic; then one close()s and one
-    # dies by kill -9, its partitions moving at the broker's 3 s session timeout.
+    # dies by kill -9, its partitions moving at the broker's 6 s session timeout.
     run_group(broker.bootstrap_servers, clients, None, 4, [3, 3], protocol="consumer")

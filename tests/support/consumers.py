@@ -80,6 +80,11 @@ def commit_after(consumer, message) -> None:
         except KafkaException as e:
             if e.args[0].code() not in retry or time.monotonic() > deadline:
                 raise
+            owned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+            if (message.topic(), message.partition()) not in owned:
+                # The partition was lost meanwhile (a fenced member): a commit now would write
+                # over its next owner's progress, so the refusal stands, as in Java's client.
+                raise
             time.sleep(0.05)
 
 
