@@ -16,7 +16,7 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 # What `make lint` and `make fmt` check and format: every Python tree of the repository.
 PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
 
-.PHONY: run test test-rust test-python test-migration test-spark-compat test-compat bench bench-kafka lint fmt \
+.PHONY: run test test-rust test-python test-spark-compat test-compat bench bench-kafka lint fmt \
 	build build-bench venv clean fuzz kafka-ref generate bench-848
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
@@ -32,12 +32,7 @@ test-rust:
 	cargo test --release --quiet
 
 test-python: build kafka-ref
-	$(PY) -m pytest -q tests --ignore=tests/broker/test_group_migration_online.py
-
-# KIP-848's online migration with real clients on kgroup and Kafka 4.4: out of `make test` while
-# one run in eight is answered GROUP_ID_NOT_FOUND on both brokers (see the module's docstring).
-test-migration: build kafka-ref
-	$(PY) -m pytest -q tests/broker/test_group_migration_online.py
+	$(PY) -m pytest -q tests
 
 # Apache Kafka beside kgroup (tests/support/apache_kafka.py): Java and Maven from Debian when the
 # machine lacks them, then Kafka's jars from Maven Central into ~/.cache/kgroup, once, and the
