@@ -525,6 +525,19 @@ fn replaying_the_log_rebuilds_consumer_groups() {
     let r = hb(&mut h, &beat("m1", 1, Some(&a1)));
     let kept = assigned(&r).unwrap();
     let before = describe(&mut h);
+    let mut r = restarted(&h);
+    assert_eq!(describe(&mut r), before);
+    // m1 carries on: it reports the smaller set and moves to epoch 2.
+    let x = hb(&mut r, &beat("m1", 1, Some(&kept)));
+    assert_eq!((error(&x), x.member_epoch), (ErrorCode::None, 2));
+    // Sessions start at load: a member that never comes back is fenced 45 s later.
+    r.advance(45_001);
+    assert_eq!(describe(&mut r).members.len(), 0);
+}
+
+/// restarted is a new coordinator at `h`'s time that has loaded every partition `h` wrote,
+/// as a broker restarting on the same log.
+fn restarted(h: &H) -> H {
     let mut by_partition: BTreeMap<i32, Vec<u8>> = BTreeMap::new();
     for (p, b) in &h.written {
         by_partition.entry(*p).or_default().extend_from_slice(b);
@@ -533,13 +546,7 @@ fn replaying_the_log_rebuilds_consumer_groups() {
     for (p, data) in &by_partition {
         r.c.load(*p, data, true).unwrap();
     }
-    assert_eq!(describe(&mut r), before);
-    // m1 carries on: it reports the smaller set and moves to epoch 2.
-    let x = hb(&mut r, &beat("m1", 1, Some(&kept)));
-    assert_eq!((error(&x), x.member_epoch), (ErrorCode::None, 2));
-    // Sessions start at load: a member that never comes back is fenced 45 s later.
-    r.advance(45_001);
-    assert_eq!(describe(&mut r).members.len(), 0);
+    r
 }
 
 fn h_at(now: i64) -> H {

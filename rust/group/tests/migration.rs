@@ -481,14 +481,7 @@ fn an_upgraded_group_survives_a_restart() {
     let (leader, _, gen) = classic_group(&mut h);
     hb(&mut h, &join("m3", &["foo"]));
     let before = describe(&mut h);
-    let mut by_partition: BTreeMap<i32, Vec<u8>> = BTreeMap::new();
-    for (p, b) in &h.written {
-        by_partition.entry(*p).or_default().extend_from_slice(b);
-    }
-    let mut r = h_at(h.now);
-    for (p, data) in &by_partition {
-        r.c.load(*p, data, true).unwrap();
-    }
+    let mut r = restarted(&h);
     assert_eq!(describe(&mut r), before);
     assert_eq!(r.list(&[], &["classic"]).groups.len(), 0);
     // The classic member carries on through the bridge.
