@@ -25,10 +25,11 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
 
 
 @pytest.mark.slow
-# confluent-kafka and kgroup's consumer mixed in this scenario committed one record twice in 1
-# of 3 runs (a kgroup member's commit accepted after its partition had moved); until that is
-# found, the mixed group is not part of the suite (the note has the details).
-@pytest.mark.parametrize("clients", [["confluent"]])
+@pytest.mark.parametrize(
+    "clients",
+    [["confluent"], ["confluent", "kgroup"], ["kgroup"]],
+    ids=["confluent", "mixed", "kgroup"],
+)
 def test_consumer_protocol_members_joining_closing_and_killed_consume_every_record_once(
     broker: Broker, clients: list[str]
 ) -> None:

@@ -130,14 +130,17 @@ def run_kgroup(cfg: dict[str, Any], stop: threading.Event) -> None:
     def commit(c: Any, m: Any) -> None:
         # As support.consumers.commit_after: a cooperative member's commit may race a
         # rebalance (REBALANCE_IN_PROGRESS, or the generation it just left); it still owns
-        # the partition until its next poll(), so it commits again.
+        # the partition until its next poll(), so it commits again. Once the partition is
+        # lost (a fenced member), a commit would write over its next owner's progress: the
+        # refusal stands.
         deadline = time.monotonic() + 10
         while True:
             try:
                 c.commit(message=m, asynchronous=False)
                 return
             except (RebalanceInProgress, IllegalGeneration, CommitFailed):
-                if time.monotonic() > deadline:
+                owned = {(tp.topic, tp.partition) for tp in c.assignment()}
+                if time.monotonic() > deadline or (m.topic(), m.partition()) not in owned:
                     raise
                 time.sleep(0.05)
 
