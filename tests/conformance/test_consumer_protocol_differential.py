@@ -8,16 +8,12 @@ What each member does is what a client does: it joins at epoch 0 with a member i
 (KIP-1082, v1), and at each heartbeat reports as owned the last assignment it was given (it
 reconciles at once), unless the step says otherwise.
 
-Compared with two documented differences (docs/kafka-differences.md) read away, each checked on
-Kafka's side first:
-
-- Kafka 4.3+ (KAFKA-20268) creates a consumer group at epoch 1 with an empty target, so that
-  every epoch Kafka answers (member, group, assignment) is kgroup's plus one: Kafka's are
-  lowered by one before comparing, and the first member's epoch is checked to be 2 on Kafka.
-- Kafka 4.3+ computes a group's target assignment at most once per
-  ``consumer.assignment.interval.ms``: each group is given 0 on Kafka (a group config,
-  IncrementalAlterConfigs), where Kafka then computes a target at every epoch bump, as kgroup
-  does. kgroup has no group configs; the session's Kafka keeps its other settings.
+Compared with one documented difference read away, checked on Kafka's side first: Kafka 4.3+
+computes a group's target assignment at most once per ``consumer.assignment.interval.ms``: each
+group is given 0 on Kafka (a group config, IncrementalAlterConfigs), where Kafka then computes a
+target at every epoch bump, as kgroup does. kgroup has no group configs; the session's Kafka keeps
+its other settings. Both brokers start a group at epoch 1 with an empty target (Kafka 4.3+,
+KAFKA-20268), so the first member's first epoch is 2 on both.
 
 Topic ids differ between the brokers: each answer's ``topic_id`` is read as the name of the
 topic it was created for, and its partitions sorted (a set, in each broker's own order).
@@ -65,13 +61,11 @@ GROUP_ID_NOT_FOUND = 69
 
 #: OWNED_AS_ASSIGNED is the default of ``owned``: the member reports its last assignment.
 OWNED_AS_ASSIGNED = object()
-#: EPOCH_KEYS are the answers' epochs that Kafka 4.3+ counts from 1 more than kgroup.
-EPOCH_KEYS = ("member_epoch", "group_epoch", "assignment_epoch")
 
 
 def read_answer(peer: Peer, body: Any) -> Any:
     """``body`` (an answer as a dict) as compared: topic ids as their topics' names, each
-    topic's partitions sorted and topics sorted by name; Kafka's epochs lowered by one."""
+    topic's partitions sorted and topics sorted by name."""
     if isinstance(body, list):
         out = [read_answer(peer, x) for x in body]
         if out and isinstance(out[0], dict) and "topic" in out[0]:
@@ -90,8 +84,6 @@ def read_answer(peer: Peer, body: Any) -> Any:
             out[k] = sorted(v)
         elif k == "subscribed_topic_names" and isinstance(v, list):
             out[k] = sorted(v)  # Kafka keeps a HashSet
-        elif k in EPOCH_KEYS and peer.name == "kafka" and isinstance(v, int) and v > 0:
-            out[k] = v - 1
         else:
             out[k] = read_answer(peer, v)
     return out
@@ -234,7 +226,7 @@ class ConsumerGroup:
 
 
 def epoch_is(n: int) -> Any:
-    """An ``expect``: kgroup's answer has no error and member epoch ``n`` (Kafka's, n + 1)."""
+    """An ``expect``: kgroup's answer has no error and member epoch ``n``."""
     return lambda b: b.error_code == 0 and b.member_epoch == n
 
 
@@ -249,33 +241,33 @@ def test_a_second_member_gets_partitions_only_once_the_first_revoked_them(
     g = ConsumerGroup(diff)
     g.describe()  # no such group yet
     first = g.join("m1", [topic])
-    # Kafka 4.3+ starts the group at 1: its first assignment is epoch 2, kgroup's 1.
+    # A group starts at epoch 1 with an empty target: its first assignment is epoch 2.
     assert first.kafka is not None and first.kafka.body.member_epoch == 2
-    assert first.body.member_epoch == 1
+    assert first.body.member_epoch == 2
     assert assigned(diff.peers[0], "m1") == {topic: [0, 1, 2, 3, 4, 5]}
     g.heartbeat("m1", expect=lambda b: b.assignment is None)
     g.describe()
 
-    g.join("m2", [topic], expect=epoch_is(2))
-    # m2 is in epoch 2 with nothing yet: its partitions are m1's until m1 revokes them.
+    g.join("m2", [topic], expect=epoch_is(3))
+    # m2 is in epoch 3 with nothing yet: its partitions are m1's until m1 revokes them.
     assert assigned(diff.peers[0], "m2") == {}
     g.describe()
     g.heartbeat("m2")
-    # m1, still owning all six, is told to keep three and stays at epoch 1 until it revokes.
-    g.heartbeat("m1", owned={topic: [0, 1, 2, 3, 4, 5]}, expect=epoch_is(1))
+    # m1, still owning all six, is told to keep three and stays at epoch 2 until it revokes.
+    g.heartbeat("m1", owned={topic: [0, 1, 2, 3, 4, 5]}, expect=epoch_is(2))
     kept = assigned(diff.peers[0], "m1")[topic]
     assert len(kept) == 3
     g.describe()
     g.heartbeat("m2", expect=lambda b: b.assignment is None)
-    g.heartbeat("m1", expect=epoch_is(2))  # revoked: reports the three it keeps
-    g.heartbeat("m2", expect=epoch_is(2))
+    g.heartbeat("m1", expect=epoch_is(3))  # revoked: reports the three it keeps
+    g.heartbeat("m2", expect=epoch_is(3))
     assert assigned(diff.peers[0], "m2") == {topic: sorted(set(range(6)) - set(kept))}
     g.heartbeat("m2")
     g.describe()
 
-    # m2 leaves (-1): m1 gets everything back at epoch 3.
+    # m2 leaves (-1): m1 gets everything back at epoch 4.
     g.leave("m2", expect=lambda b: b.member_epoch == -1)
-    g.heartbeat("m1", expect=epoch_is(3))
+    g.heartbeat("m1", expect=epoch_is(4))
     assert assigned(diff.peers[0], "m1") == {topic: [0, 1, 2, 3, 4, 5]}
     g.describe()
     g.leave("m1")
@@ -290,16 +282,16 @@ def test_fenced_and_unknown_members_and_a_rejoin_at_epoch_0(diff: Differential) 
     g.join("m1", [topic])
     g.join("m2", [topic])
     g.heartbeat("m1", owned={topic: [0, 1, 2, 3]})  # told to keep [0, 1]
-    g.heartbeat("m1", expect=epoch_is(2))
-    g.heartbeat("m2", expect=epoch_is(2))
+    g.heartbeat("m1", expect=epoch_is(3))
+    g.heartbeat("m2", expect=epoch_is(3))
     fenced = lambda b: b.error_code == FENCED_MEMBER_EPOCH  # noqa: E731
     # The previous epoch with a subset of the assignment is accepted (the answer that bumped
     # the epoch may have been lost: Kafka's throwIfConsumerGroupMemberEpochIsInvalid) ...
-    g.heartbeat("m1", lambda e: e - 1, expect=epoch_is(2))
+    g.heartbeat("m1", lambda e: e - 1, expect=epoch_is(3))
     # ... not with more than the assignment, nor an epoch ahead of the member's.
     g.heartbeat("m1", lambda e: e - 1, owned={topic: [0, 1, 2, 3]}, expect=fenced)
     g.heartbeat("m1", lambda e: e + 1, expect=fenced)
-    g.heartbeat("m1", expect=epoch_is(2))  # still in the group
+    g.heartbeat("m1", expect=epoch_is(3))  # still in the group
     # Reporting more than its assignment (m2's partitions too) at its epoch changes nothing.
     g.heartbeat("m1", owned={topic: [0, 1, 2, 3]})
     g.heartbeat("m2")
@@ -320,28 +312,11 @@ def test_fenced_and_unknown_members_and_a_rejoin_at_epoch_0(diff: Differential) 
     g.heartbeat("m1")
     g.heartbeat("m2")
     g.describe()
-    # A member at its first epoch in a new group (kgroup 1, Kafka 2) one epoch back: Kafka
-    # fences it (1 is not its previous epoch, 0); kgroup reads 0 as a rejoin, which this
-    # heartbeat, not a full one, is not (INVALID_REQUEST): a consequence of the first epoch's
-    # documented difference, checked on each broker alone.
+    # A member at its first epoch in a new group (2) one epoch back: fenced, 1 is not its
+    # previous epoch (0).
     first = ConsumerGroup(diff)
     first.join("m1", [topic])
-    codes = []
-    for p in diff.peers:
-        body = {
-            "group_id": first.group,
-            "member_id": first.member_id("m1"),
-            "member_epoch": p["m1.epoch"] - 1,
-            "instance_id": None,
-            "rack_id": None,
-            "rebalance_timeout_ms": -1,
-            "subscribed_topic_names": None,
-            "subscribed_topic_regex": None,
-            "server_assignor": None,
-            "topic_partitions": None,
-        }
-        codes.append(p.conn("m1").request(HEARTBEAT, 1, body).body.error_code)
-    assert codes == [INVALID_REQUEST, FENCED_MEMBER_EPOCH]
+    first.heartbeat("m1", lambda e: e - 1, owned=None, expect=fenced)
 
 
 def test_static_members_leave_for_a_while_and_come_back(diff: Differential) -> None:
@@ -516,7 +491,7 @@ def test_v0_member_ids_come_from_the_coordinator(diff: Differential) -> None:
         assert r is not None and re.fullmatch(r"[A-Za-z0-9_-]{22}", r.body.member_id)
     for p, r in zip(diff.peers, (answer.kgroup, answer.kafka), strict=True):
         p.vars["m1.id"] = r.body.member_id
-    g.heartbeat("m1", version=0, ignore=["member_id"], expect=epoch_is(1))
+    g.heartbeat("m1", version=0, ignore=["member_id"], expect=epoch_is(2))
     g.describe(ignore=["member_id"])
     g.leave("m1", version=0, ignore=["member_id"])
     g.describe()
@@ -531,7 +506,7 @@ def test_a_subscription_change_and_new_partitions_reach_the_member(diff: Differe
     for m in ("m1", "m2", "m1", "m2"):
         g.heartbeat(m)
     g.describe()
-    g.heartbeat("m1", topics=[a, b], expect=epoch_is(3))
+    g.heartbeat("m1", topics=[a, b], expect=epoch_is(4))
     for m in ("m2", "m1", "m2", "m1"):
         g.heartbeat(m)
     g.describe()

@@ -166,32 +166,12 @@ def consumer_protocol_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield b
 
 
-def epochs_from_one(ref: dict[str, Any]) -> None:
-    """Bring Apache Kafka's epochs to kgroup's, one lower: Kafka 4.3+ (KAFKA-20268) starts a
-    consumer group at epoch 1 with an empty target, so its first assignment is epoch 2, where
-    kgroup's, like Kafka 4.2's, is epoch 1 (docs/kafka-differences.md). Checks first that Kafka
-    answered so."""
-    first = ref["described"][0]["group"]
-    assert (first["group_epoch"], first["target_assignment_epoch"]) == (2, 2)
-    for step in ref["described"]:
-        group = step["group"]
-        group["group_epoch"] -= 1
-        group["target_assignment_epoch"] -= 1
-        for member in group["members"].values():
-            # -2: a static member away, not an epoch.
-            if member["member_epoch"] > 0:
-                member["member_epoch"] -= 1
-    for event in ref["rebalances"]:
-        event["gen"] -= 1
-
-
 def test_consumer_protocol_group(
     kafka_consumer_protocol: KafkaCluster, consumer_protocol_broker: Broker
 ) -> None:
     ref, got = on_both(
         "consumer", kafka_consumer_protocol, consumer_protocol_broker.bootstrap_servers
     )
-    epochs_from_one(ref)
     assert got == ref
     check_group(got)
     steps = [d["step"] for d in got["described"]]
@@ -223,12 +203,12 @@ def test_consumer_protocol_group(
     # the last step is the static member's session running out after everyone closed.
     described = [(d["group"]["state"], d["group"]["group_epoch"]) for d in got["described"]]
     assert described == [
-        ("Stable", 1),
         ("Stable", 2),
         ("Stable", 3),
         ("Stable", 4),
-        ("Reconciling", 4),
-        ("Stable", 4),
-        ("Empty", 6),
+        ("Stable", 5),
+        ("Reconciling", 5),
+        ("Stable", 5),
+        ("Empty", 7),
     ]
-    assert got["described"][-1]["group"]["target_assignment_epoch"] == 6
+    assert got["described"][-1]["group"]["target_assignment_epoch"] == 7

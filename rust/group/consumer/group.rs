@@ -150,12 +150,14 @@ pub struct ConsumerGroup {
 }
 
 impl ConsumerGroup {
-    /// new is an empty group at group epoch 0 without a target (assignment epoch -1).
+    /// new is an empty group at group epoch 1 with the empty target of epoch 1, as Kafka 4.3+
+    /// starts a group (KAFKA-20268): its first computed target is epoch 2, and a member
+    /// joining before that reconciles towards epoch 1.
     pub fn new(group_id: impl Into<String>) -> Self {
         ConsumerGroup {
             group_id: group_id.into(),
-            group_epoch: 0,
-            assignment_epoch: -1,
+            group_epoch: 1,
+            assignment_epoch: 1,
             members: BTreeMap::new(),
             targets: BTreeMap::new(),
             inverted_targets: BTreeMap::new(),
@@ -184,7 +186,8 @@ impl ConsumerGroup {
         self.group_epoch = epoch;
     }
 
-    /// assignment_epoch is the group epoch the target was computed at; -1 without a target.
+    /// assignment_epoch is the group epoch the target was computed at; -1 once its record is
+    /// tombstoned.
     pub fn assignment_epoch(&self) -> i32 {
         self.assignment_epoch
     }

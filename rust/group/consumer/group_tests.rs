@@ -127,19 +127,20 @@ fn test_group_state() {
         previous_member_epoch: epoch - 1,
         ..ConsumerMember::new(id)
     };
-    g.update_member(stable("member1", 1, MemberState::Stable));
-    g.set_group_epoch(1);
-    assert_eq!(g.state(), ConsumerGroupState::Assigning);
-    g.update_member(stable("member2", 1, MemberState::Stable));
+    // A new group is at epochs 1 (KAFKA-20268): the first assignment is epoch 2.
+    g.update_member(stable("member1", 2, MemberState::Stable));
     g.set_group_epoch(2);
     assert_eq!(g.state(), ConsumerGroupState::Assigning);
-    g.set_assignment_epoch(2);
-    assert_eq!(g.state(), ConsumerGroupState::Reconciling);
-    g.update_member(stable("member1", 2, MemberState::Stable));
-    assert_eq!(g.state(), ConsumerGroupState::Reconciling);
-    g.update_member(stable("member2", 2, MemberState::UnrevokedPartitions));
-    assert_eq!(g.state(), ConsumerGroupState::Reconciling);
     g.update_member(stable("member2", 2, MemberState::Stable));
+    g.set_group_epoch(3);
+    assert_eq!(g.state(), ConsumerGroupState::Assigning);
+    g.set_assignment_epoch(3);
+    assert_eq!(g.state(), ConsumerGroupState::Reconciling);
+    g.update_member(stable("member1", 3, MemberState::Stable));
+    assert_eq!(g.state(), ConsumerGroupState::Reconciling);
+    g.update_member(stable("member2", 3, MemberState::UnrevokedPartitions));
+    assert_eq!(g.state(), ConsumerGroupState::Reconciling);
+    g.update_member(stable("member2", 3, MemberState::Stable));
     assert_eq!(g.state(), ConsumerGroupState::Stable);
     g.remove_member("member1");
     g.remove_member("member2");

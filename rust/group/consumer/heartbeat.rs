@@ -563,11 +563,10 @@ impl Coordinator {
         let preferred =
             group.preferred_server_assignor_after(Some(member), Some(&updated), &default_assignor);
 
-        // The group epoch: bumped on a subscription or assignor change, for a new group, and
-        // when the subscribed topics' metadata changed.
+        // The group epoch: bumped on a subscription or assignor change, and when the subscribed
+        // topics' metadata changed. A new group is at epoch 1 already (KAFKA-20268).
         let mut group_epoch = group.group_epoch();
-        let mut bump =
-            group_epoch == 0 || names_changed || regex_bump || preferred != preferred_before;
+        let mut bump = names_changed || regex_bump || preferred != preferred_before;
         let mut new_hash = None;
         if bump || part.metadata_seen != topic_version {
             let mut names = subscribed_names_after(group, prior, Some(&updated));

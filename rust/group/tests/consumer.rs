@@ -200,7 +200,7 @@ fn a_member_joins_an_empty_group() {
     let r = hb(&mut h, &join("m1", &["foo", "bar"]));
     assert_eq!(error(&r), ErrorCode::None);
     assert_eq!(r.member_id.as_deref(), Some("m1"));
-    assert_eq!(r.member_epoch, 1);
+    assert_eq!(r.member_epoch, 2);
     assert_eq!(r.heartbeat_interval_ms, 5000);
     let all = parts(&[(FOO, &[0, 1, 2, 3, 4, 5]), (BAR, &[0, 1, 2])]);
     assert_eq!(assigned(&r), Some(all.clone()));
@@ -219,7 +219,7 @@ fn a_member_joins_an_empty_group() {
         R::CurrentMemberAssignment { value: Some(v), .. } => assert_eq!(
             v,
             &CurrentAssignment {
-                member_epoch: 1,
+                member_epoch: 2,
                 previous_member_epoch: 0,
                 state: MemberState::Stable,
                 assigned_partitions: all,
@@ -231,7 +231,7 @@ fn a_member_joins_an_empty_group() {
     let d = describe(&mut h);
     assert_eq!(
         (d.group_state.as_ref(), d.group_epoch, d.assignment_epoch),
-        ("Stable", 1, 1)
+        ("Stable", 2, 2)
     );
     assert_eq!(d.assignor_name.as_ref(), "uniform");
     assert_eq!(d.members[0].client_id.as_ref(), "client");
@@ -239,8 +239,8 @@ fn a_member_joins_an_empty_group() {
     assert_eq!(d.members[0].member_type, 1);
     // A heartbeat that changes nothing writes nothing and carries no assignment.
     let n = h.written.len();
-    let r = hb(&mut h, &beat("m1", 1, None));
-    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 1));
+    let r = hb(&mut h, &beat("m1", 2, None));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 2));
     assert!(r.assignment.is_none());
     assert_eq!(h.written.len(), n);
 }
@@ -255,30 +255,30 @@ fn a_second_member_takes_half_after_the_first_revokes() {
     assert_eq!(all, parts(&[(FOO, &[0, 1, 2, 3, 4, 5])]));
 
     let r2 = hb(&mut h, &join("m2", &["foo"]));
-    assert_eq!(r2.member_epoch, 2);
+    assert_eq!(r2.member_epoch, 3);
     // Its partitions are still m1's: it waits for them at the new epoch.
     assert_eq!(assigned(&r2), Some(Assignment::new()));
     let d = describe(&mut h);
-    assert_eq!((d.group_state.as_ref(), d.group_epoch), ("Reconciling", 2));
+    assert_eq!((d.group_state.as_ref(), d.group_epoch), ("Reconciling", 3));
     assert_single_owners(&mut h);
 
     // m1 learns it must give three up: it stays at epoch 1 with the rest.
-    let r = hb(&mut h, &beat("m1", 1, Some(&all)));
-    assert_eq!(r.member_epoch, 1);
+    let r = hb(&mut h, &beat("m1", 2, Some(&all)));
+    assert_eq!(r.member_epoch, 2);
     let kept = assigned(&r).unwrap();
     assert_eq!(kept.len(), 3);
     assert_single_owners(&mut h);
     // Still reporting them: nothing moves.
-    let r = hb(&mut h, &beat("m1", 1, Some(&all)));
-    assert_eq!(r.member_epoch, 1);
+    let r = hb(&mut h, &beat("m1", 2, Some(&all)));
+    assert_eq!(r.member_epoch, 2);
     assert!(r.assignment.is_none());
-    let r = hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
+    let r = hb(&mut h, &beat("m2", 3, Some(&Assignment::new())));
     assert!(r.assignment.is_none(), "nothing released yet");
     // m1 reports the smaller set: it moves to epoch 2.
-    let r = hb(&mut h, &beat("m1", 1, Some(&kept)));
-    assert_eq!(r.member_epoch, 2);
+    let r = hb(&mut h, &beat("m1", 2, Some(&kept)));
+    assert_eq!(r.member_epoch, 3);
     // m2 gets the released partitions now.
-    let r = hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
+    let r = hb(&mut h, &beat("m2", 3, Some(&Assignment::new())));
     let got = assigned(&r).unwrap();
     assert_eq!(got.len(), 3);
     for (t, ps) in got.iter() {
@@ -299,9 +299,9 @@ fn a_leave_fences_the_member_and_bumps_the_epoch() {
     let r1 = hb(&mut h, &join("m1", &["foo"]));
     let a1 = assigned(&r1).unwrap();
     hb(&mut h, &join("m2", &["foo"]));
-    let r = hb(&mut h, &beat("m1", 1, Some(&a1)));
+    let r = hb(&mut h, &beat("m1", 2, Some(&a1)));
     let kept = assigned(&r).unwrap();
-    hb(&mut h, &beat("m1", 1, Some(&kept)));
+    hb(&mut h, &beat("m1", 2, Some(&kept)));
     let n = h.written.len();
     let r = hb(&mut h, &beat("m1", -1, None));
     assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, -1));
@@ -315,11 +315,11 @@ fn a_leave_fences_the_member_and_bumps_the_epoch() {
             "GroupMetadata"
         ]
     );
-    let r = hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
-    assert_eq!(r.member_epoch, 3);
+    let r = hb(&mut h, &beat("m2", 3, Some(&Assignment::new())));
+    assert_eq!(r.member_epoch, 4);
     assert_eq!(assigned(&r), Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5])])));
     // The left member is unknown now.
-    let r = hb(&mut h, &beat("m1", 2, None));
+    let r = hb(&mut h, &beat("m1", 3, None));
     assert_eq!(error(&r), ErrorCode::UnknownMemberId);
 }
 
@@ -375,7 +375,7 @@ fn a_known_member_rejoins_with_epoch_zero() {
     let r = hb(&mut h, &join("m1", &["foo"]));
     let all = assigned(&r).unwrap();
     let r = hb(&mut h, &join("m1", &["foo"]));
-    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 1));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 2));
     assert_eq!(assigned(&r), Some(all));
 }
 
@@ -406,7 +406,7 @@ fn a_static_member_leaves_for_a_while_and_comes_back() {
     again.instance = Some("i1".into());
     assert_eq!(error(&hb(&mut h, &again)), ErrorCode::UnreleasedInstanceId);
     // A heartbeat from another member id with the instance: FENCED_INSTANCE_ID.
-    let mut other = beat("a2", 1, None);
+    let mut other = beat("a2", 2, None);
     other.instance = Some("i1".into());
     assert_eq!(error(&hb(&mut h, &other)), ErrorCode::FencedInstanceId);
     // The temporary leave keeps the partitions and the epoch.
@@ -416,12 +416,12 @@ fn a_static_member_leaves_for_a_while_and_comes_back() {
     let r = hb(&mut h, &leave);
     assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, -2));
     assert_eq!(kinds(&records(&h, n)), ["CurrentAssignment"]);
-    assert_eq!(describe(&mut h).group_epoch, 1);
+    assert_eq!(describe(&mut h).group_epoch, 2);
     // Back under a new member id: the old one's records go, it has the same partitions at the
     // same epoch, and the group epoch does not move.
     let n = h.written.len();
     let r = hb(&mut h, &again);
-    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 1));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 2));
     assert_eq!(assigned(&r), Some(all));
     assert_eq!(
         kinds(&records(&h, n))[..6],
@@ -435,7 +435,7 @@ fn a_static_member_leaves_for_a_while_and_comes_back() {
         ]
     );
     let d = describe(&mut h);
-    assert_eq!(d.group_epoch, 1);
+    assert_eq!(d.group_epoch, 2);
     assert_eq!(d.members.len(), 1);
     assert_eq!(d.members[0].member_id.as_ref(), "a2");
     assert_eq!(d.members[0].instance_id.as_deref(), Some("i1"));
@@ -452,7 +452,7 @@ fn the_last_member_to_leave_brings_the_assignment_epoch_along() {
     // m1 leaves: m2 is still there to heartbeat the next target, the assignment epoch stays.
     hb(&mut h, &beat("m1", -1, None));
     let d = describe(&mut h);
-    assert_eq!((d.group_epoch, d.assignment_epoch), (3, 2));
+    assert_eq!((d.group_epoch, d.assignment_epoch), (4, 3));
     let n = h.written.len();
     let r = hb(&mut h, &beat("m2", -1, None));
     assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, -1));
@@ -469,11 +469,11 @@ fn the_last_member_to_leave_brings_the_assignment_epoch_along() {
     let d = describe(&mut h);
     assert_eq!(
         (d.group_state.as_ref(), d.group_epoch, d.assignment_epoch),
-        ("Empty", 4, 4)
+        ("Empty", 5, 5)
     );
     // The next member starts from there: epoch 5, everything.
     let r = hb(&mut h, &join("m3", &["foo"]));
-    assert_eq!((r.member_epoch, assigned(&r)), (5, Some(a1)));
+    assert_eq!((r.member_epoch, assigned(&r)), (6, Some(a1)));
 }
 
 // The session timeout (45 s by default) fences a member that stops heartbeating.
@@ -485,13 +485,13 @@ fn a_silent_member_is_fenced_at_its_session_timeout() {
     hb(&mut h, &join("m2", &["foo"]));
     h.advance(40_000);
     // m2 keeps its session; m1 does not.
-    hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
+    hb(&mut h, &beat("m2", 3, Some(&Assignment::new())));
     h.advance(5_001);
     let d = describe(&mut h);
     assert_eq!(d.members.len(), 1);
-    assert_eq!(d.group_epoch, 3);
-    let r = hb(&mut h, &beat("m2", 2, Some(&Assignment::new())));
-    assert_eq!(r.member_epoch, 3);
+    assert_eq!(d.group_epoch, 4);
+    let r = hb(&mut h, &beat("m2", 3, Some(&Assignment::new())));
+    assert_eq!(r.member_epoch, 4);
     assert_eq!(assigned(&r), Some(a1));
 }
 
@@ -504,8 +504,8 @@ fn a_member_that_does_not_revoke_in_time_is_fenced() {
     let r = hb(&mut h, &j);
     let all = assigned(&r).unwrap();
     hb(&mut h, &join("m2", &["foo"]));
-    let r = hb(&mut h, &beat("m1", 1, Some(&all)));
-    assert_eq!(r.member_epoch, 1, "must revoke");
+    let r = hb(&mut h, &beat("m1", 2, Some(&all)));
+    assert_eq!(r.member_epoch, 2, "must revoke");
     h.advance(999);
     assert_eq!(describe(&mut h).members.len(), 2);
     h.advance(2);
@@ -522,14 +522,14 @@ fn replaying_the_log_rebuilds_consumer_groups() {
     let r = hb(&mut h, &join("m1", &["foo", "bar"]));
     let a1 = assigned(&r).unwrap();
     hb(&mut h, &join("m2", &["foo"]));
-    let r = hb(&mut h, &beat("m1", 1, Some(&a1)));
+    let r = hb(&mut h, &beat("m1", 2, Some(&a1)));
     let kept = assigned(&r).unwrap();
     let before = describe(&mut h);
     let mut r = restarted(&h);
     assert_eq!(describe(&mut r), before);
     // m1 carries on: it reports the smaller set and moves to epoch 2.
-    let x = hb(&mut r, &beat("m1", 1, Some(&kept)));
-    assert_eq!((error(&x), x.member_epoch), (ErrorCode::None, 2));
+    let x = hb(&mut r, &beat("m1", 2, Some(&kept)));
+    assert_eq!((error(&x), x.member_epoch), (ErrorCode::None, 3));
     // Sessions start at load: a member that never comes back is fenced 45 s later.
     r.advance(45_001);
     assert_eq!(describe(&mut r).members.len(), 0);
@@ -582,7 +582,7 @@ fn a_timed_out_append_answers_coordinator_not_available() {
     h.hold_appends = false;
     assert_eq!(error(&response(&h, t)), ErrorCode::CoordinatorNotAvailable);
     let r = hb(&mut h, &join("m1", &["foo"]));
-    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 1));
+    assert_eq!((error(&r), r.member_epoch), (ErrorCode::None, 2));
 }
 
 // Found by consumer_props: a leave whose append fails puts the member back, and with it its
@@ -711,16 +711,16 @@ fn new_partitions_reach_the_group_at_its_next_heartbeat() {
     let mut h = h();
     hb(&mut h, &join("m1", &["foo"]));
     h.c.set_topic_metadata([("foo", FOO, 8), ("bar", BAR, 3)]);
-    let r = hb(&mut h, &beat("m1", 1, None));
-    assert_eq!(r.member_epoch, 2);
+    let r = hb(&mut h, &beat("m1", 2, None));
+    assert_eq!(r.member_epoch, 3);
     assert_eq!(
         assigned(&r),
         Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5, 6, 7])]))
     );
     // A topic the group does not subscribe to changes nothing.
     h.c.set_topic_metadata([("foo", FOO, 8), ("bar", BAR, 4)]);
-    let r = hb(&mut h, &beat("m1", 2, None));
-    assert_eq!(r.member_epoch, 2);
+    let r = hb(&mut h, &beat("m1", 3, None));
+    assert_eq!(r.member_epoch, 3);
 }
 
 // group.coordinator.rebalance.protocols without `consumer`: UNSUPPORTED_VERSION.
@@ -847,7 +847,7 @@ fn an_invalid_regex_is_refused() {
     assert_eq!(
         (r.member_epoch, assigned(&r)),
         (
-            2,
+            3,
             Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5]), (BAR, &[0, 1, 2])]))
         )
     );
@@ -857,5 +857,5 @@ fn an_invalid_regex_is_refused() {
     let x = hb(&mut h, &b);
     assert_eq!(x.member_epoch, r.member_epoch, "must revoke first");
     assert_eq!(assigned(&x), Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5])])));
-    assert_eq!(describe(&mut h).group_epoch, 3);
+    assert_eq!(describe(&mut h).group_epoch, 4);
 }

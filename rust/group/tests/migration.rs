@@ -334,19 +334,19 @@ fn a_classic_member_joins_a_consumer_group() {
     let t = h.join(&classic_join(&id, &["foo"], &[]));
     let jr = h.join_response(t).clone();
     assert_eq!(jr.error(), ErrorCode::None);
-    assert_eq!(jr.generation_id, 2);
+    assert_eq!(jr.generation_id, 3);
     assert_eq!(jr.leader, "");
     // Nothing yet: m1 must revoke first.
-    let s = sync_in(&mut h, 2, &id);
+    let s = sync_in(&mut h, 3, &id);
     assert_eq!(h.sync_error(s), ErrorCode::None);
     assert_eq!(partitions_of(&h.sync_response(s).assignment), vec![]);
     assert_eq!(member_types(&mut h)[&id], 0);
     // SyncGroup checks.
-    let s = sync_in(&mut h, 1, &id);
+    let s = sync_in(&mut h, 2, &id);
     assert_eq!(h.sync_error(s), ErrorCode::IllegalGeneration);
-    let s = sync_in(&mut h, 2, "nobody");
+    let s = sync_in(&mut h, 3, "nobody");
     assert_eq!(h.sync_error(s), ErrorCode::UnknownMemberId);
-    let s = sync_in(&mut h, 1, "m1");
+    let s = sync_in(&mut h, 2, "m1");
     assert_eq!(
         h.sync_error(s),
         ErrorCode::UnknownMemberId,
@@ -355,7 +355,7 @@ fn a_classic_member_joins_a_consumer_group() {
     let s = h.sync_full(
         5,
         G,
-        2,
+        3,
         &id,
         None,
         (Some("consumer"), Some("roundrobin")),
@@ -363,13 +363,13 @@ fn a_classic_member_joins_a_consumer_group() {
     );
     assert_eq!(h.sync_error(s), ErrorCode::InconsistentGroupProtocol);
     // Heartbeat: nothing new until m1 releases.
-    assert_eq!(heartbeat(&mut h, &id, 1), ErrorCode::IllegalGeneration);
-    assert_eq!(heartbeat(&mut h, &id, 2), ErrorCode::None);
+    assert_eq!(heartbeat(&mut h, &id, 2), ErrorCode::IllegalGeneration);
+    assert_eq!(heartbeat(&mut h, &id, 3), ErrorCode::None);
     // m1 revokes; now the classic member's partitions are free: it is told to rejoin.
-    let r = hb(&mut h, &beat("m1", 1, Some(&all)));
+    let r = hb(&mut h, &beat("m1", 2, Some(&all)));
     let kept = assigned(&r).unwrap();
-    hb(&mut h, &beat("m1", 1, Some(&kept)));
-    assert_eq!(heartbeat(&mut h, &id, 2), ErrorCode::RebalanceInProgress);
+    hb(&mut h, &beat("m1", 2, Some(&kept)));
+    assert_eq!(heartbeat(&mut h, &id, 3), ErrorCode::RebalanceInProgress);
     let t = h.join(&classic_join(&id, &["foo"], &[]));
     let jr = h.join_response(t).clone();
     let s = sync_in(&mut h, jr.generation_id, &id);
@@ -405,8 +405,8 @@ fn classic_members_are_fenced_by_their_own_timeouts() {
     // No SyncGroup within the rebalance timeout (20 s), though it heartbeats.
     for _ in 0..3 {
         h.advance(6_000);
-        heartbeat(&mut h, "c1", 2);
-        hb(&mut h, &beat("m1", 1, None));
+        heartbeat(&mut h, "c1", 3);
+        hb(&mut h, &beat("m1", 2, None));
     }
     h.advance(3_000);
     assert!(!member_types(&mut h).contains_key("c1"));
@@ -417,7 +417,7 @@ fn classic_members_are_fenced_by_their_own_timeouts() {
     let s = sync_in(&mut h, jr.generation_id, "c2");
     assert_eq!(h.sync_error(s), ErrorCode::None);
     h.advance(9_000);
-    hb(&mut h, &beat("m1", 1, None));
+    hb(&mut h, &beat("m1", 2, None));
     assert!(member_types(&mut h).contains_key("c2"));
     h.advance(1_001);
     assert!(!member_types(&mut h).contains_key("c2"));
