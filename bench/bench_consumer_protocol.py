@@ -8,8 +8,10 @@ defaults (``kafka``: it batches target assignments, recomputing at most once per
 that interval at 0 (``kafka-ai0``: a new target at every heartbeat that needs one, as kgroup
 computes it). Both brokers get BROKER_CONFIG, Kafka's defaults but:
 
-- ``group.initial.rebalance.delay.ms=0``: a new classic group's first rebalance is not held
-  back 3 s (as bench_groups);
+- ``group.initial.rebalance.delay.ms=0`` (``KGROUP_BENCH_848_INITIAL_DELAY_MS``): a new classic
+  group's first rebalance is not held back 3 s (as bench_groups). With no delay the classic
+  group's time to be assigned is a race on either broker (bench/README.md, "The classic
+  assignment figure"); a short delay (100 ms) makes both form one generation;
 - ``group.consumer.heartbeat.interval.ms=500`` and ``group.consumer.min.heartbeat.interval.ms=500``
   (defaults 5000 and 5000): the consumer protocol's members heartbeat as often as the classic
   members here do (``heartbeat.interval.ms=500``), so that the protocols are compared at one
@@ -57,6 +59,7 @@ python_files='bench_*.py' -p no:cacheprovider --benchmark-only`` (bench/README.m
 ``KGROUP_BENCH_848_PROTOCOLS`` (classic,consumer); ``KGROUP_BENCH_848_RATE`` (1000);
 ``KGROUP_BENCH_848_HEARTBEAT_MS`` (500): the heartbeat interval of both protocols (5000 is
 Kafka's default for the consumer protocol, 3000 librdkafka's for the classic one);
+``KGROUP_BENCH_848_INITIAL_DELAY_MS`` (0): both brokers' ``group.initial.rebalance.delay.ms``;
 ``KGROUP_BENCH_PROFILE=<folder>``: a py-spy flame graph of kgroup's broker while each group of
 the largest size is assigned.
 """
@@ -89,6 +92,7 @@ PROTOCOLS = os.environ.get("KGROUP_BENCH_848_PROTOCOLS", "classic,consumer").spl
 RATE = int(os.environ.get("KGROUP_BENCH_848_RATE", 1000))
 PROFILE = os.environ.get("KGROUP_BENCH_PROFILE")
 HEARTBEAT_INTERVAL_MS = int(os.environ.get("KGROUP_BENCH_848_HEARTBEAT_MS", 500))
+INITIAL_DELAY_MS = int(os.environ.get("KGROUP_BENCH_848_INITIAL_DELAY_MS", 0))
 MAX_POLL_INTERVAL_MS = 6000
 POLL_TIMEOUT = 0.1
 BASELINE = 3.0  # seconds of normal consumption before each event
@@ -96,7 +100,7 @@ AFTER = 2.0  # seconds after the group is assigned again that still count as the
 SLOW_EXTRA = 8.0  # how long past max.poll.interval.ms the slow member stays away
 SETTLE_TIMEOUT = 60.0
 BROKER_CONFIG = {
-    "group.initial.rebalance.delay.ms": 0,
+    "group.initial.rebalance.delay.ms": INITIAL_DELAY_MS,
     "group.consumer.heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
     "group.consumer.min.heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
     "group.consumer.session.timeout.ms": 6000,
@@ -518,7 +522,8 @@ def _summary() -> list[str]:
     medians = {n: {w: _median(v) for w, v in got.items()} for n, got in _results.items()}
     lines = [
         f"heartbeat interval {HEARTBEAT_INTERVAL_MS} ms (both protocols), {PARTITIONS} "
-        f"partitions, max.poll.interval.ms={MAX_POLL_INTERVAL_MS}, {RATE} records/s; "
+        f"partitions, max.poll.interval.ms={MAX_POLL_INTERVAL_MS}, {RATE} records/s, "
+        f"group.initial.rebalance.delay.ms={INITIAL_DELAY_MS}; "
         f"kafka-ai0: group.consumer.assignment.interval.ms=0; median of {ROUNDS} rounds "
         "(every figure a time: lower is better)",
         *side_by_side(medians, _lower_is_better, _compared, names=NAMES),
