@@ -752,7 +752,8 @@ impl Coordinator {
         if r.member_epoch == STATIC_LEAVE_EPOCH {
             let mut left = member.clone();
             left.member_epoch = STATIC_LEAVE_EPOCH;
-            left.partitions_pending_revocation = Assignment::new();
+            let assigned = left.assigned_partitions.clone();
+            left.hold(assigned, Assignment::new(), r.member_epoch);
             let records = vec![ConsumerGroupRecord::CurrentMemberAssignment {
                 group: group_id.to_string(),
                 member: member_id.clone(),

@@ -1,9 +1,9 @@
 //! A consumer group's member as the coordinator keeps it (Kafka's `ConsumerGroupMember`) and
 //! its reconciliation state ([`MemberState`], Kafka's `MemberState`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::group::assignors::Assignment;
+use crate::group::assignors::{Assignment, TopicId};
 
 /// MemberState is where a member stands in its reconciliation towards the group's target
 /// assignment. The discriminant is the `State` int8 of the `ConsumerGroupCurrentMemberAssignment`
@@ -130,6 +130,11 @@ pub struct ConsumerMember {
     /// partitions_pending_revocation are the partitions the member must give up and may still
     /// hold; no other member gets them until it reports them gone.
     pub partitions_pending_revocation: Assignment,
+    /// assignment_epochs is, for each partition the member holds (assigned or pending
+    /// revocation), the target epoch at which it was assigned to the member (KIP-1251, Kafka
+    /// 4.3+): a commit stamped with an older member epoch is accepted for a partition the member
+    /// held at that epoch already. Kept right by [`ConsumerMember::hold`].
+    pub assignment_epochs: BTreeMap<(TopicId, i32), i32>,
     /// classic_member_metadata is set for a member using the classic protocol, `None` for a
     /// ConsumerGroupHeartbeat member.
     pub classic_member_metadata: Option<ClassicMemberMetadata>,
@@ -155,8 +160,39 @@ impl ConsumerMember {
             state: MemberState::Stable,
             assigned_partitions: Assignment::new(),
             partitions_pending_revocation: Assignment::new(),
+            assignment_epochs: BTreeMap::new(),
             classic_member_metadata: None,
         }
+    }
+
+    /// hold makes `assigned` and `pending` the member's partitions. A partition it held as
+    /// assigned before, or held pending revocation and still does, keeps the epoch it was
+    /// assigned at; any other gets `epoch`, as Kafka's CurrentAssignmentBuilder gives newly
+    /// assigned partitions the target assignment epoch.
+    pub fn hold(&mut self, assigned: Assignment, pending: Assignment, epoch: i32) {
+        let mut epochs = BTreeMap::new();
+        for (held, is_pending) in [(&assigned, false), (&pending, true)] {
+            for (topic, partitions) in held.iter() {
+                for &p in partitions {
+                    let kept = self.assigned_partitions.contains(topic, p)
+                        || (is_pending && self.partitions_pending_revocation.contains(topic, p));
+                    let e = match self.assignment_epochs.get(&(*topic, p)) {
+                        Some(&e) if kept => e,
+                        _ => epoch,
+                    };
+                    epochs.insert((*topic, p), e);
+                }
+            }
+        }
+        self.assigned_partitions = assigned;
+        self.partitions_pending_revocation = pending;
+        self.assignment_epochs = epochs;
+    }
+
+    /// assignment_epoch is the epoch at which the member was given `partition` of `topic`,
+    /// `None` when it holds it neither assigned nor pending revocation.
+    pub fn assignment_epoch(&self, topic: &TopicId, partition: i32) -> Option<i32> {
+        self.assignment_epochs.get(&(*topic, partition)).copied()
     }
 
     /// update_member_epoch moves the member to `epoch`, remembering the current one as the
@@ -209,6 +245,35 @@ mod tests {
         assert!(m.assigned_partitions.is_empty());
         assert!(m.partitions_pending_revocation.is_empty());
         assert!(m.classic_member_metadata.is_none());
+        assert!(m.assignment_epochs.is_empty());
+    }
+
+    // KIP-1251: kept partitions keep the epoch they were assigned at, new ones get the target
+    // epoch, and a partition leaving for pending revocation takes its epoch along.
+    #[test]
+    fn held_partitions_keep_their_assignment_epochs() {
+        const T: TopicId = [1; 16];
+        let a = |ps: &[i32]| [(T, ps.to_vec())].into_iter().collect::<Assignment>();
+        let mut m = ConsumerMember::new("m");
+        m.hold(a(&[0, 1]), Assignment::new(), 3);
+        m.hold(a(&[0, 1, 2]), Assignment::new(), 5);
+        assert_eq!(
+            [0, 1, 2, 3].map(|p| m.assignment_epoch(&T, p)),
+            [Some(3), Some(3), Some(5), None]
+        );
+        m.hold(a(&[2]), a(&[0, 1]), 5);
+        assert_eq!(
+            [0, 1, 2].map(|p| m.assignment_epoch(&T, p)),
+            [Some(3), Some(3), Some(5)]
+        );
+        // Still pending: kept. Handed back from pending revocation: assigned anew.
+        m.hold(a(&[0, 2]), a(&[1]), 7);
+        assert_eq!(
+            [0, 1, 2].map(|p| m.assignment_epoch(&T, p)),
+            [Some(7), Some(3), Some(5)]
+        );
+        m.hold(Assignment::new(), Assignment::new(), 8);
+        assert!(m.assignment_epochs.is_empty());
     }
 
     #[test]

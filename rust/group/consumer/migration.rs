@@ -171,7 +171,9 @@ impl Coordinator {
             c.client_id = m.client_id.to_string();
             c.client_host = m.client_host.to_string();
             c.subscribed_topic_names = sub.topics.iter().map(|t| t.to_string()).collect();
-            c.assigned_partitions = assigned;
+            // Every partition assigned at the classic generation (Kafka's
+            // toAssignmentWithEpochs(assignment, generationId)).
+            c.hold(assigned, Assignment::new(), generation);
             c.classic_member_metadata = Some(classic_metadata(m.session_timeout_ms, &m.protocols));
             members.push(c);
         }

@@ -181,8 +181,7 @@ impl ConsumerPart {
                         if let Some(mut m) = old.clone() {
                             m.member_epoch = -1;
                             m.previous_member_epoch = -1;
-                            m.assigned_partitions = Assignment::new();
-                            m.partitions_pending_revocation = Assignment::new();
+                            m.hold(Assignment::new(), Assignment::new(), -1);
                             save(Undo::Member(member.clone(), old.map(Box::new)));
                             g.update_member(m);
                         }

@@ -7,6 +7,9 @@
 //! when no member holds it (assigned or pending revocation), so no partition is ever held
 //! twice; a member that waits for one is UnreleasedPartitions and gets it on a later heartbeat.
 //!
+//! Each partition a member holds keeps the target epoch it was assigned at (KIP-1251, Kafka
+//! 4.3+; [`ConsumerMember::hold`]), which offset commits are checked against.
+//!
 //! Kafka 4.2 behaviours kept here:
 //! - KAFKA-19974: leaving UnrevokedPartitions keeps the member's epoch when it must revoke
 //!   again (4.0 and 4.1 bumped it by one).
@@ -124,13 +127,16 @@ fn drop_unsubscribed(member: &ConsumerMember, input: &Reconcile<'_>) -> Consumer
     }
     let pending = Assignment::from_map(pending);
     let mut next = member.clone();
-    next.assigned_partitions = Assignment::from_map(assigned);
-    if !pending.is_empty() && owns_any(input.owned_topic_partitions, &pending) {
+    let pending = if !pending.is_empty() && owns_any(input.owned_topic_partitions, &pending) {
         next.state = MemberState::UnrevokedPartitions;
-        next.partitions_pending_revocation = pending;
-    }
-    // Otherwise the dropped partitions are gone from the client already: only the assignment
-    // shrinks, and the state and pending revocation stay.
+        pending
+    } else {
+        // The dropped partitions are gone from the client already: only the assignment
+        // shrinks, and the state and pending revocation stay.
+        member.partitions_pending_revocation.clone()
+    };
+    // Nothing new: every partition keeps its assignment epoch.
+    next.hold(Assignment::from_map(assigned), pending, input.target_epoch);
     next
 }
 
@@ -187,8 +193,7 @@ fn compute_next(
     if !revoke.is_empty() && owns_any(input.owned_topic_partitions, &revoke) {
         next.state = MemberState::UnrevokedPartitions;
         next.update_member_epoch(epoch_if_revoking);
-        next.assigned_partitions = Assignment::from_map(assigned);
-        next.partitions_pending_revocation = revoke;
+        next.hold(Assignment::from_map(assigned), revoke, input.target_epoch);
         return next;
     }
     for (topic_id, partitions) in to_assign.iter() {
@@ -203,8 +208,11 @@ fn compute_next(
         MemberState::Stable
     };
     next.update_member_epoch(input.target_epoch);
-    next.assigned_partitions = Assignment::from_map(assigned);
-    next.partitions_pending_revocation = Assignment::new();
+    next.hold(
+        Assignment::from_map(assigned),
+        Assignment::new(),
+        input.target_epoch,
+    );
     next
 }
 

@@ -98,6 +98,10 @@ pub struct CurrentAssignment {
     pub state: MemberState,
     pub assigned_partitions: Assignment,
     pub partitions_pending_revocation: Assignment,
+    /// assignment_epochs are [`ConsumerMember::assignment_epochs`]: every partition of both
+    /// lists has one (KIP-1251; a record of Kafka before 4.3 has none, and its partitions are
+    /// read at the member epoch, as Kafka reads them).
+    pub assignment_epochs: BTreeMap<(TopicId, i32), i32>,
 }
 
 impl CurrentAssignment {
@@ -109,6 +113,7 @@ impl CurrentAssignment {
             state: m.state,
             assigned_partitions: m.assigned_partitions.clone(),
             partitions_pending_revocation: m.partitions_pending_revocation.clone(),
+            assignment_epochs: m.assignment_epochs.clone(),
         }
     }
 
@@ -119,6 +124,43 @@ impl CurrentAssignment {
         m.state = self.state;
         m.assigned_partitions = self.assigned_partitions.clone();
         m.partitions_pending_revocation = self.partitions_pending_revocation.clone();
+        m.assignment_epochs = self.assignment_epochs.clone();
+    }
+}
+
+/// epochs_of is the `AssignmentEpochs` list of `partitions` of `topic`, in their order.
+fn epochs_of(
+    epochs: &BTreeMap<(TopicId, i32), i32>,
+    topic: TopicId,
+    partitions: &[i32],
+) -> Vec<i32> {
+    partitions
+        .iter()
+        .map(|p| epochs.get(&(topic, *p)).copied().unwrap_or_default())
+        .collect()
+}
+
+/// read_epochs adds the assignment epochs of one record topic to `epochs`: its own when it has
+/// one per partition, else `default` for each (Kafka's assignmentFromTopicPartitions: the
+/// member epoch, never below 0).
+fn read_epochs(
+    epochs: &mut BTreeMap<(TopicId, i32), i32>,
+    topic: TopicId,
+    partitions: &[i32],
+    own: Option<&[i32]>,
+    default: i32,
+) {
+    match own {
+        Some(own) if own.len() == partitions.len() => {
+            for (p, e) in partitions.iter().zip(own) {
+                epochs.insert((topic, *p), *e);
+            }
+        }
+        _ => {
+            for p in partitions {
+                epochs.insert((topic, *p), default.max(0));
+            }
+        }
     }
 }
 
@@ -357,9 +399,14 @@ impl ConsumerGroupRecord {
             }
             ConsumerGroupRecord::CurrentMemberAssignment { value: Some(c), .. } => {
                 versioned(v, |w| {
-                    let tp = |topic_id, partitions| {
+                    let tp = |topic_id, partitions: Vec<i32>| {
                         typed::ConsumerGroupCurrentMemberAssignmentValueAssignedPartition {
                             topic_id,
+                            assignment_epochs: Some(epochs_of(
+                                &c.assignment_epochs,
+                                topic_id,
+                                &partitions,
+                            )),
                             partitions,
                             ..Default::default()
                         }
@@ -516,20 +563,37 @@ impl ConsumerGroupRecord {
                 let value = value
                     .map(|b| typed::ConsumerGroupCurrentMemberAssignmentValue::decode(b, v))
                     .transpose()?
-                    .map(|x| CurrentAssignment {
-                        member_epoch: x.member_epoch,
-                        previous_member_epoch: x.previous_member_epoch,
-                        state: MemberState::from_i8(x.state),
-                        assigned_partitions: assignment(
-                            x.assigned_partitions
-                                .into_iter()
-                                .map(|tp| (tp.topic_id, tp.partitions)),
-                        ),
-                        partitions_pending_revocation: assignment(
-                            x.partitions_pending_revocation
-                                .into_iter()
-                                .map(|tp| (tp.topic_id, tp.partitions)),
-                        ),
+                    .map(|x| {
+                        let mut assignment_epochs = BTreeMap::new();
+                        for tp in x
+                            .assigned_partitions
+                            .iter()
+                            .chain(&x.partitions_pending_revocation)
+                        {
+                            read_epochs(
+                                &mut assignment_epochs,
+                                tp.topic_id,
+                                &tp.partitions,
+                                tp.assignment_epochs.as_deref(),
+                                x.member_epoch,
+                            );
+                        }
+                        CurrentAssignment {
+                            member_epoch: x.member_epoch,
+                            previous_member_epoch: x.previous_member_epoch,
+                            state: MemberState::from_i8(x.state),
+                            assigned_partitions: assignment(
+                                x.assigned_partitions
+                                    .into_iter()
+                                    .map(|tp| (tp.topic_id, tp.partitions)),
+                            ),
+                            partitions_pending_revocation: assignment(
+                                x.partitions_pending_revocation
+                                    .into_iter()
+                                    .map(|tp| (tp.topic_id, tp.partitions)),
+                            ),
+                            assignment_epochs,
+                        }
                     });
                 ConsumerGroupRecord::CurrentMemberAssignment {
                     group: owned(&k.group_id),

@@ -6,6 +6,9 @@
 //! v7 the group instance id; v8 flexible; v9 answers GROUP_ID_NOT_FOUND for an unknown group
 //! (Kafka's new coordinator) where earlier versions answer ILLEGAL_GENERATION.
 //!
+//! In a consumer group (KIP-848) the member epoch stands for the generation, checked as Kafka
+//! 4.3+ does (KIP-1251): see `commit_error`.
+//!
 //! Commits are visible once appended: the response waits for the host to report the append,
 //! and until then OffsetFetch with `require_stable` answers UNSTABLE_OFFSET_COMMIT for the
 //! partitions.
@@ -63,7 +66,7 @@ impl Coordinator {
         if todo.is_empty() {
             return self.respond(token, GroupResponse::OffsetCommit(response));
         }
-        if let Some(e) = self.commit_error(req) {
+        if let Some(e) = self.commit_error(req, &todo) {
             for (ti, pi) in todo {
                 response.topics[ti].partitions[pi].error_code = e.code();
             }
@@ -179,8 +182,9 @@ impl Coordinator {
 
     /// commit_error is the error every partition of a commit gets, if any: the group id and
     /// partition checks, an unknown group (unless it commits with generation -1), and Kafka's
-    /// `validateOffsetCommit` and state rules.
-    fn commit_error(&self, req: &OffsetCommit<'_>) -> Option<ErrorCode> {
+    /// `validateOffsetCommit` and state rules. `todo` are the (topic, partition) indexes of the
+    /// partitions the broker has.
+    fn commit_error(&self, req: &OffsetCommit<'_>, todo: &[(usize, usize)]) -> Option<ErrorCode> {
         if let Some(e) = self.gate(&req.group_id) {
             return Some(e);
         }
@@ -196,8 +200,11 @@ impl Coordinator {
             return Some(ErrorCode::CoordinatorNotAvailable);
         }
         if let Some(part) = group.consumer.as_deref() {
-            // Kafka 4.2's ConsumerGroup.validateOffsetCommit: an admin commits to a group
-            // without members; a member commits at its epoch, with OffsetCommit v9+.
+            // Kafka 4.3+'s ConsumerGroup.validateOffsetCommit (KIP-1251): an admin commits to
+            // a group without members; a member commits with OffsetCommit v9+, at its epoch, or
+            // at an older one for partitions it was assigned at that epoch or before (a commit
+            // sent before the member learnt of its last bump). A classic member's refusals are
+            // ILLEGAL_GENERATION.
             let epoch = req.generation_id_or_member_epoch;
             if epoch < 0 && part.group.num_members() == 0 {
                 return None;
@@ -209,11 +216,26 @@ impl Coordinator {
             if !classic && req.version < 9 {
                 return Some(ErrorCode::UnsupportedVersion);
             }
-            return (epoch != m.member_epoch).then_some(if classic {
+            let refused = if classic {
                 ErrorCode::IllegalGeneration
             } else {
                 ErrorCode::StaleMemberEpoch
-            });
+            };
+            if epoch == m.member_epoch {
+                return None;
+            }
+            if epoch > m.member_epoch {
+                return Some(refused);
+            }
+            let held_since = |ti: usize, pi: usize| {
+                let t = &req.topics[ti];
+                let id = self.topic_meta.get(&*t.name)?.topic_id;
+                m.assignment_epoch(&id, t.partitions[pi].partition_index)
+            };
+            return todo
+                .iter()
+                .any(|&(ti, pi)| held_since(ti, pi).is_none_or(|since| epoch < since))
+                .then_some(refused);
         }
         if req.generation_id_or_member_epoch < 0 && group.is(GroupState::Empty) {
             // The admin client, or a consumer that assigns itself: allowed while no member is.

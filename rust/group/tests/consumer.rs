@@ -222,6 +222,10 @@ fn a_member_joins_an_empty_group() {
                 member_epoch: 2,
                 previous_member_epoch: 0,
                 state: MemberState::Stable,
+                assignment_epochs: all
+                    .iter()
+                    .flat_map(|(t, ps)| ps.iter().map(|p| ((*t, *p), 2)))
+                    .collect(),
                 assigned_partitions: all,
                 partitions_pending_revocation: Assignment::new(),
             }
@@ -668,6 +672,61 @@ fn other_apis_on_a_consumer_group() {
     );
     let d = describe(&mut h);
     assert_eq!(d.error_code, ErrorCode::GroupIdNotFound.code());
+}
+
+// ConsumerGroupTest.testValidateOffsetCommitWithEpochValidation and
+// testValidateOffsetCommitWithUnassignedTopicOrPartition (KIP-1251, Kafka 4.3+), through the
+// coordinator: a member may commit at an older epoch the partitions it held since then, and
+// nothing else; the assignment epochs survive a restart.
+#[test]
+fn a_commit_at_an_older_epoch_is_checked_against_assignment_epochs() {
+    let mut h = h();
+    let all = assigned(&hb(&mut h, &join("m1", &["foo"]))).unwrap();
+    let r2 = hb(&mut h, &join("m2", &["foo"]));
+    assert_eq!(r2.member_epoch, 3);
+    let kept = assigned(&hb(&mut h, &beat("m1", 2, Some(&all)))).unwrap();
+    let r = hb(&mut h, &beat("m1", 2, Some(&kept)));
+    assert_eq!(r.member_epoch, 3);
+    let got = assigned(&hb(&mut h, &beat("m2", 3, Some(&Assignment::new())))).unwrap();
+    let mine = kept.get(&FOO)[0];
+    let given = all
+        .get(&FOO)
+        .iter()
+        .copied()
+        .find(|p| !kept.contains(&FOO, *p))
+        .unwrap();
+    assert!(got.contains(&FOO, given));
+    let commit = |h: &mut H, member: &str, epoch: i32, p: i32| {
+        let t = h.commit_full(9, G, member, None, epoch, &[("foo", p, 1, None)]);
+        h.commit_errors(t)[0]
+    };
+    let mut r = restarted(&h);
+    for h in [&mut h, &mut r] {
+        // m1 was given `mine` at epoch 2 and is at 3 now: 2 and 3 commit it.
+        assert_eq!(commit(h, "m1", 3, mine), ErrorCode::None);
+        assert_eq!(commit(h, "m1", 2, mine), ErrorCode::None);
+        // Older than the partition's assignment epoch, or newer than the member's: stale.
+        assert_eq!(commit(h, "m1", 1, mine), ErrorCode::StaleMemberEpoch);
+        assert_eq!(commit(h, "m1", 4, mine), ErrorCode::StaleMemberEpoch);
+        // A partition it gave up, at the epoch it held it: stale, it is m2's now.
+        assert_eq!(commit(h, "m1", 2, given), ErrorCode::StaleMemberEpoch);
+        // m2 got it at epoch 3: a commit stamped 2 is older than that.
+        assert_eq!(commit(h, "m2", 2, given), ErrorCode::StaleMemberEpoch);
+        assert_eq!(commit(h, "m2", 3, given), ErrorCode::None);
+        // One partition refused refuses the whole commit, as Kafka's validator throws.
+        let t = h.commit_full(
+            9,
+            G,
+            "m1",
+            None,
+            2,
+            &[("foo", mine, 1, None), ("foo", given, 1, None)],
+        );
+        assert_eq!(
+            h.commit_errors(t),
+            [ErrorCode::StaleMemberEpoch, ErrorCode::StaleMemberEpoch]
+        );
+    }
 }
 
 // An Empty classic group becomes a consumer group when a consumer-protocol member joins, and

@@ -121,6 +121,18 @@ const fn value(name: &'static str, fields: &'static [Field]) -> Message {
 /// assignment records hold them.
 static TOPIC_PARTITIONS: [Field; 2] = [f("topic_id", UUID, "0+"), f("partitions", INT32S, "0+")];
 
+/// CURRENT_TOPIC_PARTITIONS is [`TOPIC_PARTITIONS`] as the current assignment record holds it:
+/// 4.3 adds the epoch each partition was assigned to the member at (KIP-1251), as long as the
+/// partitions, tagged.
+static CURRENT_TOPIC_PARTITIONS: [Field; 3] = [
+    f("topic_id", UUID, "0+"),
+    f("partitions", INT32S, "0+"),
+    f("assignment_epochs", INT32S, "0+")
+        .nullable("0+")
+        .default(DefaultValue::Null)
+        .tagged(0, "0+"),
+];
+
 /// CONSUMER_GROUP_METADATA_KEY is record type 3: a consumer group's epoch.
 pub static CONSUMER_GROUP_METADATA_KEY: Message = key!("ConsumerGroupMetadataKey", "3",);
 
@@ -213,15 +225,15 @@ pub static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY: Message =
 
 /// CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: the member's epochs, its state (0 stable,
 /// 1 unrevoked partitions, 2 unreleased partitions), what it owns and what it must give back.
-/// 4.3 adds each partition's assignment epoch (KIP-1251), tagged; kgroup reads past it.
+/// 4.3 adds each partition's assignment epoch (KIP-1251), tagged.
 pub static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = value(
     "ConsumerGroupCurrentMemberAssignmentValue",
     &[
         f("member_epoch", INT32, "0+"),
         f("previous_member_epoch", INT32, "0+"),
         f("state", INT8, "0+"),
-        f("assigned_partitions", STRUCTS, "0+").fields(&TOPIC_PARTITIONS),
-        f("partitions_pending_revocation", STRUCTS, "0+").fields(&TOPIC_PARTITIONS),
+        f("assigned_partitions", STRUCTS, "0+").fields(&CURRENT_TOPIC_PARTITIONS),
+        f("partitions_pending_revocation", STRUCTS, "0+").fields(&CURRENT_TOPIC_PARTITIONS),
     ],
 );
 

@@ -2201,6 +2201,8 @@ pub struct ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
     pub topic_id: [u8; 16],
     /// partitions: versions 0+.
     pub partitions: Vec<i32>,
+    /// assignment_epochs: versions 0+, nullable 0+, tag 0 in 0+.
+    pub assignment_epochs: Option<Vec<i32>>,
     /// unknown_tagged are the tagged fields this declaration does not know, as read.
     pub unknown_tagged: Unknown<'a>,
 }
@@ -2210,6 +2212,7 @@ impl<'a> Default for ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<
         ConsumerGroupCurrentMemberAssignmentValueAssignedPartition {
             topic_id: [0u8; 16],
             partitions: Vec::new(),
+            assignment_epochs: None,
             unknown_tagged: Vec::new(),
         }
     }
@@ -2221,6 +2224,9 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
         let mut n = flex as usize;
         n += 16;
         n += if flex { 1 } else { 4 };
+        if false {
+            n += if flex { 1 } else { 4 };
+        }
         n
     }
 
@@ -2232,13 +2238,26 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
     pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
         let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
         let f_partitions = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?;
+        let mut f_assignment_epochs = None;
         let mut unknown_tagged = Vec::new();
         if flex {
-            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
+                let r = &mut Reader::new(raw);
+                match tag {
+                    0 if true && true => {
+                        f_assignment_epochs = get_opt_array(r, flex, true, 4, |r| r.i32())
+                            .map_err(|e| at(e, "assignment_epochs"))?;
+                        tagged_done(r, 0, "assignment_epochs")?;
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?;
         }
         Ok(ConsumerGroupCurrentMemberAssignmentValueAssignedPartition {
             topic_id: f_topic_id,
             partitions: f_partitions,
+            assignment_epochs: f_assignment_epochs,
             unknown_tagged,
         })
     }
@@ -2251,8 +2270,42 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
             Ok(())
         })
         .map_err(|e| at(e, "partitions"))?;
+        if false {
+            put_opt_array(
+                w,
+                self.assignment_epochs.as_deref(),
+                flex,
+                true,
+                v,
+                |w, x| {
+                    w.i32(*x);
+                    Ok(())
+                },
+            )
+            .map_err(|e| at(e, "assignment_epochs"))?;
+        }
         if flex {
-            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+            let mut known = Vec::new();
+            if true && true && !(self.assignment_epochs.is_none()) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    put_opt_array(
+                        w,
+                        self.assignment_epochs.as_deref(),
+                        flex,
+                        true,
+                        v,
+                        |w, x| {
+                            w.i32(*x);
+                            Ok(())
+                        },
+                    )
+                    .map_err(|e| at(e, "assignment_epochs"))?;
+                }
+                known.push((0, t.into_inner()));
+            }
+            put_tagged(w, known, &self.unknown_tagged)?;
         } else if !self.unknown_tagged.is_empty() {
             return Err(not_flexible(v));
         }

@@ -1,5 +1,6 @@
-//! Cases from Kafka's CurrentAssignmentBuilderTest (Kafka 4.2), one test each, named after it.
-//! Topic names become topic ids: the member's subscription is given as the ids it resolves to.
+//! Cases from Kafka's CurrentAssignmentBuilderTest (Kafka 4.2, with 4.3's assignment epochs),
+//! one test each, named after it. Topic names become topic ids: the member's subscription is
+//! given as the ids it resolves to.
 
 use std::collections::BTreeSet;
 
@@ -24,7 +25,8 @@ fn owned(topics: &[(TopicId, &[i32])]) -> Vec<OwnedTopicPartitions<'static>> {
         .collect()
 }
 
-/// member is "member" subscribed to topic1 and topic2.
+/// member is "member" subscribed to topic1 and topic2, holding every partition since its
+/// epoch (see [`since`] and [`new_at`]).
 fn member(
     state: MemberState,
     epoch: i32,
@@ -32,15 +34,39 @@ fn member(
     assigned: Assignment,
     pending: Assignment,
 ) -> ConsumerMember {
-    ConsumerMember {
-        state,
-        member_epoch: epoch,
-        previous_member_epoch: previous,
-        subscribed_topic_names: ["topic1".to_string(), "topic2".to_string()].into(),
-        assigned_partitions: assigned,
-        partitions_pending_revocation: pending,
-        ..ConsumerMember::new("member")
+    since(
+        ConsumerMember {
+            state,
+            member_epoch: epoch,
+            previous_member_epoch: previous,
+            subscribed_topic_names: ["topic1".to_string(), "topic2".to_string()].into(),
+            assigned_partitions: assigned,
+            partitions_pending_revocation: pending,
+            ..ConsumerMember::new("member")
+        },
+        epoch,
+    )
+}
+
+/// since is `m` holding every partition since `epoch` (KIP-1251's assignment epochs).
+fn since(mut m: ConsumerMember, epoch: i32) -> ConsumerMember {
+    m.assignment_epochs = m
+        .assigned_partitions
+        .iter()
+        .chain(m.partitions_pending_revocation.iter())
+        .flat_map(|(t, ps)| ps.iter().map(move |p| ((*t, *p), epoch)))
+        .collect();
+    m
+}
+
+/// new_at is `m` with `partitions` assigned to it at `epoch`.
+fn new_at(mut m: ConsumerMember, epoch: i32, partitions: &[(TopicId, &[i32])]) -> ConsumerMember {
+    for (t, ps) in partitions {
+        for p in *ps {
+            m.assignment_epochs.insert((*t, *p), epoch);
+        }
     }
+    m
 }
 
 fn run(
@@ -79,16 +105,23 @@ use MemberState::{Stable, UnreleasedPartitions, UnrevokedPartitions};
 // From Kafka's CurrentAssignmentBuilderTest.testStableToStable.
 #[test]
 fn stable_to_stable() {
-    let m = member(
-        Stable,
-        10,
-        10,
-        a(&[(T1, &[1, 2, 3]), (T2, &[4, 5, 6])]),
-        a(&[]),
+    let m = since(
+        member(
+            Stable,
+            10,
+            10,
+            a(&[(T1, &[1, 2, 3]), (T2, &[4, 5, 6])]),
+            a(&[]),
+        ),
+        5,
     );
     let target = a(&[(T1, &[1, 2, 3]), (T2, &[4, 5, 6])]);
     let next = run(&m, 11, &target, held_at_10, None, false, &[T1, T2]).unwrap();
-    assert_eq!(next, member(Stable, 11, 10, target.clone(), a(&[])));
+    // The partitions keep the epoch they were assigned at.
+    assert_eq!(
+        next,
+        since(member(Stable, 11, 10, target.clone(), a(&[])), 5)
+    );
 }
 
 // From Kafka's CurrentAssignmentBuilderTest.testStableToStableWithNewPartitions.
@@ -103,7 +136,9 @@ fn stable_to_stable_with_new_partitions() {
     );
     let target = a(&[(T1, &[1, 2, 3, 4]), (T2, &[4, 5, 6, 7])]);
     let next = run(&m, 11, &target, free, None, false, &[T1, T2]).unwrap();
-    assert_eq!(next, member(Stable, 11, 10, target.clone(), a(&[])));
+    // Kept partitions keep their epoch (10), new ones get the target's (11).
+    let expected = since(member(Stable, 11, 10, target.clone(), a(&[])), 10);
+    assert_eq!(next, new_at(expected, 11, &[(T1, &[4]), (T2, &[7])]));
 }
 
 // From Kafka's CurrentAssignmentBuilderTest.testStableToUnrevokedPartitions.
@@ -144,12 +179,15 @@ fn stable_to_unreleased_partitions() {
     let next = run(&m, 11, &target, held_at_10, None, false, &[T1, T2]).unwrap();
     assert_eq!(
         next,
-        member(
-            UnreleasedPartitions,
-            11,
+        since(
+            member(
+                UnreleasedPartitions,
+                11,
+                10,
+                a(&[(T1, &[1, 2, 3]), (T2, &[4, 5, 6])]),
+                a(&[]),
+            ),
             10,
-            a(&[(T1, &[1, 2, 3]), (T2, &[4, 5, 6])]),
-            a(&[]),
         )
     );
 }
@@ -170,12 +208,15 @@ fn stable_to_unreleased_partitions_with_owned_partitions_not_having_revoked_part
     let next = run(&m, 11, &target, epochs, Some(&[]), false, &[T1, T2]).unwrap();
     assert_eq!(
         next,
-        member(
-            UnreleasedPartitions,
-            11,
+        since(
+            member(
+                UnreleasedPartitions,
+                11,
+                10,
+                a(&[(T1, &[1, 2, 3]), (T2, &[4, 5])]),
+                a(&[]),
+            ),
             10,
-            a(&[(T1, &[1, 2, 3]), (T2, &[4, 5])]),
-            a(&[]),
         )
     );
 }
@@ -193,7 +234,10 @@ fn unrevoked_partitions_to_stable() {
     let target = a(&[(T1, &[2, 3]), (T2, &[5, 6])]);
     let owned = owned(&[(T1, &[2, 3]), (T2, &[5, 6])]);
     let next = run(&m, 11, &target, free, Some(&owned), false, &[T1, T2]).unwrap();
-    assert_eq!(next, member(Stable, 11, 10, target.clone(), a(&[])));
+    assert_eq!(
+        next,
+        since(member(Stable, 11, 10, target.clone(), a(&[])), 10)
+    );
 }
 
 // From Kafka's CurrentAssignmentBuilderTest.testRemainsInUnrevokedPartitions.
@@ -288,7 +332,9 @@ fn unrevoked_partitions_to_stable_with_returned_partitions_pending_revocation() 
     };
     let owned = owned(&[(T1, &[2, 3]), (T2, &[5, 6])]);
     let next = run(&m, 12, &target, epochs, Some(&owned), false, &[T1, T2]).unwrap();
-    assert_eq!(next, member(Stable, 12, 10, target.clone(), a(&[])));
+    // Kept partitions keep 10; 4, given up and handed back, and the new 7 get 12.
+    let expected = since(member(Stable, 12, 10, target.clone(), a(&[])), 10);
+    assert_eq!(next, new_at(expected, 12, &[(T1, &[4]), (T2, &[7])]));
 }
 
 // From Kafka's CurrentAssignmentBuilderTest.testUnreleasedPartitionsToStable.
@@ -303,7 +349,10 @@ fn unreleased_partitions_to_stable() {
     );
     let target = a(&[(T1, &[2, 3]), (T2, &[5, 6])]);
     let next = run(&m, 12, &target, held_at_10, None, false, &[T1, T2]).unwrap();
-    assert_eq!(next, member(Stable, 12, 11, target.clone(), a(&[])));
+    assert_eq!(
+        next,
+        since(member(Stable, 12, 11, target.clone(), a(&[])), 11)
+    );
 }
 
 // From Kafka's CurrentAssignmentBuilderTest.testUnreleasedPartitionsToStableWithNewPartitions.
@@ -389,7 +438,10 @@ fn unknown_state() {
         &[T1, T2],
     )
     .unwrap();
-    assert_eq!(next, member(Stable, 12, 11, target.clone(), a(&[])));
+    assert_eq!(
+        next,
+        since(member(Stable, 12, 11, target.clone(), a(&[])), 11)
+    );
 }
 
 // From Kafka's CurrentAssignmentBuilderTest.testStableToStableWithAssignmentTopicsNoLongerInSubscription
@@ -426,6 +478,7 @@ fn stable_to_stable_with_assignment_topics_no_longer_in_subscription() {
             a(&[(T2, &[4, 5, 6])]),
             a(&[]),
         );
+        expected = since(expected, epoch);
         expected.subscribed_topic_names = m.subscribed_topic_names.clone();
         assert_eq!(next, expected, "row {epoch}, {target_epoch}, {changed}");
     }

@@ -27,11 +27,12 @@ fn same_bytes(r: &ConsumerGroupRecord, key: &[u8], value: &[u8]) {
 #[test]
 fn current_member_assignment_bytes_are_kafkas() {
     // Member "m" of group "g": epoch 5 (previous 4), unrevoked partitions; owns 0 and 1 of the
-    // topic, gives back 2.
+    // topic, assigned at epochs 3 and 5, gives back 2, assigned at 4: each topic's
+    // AssignmentEpochs as Kafka 4.3+ writes them, a tagged field (tag 0, 9 and 5 bytes).
     let (key, value) = kafkas(
         "0008",
         "00016700016d",
-        "000000050000000401020102030405060708090a0b0c0d0e0f1003000000000000000100020102030405060708090a0b0c0d0e0f1002000000020000",
+        "000000050000000401020102030405060708090a0b0c0d0e0f10030000000000000001010009030000000300000005020102030405060708090a0b0c0d0e0f100200000002010005020000000400",
     );
     let r = ConsumerGroupRecord::read(&key, Some(&value))
         .unwrap()
@@ -51,7 +52,43 @@ fn current_member_assignment_bytes_are_kafkas() {
     );
     assert_eq!(c.assigned_partitions.get(&T), &[0, 1]);
     assert_eq!(c.partitions_pending_revocation.get(&T), &[2]);
+    assert_eq!(
+        [0, 1, 2].map(|p| c.assignment_epochs.get(&(T, p)).copied()),
+        [Some(3), Some(5), Some(4)]
+    );
     same_bytes(&r, &key, &value);
+}
+
+// A record of Kafka before 4.3 has no assignment epochs: its partitions are read as assigned at
+// the member epoch (Kafka's assignmentFromTopicPartitions), and written back with them.
+#[test]
+fn a_current_assignment_without_epochs_reads_them_as_the_member_epoch() {
+    let (key, value) = kafkas(
+        "0008",
+        "00016700016d",
+        "000000050000000401020102030405060708090a0b0c0d0e0f1003000000000000000100020102030405060708090a0b0c0d0e0f1002000000020000",
+    );
+    let r = ConsumerGroupRecord::read(&key, Some(&value))
+        .unwrap()
+        .unwrap();
+    let ConsumerGroupRecord::CurrentMemberAssignment { value: Some(c), .. } = &r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(
+        [0, 1, 2].map(|p| c.assignment_epochs.get(&(T, p)).copied()),
+        [Some(5), Some(5), Some(5)]
+    );
+    // A static member away (-2): as 0, never below.
+    let mut away = value.clone();
+    away[2..6].copy_from_slice(&(-2i32).to_be_bytes());
+    let r = ConsumerGroupRecord::read(&key, Some(&away))
+        .unwrap()
+        .unwrap();
+    let ConsumerGroupRecord::CurrentMemberAssignment { value: Some(c), .. } = &r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(c.member_epoch, -2);
+    assert_eq!(c.assignment_epochs.get(&(T, 0)), Some(&0));
 }
 
 #[test]
@@ -163,7 +200,11 @@ fn every_kind() -> Vec<ConsumerGroupRecord> {
     m.member_epoch = 3;
     m.previous_member_epoch = 2;
     m.state = MemberState::UnreleasedPartitions;
-    m.assigned_partitions = [(T, vec![3, 1])].into_iter().collect();
+    m.hold(
+        [(T, vec![3, 1])].into_iter().collect(),
+        Assignment::new(),
+        2,
+    );
     m.classic_member_metadata = Some(ClassicMemberMetadata {
         session_timeout_ms: 10_000,
         supported_protocols: vec![ClassicProtocol {
