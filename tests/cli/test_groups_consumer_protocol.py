@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaException, Producer
 from support.apache_kafka import run_tool
 from support.consumer_protocol import CLASSIC, FAST
 from support.kafka_tools import GROUPS
@@ -38,21 +38,29 @@ from kgroup.client import AdminClient, ConsumerGroupType, NewTopic, TopicPartiti
 pytestmark = pytest.mark.network
 
 PARTITIONS = 4
+#: RECORDS is the number of records in each partition.
+RECORDS = 2
 
 
 @dataclass
 class Groups:
-    """The groups of one broker: ``consumer`` (members ``a`` and ``b``), ``mixed`` (``m`` of
-    the consumer protocol and ``n`` a classic member) and ``classic`` (member ``k``), all on
-    ``topic``; ``prefix`` starts every name."""
+    """The groups of one broker: ``consumer`` (members ``a`` and ``b``, on ``topic`` and
+    ``other``), ``mixed`` (``m`` of the consumer protocol and ``n`` a classic member) and
+    ``classic`` (member ``k``), both on ``topic``; ``prefix`` starts every name. Each group has
+    committed every record of its topics."""
 
     name: str
     bootstrap: str
     prefix: str
     topic: str
+    other: str
     consumer: str
     classic: str
     mixed: str
+
+    @property
+    def topics(self) -> list[str]:
+        return [self.topic, self.other]
 
 
 def _consumer(bootstrap: str, group: str, client: str, **config: Any) -> Consumer:
@@ -69,8 +77,17 @@ def _consumer(bootstrap: str, group: str, client: str, **config: Any) -> Consume
     )
 
 
-def _owned(c: Consumer) -> list[int]:
-    return sorted(tp.partition for tp in c.assignment())
+def _owned(c: Consumer) -> list[tuple[str, int]]:
+    return sorted((tp.topic, tp.partition) for tp in c.assignment())
+
+
+def _tps(topics: list[str], partitions: range) -> list[tuple[str, int]]:
+    return sorted((t, p) for t in topics for p in partitions)
+
+
+def _committed(admin: AdminClient, group: str) -> list[tuple[str, int, int]]:
+    found = admin.list_consumer_group_offsets(group, request_timeout=10)[group].result()
+    return sorted((tp.topic, tp.partition, tp.offset) for tp in found)
 
 
 def _settled(admin: AdminClient, group: str) -> bool:
@@ -82,12 +99,16 @@ def _settled(admin: AdminClient, group: str) -> bool:
 
 
 def _poll_until(consumers: list[Consumer], done: Any, timeout: float, what: str) -> None:
-    """Poll every consumer (serving its rebalances) until ``done()``, checked twice a second."""
+    """Poll every consumer (serving its rebalances, committing each record it reads) until
+    ``done()``, checked twice a second."""
     deadline = time.monotonic() + timeout
     next_check = 0.0
     while True:
         for c in consumers:
-            c.poll(0.05)
+            m = c.poll(0.05)
+            if m is not None and not m.error():
+                with contextlib.suppress(KafkaException):  # moved away meanwhile: read again
+                    c.commit(message=m, asynchronous=False)
         now = time.monotonic()
         if now >= next_check:
             if done():
@@ -104,6 +125,7 @@ def _groups(name: str, bootstrap: str) -> Iterator[Groups]:
         bootstrap,
         prefix,
         f"{prefix}-t",
+        f"{prefix}-s",
         f"{prefix}-consumer",
         f"{prefix}-classic",
         f"{prefix}-mixed",
@@ -111,11 +133,18 @@ def _groups(name: str, bootstrap: str) -> Iterator[Groups]:
     timeout = 60 if name == "kafka" else 20
     members: list[Consumer] = []
     with AdminClient({"bootstrap.servers": bootstrap}) as admin:
-        admin.create_topics([NewTopic(g.topic, PARTITIONS, 1)])[g.topic].result(30)
+        for f in admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in g.topics]).values():
+            f.result(30)
+        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+        for t in g.topics:
+            for p in range(PARTITIONS):
+                for i in range(RECORDS):
+                    producer.produce(t, b"%d" % i, partition=p)
+        assert producer.flush(30) == 0
         try:
             # Static members: the range assignor orders them by instance id (Kafka's
-            # RangeAssignor), so the first gets partitions 0-1 and the second 2-3 on both
-            # brokers.
+            # RangeAssignor), so the first gets partitions 0-1 of each topic and the second 2-3
+            # on both brokers.
             consumer = {"group.protocol": "consumer", "group.remote.assignor": "range"}
             classic = {"group.protocol": "classic", **CLASSIC}
             a = _consumer(bootstrap, g.consumer, "a", **consumer, **{"group.instance.id": "i-a"})
@@ -128,11 +157,16 @@ def _groups(name: str, bootstrap: str) -> Iterator[Groups]:
             )
             k = _consumer(bootstrap, g.classic, "k", **classic)
             members += [a, m, k]
-            for c in members:
-                c.subscribe([g.topic])
+            a.subscribe(g.topics)
+            m.subscribe([g.topic])
+            k.subscribe([g.topic])
+            whole = range(PARTITIONS)
             _poll_until(
                 members,
-                lambda: _owned(a) == _owned(m) == _owned(k) == [0, 1, 2, 3],
+                lambda: (
+                    _owned(a) == _tps(g.topics, whole)
+                    and _owned(m) == _owned(k) == _tps([g.topic], whole)
+                ),
                 timeout,
                 "first assignments",
             )
@@ -140,17 +174,28 @@ def _groups(name: str, bootstrap: str) -> Iterator[Groups]:
             # a classic member joining a consumer group: the group stays a consumer group
             n = _consumer(bootstrap, g.mixed, "n", **classic, **{"group.instance.id": "i-n"})
             members += [b, n]
-            b.subscribe([g.topic])
+            b.subscribe(g.topics)
             n.subscribe([g.topic])
+            every = {
+                group: [(t, p, RECORDS) for t, p in _tps(topics, whole)]
+                for group, topics in (
+                    (g.consumer, g.topics),
+                    (g.mixed, [g.topic]),
+                    (g.classic, [g.topic]),
+                )
+            }
             _poll_until(
                 members,
                 lambda: (
-                    _owned(a) == _owned(m) == [0, 1]
-                    and _owned(b) == _owned(n) == [2, 3]
-                    and all(_settled(admin, group) for group in (g.consumer, g.mixed, g.classic))
+                    _owned(a) == _tps(g.topics, range(2))
+                    and _owned(b) == _tps(g.topics, range(2, 4))
+                    and _owned(m) == _tps([g.topic], range(2))
+                    and _owned(n) == _tps([g.topic], range(2, 4))
+                    and all(_settled(admin, group) for group in every)
+                    and all(_committed(admin, group) == want for group, want in every.items())
                 ),
                 timeout,
-                "settled groups",
+                "settled groups, every record committed",
             )
             yield g
         finally:
@@ -239,10 +284,11 @@ def test_admin_client_describes_consumer_and_classic_groups_alike_on_kgroup_and_
     # the group's epoch: 1 for a new group (Kafka 4.3+), one bump for each member's join; both
     # members reconciled to it
     assert epoch == target_epoch == 3
-    t = kgroup_groups.topic
+    t, both = kgroup_groups.topic, kgroup_groups.topics
+    first, second = _tps(both, range(2)), _tps(both, range(2, 4))
     assert members == [
-        ("a", "i-a", None, "/127.0.0.1", epoch, [(t, 0), (t, 1)], [(t, 0), (t, 1)], True),
-        ("b", "i-b", None, "/127.0.0.1", epoch, [(t, 2), (t, 3)], [(t, 2), (t, 3)], True),
+        ("a", "i-a", None, "/127.0.0.1", epoch, first, first, True),
+        ("b", "i-b", None, "/127.0.0.1", epoch, second, second, True),
     ]
     # a consumer group with a classic member (MemberType 0: not upgraded)
     kind, state, assignor, _, _, epoch, target_epoch, members = mine["mixed"]
@@ -324,6 +370,9 @@ def test_groups_tool_prints_what_kafka_consumer_groups_prints(
          ["--describe", "--group", m, "--state", "--verbose"]),
         (["describe", k, "--state", "--verbose"],
          ["--describe", "--group", k, "--state", "--verbose"]),
+        (["describe", k, "--offsets", "--verbose"],
+         ["--describe", "--group", k, "--offsets", "--verbose"]),
+        (["describe", m], ["--describe", "--group", m]),
         (["describe", k, "--members", "--verbose"],
          ["--describe", "--group", k, "--members", "--verbose"]),
     ]  # fmt: skip
@@ -357,7 +406,12 @@ def test_a_broker_without_consumer_group_describe_is_asked_with_describe_groups(
                 for f in committed.values():
                     f.result(10)
                 k.subscribe([topic])
-                _poll_until([k], lambda: _owned(k) == [0, 1, 2, 3], 20, "assignment of k")
+                _poll_until(
+                    [k],
+                    lambda: _owned(k) == _tps([topic], range(PARTITIONS)),
+                    20,
+                    "assignment of k",
+                )
                 found = admin.describe_consumer_groups([group, simple, "none"], request_timeout=10)
                 d, s, none = (found[x].result() for x in (group, simple, "none"))
             assert (d.type, d.state, d.partition_assignor, d.group_epoch) == (
