@@ -439,3 +439,19 @@ def test_a_broker_without_consumer_group_describe_is_asked_with_describe_groups(
             assert out.splitlines()[2].split()[-3:] == ["-", "-", "1"]
         finally:
             k.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--type", "share"], "Invalid types list 'share'. Valid types are: Classic, Consumer"),
+        (["--state", "stable,Rebalancing"], "Invalid state list 'stable,Rebalancing'."),
+    ],
+)
+def test_list_refuses_filters_kafka_refuses(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    # Kafka's groupStatesFromString / consumerGroupTypesFromString: the states of consumer
+    # groups, the types classic and consumer; checked before the cluster is asked.
+    assert main(["groups", "list", *argv, "--bootstrap-server", "127.0.0.1:1"]) == 2
+    assert message in capsys.readouterr().err
