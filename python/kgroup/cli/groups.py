@@ -148,13 +148,13 @@ _LIST_STATES = {
 def _list_filters(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     """``--state`` and ``--type``'s values (Kafka's names), checked as Kafka's
     ``groupStatesFromString`` and ``consumerGroupTypesFromString`` check them."""
-    states = [s.strip() for s in (args.state or "").split(",") if args.state]
+    states = [s.strip() for s in args.state.split(",")] if args.state else []
     if any(s.lower() not in _LIST_STATES for s in states):
         raise InvalidArgument(
             f"Invalid state list '{args.state}'. Valid states are: "
             + ", ".join(_LIST_STATES.values())
         )
-    types = [t.strip().lower() for t in (args.type or "").split(",") if args.type]
+    types = [t.strip().lower() for t in args.type.split(",")] if args.type else []
     if any(t not in ("consumer", "classic") for t in types):
         raise InvalidArgument(
             f"Invalid types list '{args.type}'. Valid types are: Classic, Consumer"
