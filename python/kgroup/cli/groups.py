@@ -1,8 +1,8 @@
 """``kgroup groups``: list, describe, delete consumer groups and reset their offsets, as
 kafka-consumer-groups.sh does.
 
-    kgroup groups list [--state]
-    kgroup groups describe GROUP [--members | --state]
+    kgroup groups list [--state [STATES]] [--type [consumer|classic]]
+    kgroup groups describe GROUP [--members | --state | --offsets] [--verbose]
     kgroup groups delete GROUP
     kgroup groups reset-offsets GROUP --topic orders:0,1 --to-earliest [--execute]
 
@@ -15,6 +15,14 @@ unless ``--execute``, works only on a group with no members (Empty, or unknown),
 new offset within the partition's log (a warning on standard error when it moves one);
 ``--to-datetime`` takes each partition's first offset at or after the time, its end when there
 is none.
+
+Consumer groups of the consumer protocol (KIP-848) are described with ConsumerGroupDescribe
+(:meth:`AdminClient.describe_consumer_groups`): ``list --type`` prints each group's type (and
+filters by it when given types), ``describe --state --verbose`` adds GROUP-EPOCH and
+TARGET-ASSIGNMENT-EPOCH, ``describe --members --verbose`` each member's epoch, assignment, the
+target assignment epoch and its target assignment (``topic:0,1;other:2``), and UPGRADED when the
+group has members of both protocols; ``describe --offsets --verbose`` the LEADER-EPOCH of each
+committed offset. ``-`` where a classic group has no such value.
 """
 
 from __future__ import annotations
@@ -43,13 +51,31 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="action", required=True)
     listing = sub.add_parser("list", help="list the consumer groups")
-    listing.add_argument("--state", action="store_true", help="print each group's state too")
+    listing.add_argument(
+        "--state",
+        nargs="?",
+        const="",
+        metavar="STATES",
+        help="print each group's state; only groups in these states (a comma list) when given",
+    )
+    listing.add_argument(
+        "--type",
+        nargs="?",
+        const="",
+        metavar="TYPES",
+        help="print each group's type; only groups of these types (consumer, classic) when given",
+    )
     describe = sub.add_parser("describe", help="a group's offsets and lag, members or state")
     describe.add_argument("group")
     which = describe.add_mutually_exclusive_group()
     which.add_argument("--members", action="store_true")
     which.add_argument("--state", action="store_true")
     which.add_argument("--offsets", action="store_true", help="the default")
+    describe.add_argument(
+        "--verbose",
+        action="store_true",
+        help="more columns: epochs and (target) assignments, leader epochs",
+    )
     delete = sub.add_parser("delete", help="delete groups that have no members")
     delete.add_argument("group", nargs="+")
     reset = sub.add_parser("reset-offsets", help="move an inactive group's committed offsets")
@@ -103,18 +129,67 @@ def _row(widths: Sequence[int], values: Sequence[Any]) -> str:
     return " ".join(str(v).ljust(w) for w, v in zip(widths, values, strict=True))
 
 
+#: The states a consumer group can be in, by lower-case name (Java's
+#: ``GroupState.groupStatesForType(CONSUMER)``): what ``list --state`` accepts.
+_LIST_STATES = {
+    name.lower(): name
+    for name in (
+        "PreparingRebalance",
+        "CompletingRebalance",
+        "Stable",
+        "Dead",
+        "Empty",
+        "Assigning",
+        "Reconciling",
+    )
+}
+
+
+def _list_filters(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """``--state`` and ``--type``'s values (Kafka's names), checked as Kafka's
+    ``groupStatesFromString`` and ``consumerGroupTypesFromString`` check them."""
+    states = [s.strip() for s in args.state.split(",")] if args.state else []
+    if any(s.lower() not in _LIST_STATES for s in states):
+        raise InvalidArgument(
+            f"Invalid state list '{args.state}'. Valid states are: "
+            + ", ".join(_LIST_STATES.values())
+        )
+    types = [t.strip().lower() for t in args.type.split(",")] if args.type else []
+    if any(t not in ("consumer", "classic") for t in types):
+        raise InvalidArgument(
+            f"Invalid types list '{args.type}'. Valid types are: Classic, Consumer"
+        )
+    return [_LIST_STATES[s.lower()] for s in states], types
+
+
 def _list(admin: Any, args: argparse.Namespace, out: TextIO, timeout: float) -> int:
-    listed = admin.list_consumer_groups(request_timeout=timeout).result()
+    with_type, with_state = args.type is not None, args.state is not None
+    states, types = _list_filters(args)
+    listed = admin.list_consumer_groups(
+        states=states or None, types=types or None, request_timeout=timeout
+    ).result()
     # Kafka lists consumer groups: the consumer protocol's, and simple ones (offsets only).
     groups = [g for g in listed.valid if g.protocol_type in ("consumer", "")]
-    if not args.state:
+    if not with_type and not with_state:
         for g in groups:
             print(g.group_id, file=out)
         return 0
     width = max([15, *(len(g.group_id) for g in groups)]) + 10
-    print(_row([width, 20], ["GROUP", "STATE"]), file=out)
+    widths, header = [width], ["GROUP"]
+    if with_type:
+        widths.append(20)
+        header.append("TYPE")
+    if with_state:
+        widths.append(20)
+        header.append("STATE")
+    print(_row(widths, header), file=out)
     for g in groups:
-        print(_row([width, 20], [g.group_id, g.state or "Unknown"]), file=out)
+        row = [g.group_id]
+        if with_type:
+            row.append(g.type.display if g.type is not None else "Unknown")
+        if with_state:
+            row.append(g.state or "Unknown")
+        print(_row(widths, row), file=out)
     return 0
 
 
@@ -134,53 +209,106 @@ def _describe(admin: Any, args: argparse.Namespace, out: TextIO, timeout: float)
     group = args.group
     d = admin.describe_consumer_groups([group], request_timeout=timeout)[group].result()
     if args.state:
-        if _state_message(group, d.state, 1, out):
-            c = d.coordinator
-            coordinator = f"{c.host}:{c.port}  ({c.id})"
-            widths = [max(15, len(group)), max(25, len(coordinator)), 20, 20, 0]
-            strategy = d.protocol or MISSING
-            print(
-                "\n"
-                + _row(
-                    widths,
-                    ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"],
-                ),
-                end="",
-                file=out,
-            )
-            print(
-                "\n" + _row(widths, [group, coordinator, strategy, d.state, len(d.members)]),
-                file=out,
-            )
+        _describe_state(group, d, args.verbose, out)
         return 0
     if args.members:
-        _state_message(group, d.state, len(d.members), out)
-        with_instance = any(m.group_instance_id for m in d.members)
-        widths = [max([15, len(group)])]
-        widths.append(max([15, *(len(m.member_id) for m in d.members)]))
-        if with_instance:
-            widths.append(max([17, *(len(m.group_instance_id or "") for m in d.members)]))
-        widths.append(max([15, *(len(m.host) for m in d.members)]))
-        widths.append(max([15, *(len(m.client_id) for m in d.members)]))
-        widths.append(15)
-        head = ["GROUP", "CONSUMER-ID"] + (["GROUP-INSTANCE-ID"] if with_instance else [])
-        print("\n" + _row(widths, [*head, "HOST", "CLIENT-ID", "#PARTITIONS"]) + " ", file=out)
-        if d.state != "Dead":
-            for m in d.members:
-                ids = [group, m.member_id] + ([m.group_instance_id or ""] if with_instance else [])
-                print(_row(widths, [*ids, m.host, m.client_id, len(m.assignment)]) + " ", file=out)
+        _describe_members(group, d, args.verbose, out)
         return 0
-    return _describe_offsets(admin, group, d, out, timeout)
+    return _describe_offsets(admin, group, d, args.verbose, out, timeout)
 
 
-def _describe_offsets(admin: Any, group: str, d: Any, out: TextIO, timeout: float) -> int:
+def _show(value: object) -> str:
+    """Java's ``Optional.map(Object::toString).orElse("-")``."""
+    if value is None:
+        return MISSING
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _describe_state(group: str, d: Any, verbose: bool, out: TextIO) -> None:
+    """Kafka's ``printStates``."""
+    if not _state_message(group, d.state, 1, out):
+        return
+    c = d.coordinator
+    coordinator = f"{c.host}:{c.port}  ({c.id})"
+    head = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE"]
+    row = [group, coordinator, d.protocol or MISSING, d.state]
+    widths = [max(15, len(group)), max(25, len(coordinator)), 20, 20]
+    if verbose:
+        head += ["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"]
+        row += [_show(d.group_epoch), _show(d.target_assignment_epoch)]
+        widths += [15, 25]
+    widths.append(0)
+    print("\n" + _row(widths, [*head, "#MEMBERS"]), end="", file=out)
+    print("\n" + _row(widths, [*row, len(d.members)]), file=out)
+
+
+def _assignment_text(tps: Sequence[Any] | None) -> str:
+    """Kafka's ``getAssignmentString``: ``topic:0,1;other:2`` (each topic's partitions in
+    order, the topics' texts in order); ``-`` for none."""
+    if not tps:
+        return MISSING
+    by_topic: dict[str, list[int]] = {}
+    for tp in tps:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return ";".join(
+        sorted(f"{t}:" + ",".join(str(p) for p in sorted(ps)) for t, ps in by_topic.items())
+    )
+
+
+def _describe_members(group: str, d: Any, verbose: bool, out: TextIO) -> None:
+    """Kafka's ``printMembers``: a member's partitions, and with ``verbose`` its epoch and
+    assignment, the group's target assignment epoch, its target assignment and, when the group
+    has members of both protocols, whether it is upgraded (of the consumer protocol)."""
+    _state_message(group, d.state, len(d.members), out)
+    members = d.members if d.state != "Dead" else []
+    with_instance = any(m.group_instance_id for m in members)
+    current = [_assignment_text(m.assignment) for m in members]
+    target = [_assignment_text(m.target_assignment) for m in members]
+    widths = [max([15, len(group)])]
+    widths.append(max([15, *(len(m.member_id) for m in members)]))
+    if with_instance:
+        widths.append(max([17, *(len(m.group_instance_id or "") for m in members)]))
+    widths.append(max([15, *(len(m.host) for m in members)]))
+    widths.append(max([15, *(len(m.client_id) for m in members)]))
+    widths.append(15)
+    # Kafka's hasMigrationMember: a classic member and a consumer-protocol one, both.
+    upgrade = any(m.upgraded is False for m in members) and any(m.upgraded for m in members)
+    extra = [15, max([20, *map(len, current)]), 15, max([20, *map(len, target)])]
+    if upgrade:
+        extra.append(0)
+    head = ["GROUP", "CONSUMER-ID"] + (["GROUP-INSTANCE-ID"] if with_instance else [])
+    line = _row(widths, [*head, "HOST", "CLIENT-ID", "#PARTITIONS"]) + " "
+    if verbose:
+        names = ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"]
+        line += _row(extra, names + (["UPGRADED"] if upgrade else []))
+    print("\n" + line, file=out)
+    for i, m in enumerate(members):
+        ids = [group, m.member_id] + ([m.group_instance_id or ""] if with_instance else [])
+        line = _row(widths, [*ids, m.host, m.client_id, len(m.assignment)]) + " "
+        if verbose:
+            values = [
+                _show(m.member_epoch),
+                current[i],
+                _show(d.target_assignment_epoch),
+                target[i],
+            ]
+            line += _row(extra, values + ([_show(m.upgraded)] if upgrade else []))
+        print(line, file=out)
+
+
+def _describe_offsets(
+    admin: Any, group: str, d: Any, verbose: bool, out: TextIO, timeout: float
+) -> int:
     from kgroup.client.admin import OffsetSpec
 
-    committed = {
-        (tp.topic, tp.partition): tp.offset
-        for tp in admin.list_consumer_group_offsets(group, request_timeout=timeout)[group].result()
-        if tp.offset >= 0
-    }
+    committed: dict[tuple[str, int], int] = {}
+    epochs: dict[tuple[str, int], int | None] = {}
+    for tp in admin.list_consumer_group_offsets(group, request_timeout=timeout)[group].result():
+        if tp.offset >= 0:
+            committed[(tp.topic, tp.partition)] = tp.offset
+            epochs[(tp.topic, tp.partition)] = tp.leader_epoch
     # (topic, partition, consumer id, host, client id): members with partitions, the most
     # first (a stable sort, as Java's), then the committed partitions no member has.
     rows: list[tuple[str, int, str, str, str]] = []
@@ -195,10 +323,14 @@ def _describe_offsets(admin: Any, group: str, d: Any, out: TextIO, timeout: floa
     if not _state_message(group, d.state, len(rows), out):
         return 0
     ends = _offsets(admin, {(t, p) for t, p, *_ in rows}, OffsetSpec.latest(), timeout)
-    widths = [
-        max([15, len(group)]),
-        max([15, *(len(r[0]) for r in rows)]),
-        10,
+    # Kafka's printOffsetFormat: LEADER-EPOCH (the committed offset's) after PARTITION when
+    # verbose.
+    widths = [max([15, len(group)]), max([15, *(len(r[0]) for r in rows)]), 10]
+    head = ["GROUP", "TOPIC", "PARTITION"]
+    if verbose:
+        widths.append(15)
+        head.append("LEADER-EPOCH")
+    widths += [
         15,
         15,
         15,
@@ -206,31 +338,17 @@ def _describe_offsets(admin: Any, group: str, d: Any, out: TextIO, timeout: floa
         max([15, *(len(r[3]) for r in rows)]),
         0,
     ]
-    text = "\n" + _row(
-        widths,
-        [
-            "GROUP",
-            "TOPIC",
-            "PARTITION",
-            "CURRENT-OFFSET",
-            "LOG-END-OFFSET",
-            "LAG",
-            "CONSUMER-ID",
-            "HOST",
-            "CLIENT-ID",
-        ],
-    )
+    head += ["CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"]
+    text = "\n" + _row(widths, head)
     for t, p, consumer, host, client in rows:
         offset = committed.get((t, p))
         end = ends.get((t, p))
         lag = end - offset if offset is not None and end is not None else None
-
-        def show(v: int | None) -> str:
-            return MISSING if v is None else str(v)
-
-        text += "\n" + _row(
-            widths, [group, t, p, show(offset), show(end), show(lag), consumer, host, client]
-        )
+        values: list[object] = [group, t, p]
+        if verbose:
+            values.append(_show(epochs.get((t, p))))
+        values += [_show(offset), _show(end), _show(lag), consumer, host, client]
+        text += "\n" + _row(widths, values)
     print(text, file=out)
     return 0
 

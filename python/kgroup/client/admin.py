@@ -71,9 +71,11 @@ __all__ = [
     "ConfigSource",
     "ConsumerGroupDescription",
     "ConsumerGroupListing",
+    "ConsumerGroupType",
     "ListConsumerGroupsResult",
     "ListOffsetsResultInfo",
     "LogDirDescription",
+    "MemberAssignment",
     "MemberDescription",
     "NewPartitions",
     "NewTopic",
@@ -341,25 +343,77 @@ class LogDirDescription:
         )
 
 
+class ConsumerGroupType(enum.StrEnum):
+    """ConsumerGroupType is a group's type (KIP-848): ``consumer`` for a group of the consumer
+    protocol (ConsumerGroupHeartbeat), ``classic`` for one of JoinGroup/SyncGroup (and a
+    simple group of offsets only). A ``str``: ``listing.type == "consumer"`` holds. The value is
+    the broker's (ListGroups' ``GroupType``); :attr:`display` is Kafka's name (Java's
+    ``GroupType.toString()``: ``Consumer``, ``Classic``)."""
+
+    UNKNOWN = "unknown"
+    CONSUMER = "consumer"
+    CLASSIC = "classic"
+
+    @classmethod
+    def of(cls, value: Any) -> ConsumerGroupType:
+        """The type that ``value`` names, ignoring case: a string (``"consumer"``,
+        ``"Classic"``) or an enum with a ``name`` (confluent-kafka's ``ConsumerGroupType``);
+        UNKNOWN for any other name."""
+        name = value if isinstance(value, str) else getattr(value, "name", str(value))
+        try:
+            return cls(name.strip().lower())
+        except ValueError:
+            return cls.UNKNOWN
+
+    @property
+    def display(self) -> str:
+        return self.value.capitalize()
+
+
+#: Kafka's names of group states (Java's ``GroupState.toString()``), by lower-case name: the
+#: classic protocol's and the consumer protocol's (``Assigning``, ``Reconciling``).
+_STATES = {
+    s.lower(): s
+    for s in (
+        "Unknown",
+        "PreparingRebalance",
+        "CompletingRebalance",
+        "Stable",
+        "Dead",
+        "Empty",
+        "Assigning",
+        "Reconciling",
+    )
+}
+
+
+def _state(name: str) -> str:
+    """Kafka's name of the state a broker names, ignoring case (Java's ``GroupState.parse``,
+    ``Unknown`` for a name it does not know)."""
+    return _STATES.get(name.strip().lower(), "Unknown")
+
+
 class ConsumerGroupListing:
     """ConsumerGroupListing is one group of :meth:`AdminClient.list_consumer_groups`:
-    ``group_id``, ``state`` (Kafka's name: ``Stable``, ``Empty``, ...; None before ListGroups
-    v4), ``type`` (``classic``, ``consumer``; None before v5), ``protocol_type`` and
-    ``is_simple_consumer_group`` (no protocol type: offsets committed without a member)."""
+    ``group_id``, ``state`` (Kafka's name: ``Stable``, ``Empty``, ``Reconciling``, ...; None
+    before ListGroups v4), ``type`` (a :class:`ConsumerGroupType`; None before v5),
+    ``protocol_type`` and ``is_simple_consumer_group`` (no protocol type: offsets committed
+    without a member)."""
 
     def __init__(
-        self, group_id: str, protocol_type: str, state: str | None, type: str | None
+        self,
+        group_id: str,
+        protocol_type: str,
+        state: str | None,
+        type: ConsumerGroupType | str | None,
     ) -> None:
-        self.group_id, self.protocol_type, self.state, self.type = (
-            group_id,
-            protocol_type,
-            state,
-            type,
-        )
+        self.group_id, self.protocol_type = group_id, protocol_type
+        self.state = None if state is None else _state(state)
+        self.type = None if type is None else ConsumerGroupType.of(type)
         self.is_simple_consumer_group = protocol_type == ""
 
     def __repr__(self) -> str:
-        return f"ConsumerGroupListing({self.group_id!r}, {self.state})"
+        return f"ConsumerGroupListing({self.group_id!r}, {self.state}, {self.type})"
 
 
 class ListConsumerGroupsResult:
@@ -370,11 +424,26 @@ class ListConsumerGroupsResult:
         self.valid, self.errors = valid, errors
 
 
+class MemberAssignment(list[TopicPartition]):
+    """MemberAssignment is a member's partitions: a list of :class:`TopicPartition`, and its
+    ``topic_partitions`` (the list itself) as confluent-kafka names them."""
+
+    @property
+    def topic_partitions(self) -> list[TopicPartition]:
+        return self
+
+
 class MemberDescription:
     """MemberDescription is one member of a described group: ``member_id`` (``consumer_id``
-    too, Java's name), ``client_id``, ``host``, ``group_instance_id`` and ``assignment`` (the
-    :class:`TopicPartition` list its ConsumerProtocol assignment names; empty for other
-    protocols)."""
+    too, Java's name), ``client_id``, ``host``, ``group_instance_id`` and ``assignment`` (a
+    :class:`MemberAssignment`: in a classic group the partitions its ConsumerProtocol
+    assignment names, empty for other protocols; in a consumer group the partitions it owns).
+
+    Of consumer groups only (None in a classic group, as Java's ``Optional.empty()``):
+    ``target_assignment`` (what the coordinator means it to own once reconciled),
+    ``member_epoch``, ``rack_id`` (None too when the member named no rack) and ``upgraded``
+    (True for a member of the consumer protocol, False for a classic member in a consumer group;
+    None when the broker does not say: ConsumerGroupDescribe v0)."""
 
     def __init__(
         self,
@@ -382,10 +451,19 @@ class MemberDescription:
         client_id: str,
         host: str,
         group_instance_id: str | None,
-        assignment: list[TopicPartition],
+        assignment: Iterable[TopicPartition],
+        target_assignment: Iterable[TopicPartition] | None = None,
+        member_epoch: int | None = None,
+        rack_id: str | None = None,
+        upgraded: bool | None = None,
     ) -> None:
         self.member_id, self.client_id, self.host = member_id, client_id, host
-        self.group_instance_id, self.assignment = group_instance_id, assignment
+        self.group_instance_id = group_instance_id
+        self.assignment = MemberAssignment(assignment)
+        self.target_assignment = (
+            None if target_assignment is None else MemberAssignment(target_assignment)
+        )
+        self.member_epoch, self.rack_id, self.upgraded = member_epoch, rack_id, upgraded
 
     @property
     def consumer_id(self) -> str:
@@ -396,10 +474,13 @@ class MemberDescription:
 
 
 class ConsumerGroupDescription:
-    """ConsumerGroupDescription is DescribeGroups' answer for one group: ``group_id``,
-    ``state`` (Kafka's name; ``Dead`` for a group the coordinator does not know),
-    ``protocol_type``, ``protocol`` (the assignor's name for consumer groups; also
-    ``partition_assignor``), ``members`` and ``coordinator`` (a :class:`BrokerMetadata`)."""
+    """ConsumerGroupDescription is one described group: ``group_id``, ``type`` (a
+    :class:`ConsumerGroupType`), ``state`` (Kafka's name; ``Dead`` for a group the coordinator
+    does not know), ``protocol_type``, ``protocol`` (also ``partition_assignor``: the classic
+    members' assignor, or the consumer group's server-side assignor), ``members`` and
+    ``coordinator`` (a :class:`BrokerMetadata`). Of consumer groups only (None for classic
+    ones): ``group_epoch`` and ``target_assignment_epoch``, Java's ``groupEpoch()`` and
+    ``targetAssignmentEpoch()``."""
 
     def __init__(
         self,
@@ -409,11 +490,16 @@ class ConsumerGroupDescription:
         protocol: str,
         members: list[MemberDescription],
         coordinator: BrokerMetadata,
+        type: ConsumerGroupType = ConsumerGroupType.CLASSIC,
+        group_epoch: int | None = None,
+        target_assignment_epoch: int | None = None,
     ) -> None:
-        self.group_id, self.state = group_id, state
+        self.group_id, self.state = group_id, _state(state)
         self.protocol_type, self.protocol = protocol_type, protocol
         self.members, self.coordinator = members, coordinator
-        self.is_simple_consumer_group = protocol_type == ""
+        self.type = type
+        self.group_epoch, self.target_assignment_epoch = group_epoch, target_assignment_epoch
+        self.is_simple_consumer_group = type is ConsumerGroupType.CLASSIC and protocol_type == ""
 
     @property
     def partition_assignor(self) -> str:
@@ -421,7 +507,7 @@ class ConsumerGroupDescription:
 
     def __repr__(self) -> str:
         return (
-            f"ConsumerGroupDescription({self.group_id!r}, {self.state}, "
+            f"ConsumerGroupDescription({self.group_id!r}, {self.type}, {self.state}, "
             f"{len(self.members)} members)"
         )
 
@@ -864,33 +950,41 @@ class AdminClient:
     # -- consumer groups ---------------------------------------------------------------------
 
     def list_consumer_groups(
-        self, states: Iterable[str] | None = None, request_timeout: float | None = None
+        self,
+        states: Iterable[str] | None = None,
+        request_timeout: float | None = None,
+        types: Iterable[ConsumerGroupType | str] | None = None,
     ) -> concurrent.futures.Future[ListConsumerGroupsResult]:
         """Every group of every broker (ListGroups to each), only those in ``states`` (Kafka's
-        names) when given: a future of :class:`ListConsumerGroupsResult`."""
+        names) and of ``types`` (:class:`ConsumerGroupType` or their names; ListGroups v5's
+        type filter, KIP-848) when given: a future of :class:`ListConsumerGroupsResult`."""
         timeout = self._timeout(request_timeout)
         wanted = sorted(set(states or ()))
+        kinds = sorted({ConsumerGroupType.of(t).value for t in types or ()})
 
         async def one(node: int) -> list[ConsumerGroupListing]:
             conn = await self._cluster.connection(node)
             v = conn.version(ApiKey.LIST_GROUPS)
+            if v < 4 and wanted:
+                raise UnsupportedVersion("filtering groups by state needs ListGroups v4+")
+            if v < 5 and kinds:
+                raise UnsupportedVersion("filtering groups by type needs ListGroups v5+")
             body: dict[str, Any] = {}
             if v >= 4:
                 body["states_filter"] = wanted
+            if v >= 5:
+                body["types_filter"] = kinds
             resp = await conn.request(ApiKey.LIST_GROUPS, body, version=v)
             raise_for_code(resp["error_code"])
-            out = [
+            return [
                 ConsumerGroupListing(
                     g["group_id"],
                     g["protocol_type"],
-                    g.get("group_state") if v >= 4 else None,
-                    g.get("group_type") if v >= 5 else None,
+                    g["group_state"] if v >= 4 else None,
+                    g["group_type"] if v >= 5 else None,
                 )
                 for g in resp["groups"]
             ]
-            if v < 4 and wanted:
-                raise UnsupportedVersion("filtering groups by state needs ListGroups v4+")
-            return out
 
         async def work() -> dict[str, Any]:
             await self._cluster.refresh([])
@@ -912,69 +1006,139 @@ class AdminClient:
     def describe_consumer_groups(
         self, group_ids: list[str], request_timeout: float | None = None
     ) -> dict[str, concurrent.futures.Future[ConsumerGroupDescription]]:
-        """Each group's state, assignor and members (DescribeGroups to its coordinator), the
-        members' assignments decoded from the ConsumerProtocol: {group: future of
-        :class:`ConsumerGroupDescription`}."""
+        """Each group's type, state, assignor, epochs and members: {group: future of
+        :class:`ConsumerGroupDescription`}.
+
+        As Java's Admin (``DescribeConsumerGroupsHandler``): ConsumerGroupDescribe (KIP-848)
+        to the group's coordinator first, with each member's epoch, assignment and target
+        assignment; DescribeGroups when the coordinator does not serve it (UNSUPPORTED_VERSION)
+        or answers GROUP_ID_NOT_FOUND (a classic group, or none), the members' assignments then
+        decoded from the ConsumerProtocol. A group unknown to both is described as ``Dead``."""
         timeout = self._timeout(request_timeout)
 
         async def one(group: str) -> Any:
-            def body(v: int) -> dict[str, Any]:
-                b: dict[str, Any] = {"groups": [group]}
-                if v >= 3:
-                    b["include_authorized_operations"] = False
-                return b
-
             try:
-                resp = await self._cluster.coordinator_request(
-                    group,
-                    ApiKey.DESCRIBE_GROUPS,
-                    body,
-                    timeout=timeout,
-                    code_of=lambda r: r["groups"][0]["error_code"],
-                )
+                described = await self._describe_consumer_group(group, timeout)
+                if described is None:
+                    described = await self._describe_classic_group(group, timeout)
             except KafkaError as e:
                 return e
-            g = resp["groups"][0]
-            conn = await self._cluster.coordinator(group)
-            coordinator = BrokerMetadata(conn.node_id, conn.host, conn.port)
-            if g["error_code"] == GroupIdNotFound.code:
-                # v6 (KIP-1043) answers GROUP_ID_NOT_FOUND where v0-5 described the group as
-                # Dead: the same description whichever version the broker speaks.
-                return ConsumerGroupDescription(group, "Dead", "", "", [], coordinator)
-            if g["error_code"]:
-                return error_from_code(g["error_code"], f"group {group!r}")
-            members = []
-            for m in g["members"]:
-                assignment: list[TopicPartition] = []
-                if g["protocol_type"] == "consumer" and m["member_assignment"]:
-                    try:
-                        decoded = decode_assignment(bytes(m["member_assignment"]))
-                        assignment = [TopicPartition(t, p) for t, p in decoded.partitions]
-                    except DecodeError:
-                        pass
-                members.append(
-                    MemberDescription(
-                        m["member_id"],
-                        m["client_id"],
-                        m["client_host"],
-                        m.get("group_instance_id"),
-                        assignment,
-                    )
-                )
-            return ConsumerGroupDescription(
-                g["group_id"],
-                g["group_state"],
-                g["protocol_type"],
-                g["protocol_data"],
-                members,
-                coordinator,
-            )
+            return described
 
         async def work() -> dict[str, Any]:
             results = await asyncio.gather(*(one(g) for g in group_ids))
             return dict(zip(group_ids, results, strict=True))
 
         return self._fan_out(group_ids, work, timeout)
+
+    async def _coordinator_node(self, group: str) -> BrokerMetadata:
+        conn = await self._cluster.coordinator(group)
+        return BrokerMetadata(conn.node_id, conn.host, conn.port)
+
+    async def _describe_consumer_group(
+        self, group: str, timeout: float
+    ) -> ConsumerGroupDescription | None:
+        """ConsumerGroupDescribe's description of ``group``; None when the coordinator does not
+        serve it or the group is not a consumer group (then DescribeGroups tells). A group's
+        other errors are raised as their KafkaError."""
+        try:
+            resp = await self._cluster.coordinator_request(
+                group,
+                ApiKey.CONSUMER_GROUP_DESCRIBE,
+                {"group_ids": [group], "include_authorized_operations": False},
+                timeout=timeout,
+                code_of=lambda r: r["groups"][0]["error_code"],
+            )
+        except UnsupportedVersion:  # not advertised (conn.version), or refused
+            return None
+        g = resp["groups"][0]
+        if g["error_code"] in (GroupIdNotFound.code, UnsupportedVersion.code):
+            return None
+        raise_for_code(g["error_code"], g["error_message"] or f"group {group!r}")
+
+        def partitions(assignment: Any) -> list[TopicPartition]:
+            return [
+                TopicPartition(t["topic_name"], p)
+                for t in assignment["topic_partitions"]
+                for p in t["partitions"]
+            ]
+
+        members = [
+            MemberDescription(
+                m["member_id"],
+                m["client_id"],
+                m["client_host"],
+                m["instance_id"],
+                partitions(m["assignment"]),
+                target_assignment=partitions(m["target_assignment"]),
+                member_epoch=m["member_epoch"],
+                rack_id=m["rack_id"],
+                # v1's MemberType (KIP-1099): 1 the consumer protocol, 0 classic, -1 unknown
+                upgraded=None if m.get("member_type", -1) == -1 else m["member_type"] == 1,
+            )
+            for m in g["members"]
+        ]
+        return ConsumerGroupDescription(
+            group,
+            g["group_state"],
+            "consumer",
+            g["assignor_name"],
+            members,
+            await self._coordinator_node(group),
+            type=ConsumerGroupType.CONSUMER,
+            group_epoch=g["group_epoch"],
+            target_assignment_epoch=g["assignment_epoch"],
+        )
+
+    async def _describe_classic_group(self, group: str, timeout: float) -> ConsumerGroupDescription:
+        """DescribeGroups' description of ``group``; its error raised as its KafkaError."""
+
+        def body(v: int) -> dict[str, Any]:
+            b: dict[str, Any] = {"groups": [group]}
+            if v >= 3:
+                b["include_authorized_operations"] = False
+            return b
+
+        resp = await self._cluster.coordinator_request(
+            group,
+            ApiKey.DESCRIBE_GROUPS,
+            body,
+            timeout=timeout,
+            code_of=lambda r: r["groups"][0]["error_code"],
+        )
+        g = resp["groups"][0]
+        coordinator = await self._coordinator_node(group)
+        if g["error_code"] == GroupIdNotFound.code:
+            # v6 (KIP-1043) answers GROUP_ID_NOT_FOUND where v0-5 described the group as
+            # Dead: the same description whichever version the broker speaks.
+            return ConsumerGroupDescription(group, "Dead", "", "", [], coordinator)
+        raise_for_code(g["error_code"], f"group {group!r}")
+        members = []
+        for m in g["members"]:
+            assignment: list[TopicPartition] = []
+            if g["protocol_type"] == "consumer" and m["member_assignment"]:
+                try:
+                    decoded = decode_assignment(bytes(m["member_assignment"]))
+                    assignment = [TopicPartition(t, p) for t, p in decoded.partitions]
+                except DecodeError:
+                    pass
+            members.append(
+                MemberDescription(
+                    m["member_id"],
+                    m["client_id"],
+                    m["client_host"],
+                    m.get("group_instance_id"),
+                    assignment,
+                )
+            )
+        return ConsumerGroupDescription(
+            g["group_id"],
+            g["group_state"],
+            g["protocol_type"],
+            g["protocol_data"],
+            members,
+            coordinator,
+        )
 
     def delete_consumer_groups(
         self, group_ids: list[str], request_timeout: float | None = None
