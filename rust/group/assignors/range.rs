@@ -423,32 +423,12 @@ mod tests {
 
     #[test]
     fn reassignment_stickiness() {
-        // Kafka's CommonAssignorTests.testReassignmentStickiness, for both subscription types:
-        // from the first result, every order of the members gives the same assignment.
-        let all = [t1(), t2(), t3()];
-        let topics = [(t1(), 2), (t2(), 5), (t3(), 7)];
+        // Kafka's testReassignmentStickiness(subscriptionType, rackAware), with
+        // CommonAssignorTests: from the first result, every order of the members gives the same
+        // assignment.
         for kind in [Homogeneous, Heterogeneous] {
-            let members: Vec<Member> = ["A", "B", "C"]
-                .iter()
-                .map(|id| member(id, &all, Assignment::new()))
-                .collect();
-            let first = range(&members, kind, &topics).unwrap();
-            for order in [
-                [0, 1, 2],
-                [0, 2, 1],
-                [1, 0, 2],
-                [1, 2, 0],
-                [2, 0, 1],
-                [2, 1, 0],
-            ] {
-                let again: Vec<Member> = order
-                    .iter()
-                    .map(|&i| with_targets(&members, &first)[i].clone())
-                    .collect();
-                let out = range(&again, kind, &topics).unwrap();
-                for (k, &i) in order.iter().enumerate() {
-                    assert_eq!(out[k], first[i], "{kind:?} {order:?}");
-                }
+            for rack_aware in [false, true] {
+                check_reassignment_stickiness(&RangeAssignor, kind, rack_aware);
             }
         }
     }
