@@ -335,6 +335,8 @@ mod tests {
     #[test]
     fn two_members_no_topic_subscription() {
         // Kafka's testTwoMembersNoTopicSubscription.
+        // Kafka answers an empty map, no member at all; a coordinator reads a member missing
+        // from it as one with no partitions, which is what kgroup answers for each.
         let members = [
             member("A", &[], Assignment::new()),
             member("B", &[], Assignment::new()),

@@ -141,6 +141,8 @@ mod tests {
     #[test]
     fn one_member_no_topic_subscription() {
         // Kafka's testOneMemberNoTopicSubscription.
+        // Kafka answers an empty map, no member at all; a coordinator reads a member missing
+        // from it as one with no partitions, which is what kgroup answers for each.
         let members = [member("A", &[], Assignment::new())];
         assert_eq!(uniform(&members, &[(t1(), 3)]), Ok(vec![Assignment::new()]));
     }
