@@ -53,6 +53,17 @@ The rest of the host's surface:
 - ``partition_for(group_id)``, ``group_state(group_id)``, ``group_count``, ``pending_appends``,
   ``waiting`` (requests not answered yet).
 
+:func:`assign_consumer_group` runs one of the consumer groups' server-side assignors
+(``uniform``, ``range``) alone, on a group given as plain data: ``members`` in the order the
+assignor walks them, each ``(member_id, instance_id, rack_id, subscribed_topic_ids, target)``
+with topic ids in Kafka's base64 text form and ``target`` the previous target assignment
+(``{topic_id: [partitions]}``), and ``partition_counts`` (``{topic_id: partitions}``). It answers
+one ``{topic_id: [partitions ascending]}`` per member, in order; ``subscription_type``
+(``"Homogeneous"`` or ``"Heterogeneous"``) is computed from the subscriptions unless given. An
+assignor's failure (a subscribed topic missing from ``partition_counts``) raises
+:class:`kgroup.errors.UnknownServerError`, what the coordinator would answer, with the
+assignor's message.
+
 Requests are the :class:`kgroup.protocol.Request` objects that
 :func:`kgroup.protocol.decode_request` returns, of the apis in :data:`GROUP_API_KEYS`
 (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, OffsetDelete,
@@ -73,6 +84,7 @@ from kgroup._native.group import (
     Append,
     Coordinator,
     Respond,
+    assign_consumer_group,
     partition_for,
 )
 
@@ -83,6 +95,7 @@ __all__ = [
     "Coordinator",
     "Effect",
     "Respond",
+    "assign_consumer_group",
     "partition_for",
 ]
 

@@ -35,6 +35,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("GROUP_API_KEYS", requests::GROUP_API_KEYS.to_vec())?;
     m.add_function(wrap_pyfunction!(partition_for, m)?)?;
+    m.add_function(wrap_pyfunction!(assign_consumer_group, m)?)?;
     Ok(())
 }
 
@@ -422,4 +423,97 @@ fn partition_for(py: Python<'_>, group_id: &str, partitions: i32) -> PyResult<i3
         ));
     }
     Ok(crate::group::partition_for(group_id, partitions))
+}
+
+/// ServerMember is one member as `assign_consumer_group` takes it: member id, instance id, rack
+/// id, subscribed topic ids, previous target (topic id to partitions).
+type ServerMember = (
+    String,
+    Option<String>,
+    Option<String>,
+    Vec<String>,
+    HashMap<String, Vec<i32>>,
+);
+
+/// assign_consumer_group(assignor, members, partition_counts, subscription_type=None)
+///     -> list[dict[str, list[int]]]
+///
+/// Runs a KIP-848 server-side assignor (`uniform` or `range`) on a group as the coordinator
+/// would: `members` in the order the assignor walks them, each `(member_id, instance_id,
+/// rack_id, subscribed_topic_ids, target)`, topic ids in Kafka's base64 text form;
+/// `partition_counts` maps topic ids to their partition counts (a subscribed topic missing from
+/// it fails the assignment, as a topic missing from Kafka's metadata). `subscription_type` is
+/// "Homogeneous" or "Heterogeneous", computed from the subscriptions when None. Answers one
+/// assignment per member, in order, partitions ascending. An assignor failure (Kafka's
+/// `PartitionAssignorException`) raises `kgroup.errors.UnknownServerError`, what the coordinator
+/// answers, with the assignor's message.
+#[pyfunction]
+#[pyo3(signature = (assignor, members, partition_counts, subscription_type=None))]
+fn assign_consumer_group(
+    py: Python<'_>,
+    assignor: &str,
+    members: Vec<ServerMember>,
+    partition_counts: HashMap<String, i32>,
+    subscription_type: Option<&str>,
+) -> PyResult<Vec<HashMap<String, Vec<i32>>>> {
+    use crate::group::assignors::{by_name, uuid, Assignment, GroupSpec, MemberSpec};
+    use crate::group::assignors::{SubscriptionType, TopicId};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    let invalid = |msg: String| to_pyerr(py, Error::InvalidArgument(msg));
+    let Some(server) = by_name(assignor) else {
+        return Err(invalid(format!("no server-side assignor {assignor:?}")));
+    };
+    let id = |text: &str| {
+        uuid::parse(text).ok_or_else(|| invalid(format!("not a Kafka topic id: {text:?}")))
+    };
+    let mut counts: BTreeMap<TopicId, i32> = BTreeMap::new();
+    for (topic, n) in &partition_counts {
+        counts.insert(id(topic)?, *n);
+    }
+    let mut subscriptions: Vec<BTreeSet<TopicId>> = Vec::with_capacity(members.len());
+    let mut targets: Vec<Assignment> = Vec::with_capacity(members.len());
+    for (_, _, _, topics, target) in &members {
+        subscriptions.push(topics.iter().map(|t| id(t)).collect::<PyResult<_>>()?);
+        let mut parts = Vec::with_capacity(target.len());
+        for (topic, ps) in target {
+            parts.push((id(topic)?, ps.clone()));
+        }
+        targets.push(parts.into_iter().collect());
+    }
+    let kind = match subscription_type {
+        None => SubscriptionType::of(subscriptions.iter()),
+        Some("Homogeneous") => SubscriptionType::Homogeneous,
+        Some("Heterogeneous") => SubscriptionType::Heterogeneous,
+        Some(other) => return Err(invalid(format!("no subscription type {other:?}"))),
+    };
+    let spec = GroupSpec::new(
+        members
+            .iter()
+            .zip(&subscriptions)
+            .zip(&targets)
+            .map(
+                |(((member_id, instance_id, rack_id, _, _), topics), target)| MemberSpec {
+                    member_id,
+                    instance_id: instance_id.as_deref(),
+                    rack_id: rack_id.as_deref(),
+                    subscribed_topic_ids: topics,
+                    target,
+                },
+            )
+            .collect(),
+        kind,
+    );
+    let out = server
+        .assign(&spec, &counts)
+        .map_err(|e| to_pyerr(py, Error::kafka(ErrorCode::UnknownServerError, e.message())))?;
+    Ok(out
+        .into_iter()
+        .map(|a| {
+            a.into_map()
+                .into_iter()
+                .map(|(t, ps)| (uuid::format(&t), ps))
+                .collect()
+        })
+        .collect())
 }

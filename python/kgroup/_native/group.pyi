@@ -2,7 +2,7 @@
 # `make lint` checks them against the built module (mypy.stubtest).
 # Users import kgroup.group.
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, final
 
 from kgroup._native.protocol import Request
@@ -11,6 +11,14 @@ CONFIG_KEYS: list[str]
 GROUP_API_KEYS: list[int]
 
 def partition_for(group_id: str, partitions: int = 50) -> int: ...
+def assign_consumer_group(
+    assignor: str,
+    members: Sequence[
+        tuple[str, str | None, str | None, Sequence[str], Mapping[str, Sequence[int]]]
+    ],
+    partition_counts: Mapping[str, int],
+    subscription_type: str | None = None,
+) -> list[dict[str, list[int]]]: ...
 
 @final
 class Respond:

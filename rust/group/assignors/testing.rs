@@ -25,6 +25,7 @@ pub(crate) fn t4() -> TopicId {
 pub(crate) struct Member {
     pub id: String,
     pub instance: Option<String>,
+    pub rack: Option<String>,
     pub topics: BTreeSet<TopicId>,
     pub target: Assignment,
 }
@@ -34,6 +35,7 @@ pub(crate) fn member(id: &str, topics: &[TopicId], target: Assignment) -> Member
     Member {
         id: id.to_string(),
         instance: None,
+        rack: None,
         topics: topics.iter().copied().collect(),
         target,
     }
@@ -52,7 +54,7 @@ pub(crate) fn spec(members: &[Member], kind: SubscriptionType) -> GroupSpec<'_> 
             .map(|m| MemberSpec {
                 member_id: &m.id,
                 instance_id: m.instance.as_deref(),
-                rack_id: None,
+                rack_id: m.rack.as_deref(),
                 subscribed_topic_ids: &m.topics,
                 target: &m.target,
             })
@@ -143,6 +145,77 @@ pub(crate) fn check_balanced(members: &[Member], out: &[Assignment]) {
                     sizes[b],
                 );
             }
+        }
+    }
+}
+
+/// common_group is the group of Kafka's CommonAssignorTests: A, B and C subscribed to three
+/// topics of 2, 5 and 7 partitions (random ids in Kafka; fixed here), with these racks.
+pub(crate) fn common_group(racks: [Option<&str>; 3]) -> (Vec<Member>, [(TopicId, i32); 3]) {
+    let all = [t1(), t2(), t3()];
+    let members = ["A", "B", "C"]
+        .iter()
+        .zip(racks)
+        .map(|(id, rack)| Member {
+            rack: rack.map(str::to_string),
+            ..member(id, &all, Assignment::new())
+        })
+        .collect();
+    (members, [(t1(), 2), (t2(), 5), (t3(), 7)])
+}
+
+/// check_assignment_reuse is Kafka's CommonAssignorTests.testAssignmentReuse: assigning again
+/// from the first result gives it back (Kafka checks that the very same map objects come back;
+/// here, equal ones). Rack-aware, the members have racks 1, 2 and 3, which change nothing.
+/// Returns the first result.
+pub(crate) fn check_assignment_reuse(
+    assignor: &dyn ServerAssignor,
+    kind: SubscriptionType,
+    rack_aware: bool,
+) -> Vec<Assignment> {
+    let racks = if rack_aware {
+        [Some("rack1"), Some("rack2"), Some("rack3")]
+    } else {
+        [None; 3]
+    };
+    let (members, topics) = common_group(racks);
+    let first = run(assignor, &members, kind, &topics).unwrap();
+    check_valid(&members, &topics, &first);
+    let again = with_targets(&members, &first);
+    assert_eq!(run(assignor, &again, kind, &topics).unwrap(), first);
+    first
+}
+
+/// check_reassignment_stickiness is Kafka's CommonAssignorTests.testReassignmentStickiness: from
+/// the first result, every order of the members gives the same assignment back. Rack-aware,
+/// only B has a rack, so that A and C stay interchangeable.
+pub(crate) fn check_reassignment_stickiness(
+    assignor: &dyn ServerAssignor,
+    kind: SubscriptionType,
+    rack_aware: bool,
+) {
+    let (members, topics) = common_group([None, rack_aware.then_some("rack1"), None]);
+    let first = run(assignor, &members, kind, &topics).unwrap();
+    check_valid(&members, &topics, &first);
+    let with_first = with_targets(&members, &first);
+    for order in [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ] {
+        let again: Vec<Member> = order.iter().map(|&i| with_first[i].clone()).collect();
+        let out = run(assignor, &again, kind, &topics).unwrap();
+        for (k, &i) in order.iter().enumerate() {
+            assert_eq!(
+                out[k],
+                first[i],
+                "{} {kind:?} rack-aware {rack_aware}, order {order:?}, member {}",
+                assignor.name(),
+                members[i].id
+            );
         }
     }
 }

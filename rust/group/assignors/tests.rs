@@ -106,11 +106,19 @@ fn assignors_are_found_by_name() {
     let out = by_name("uniform").unwrap().assign(&spec, &topics).unwrap();
     assert_eq!(out, [asg(&[(t1(), &[0, 1])])]);
     let missing = |_: &TopicId| Some(-1);
-    let err = by_name("range")
+    let err = by_name("uniform")
         .unwrap()
         .assign(&spec, &missing)
         .unwrap_err();
     assert!(err.message().contains(&uuid::format(&t1())), "{err}");
+    let err = by_name("range")
+        .unwrap()
+        .assign(&spec, &missing)
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Member is subscribed to a non-existent topic"
+    );
 }
 
 /// below is a number in `0..n`.
