@@ -61,7 +61,8 @@ pub(super) struct Step {
     pub reconciliation_changed: bool,
     refreshed: bool,
     new_hash: Option<i64>,
-    bump: bool,
+    /// bump: the step bumps the group epoch.
+    pub bump: bool,
     topic_version: u64,
 }
 
@@ -794,7 +795,7 @@ impl Coordinator {
     ) -> Result<(), Error> {
         if self.downgrades_without(g, member_ids) {
             // Only classic members remain: the group becomes classic again (§8.4).
-            let raw = self.downgrade_consumer_group(g, member_ids)?;
+            let raw = self.downgrade_consumer_group(g, member_ids, None, true)?;
             self.write_consumer(g, token, raw, Vec::new(), response);
             return Ok(());
         }

@@ -8,7 +8,9 @@
 //!   the coordinator computes their assignment as for any other member;
 //! - the online downgrade: when the last consumer-protocol member leaves and only classic
 //!   members remain, the group becomes a classic group again and rebalances
-//!   ([`Coordinator::downgrade_consumer_group`], Kafka's `convertToClassicGroup`).
+//!   ([`Coordinator::downgrade_consumer_group`], Kafka's `convertToClassicGroup`); so does a
+//!   classic static member's JoinGroup that replaces the last consumer-protocol member,
+//!   rebalancing only when the target it takes over is stale (KAFKA-20273).
 //!
 //! A classic member inside a consumer group has no rebalance timeout of its own. Its one
 //! member timer (the `rebalance` timer, armed at [`CLASSIC_TIMER`]) is Kafka's join timeout
@@ -414,6 +416,7 @@ impl Coordinator {
             })
             .collect();
 
+        let replacing = records.len();
         let step = self.member_step(
             g,
             &member,
@@ -422,6 +425,13 @@ impl Coordinator {
             records,
             Some(&owned),
         )?;
+        if let Some(old) = replaced
+            .clone()
+            .filter(|old| self.downgrades_replacing(g, old))
+        {
+            let epoch = member.member_epoch;
+            return self.replace_and_downgrade(token, g, req, old, step, replacing, epoch);
+        }
         let reconciled = &step.reconciled;
         let response = JoinGroupResponse {
             generation_id: reconciled.member_epoch,
@@ -452,6 +462,66 @@ impl Coordinator {
             Some(token),
             raw,
             undo,
+            Some(GroupResponse::JoinGroup(response)),
+        );
+        Ok(())
+    }
+
+    /// replace_and_downgrade ends a JoinGroup whose classic static member replaced the last
+    /// consumer-protocol member: the group becomes classic (Kafka's
+    /// `classicGroupJoinToConsumerGroup` with a downgrade). When the joining member's target is
+    /// current, it is reconciled to it and the classic group is Stable; when its subscription
+    /// bumped the group epoch, no target is computed and the classic group rebalances. The
+    /// records: the replacement, the member's update, then the downgrade, in one append.
+    fn replace_and_downgrade(
+        &mut self,
+        token: Token,
+        g: u32,
+        req: &JoinGroup<'_>,
+        replaced: String,
+        mut step: super::heartbeat::Step,
+        replacing: usize,
+        unreconciled_epoch: i32,
+    ) -> Result<(), Error> {
+        let group = &self.part(g).group;
+        let rebalance = step.bump || group.assignment_epoch() < group.group_epoch();
+        let generation = if rebalance {
+            // Only the member's metadata and the epoch bump: Kafka skips the target and the
+            // reconciliation, the rebalance assigns.
+            let (before, after) = step.records.split_at(replacing);
+            let mut kept = before.to_vec();
+            kept.extend(after.iter().cloned().filter(|r| {
+                matches!(
+                    r,
+                    ConsumerGroupRecord::MemberMetadata { .. }
+                        | ConsumerGroupRecord::Metadata { .. }
+                )
+            }));
+            step.records = kept;
+            unreconciled_epoch
+        } else {
+            step.reconciled.member_epoch
+        };
+        let response = JoinGroupResponse {
+            generation_id: generation,
+            protocol_type: Some(text(CONSUMER_PROTOCOL_TYPE)),
+            protocol_name: req.protocols.first().map(|p| text(&p.name)),
+            leader: text(""),
+            member_id: text(&step.reconciled.member_id),
+            ..Default::default()
+        };
+        let joining = Joining {
+            replaced,
+            member: step.reconciled.clone(),
+        };
+        let mut raw = Vec::new();
+        let mut raw = super::heartbeat::raw_records(&mut raw, &step.records)?;
+        raw.extend(self.downgrade_consumer_group(g, &[], Some(&joining), rebalance)?);
+        self.write_consumer(
+            g,
+            Some(token),
+            raw,
+            Vec::new(),
             Some(GroupResponse::JoinGroup(response)),
         );
         Ok(())
@@ -532,9 +602,11 @@ impl Coordinator {
         {
             return Err(ErrorCode::InconsistentGroupProtocol);
         }
-        let group_epoch = self.part(g).group.group_epoch();
+        // A newer target than the member's epoch (KAFKA-20272: the target epoch, which lags the
+        // group epoch while an assignment waits): it rejoins to catch up.
+        let target_epoch = self.part(g).group.assignment_epoch();
         let now = self.runtime.now();
-        if group_epoch > m.member_epoch && m.state != MemberState::UnrevokedPartitions {
+        if target_epoch > m.member_epoch && m.state != MemberState::UnrevokedPartitions {
             self.arm_classic_timer(
                 g,
                 &m.member_id,
@@ -577,7 +649,7 @@ impl Coordinator {
         self.restart_classic_session(g, &m, now);
         let group = &self.part(g).group;
         let target = group.target(&m.member_id).cloned().unwrap_or_default();
-        let rejoin = m.member_epoch < group.group_epoch()
+        let rejoin = m.member_epoch < group.assignment_epoch()
             || m.state == MemberState::UnrevokedPartitions
             || (m.state == MemberState::UnreleasedPartitions
                 && !group
@@ -648,15 +720,31 @@ impl Coordinator {
     /// the consumer group's records are tombstoned; the classic group is Stable at the group
     /// epoch, each member holding its target assignment in its own protocol's version, and
     /// starts a rebalance at once. Returns the records to append.
+    ///
+    /// With `joining`, the downgrade comes from a classic static member replacing the last
+    /// consumer-protocol member (Kafka's `validateOnlineDowngradeWithReplacedMember`): the
+    /// joining member takes the replaced one's place and target, and the group rebalances only
+    /// when `rebalance` (its target is stale).
     pub(super) fn downgrade_consumer_group(
         &mut self,
         g: u32,
         leaving: &[String],
+        joining: Option<&Joining>,
+        rebalance: bool,
     ) -> Result<Records, Error> {
         let part = self.part(g);
         let group = &part.group;
         let id = group.group_id().to_string();
-        let member_ids: Vec<String> = group.members().keys().cloned().collect();
+        // The replaced member's records are tombstoned by the replacement already: the joining
+        // member's go instead (Kafka's createGroupTombstoneRecordsWithReplacedMember).
+        let member_ids: Vec<String> = group
+            .members()
+            .keys()
+            .map(|m| match joining {
+                Some(j) if *m == j.replaced => j.member.member_id.clone(),
+                _ => m.clone(),
+            })
+            .collect();
         let mut raw = crate::group::cleanup::consumer_group_tombstones_with_members(
             &id,
             member_ids.iter(),
@@ -668,10 +756,14 @@ impl Coordinator {
             if leaving.contains(&m.member_id) {
                 continue;
             }
+            let target = group.target(&m.member_id).cloned().unwrap_or_default();
+            let m = match joining {
+                Some(j) if m.member_id == j.replaced => &j.member,
+                _ => m,
+            };
             let Some(c) = m.classic_member_metadata.as_ref() else {
                 continue;
             };
-            let target = group.target(&m.member_id).cloned().unwrap_or_default();
             members.push((m.clone(), c.clone(), target));
         }
         // Every consumer-side timer goes with the part.
@@ -733,9 +825,31 @@ impl Coordinator {
         for slot in self.group(g).ordered() {
             self.reschedule_session(g, slot);
         }
-        self.prepare_rebalance(g);
+        if rebalance {
+            self.prepare_rebalance(g);
+        }
         Ok(raw)
     }
+
+    /// downgrades_replacing tells whether a classic static member replacing `replaced` turns
+    /// consumer group `g` classic (Kafka's `validateOnlineDowngradeWithReplacedMember`): every
+    /// other member is classic, the policy allows downgrades, and the group fits a classic
+    /// group.
+    fn downgrades_replacing(&self, g: u32, replaced: &str) -> bool {
+        let group = &self.part(g).group;
+        group
+            .members()
+            .values()
+            .all(|m| m.member_id == replaced || m.classic_member_metadata.is_some())
+            && self.config.consumer_migration_policy.downgrades()
+            && group.num_members() as i64 <= self.config.max_size
+    }
+}
+
+/// Joining is the classic static member whose JoinGroup replaces member `replaced`.
+pub(super) struct Joining {
+    pub replaced: String,
+    pub member: ConsumerMember,
 }
 
 /// classic_metadata is what a classic member's JoinGroup leaves in its member record.

@@ -474,6 +474,67 @@ fn the_last_consumer_member_leaving_downgrades_the_group() {
     assert_eq!(h.sync_error(s), ErrorCode::None);
 }
 
+// testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMember: a classic static member
+// replacing the last consumer-protocol member turns the group classic. Same subscription: the
+// joining member takes the replaced one's partitions at the group epoch and the classic group
+// is Stable; a changed subscription bumps the epoch, and the classic group rebalances.
+#[test]
+fn a_classic_static_member_replacing_the_last_consumer_member_downgrades_the_group() {
+    for changed in [false, true] {
+        let mut h = h();
+        let mut j = join("s1", &["foo"]);
+        j.instance = Some("i1".into());
+        let r = hb(&mut h, &j);
+        let all = assigned(&r).unwrap();
+        let epoch = r.member_epoch;
+        hb(&mut h, &beat("s1", epoch, Some(&all)));
+        let from = h.written.len();
+        let topics: &[&str] = if changed { &["foo", "bar"] } else { &["foo"] };
+        let t = h.join(&classic_join("", topics, &[]).instance("i1"));
+        let jr = h.join_response(t).clone();
+        assert_eq!(jr.error(), ErrorCode::None);
+        assert_eq!(jr.leader, "");
+        let k = kinds(&records(&h, from));
+        assert_eq!(
+            k[..6],
+            [
+                "CurrentAssignment-",
+                "TargetMember-",
+                "MemberMetadata-",
+                "MemberMetadata",
+                "TargetMember",
+                "CurrentAssignment"
+            ]
+        );
+        // The consumer group's records end tombstoned, its epoch last; the classic group's
+        // record follows.
+        assert_eq!(k.last().map(String::as_str), Some("GroupMetadata-"));
+        assert_eq!(h.list(&[], &["classic"]).groups.len(), 1, "{changed}");
+        let d = h.describe(G);
+        assert_eq!(d.members.len(), 1);
+        assert_eq!(d.members[0].member_id, jr.member_id);
+        if changed {
+            // The epoch bump and no target: the classic group rebalances.
+            assert!(k.contains(&"GroupMetadata".to_string()));
+            assert!(!k[6..].contains(&"TargetMember".to_string()), "{k:?}");
+            assert_eq!(h.c.group_state(G), Some(GroupState::PreparingRebalance));
+            assert_eq!(jr.generation_id, 0);
+        } else {
+            assert_eq!(h.c.group_state(G), Some(GroupState::Stable));
+            assert_eq!(jr.generation_id, epoch);
+            let s = sync_in(&mut h, jr.generation_id, &jr.member_id);
+            assert_eq!(h.sync_error(s), ErrorCode::None);
+            let got = partitions_of(&h.sync_response(s).assignment);
+            assert_eq!(got.len(), all.len());
+            assert_eq!(heartbeat(&mut h, &jr.member_id, epoch), ErrorCode::None);
+        }
+        // The group survives a restart as the classic group it became, with its member.
+        let mut r = restarted(&h);
+        assert_eq!(r.list(&[], &["classic"]).groups.len(), 1);
+        assert_eq!(r.describe(G).members[0].member_id, jr.member_id);
+    }
+}
+
 // After a restart the upgraded group, its classic members and their protocols are back.
 #[test]
 fn an_upgraded_group_survives_a_restart() {
