@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from kgroup.cli.connect import add_connection_options, client_config
+from kgroup.client.admin import GROUP_STATES
 from kgroup.errors import InvalidArgument
 
 __all__ = ["add_parser", "parse_datetime", "run"]
@@ -131,18 +132,7 @@ def _row(widths: Sequence[int], values: Sequence[Any]) -> str:
 
 #: The states a consumer group can be in, by lower-case name (Java's
 #: ``GroupState.groupStatesForType(CONSUMER)``): what ``list --state`` accepts.
-_LIST_STATES = {
-    name.lower(): name
-    for name in (
-        "PreparingRebalance",
-        "CompletingRebalance",
-        "Stable",
-        "Dead",
-        "Empty",
-        "Assigning",
-        "Reconciling",
-    )
-}
+_LIST_STATES = {k: v for k, v in GROUP_STATES.items() if v != "Unknown"}
 
 
 def _list_filters(args: argparse.Namespace) -> tuple[list[str], list[str]]:

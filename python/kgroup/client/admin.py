@@ -372,7 +372,7 @@ class ConsumerGroupType(enum.StrEnum):
 
 #: Kafka's names of group states (Java's ``GroupState.toString()``), by lower-case name: the
 #: classic protocol's and the consumer protocol's (``Assigning``, ``Reconciling``).
-_STATES = {
+GROUP_STATES = {
     s.lower(): s
     for s in (
         "Unknown",
@@ -390,7 +390,7 @@ _STATES = {
 def _state(name: str) -> str:
     """Kafka's name of the state a broker names, ignoring case (Java's ``GroupState.parse``,
     ``Unknown`` for a name it does not know)."""
-    return _STATES.get(name.strip().lower(), "Unknown")
+    return GROUP_STATES.get(name.strip().lower(), "Unknown")
 
 
 class ConsumerGroupListing:
