@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import fcntl
+import hashlib
 import os
 import shutil
 import signal
@@ -27,7 +28,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,49 @@ def javac() -> str:
             "(on Debian: apt-get install -y openjdk-17-jdk-headless)"
         )
     return exe
+
+
+def compiled(
+    name: str,
+    sources: Sequence[Path],
+    root: Path,
+    finish: Callable[[Path], None] | None = None,
+) -> Path:
+    """The cache folder of Java ``sources`` (under ``root``) compiled against Kafka's jars into
+    its ``classes``, then ``finish(folder)`` for any further step: named after a hash of the
+    sources (beside the jars, :func:`cache_dir`), so an edited source compiles again and an
+    unchanged one never does; built in place under a lock, so safe across processes, and
+    marked done last."""
+    digest = hashlib.sha256()
+    for src in sources:
+        digest.update(src.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(src.read_bytes())
+    out = cache_dir() / f"{name}-{digest.hexdigest()[:16]}"
+    done = out / ".built"
+    if done.exists():
+        return out
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with open(cache_dir() / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            return out
+        shutil.rmtree(out, ignore_errors=True)
+        check_run(
+            [javac(), "--release", "17", "-cp", classpath(), "-d", str(out / "classes")]
+            + [str(s) for s in sources],
+            "javac",
+        )
+        if finish is not None:
+            finish(out)
+        done.touch()
+    return out
+
+
+def check_run(cmd: list[str], what: str) -> None:
+    """Runs ``cmd``; an AssertionError with its output when it fails."""
+    got = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if got.returncode != 0:
+        raise AssertionError(f"{what} failed ({got.returncode}):\n{got.stdout}{got.stderr}")
 
 
 def lib_dir() -> Path:

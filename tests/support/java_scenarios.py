@@ -10,16 +10,13 @@ archive halves what each start costs.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from .apache_kafka import FAST_JVM, TOOLS_LOG4J, cache_dir, classpath, java, javac
+from .apache_kafka import FAST_JVM, TOOLS_LOG4J, check_run, classpath, compiled, java, javac
 
 SOURCE_DIR = Path(__file__).resolve().parent / "java"
 MAIN = "kgroup.Scenarios"
@@ -34,53 +31,20 @@ def sources() -> list[Path]:
 def build_dir() -> Path:
     """The folder of the compiled program (``scenarios.jar``, ``scenarios.jsa``), built first if
     its source changed (safe across processes)."""
-    digest = hashlib.sha256()
-    for src in sources():
-        digest.update(src.relative_to(SOURCE_DIR).as_posix().encode() + b"\0")
-        digest.update(src.read_bytes())
-    out = cache_dir() / f"scenarios-{digest.hexdigest()[:16]}"
-    # The archive is written last, and names the jar by its path: built in place, under a lock.
-    done = out / "scenarios.jsa"
-    if done.exists():
-        return out
-    cache_dir().mkdir(parents=True, exist_ok=True)
-    with open(cache_dir() / ".scenarios.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return out
-        shutil.rmtree(out, ignore_errors=True)
-        classes = out / "classes"
-        _check(
-            [
-                javac(),
-                "--release",
-                "17",
-                "-cp",
-                classpath(),
-                "-d",
-                str(classes),
-                *map(str, sources()),
-            ],
-            "javac",
-        )
-        # CDS takes classes from jars only.
+
+    def finish(out: Path) -> None:
+        # CDS takes classes from jars only; the archive names the jar by its path.
         jar = os.path.join(os.path.dirname(javac()), "jar")
-        _check([jar, "cf", str(out / "scenarios.jar"), "-C", str(classes), "."], "jar")
-        _check(
+        check_run([jar, "cf", str(out / "scenarios.jar"), "-C", str(out / "classes"), "."], "jar")
+        check_run(
             [
-                *_java(out, f"-XX:ArchiveClassesAtExit={out / 'scenarios.jsa.tmp'}"),
+                *_java(out, f"-XX:ArchiveClassesAtExit={out / 'scenarios.jsa'}"),
                 *[MAIN, "warm", "127.0.0.1:1", "max.block.ms=200"],
             ],
             "the warm-up run",
         )
-        (out / "scenarios.jsa.tmp").rename(done)
-    return out
 
-
-def _check(cmd: list[str], what: str) -> None:
-    got = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if got.returncode != 0:
-        raise AssertionError(f"{what} failed ({got.returncode}):\n{got.stdout}{got.stderr}")
+    return compiled("scenarios", sources(), SOURCE_DIR, finish)
 
 
 def _java(build: Path, *flags: str) -> list[str]:

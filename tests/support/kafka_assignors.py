@@ -10,52 +10,21 @@ again and an unchanged one never does.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from .apache_kafka import FAST_JVM, TOOLS_LOG4J, cache_dir, classpath, java, javac
+from .apache_kafka import FAST_JVM, TOOLS_LOG4J, classpath, compiled, java
 
 SOURCE = Path(__file__).resolve().parent / "assignor_harness" / "ServerAssignors.java"
 MAIN = "ServerAssignors"
 
 
 def build_dir() -> Path:
-    """The folder of the compiled harness, compiled first if its source changed (safe across
-    processes)."""
-    source = SOURCE.read_bytes()
-    out = cache_dir() / f"server-assignors-{hashlib.sha256(source).hexdigest()[:16]}"
-    done = out / "classes" / f"{MAIN}.class"
-    if done.exists():
-        return out
-    cache_dir().mkdir(parents=True, exist_ok=True)
-    with open(cache_dir() / ".server-assignors.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return out
-        shutil.rmtree(out, ignore_errors=True)
-        tmp = out.with_name(out.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        cmd = [
-            javac(),
-            "--release",
-            "17",
-            "-cp",
-            classpath(),
-            "-d",
-            str(tmp / "classes"),
-            str(SOURCE),
-        ]
-        got = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        if got.returncode != 0:
-            raise AssertionError(f"javac failed ({got.returncode}):\n{got.stdout}{got.stderr}")
-        tmp.rename(out)
-    return out
+    """The folder of the compiled harness, compiled first if its source changed."""
+    return compiled("server-assignors", [SOURCE], SOURCE.parent)
 
 
 def run(groups: list[dict[str, Any]], *, timeout: float = 120) -> list[dict[str, Any]]:
