@@ -12,8 +12,9 @@ use super::member::ConsumerMember;
 use super::records::{ConsumerGroupRecord, ResolvedRegex};
 use crate::assignors::fxhash::FxMap;
 use crate::coordinator::timers::Timer;
-use crate::group::assignors::Assignment;
+use crate::group::assignors::{Assignment, TopicId};
 use crate::group::slab::Slab;
+use xxhash_rust::xxh3::xxh3_64;
 
 /// MemberTimers are one member's timers: its session, and its rebalance timeout while it must
 /// revoke partitions.
@@ -222,35 +223,178 @@ impl ConsumerPart {
     }
 }
 
-/// metadata_hash is a hash of the metadata of the topics a group subscribes to (name, topic id,
-/// partition count), 0 when none of them exists: a change of it bumps the group epoch (Kafka
-/// 4.1's KIP-1101 hash plays this part; this is kgroup's own function of the same inputs, so a
-/// group loaded from a log Kafka wrote recomputes its target once).
+/// metadata_hash is the hash of the metadata of the topics a group subscribes to, Kafka's own
+/// (KIP-1101, `ModernGroup.computeMetadataHash`): XXH3-64 over the [`topic_hash`]es of the
+/// subscribed topics that exist, in the order of their names; 0 when none of them exists. A
+/// change of it bumps the group epoch, and it is the `metadata_hash` of the group's
+/// `ConsumerGroupMetadataValue`, so a group moves between Kafka's log and kgroup's without an
+/// epoch bump. Deterministic: it depends on the set of names only, not on their order.
 pub(crate) fn metadata_hash<'a>(
     names: impl Iterator<Item = &'a String>,
     topics: &BTreeMap<String, TopicInfo>,
 ) -> i64 {
-    // FNV-1a over the sorted names' metadata: stable across runs and builds.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut any = false;
-    let mut put = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    // kgroup's broker has no `broker.rack`: no partition has a rack, as on a Kafka cluster
+    // whose brokers set none.
+    let mut hashes: Vec<(&str, i64)> = names
+        .filter_map(|n| {
+            let t = topics.get(n)?;
+            let h = topic_hash(&t.topic_id, n, t.partition_count, &[]);
+            Some((n.as_str(), h))
+        })
+        .collect();
+    if hashes.is_empty() {
+        return 0;
+    }
+    // Kafka sorts by `String.compareTo`, UTF-16 order, which is byte order for topic names
+    // (ASCII only); dedup in case a caller repeats a name (Kafka's map cannot).
+    hashes.sort_unstable_by_key(|(n, _)| *n);
+    hashes.dedup_by_key(|(n, _)| *n);
+    let mut bytes = Vec::with_capacity(8 * hashes.len());
+    for (_, h) in hashes {
+        bytes.extend_from_slice(&h.to_le_bytes());
+    }
+    xxh3_64(&bytes) as i64
+}
+
+/// TOPIC_HASH_MAGIC heads every topic hash (Kafka's `Utils.TOPIC_HASH_MAGIC_BYTE`): Kafka
+/// changes it whenever the hash's input changes.
+const TOPIC_HASH_MAGIC: u8 = 0;
+
+/// topic_hash is Kafka's `Utils.computeTopicHash`: XXH3-64 over the bytes hash4j's
+/// `HashStream64` feeds it, every number little-endian and every string as its UTF-16 code
+/// units followed by their count (`putString`): the magic byte, the topic id's two halves
+/// (most significant first), the name, the partition count, then each partition's index and
+/// the racks of its replicas' brokers, sorted, each as its length then the string. `racks[p]`
+/// lists partition `p`'s racks (repeats kept, as Kafka's image lists one per replica); a
+/// partition past the end of `racks` has none.
+fn topic_hash(topic_id: &TopicId, name: &str, partition_count: i32, racks: &[Vec<&str>]) -> i64 {
+    fn put_string(bytes: &mut Vec<u8>, s: &str) {
+        let mut units = 0u32;
+        for u in s.encode_utf16() {
+            bytes.extend_from_slice(&u.to_le_bytes());
+            units += 1;
         }
-    };
-    for name in names {
-        if let Some(t) = topics.get(name) {
-            any = true;
-            put(&(name.len() as u32).to_be_bytes());
-            put(name.as_bytes());
-            put(&t.topic_id);
-            put(&t.partition_count.to_be_bytes());
+        bytes.extend_from_slice(&units.to_le_bytes());
+    }
+    let mut bytes =
+        Vec::with_capacity(1 + 16 + 2 * name.len() + 8 + 4 * partition_count.max(0) as usize);
+    bytes.push(TOPIC_HASH_MAGIC);
+    let (msb, lsb) = topic_id.split_at(8);
+    bytes.extend(msb.iter().rev());
+    bytes.extend(lsb.iter().rev());
+    put_string(&mut bytes, name);
+    bytes.extend_from_slice(&partition_count.to_le_bytes());
+    for p in 0..partition_count {
+        bytes.extend_from_slice(&p.to_le_bytes());
+        let Some(partition_racks) = racks.get(p as usize) else {
+            continue;
+        };
+        let mut sorted = partition_racks.clone();
+        sorted.sort_unstable_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        for rack in sorted {
+            // The length first, then `putString` (which ends with the length again).
+            let units = rack.encode_utf16().count() as u32;
+            bytes.extend_from_slice(&units.to_le_bytes());
+            put_string(&mut bytes, rack);
         }
     }
-    if any {
-        h as i64
-    } else {
-        0
+    xxh3_64(&bytes) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(hex: &str) -> TopicId {
+        let mut id = [0u8; 16];
+        for (i, b) in id.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap();
+        }
+        id
+    }
+
+    fn topics(list: &[(&str, TopicId, i32)]) -> BTreeMap<String, TopicInfo> {
+        list.iter()
+            .map(|(n, topic_id, partition_count)| {
+                let info = TopicInfo {
+                    topic_id: *topic_id,
+                    partition_count: *partition_count,
+                };
+                (n.to_string(), info)
+            })
+            .collect()
+    }
+
+    fn group_hash(names: &[&str], topics: &BTreeMap<String, TopicInfo>) -> i64 {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        metadata_hash(names.iter(), topics)
+    }
+
+    // Vectors from Kafka 4.4.0's own code (`Utils.computeTopicHash`,
+    // `ModernGroup.computeMetadataHash`), run by tests/support/java_hash/MetadataHash.java;
+    // tests/group/test_metadata_hash.py checks random ones the same way.
+    const FOO: &str = "0123456789abcdef0011223344556677";
+    const BAR: &str = "ffffffffffffffff8000000000000001";
+    const LONG: &str = "a-topic.with_a.longer-name";
+
+    #[test]
+    fn topic_hash_is_kafkas() {
+        assert_eq!(topic_hash(&id(FOO), "foo", 3, &[]), 1445883863706929052);
+        assert_eq!(topic_hash(&id(BAR), "bar", 1, &[]), -7037401469300559187);
+        // 289 bytes of input: XXH3's path for long inputs.
+        assert_eq!(topic_hash(&[0x5a; 16], LONG, 60, &[]), 5064778981797170089);
+        assert_eq!(topic_hash(&[0; 16], "t00", 1, &[]), -2916057113197117098);
+        assert_eq!(topic_hash(&[1; 16], "t01", 2, &[]), 2839861543768472583);
+    }
+
+    #[test]
+    fn topic_hash_sorts_each_partitions_racks() {
+        let racked = id("00000000000000000000000000000001");
+        let want = 7664111145859401574;
+        let racks = [vec!["b", "a", "a"], vec![], vec!["c"]];
+        assert_eq!(topic_hash(&racked, "racked", 3, &racks), want);
+        let racks = [vec!["a", "b", "a"], vec![], vec!["c"]];
+        assert_eq!(topic_hash(&racked, "racked", 3, &racks), want);
+        // No racks at all, as on kgroup's broker.
+        assert_eq!(topic_hash(&racked, "racked", 3, &[]), -6077004238533151472);
+    }
+
+    #[test]
+    fn metadata_hash_is_kafkas() {
+        let known = topics(&[
+            ("foo", id(FOO), 3),
+            ("bar", id(BAR), 1),
+            (LONG, [0x5a; 16], 60),
+        ]);
+        assert_eq!(group_hash(&["foo"], &known), -4480113874308730505);
+        assert_eq!(group_hash(&["foo", "bar"], &known), 3602605861379434279);
+        // In name order whatever the caller's; topics that do not exist are left out.
+        assert_eq!(
+            group_hash(&["bar", "foo", "missing"], &known),
+            3602605861379434279
+        );
+        assert_eq!(
+            group_hash(&["foo", "bar", LONG, "missing"], &known),
+            3026117729212324267
+        );
+        assert_eq!(group_hash(&["missing"], &known), 0);
+        assert_eq!(group_hash(&[], &known), 0);
+
+        // t00..t39 with ids [i; 16] and i + 1 partitions: 160 and 320 bytes of topic hashes,
+        // XXH3's two paths for longer inputs.
+        let names: Vec<String> = (0..40).map(|i| format!("t{i:02}")).collect();
+        let many: BTreeMap<String, TopicInfo> = (0..40u8)
+            .map(|i| {
+                let info = TopicInfo {
+                    topic_id: [i; 16],
+                    partition_count: i32::from(i) + 1,
+                };
+                (names[usize::from(i)].clone(), info)
+            })
+            .collect();
+        let first20: Vec<&str> = names[..20].iter().map(String::as_str).collect();
+        assert_eq!(group_hash(&first20, &many), 2095752832584191712);
+        let all: Vec<&str> = names.iter().rev().map(String::as_str).collect();
+        assert_eq!(group_hash(&all, &many), 1978546749576483792);
     }
 }
