@@ -429,8 +429,12 @@ impl Coordinator {
             .clone()
             .filter(|old| self.downgrades_replacing(g, old))
         {
-            let epoch = member.member_epoch;
-            return self.replace_and_downgrade(token, g, req, old, step, replacing, epoch);
+            let replacement = Replacement {
+                replaced: old,
+                records: replacing,
+                epoch: member.member_epoch,
+            };
+            return self.replace_and_downgrade(token, g, req, replacement, step);
         }
         let reconciled = &step.reconciled;
         let response = JoinGroupResponse {
@@ -478,27 +482,30 @@ impl Coordinator {
         token: Token,
         g: u32,
         req: &JoinGroup<'_>,
-        replaced: String,
+        replacement: Replacement,
         mut step: super::heartbeat::Step,
-        replacing: usize,
-        unreconciled_epoch: i32,
     ) -> Result<(), Error> {
         let group = &self.part(g).group;
         let rebalance = step.bump || group.assignment_epoch() < group.group_epoch();
         let generation = if rebalance {
             // Only the member's metadata and the epoch bump: Kafka skips the target and the
             // reconciliation, the rebalance assigns.
-            let (before, after) = step.records.split_at(replacing);
+            let (before, after) = step.records.split_at(replacement.records);
             let mut kept = before.to_vec();
-            kept.extend(after.iter().cloned().filter(|r| {
-                matches!(
-                    r,
-                    ConsumerGroupRecord::MemberMetadata { .. }
-                        | ConsumerGroupRecord::Metadata { .. }
-                )
-            }));
+            kept.extend(
+                after
+                    .iter()
+                    .filter(|r| {
+                        matches!(
+                            r,
+                            ConsumerGroupRecord::MemberMetadata { .. }
+                                | ConsumerGroupRecord::Metadata { .. }
+                        )
+                    })
+                    .cloned(),
+            );
             step.records = kept;
-            unreconciled_epoch
+            replacement.epoch
         } else {
             step.reconciled.member_epoch
         };
@@ -511,7 +518,7 @@ impl Coordinator {
             ..Default::default()
         };
         let joining = Joining {
-            replaced,
+            replaced: replacement.replaced,
             member: step.reconciled.clone(),
         };
         let mut raw = Vec::new();
@@ -844,6 +851,15 @@ impl Coordinator {
             && self.config.consumer_migration_policy.downgrades()
             && group.num_members() as i64 <= self.config.max_size
     }
+}
+
+/// Replacement is a classic static member's JoinGroup taking member `replaced`'s place: its
+/// first `records` of the step are the replacement's, and `epoch` is the member's epoch
+/// before reconciliation.
+struct Replacement {
+    replaced: String,
+    records: usize,
+    epoch: i32,
 }
 
 /// Joining is the classic static member whose JoinGroup replaces member `replaced`.
