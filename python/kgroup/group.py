@@ -81,6 +81,7 @@ from typing import TypeAlias
 from kgroup._native.group import (
     CONFIG_KEYS,
     GROUP_API_KEYS,
+    GROUP_CONFIG_KEYS,
     Append,
     Coordinator,
     Respond,
@@ -91,6 +92,7 @@ from kgroup._native.group import (
 __all__ = [
     "CONFIG_KEYS",
     "GROUP_API_KEYS",
+    "GROUP_CONFIG_KEYS",
     "Append",
     "Coordinator",
     "Effect",

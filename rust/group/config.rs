@@ -45,6 +45,14 @@ pub struct Config {
     pub consumer_min_heartbeat_interval_ms: i64,
     /// `group.consumer.max.heartbeat.interval.ms` (15000).
     pub consumer_max_heartbeat_interval_ms: i64,
+    /// `group.consumer.assignment.interval.ms` (1000): a consumer group's target assignment is
+    /// computed again at most this often (Kafka 4.3+, KIP-1263); 0 computes it at every
+    /// epoch bump.
+    pub consumer_assignment_interval_ms: i64,
+    /// `group.consumer.min.assignment.interval.ms` (0).
+    pub consumer_min_assignment_interval_ms: i64,
+    /// `group.consumer.max.assignment.interval.ms` (15000).
+    pub consumer_max_assignment_interval_ms: i64,
     /// `group.consumer.max.size` (2147483647): members a consumer group accepts.
     pub consumer_max_size: i64,
     /// `group.consumer.assignors` (`uniform,range`): the server-side assignors by Kafka's
@@ -53,6 +61,52 @@ pub struct Config {
     /// `group.consumer.migration.policy` (`bidirectional`): which non-empty groups convert
     /// between the classic and the consumer protocol online.
     pub consumer_migration_policy: MigrationPolicy,
+}
+
+/// GroupConfig is one group's dynamic configs (KIP-848's group configs, Kafka's `GroupConfig`)
+/// that the coordinator reads: each one set overrides the broker's for that group's members. The
+/// host keeps them (durably, validated against the broker's bounds) and hands them in with
+/// [`Coordinator::set_group_config`](crate::group::Coordinator::set_group_config); they are
+/// read at each heartbeat, as Kafka reads its `GroupConfigManager`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupConfig {
+    /// `consumer.session.timeout.ms`.
+    pub consumer_session_timeout_ms: Option<i64>,
+    /// `consumer.heartbeat.interval.ms`.
+    pub consumer_heartbeat_interval_ms: Option<i64>,
+    /// `consumer.assignment.interval.ms`.
+    pub consumer_assignment_interval_ms: Option<i64>,
+}
+
+impl GroupConfig {
+    /// KEYS are the group configs the coordinator reads, by Kafka's names.
+    pub const KEYS: &'static [&'static str] = &[
+        "consumer.session.timeout.ms",
+        "consumer.heartbeat.interval.ms",
+        "consumer.assignment.interval.ms",
+    ];
+
+    /// set sets one of [`GroupConfig::KEYS`]; another name is [`Error::InvalidArgument`]. The
+    /// host validates values as Kafka does before they come here.
+    pub fn set(&mut self, key: &str, value: i64) -> Result<()> {
+        match key {
+            "consumer.session.timeout.ms" => self.consumer_session_timeout_ms = Some(value),
+            "consumer.heartbeat.interval.ms" => self.consumer_heartbeat_interval_ms = Some(value),
+            "consumer.assignment.interval.ms" => self.consumer_assignment_interval_ms = Some(value),
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown group config {key:?} (known: {})",
+                    GroupConfig::KEYS.join(", ")
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// is_empty tells whether no config is set.
+    pub fn is_empty(&self) -> bool {
+        *self == GroupConfig::default()
+    }
 }
 
 /// GroupProtocol is one entry of `group.coordinator.rebalance.protocols`.
@@ -139,6 +193,9 @@ impl Default for Config {
             consumer_heartbeat_interval_ms: 5_000,
             consumer_min_heartbeat_interval_ms: 5_000,
             consumer_max_heartbeat_interval_ms: 15_000,
+            consumer_assignment_interval_ms: 1_000,
+            consumer_min_assignment_interval_ms: 0,
+            consumer_max_assignment_interval_ms: 15_000,
             consumer_max_size: i32::MAX as i64,
             consumer_assignors: vec!["uniform".into(), "range".into()],
             consumer_migration_policy: MigrationPolicy::Bidirectional,
@@ -163,6 +220,9 @@ impl Config {
         "group.consumer.heartbeat.interval.ms",
         "group.consumer.min.heartbeat.interval.ms",
         "group.consumer.max.heartbeat.interval.ms",
+        "group.consumer.assignment.interval.ms",
+        "group.consumer.min.assignment.interval.ms",
+        "group.consumer.max.assignment.interval.ms",
         "group.consumer.max.size",
     ];
 
@@ -303,7 +363,49 @@ impl Config {
         require(
             hb < st,
             format!("group.consumer.heartbeat.interval.ms ({hb}) must be below group.consumer.session.timeout.ms ({st})"),
+        )?;
+        let (ai, ai_min, ai_max) = (
+            self.consumer_assignment_interval_ms,
+            self.consumer_min_assignment_interval_ms,
+            self.consumer_max_assignment_interval_ms,
+        );
+        require(
+            ai_min <= ai_max,
+            "group.consumer.max.assignment.interval.ms must be greater than or equal to group.consumer.min.assignment.interval.ms".into(),
+        )?;
+        require(
+            ai >= ai_min,
+            "group.consumer.assignment.interval.ms must be greater than or equal to group.consumer.min.assignment.interval.ms".into(),
+        )?;
+        require(
+            ai <= ai_max,
+            "group.consumer.assignment.interval.ms must be less than or equal to group.consumer.max.assignment.interval.ms".into(),
         )
+    }
+
+    /// consumer_session_timeout_ms is a consumer group's session timeout: its group config's
+    /// `consumer.session.timeout.ms`, else the broker's (Kafka's
+    /// `GroupMetadataManager.consumerGroupSessionTimeoutMs`).
+    pub fn consumer_session_timeout_ms(&self, group: Option<&GroupConfig>) -> i64 {
+        group
+            .and_then(|g| g.consumer_session_timeout_ms)
+            .unwrap_or(self.consumer_session_timeout_ms)
+    }
+
+    /// consumer_heartbeat_interval_ms is the heartbeat interval a consumer group's members are
+    /// told: its group config's `consumer.heartbeat.interval.ms`, else the broker's.
+    pub fn consumer_heartbeat_interval_ms(&self, group: Option<&GroupConfig>) -> i64 {
+        group
+            .and_then(|g| g.consumer_heartbeat_interval_ms)
+            .unwrap_or(self.consumer_heartbeat_interval_ms)
+    }
+
+    /// consumer_assignment_interval_ms is how often a consumer group's target may be computed:
+    /// its group config's `consumer.assignment.interval.ms`, else the broker's.
+    pub fn consumer_assignment_interval_ms(&self, group: Option<&GroupConfig>) -> i64 {
+        group
+            .and_then(|g| g.consumer_assignment_interval_ms)
+            .unwrap_or(self.consumer_assignment_interval_ms)
     }
 
     /// set sets one config by Kafka's name. An unknown name, or a value out of Kafka's range
@@ -349,6 +451,15 @@ impl Config {
             }
             "group.consumer.max.heartbeat.interval.ms" => {
                 self.consumer_max_heartbeat_interval_ms = at_least(1)?
+            }
+            "group.consumer.assignment.interval.ms" => {
+                self.consumer_assignment_interval_ms = at_least(0)?
+            }
+            "group.consumer.min.assignment.interval.ms" => {
+                self.consumer_min_assignment_interval_ms = at_least(0)?
+            }
+            "group.consumer.max.assignment.interval.ms" => {
+                self.consumer_max_assignment_interval_ms = at_least(0)?
             }
             "group.consumer.max.size" => self.consumer_max_size = at_least(1)?,
             _ => {

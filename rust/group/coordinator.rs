@@ -19,7 +19,7 @@ use super::api::{AppendToken, Effect, GroupRequest, GroupResponse, Token};
 use super::assignors::TopicId;
 use super::classic::classic_group::Group;
 use super::classic::state::GroupState;
-use super::config::Config;
+use super::config::{Config, GroupConfig};
 use super::consumer::TopicInfo;
 use super::name::Name;
 use super::pending::Pending;
@@ -70,6 +70,10 @@ pub struct Coordinator {
     /// topic_version counts the changes of `topic_meta`: a consumer group rechecks its
     /// subscribed topics' metadata when it has not seen the latest.
     pub(super) topic_version: u64,
+    /// group_configs are the groups' dynamic configs by group id (see
+    /// [`Coordinator::set_group_config`]); a group may have them before it exists and keeps them
+    /// whatever becomes of it, as Kafka keeps them in its metadata log.
+    pub(super) group_configs: FxMap<Arc<str>, GroupConfig>,
 }
 
 /// TimerOwners finds the timer a [`TimerKey`] names among the groups and the retention check.
@@ -144,6 +148,7 @@ impl Coordinator {
             topic_meta: BTreeMap::new(),
             topic_names: FxMap::default(),
             topic_version: 1,
+            group_configs: FxMap::default(),
         }
     }
 
@@ -274,6 +279,42 @@ impl Coordinator {
     /// None (the default) accepts every topic.
     pub fn set_topics<'a>(&mut self, topics: Option<impl IntoIterator<Item = (&'a str, i32)>>) {
         self.topics = topics.map(|t| t.into_iter().map(|(n, p)| (Arc::from(n), p)).collect());
+    }
+
+    /// set_group_config sets a group's dynamic configs (all of them: those left unset take the
+    /// broker's values again). A consumer group's members read them at their next heartbeat:
+    /// the interval the response tells, the session timer it arms, whether a new target may be
+    /// computed, as Kafka's coordinator reads its `GroupConfigManager`.
+    pub fn set_group_config(&mut self, group_id: &str, config: GroupConfig) {
+        if config.is_empty() {
+            self.group_configs.remove(group_id);
+        } else {
+            self.group_configs.insert(Arc::from(group_id), config);
+        }
+    }
+
+    /// group_config is a group's dynamic configs, if it has any.
+    pub fn group_config(&self, group_id: &str) -> Option<&GroupConfig> {
+        self.group_configs.get(group_id)
+    }
+
+    /// consumer_session_timeout_ms is the session of `group_id`'s consumer-protocol members:
+    /// its group config, else the broker's.
+    pub(crate) fn consumer_session_timeout_ms(&self, group_id: &str) -> i64 {
+        self.config
+            .consumer_session_timeout_ms(self.group_config(group_id))
+    }
+
+    /// consumer_heartbeat_interval_ms is the interval `group_id`'s members are told.
+    pub(crate) fn consumer_heartbeat_interval_ms(&self, group_id: &str) -> i64 {
+        self.config
+            .consumer_heartbeat_interval_ms(self.group_config(group_id))
+    }
+
+    /// consumer_assignment_interval_ms is how often `group_id`'s target may be computed.
+    pub(crate) fn consumer_assignment_interval_ms(&self, group_id: &str) -> i64 {
+        self.config
+            .consumer_assignment_interval_ms(self.group_config(group_id))
     }
 
     /// set_topic_metadata gives the broker's topics with their ids: (name, topic id, partition

@@ -69,7 +69,7 @@ mod tests;
 pub use api::*;
 pub use classic::classic_group::CONSUMER_PROTOCOL_TYPE;
 pub use classic::state::GroupState;
-pub use config::{Config, NEW_MEMBER_JOIN_TIMEOUT_MS};
+pub use config::{Config, GroupConfig, NEW_MEMBER_JOIN_TIMEOUT_MS};
 pub use coordinator::Coordinator;
 pub use load::LoadStats;
 pub use records::{partition_for, OffsetAndMetadata};

@@ -19,7 +19,7 @@ use super::errors::{to_pyerr, IntoPyResult};
 use super::protocol::frame::{PyRequest, PyRequestHeader};
 use crate::assignors::fxhash::FxMap;
 use crate::errors::{Error, ErrorCode};
-use crate::group::{requests, responses, Config, Coordinator, Effect, GroupResponse};
+use crate::group::{requests, responses, Config, Coordinator, Effect, GroupConfig, GroupResponse};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCoordinator>()?;
@@ -33,6 +33,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
             .copied()
             .collect::<Vec<_>>(),
     )?;
+    m.add("GROUP_CONFIG_KEYS", GroupConfig::KEYS.to_vec())?;
     m.add("GROUP_API_KEYS", requests::GROUP_API_KEYS.to_vec())?;
     m.add_function(wrap_pyfunction!(partition_for, m)?)?;
     m.add_function(wrap_pyfunction!(assign_consumer_group, m)?)?;
@@ -349,6 +350,25 @@ impl PyCoordinator {
                 .set_topics(Some(t.iter().map(|(k, v)| (k.as_str(), *v)))),
             None => self.inner.set_topics(None::<Vec<(&str, i32)>>),
         }
+    }
+
+    /// set_group_config(group_id, configs) -> None
+    ///
+    /// configs: the group's dynamic configs the coordinator reads (GROUP_CONFIG_KEYS, Kafka's
+    /// names) to their values, validated by the host; those left out take the broker's again.
+    /// Read at the group's next heartbeat. An unknown name raises InvalidArgument.
+    fn set_group_config(
+        &mut self,
+        py: Python<'_>,
+        group_id: &str,
+        configs: HashMap<String, i64>,
+    ) -> PyResult<()> {
+        let mut c = GroupConfig::default();
+        for (k, v) in &configs {
+            c.set(k, *v).py_err(py)?;
+        }
+        self.inner.set_group_config(group_id, c);
+        Ok(())
     }
 
     /// set_topic_metadata(topics) -> None

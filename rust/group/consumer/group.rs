@@ -137,6 +137,9 @@ pub struct ConsumerGroup {
     group_id: String,
     group_epoch: i32,
     assignment_epoch: i32,
+    /// assignment_timestamp is when the target was computed (KIP-1263), 0 when unknown: a new
+    /// group's, an emptied one's, a converted classic group's.
+    assignment_timestamp: i64,
     members: BTreeMap<String, ConsumerMember>,
     targets: BTreeMap<String, Assignment>,
     inverted_targets: BTreeMap<TopicId, BTreeMap<i32, String>>,
@@ -158,6 +161,7 @@ impl ConsumerGroup {
             group_id: group_id.into(),
             group_epoch: 1,
             assignment_epoch: 1,
+            assignment_timestamp: 0,
             members: BTreeMap::new(),
             targets: BTreeMap::new(),
             inverted_targets: BTreeMap::new(),
@@ -192,10 +196,35 @@ impl ConsumerGroup {
         self.assignment_epoch
     }
 
-    /// set_assignment_epoch replays a ConsumerGroupTargetAssignmentMetadata record (-1 for its
-    /// tombstone).
+    /// set_assignment_epoch sets the assignment epoch alone.
     pub fn set_assignment_epoch(&mut self, epoch: i32) {
         self.assignment_epoch = epoch;
+    }
+
+    /// assignment_timestamp is when the target was computed (ms), 0 when unknown.
+    pub fn assignment_timestamp(&self) -> i64 {
+        self.assignment_timestamp
+    }
+
+    /// set_target_assignment_metadata replays a ConsumerGroupTargetAssignmentMetadata record:
+    /// its epoch and timestamp (-1 and 0 for its tombstone).
+    pub fn set_target_assignment_metadata(&mut self, epoch: i32, timestamp: i64) {
+        self.assignment_epoch = epoch;
+        self.assignment_timestamp = timestamp;
+    }
+
+    /// can_compute_next_target_assignment tells whether a new target may be computed `now`
+    /// (Kafka's `GroupMetadataManager.canComputeNextTargetAssignment`, 4.3+): at once when the
+    /// time of the last one is unknown (0) or the interval is 0, else once `interval_ms` has
+    /// passed since it.
+    pub fn can_compute_next_target_assignment(
+        assignment_timestamp: i64,
+        interval_ms: i64,
+        now: i64,
+    ) -> bool {
+        assignment_timestamp == 0
+            || interval_ms == 0
+            || now >= assignment_timestamp.saturating_add(interval_ms)
     }
 
     /// members is the members by member id, ascending.

@@ -8,7 +8,7 @@
 //! as records in Kafka's order (§7.3), applies them to the group at once and answers once they
 //! are appended; a failed append puts the group back and answers the mapped error.
 
-use super::group::TargetChange;
+use super::group::{ConsumerGroup, TargetChange};
 use super::member::{ConsumerMember, MemberState};
 use super::part::{metadata_hash, ConsumerPart, Undo};
 use super::records::{ConsumerGroupRecord, CurrentAssignment, MemberMetadata, ResolvedRegex};
@@ -400,7 +400,7 @@ impl Coordinator {
         let response = ConsumerGroupHeartbeatResponse {
             member_id: Some(member_id.clone().into()),
             member_epoch: reconciled.member_epoch,
-            heartbeat_interval_ms: i32::try_from(self.config.consumer_heartbeat_interval_ms)
+            heartbeat_interval_ms: i32::try_from(self.consumer_heartbeat_interval_ms(group_id))
                 .unwrap_or(i32::MAX),
             assignment: (joining
                 || full
@@ -411,7 +411,7 @@ impl Coordinator {
 
         // Apply what changed, then the timers.
         let undo = self.apply_step(g, &step, replaced.as_deref());
-        let session = self.config.consumer_session_timeout_ms;
+        let session = self.consumer_session_timeout_ms(group_id);
         self.arm_session(g, &member_id, now.saturating_add(session));
         if step.reconciliation_changed {
             if reconciled.state == MemberState::UnrevokedPartitions {
@@ -588,8 +588,15 @@ impl Coordinator {
             });
         }
 
-        // The target: computed when the group epoch is ahead of it.
-        let (target_epoch, target) = if group_epoch > group.assignment_epoch() {
+        // The target: computed when the group epoch is ahead of it and the group's assignment
+        // interval has passed since the last one (Kafka 4.3+'s batching, KIP-1263); else the
+        // member reconciles towards the last target.
+        let (target_epoch, target) = if group_epoch > group.assignment_epoch()
+            && ConsumerGroup::can_compute_next_target_assignment(
+                group.assignment_timestamp(),
+                self.consumer_assignment_interval_ms(group_id),
+                now,
+            ) {
             let assignor = by_name(&preferred).ok_or_else(|| {
                 kafka(
                     ErrorCode::UnknownServerError,
@@ -617,7 +624,7 @@ impl Coordinator {
             }
             records.push(ConsumerGroupRecord::TargetAssignmentMetadata {
                 group: group_id.to_string(),
-                value: Some(group_epoch),
+                value: Some((group_epoch, now)),
             });
             let target = computed
                 .targets
@@ -862,9 +869,10 @@ impl Coordinator {
             .filter(|id| part.group.member(id).is_some())
             .count();
         if fenced == part.group.members().len() {
+            // Timestamp 0, as for a new group: the interval does not delay the next target.
             records.push(ConsumerGroupRecord::TargetAssignmentMetadata {
                 group: group_id.clone(),
-                value: Some(group_epoch),
+                value: Some((group_epoch, 0)),
             });
         }
         let part = self.part_mut(g);
@@ -1008,7 +1016,7 @@ impl Coordinator {
     /// session for every member, and the rebalance timeout of each member that must revoke.
     pub(crate) fn activate_consumer_group(&mut self, g: u32) {
         let now = self.runtime.now();
-        let session = self.config.consumer_session_timeout_ms;
+        let session = self.consumer_session_timeout_ms(self.part(g).group.group_id());
         let members: Vec<(String, MemberState, i32, i32, Option<i32>)> = self
             .part(g)
             .group
@@ -1046,7 +1054,7 @@ impl Coordinator {
     /// the member would keep its partitions until the partition is loaded again.
     fn rearm_restored_sessions(&mut self, g: u32) {
         let now = self.runtime.now();
-        let session = self.config.consumer_session_timeout_ms;
+        let session = self.consumer_session_timeout_ms(self.part(g).group.group_id());
         let part = self.part(g);
         let missing: Vec<(String, i64)> = part
             .group

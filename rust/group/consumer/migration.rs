@@ -239,9 +239,11 @@ impl Coordinator {
                 value: Some(m.assigned_partitions.clone()),
             });
         }
+        // Kafka's fromClassicGroup: timestamp 0, so that the interval does not delay the
+        // converted group's next target.
         records.push(ConsumerGroupRecord::TargetAssignmentMetadata {
             group: id.clone(),
-            value: Some(generation),
+            value: Some((generation, 0)),
         });
         for m in &members {
             records.push(ConsumerGroupRecord::CurrentMemberAssignment {

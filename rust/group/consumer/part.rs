@@ -54,7 +54,7 @@ pub(crate) enum Undo {
     Member(String, Option<Box<ConsumerMember>>),
     Target(String, Option<Assignment>),
     GroupEpoch(i32, i64),
-    AssignmentEpoch(i32),
+    AssignmentEpoch(i32, i64),
     Regex(String, Option<ResolvedRegex>),
 }
 
@@ -151,8 +151,12 @@ impl ConsumerPart {
                 }
             }
             ConsumerGroupRecord::TargetAssignmentMetadata { value, .. } => {
-                save(Undo::AssignmentEpoch(g.assignment_epoch()));
-                g.set_assignment_epoch(value.unwrap_or(-1));
+                save(Undo::AssignmentEpoch(
+                    g.assignment_epoch(),
+                    g.assignment_timestamp(),
+                ));
+                let (epoch, timestamp) = value.unwrap_or((-1, 0));
+                g.set_target_assignment_metadata(epoch, timestamp);
             }
             ConsumerGroupRecord::TargetAssignmentMember { member, value, .. } => {
                 let old = g.target(member).cloned();
@@ -214,7 +218,7 @@ impl ConsumerPart {
                     g.set_group_epoch(e);
                     self.metadata_hash = h;
                 }
-                Undo::AssignmentEpoch(e) => g.set_assignment_epoch(e),
+                Undo::AssignmentEpoch(e, t) => g.set_target_assignment_metadata(e, t),
                 Undo::Regex(regex, old) => {
                     g.set_resolved_regex(&regex, old);
                 }

@@ -191,8 +191,12 @@ pub enum ConsumerGroupRecord {
         member: String,
         value: Option<MemberMetadata>,
     },
-    /// Type 6: the assignment epoch.
-    TargetAssignmentMetadata { group: String, value: Option<i32> },
+    /// Type 6: the assignment epoch and the time its target was computed (KIP-1263's
+    /// tagged `assignment_timestamp`, 0 when unknown).
+    TargetAssignmentMetadata {
+        group: String,
+        value: Option<(i32, i64)>,
+    },
     /// Type 7.
     TargetAssignmentMember {
         group: String,
@@ -374,10 +378,12 @@ impl ConsumerGroupRecord {
                 .write(w, v)
             }),
             ConsumerGroupRecord::TargetAssignmentMetadata {
-                value: Some(epoch), ..
+                value: Some((epoch, timestamp)),
+                ..
             } => versioned(v, |w| {
                 typed::ConsumerGroupTargetAssignmentMetadataValue {
                     assignment_epoch: *epoch,
+                    assignment_timestamp: *timestamp,
                     ..Default::default()
                 }
                 .write(w, v)
@@ -534,7 +540,7 @@ impl ConsumerGroupRecord {
                 let value = value
                     .map(|b| typed::ConsumerGroupTargetAssignmentMetadataValue::decode(b, v))
                     .transpose()?
-                    .map(|x| x.assignment_epoch);
+                    .map(|x| (x.assignment_epoch, x.assignment_timestamp));
                 ConsumerGroupRecord::TargetAssignmentMetadata {
                     group: owned(&k.group_id),
                     value,

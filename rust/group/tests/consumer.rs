@@ -11,6 +11,8 @@ use crate::group::consumer::records::{ConsumerGroupRecord as R, CurrentAssignmen
 use crate::group::consumer::MemberState;
 use crate::protocol::records::{decode_batches, DecodeOptions};
 
+#[path = "group_configs.rs"]
+mod group_configs;
 #[path = "migration.rs"]
 mod migration;
 

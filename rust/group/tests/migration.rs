@@ -145,7 +145,7 @@ fn a_consumer_member_upgrades_a_stable_classic_group() {
         ]
     );
     assert!(matches!(recs[2], R::Metadata { value: Some((e, _)), .. } if e == gen));
-    assert!(matches!(recs[5], R::TargetAssignmentMetadata { value: Some(e), .. } if e == gen));
+    assert!(matches!(recs[5], R::TargetAssignmentMetadata { value: Some((e, 0)), .. } if e == gen));
     // The classic GroupMetadata (type 2) is tombstoned first, in the same append.
     let key = crate::group::records::group_metadata_key(G).unwrap();
     let mut tombstoned = false;

@@ -101,6 +101,8 @@ pub fn config() -> Config {
         ("group.min.session.timeout.ms", 10),
         ("group.max.session.timeout.ms", 10 * 60 * 1000),
         ("group.initial.rebalance.delay.ms", INITIAL_DELAY),
+        // Targets at once at every epoch bump: the tests that batch them set their own.
+        ("group.consumer.assignment.interval.ms", 0),
     ])
     .unwrap()
 }

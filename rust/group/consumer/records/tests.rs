@@ -229,7 +229,7 @@ fn every_kind() -> Vec<ConsumerGroupRecord> {
         },
         ConsumerGroupRecord::TargetAssignmentMetadata {
             group: g.clone(),
-            value: Some(4),
+            value: Some((4, 1_700_000_000_123)),
         },
         ConsumerGroupRecord::TargetAssignmentMember {
             group: g.clone(),
