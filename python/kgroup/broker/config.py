@@ -67,6 +67,8 @@ class ConfigSource(IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
 
 
 class ConfigError(InvalidArgument):
@@ -742,6 +744,28 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             15_000,
             "The longest heartbeat interval of consumer-protocol groups.",
             at_least(1),
+        ),
+        _broker(
+            "group.consumer.assignment.interval.ms",
+            T.INT,
+            1_000,
+            "How often, at most, a consumer-protocol group's target assignment is computed "
+            "(Kafka 4.3+); 0 computes it at every change of the group.",
+            at_least(0),
+        ),
+        _broker(
+            "group.consumer.min.assignment.interval.ms",
+            T.INT,
+            0,
+            "The shortest assignment interval a consumer-protocol group may be given.",
+            at_least(0),
+        ),
+        _broker(
+            "group.consumer.max.assignment.interval.ms",
+            T.INT,
+            15_000,
+            "The longest assignment interval a consumer-protocol group may be given.",
+            at_least(0),
         ),
         _broker(
             "group.consumer.max.size",

@@ -19,6 +19,8 @@ for any coordinator. ``GroupHost``, one per broker, adds what is the groups' own
 - Topics. ``set_topic_metadata`` after every topic change: commits to unknown topics or
   partitions get UNKNOWN_TOPIC_OR_PARTITION, and consumer groups (KIP-848) resolve the names
   they subscribe to into topic ids and partitions; ``topics_deleted`` when a topic is deleted.
+- Group configs (KIP-848): ``configs`` keeps them (``kgroup.broker.group_configs``) and hands
+  the ones the coordinator reads to it, at start and at each change.
 - ``__consumer_offsets``. Created when first needed, as Kafka creates it: on the first
   FindCoordinator for a group (or a Metadata request naming it), with
   ``offsets.topic.num.partitions`` partitions, compacted, in ``offsets.topic.segment.bytes``
@@ -40,6 +42,7 @@ from typing import Protocol
 
 from kgroup import errors
 from kgroup.broker.coordinators.runtime import CoordinatorRuntime, Host, InternalTopic
+from kgroup.broker.group_configs import GroupConfigs
 from kgroup.broker.topics import OFFSETS_TOPIC, Topic, now_ms
 from kgroup.group import CONFIG_KEYS, Coordinator
 from kgroup.protocol import Request
@@ -93,6 +96,11 @@ class GroupHost:
             ),
         )
         state.topics.listeners.append(self._topic_changed)
+        #: configs are the groups' dynamic configs (DescribeConfigs and the AlterConfigs apis on
+        #: resource type GROUP), kept beside topics.json.
+        self.configs = GroupConfigs(
+            state.topics.dir / "group_configs.json", self.coordinator.set_group_config
+        )
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -100,6 +108,7 @@ class GroupHost:
         """Take the partitions of ``__consumer_offsets`` (after the topics are loaded, on the
         event loop): each is loaded in the background."""
         self._set_topics()
+        self.configs.load()
         self.runtime.start()
 
     def stop(self) -> None:

@@ -2,9 +2,10 @@
 source and synonyms (replacing v0's is_default); v3 adds its type and documentation; v4 is
 flexible.
 
-Resource types: TOPIC (2) and BROKER (4: this node's id, or "" for the cluster-wide dynamic
-defaults: min.insync.replicas, as a Kafka 4 KRaft cluster has it). Others are answered with
-INVALID_REQUEST.
+Resource types: TOPIC (2), BROKER (4: this node's id, or "" for the cluster-wide dynamic
+defaults: min.insync.replicas, as a Kafka 4 KRaft cluster has it) and GROUP (32: a group's
+configs, KIP-848, whether or not the group exists; see ``kgroup.broker.group_configs``). Others
+are answered with INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
-from kgroup.broker import config_entries
+from kgroup.broker import config_entries, group_configs
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ VERSIONS = (0, 4)
 
 TOPIC = 2
 BROKER = 4
+GROUP = 32
 #: KNOWN_TYPES are the resource types Kafka's ConfigResource.Type knows; another one fails the
 #: whole request, as Kafka's request parsing does.
 KNOWN_TYPES = frozenset({2, 4, 8, 16, 32})
@@ -76,6 +78,16 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                     )
                 entries = config_entries.broker_entries(
                     state, keys, synonyms, documentation, cluster_default=not r.resource_name
+                )
+            elif r.resource_type == GROUP:
+                if not r.resource_name:
+                    raise errors.InvalidRequest("Group name must not be empty")
+                entries = group_configs.describe(
+                    state.config,
+                    state.groups.configs.parsed(r.resource_name),
+                    keys,
+                    synonyms,
+                    documentation,
                 )
             else:
                 raise errors.InvalidRequest(f"Unsupported resource type {r.resource_type}")

@@ -1,8 +1,12 @@
-"""IncrementalAlterConfigs: v0-1. Change some configs of topics (SET, DELETE, APPEND to and
-SUBTRACT from a list), or with validate_only only check the change. v1 is flexible.
+"""IncrementalAlterConfigs: v0-1. Change some configs of topics and groups (SET, DELETE, APPEND
+to and SUBTRACT from a list), or with validate_only only check the change. v1 is flexible.
 
-Topic configs take effect at once on the topic's logs. The broker's own configs are static
-(its ``server.properties``): changing one is refused as Kafka refuses a read-only config.
+Topic configs take effect at once on the topic's logs. Group configs (resource type 32,
+KIP-848) are checked whole after the change as Kafka's ``GroupConfig.validate`` checks them,
+kept durably, and read by the group's members at their next heartbeat; Kafka refuses APPEND and
+SUBTRACT on every group config, lists included, and so does kgroup. The broker's own configs
+are static (its ``server.properties``): changing one is refused as Kafka refuses a read-only
+config.
 """
 
 from __future__ import annotations
@@ -11,11 +15,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.broker import group_configs
 from kgroup.broker.config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
     from kgroup.broker.context import RequestContext
+    from kgroup.broker.coordinators.groups import GroupHost
     from kgroup.broker.state import BrokerState
     from kgroup.broker.topics import Topic
 
@@ -24,7 +30,11 @@ VERSIONS = (0, 1)
 
 TOPIC = 2
 BROKER = 4
+GROUP = 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+#: GroupChange is what a request asks of one group's configs: its configs as set (name to
+#: text) to its new ones; errors.KafkaError or ConfigError when refused.
+GroupChange = Callable[[dict[str, str], Any], dict[str, str]]
 
 
 def broker_resource(state: BrokerState, name: str, keys: list[str]) -> None:
@@ -71,15 +81,55 @@ def apply(current: dict[str, Any], changes: list[tuple[str, int, str | None]]) -
     return out
 
 
+def group_resource(groups: GroupHost, r: Any, change: GroupChange, validate_only: bool) -> None:
+    """Change one group's configs as ``change`` says, checked as Kafka checks them, unless
+    validate_only."""
+    if not r.resource_name:
+        raise errors.InvalidRequest("Default group resources are not allowed.")
+    names = [c.name for c in r.configs]
+    if len(set(names)) != len(names):
+        raise errors.InvalidRequest("Error due to duplicate config keys")
+    config = groups.state.config
+    try:
+        raw = change(groups.configs.get(r.resource_name), r)
+        if validate_only:
+            group_configs.validate(config, raw)
+        else:
+            groups.configs.set(config, r.resource_name, raw)
+    except ConfigError as e:
+        raise errors.InvalidConfig(str(e)) from None
+
+
+def incremental_group_change(current: dict[str, str], r: Any) -> dict[str, str]:
+    """A group's configs after an IncrementalAlterConfigs resource's operations."""
+    out = dict(current)
+    for c in r.configs:
+        op = c.config_operation
+        if op == SET:
+            if c.value is None:
+                raise errors.InvalidRequest(f"Null value not supported for : {c.name}")
+            out[c.name] = c.value
+        elif op == DELETE:
+            out.pop(c.name, None)
+        elif op in (APPEND, SUBTRACT):
+            verb = "APPEND" if op == APPEND else "SUBTRACT"
+            raise ConfigError(f"Can't {verb} to key {c.name} because its type is not LIST.")
+        else:
+            raise errors.InvalidRequest(f"Unknown config operation {op}")
+    return out
+
+
 def alter_resources(
     ctx: RequestContext,
     names_of: Callable[[Any], list[str]],
     topic_configs: Callable[[Topic, Any], dict[str, Any]],
+    group_change: GroupChange,
 ) -> dict[str, Any]:
     """The answer to an AlterConfigs or IncrementalAlterConfigs request: for each resource,
     ``names_of(resource)`` checks the request's own rules and names the configs it changes;
     a topic gets ``topic_configs(topic, resource)`` (its new overrides; ConfigError for a bad
-    value) unless validate_only; the broker's static configs are refused."""
+    value) unless validate_only; a group's configs change as ``group_change`` says (see
+    ``group_resource``); the broker's static configs are refused."""
     state, body = ctx.state, ctx.request.body
     keys = [(r.resource_type, r.resource_name) for r in body.resources]
     responses = []
@@ -93,6 +143,10 @@ def alter_resources(
         try:
             if keys.count((r.resource_type, r.resource_name)) > 1:
                 raise errors.InvalidRequest("Duplicate resource in request")
+            if r.resource_type == GROUP:
+                group_resource(state.groups, r, group_change, body.validate_only)
+                responses.append(out)
+                continue
             names = names_of(r)
             if r.resource_type == TOPIC:
                 topic = state.topics.by_name.get(r.resource_name)
@@ -130,4 +184,5 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         lambda topic, r: apply(
             topic.configs, [(c.name, c.config_operation, c.value) for c in r.configs]
         ),
+        incremental_group_change,
     )
