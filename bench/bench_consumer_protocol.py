@@ -2,11 +2,12 @@
 Kafka 4.4: the same confluent-kafka consumers and settings, one run (issue 21's benchmarks).
 
 The brokers run one after the other (every test of this module on one, then the next), each a
-process of its own on 127.0.0.1 (bench/servers.py): kgroup's broker; Apache Kafka 4.4 with its
-defaults (``kafka``: it batches target assignments, recomputing at most once per
-``group.consumer.assignment.interval.ms``, 1000 ms since 4.3, KIP-1263); and Apache Kafka with
-that interval at 0 (``kafka-ai0``: a new target at every heartbeat that needs one, as kgroup
-computes it). Both brokers get BROKER_CONFIG, Kafka's defaults but:
+process of its own on 127.0.0.1 (bench/servers.py), each in two variants: with Kafka's default
+``group.consumer.assignment.interval.ms`` (``kgroup``, ``kafka``: target assignments batched,
+recomputed at most once per 1000 ms, Kafka 4.3+, KIP-1263), and with that interval at 0
+(``kgroup-ai0``, ``kafka-ai0``: a new target at every heartbeat that needs one). Each kgroup
+variant is compared with Kafka's of the same interval. All get BROKER_CONFIG, Kafka's
+defaults but:
 
 - ``group.initial.rebalance.delay.ms=0`` (``KGROUP_BENCH_848_INITIAL_DELAY_MS``): a new classic
   group's first rebalance is not held back 3 s (as bench_groups). With no delay the classic
@@ -54,7 +55,7 @@ kgroup at least as fast as Apache Kafka (both configurations) on each figure.
 
 Run: ``make bench-848`` or ``.venv/bin/python -m pytest bench/bench_consumer_protocol.py -o
 python_files='bench_*.py' -p no:cacheprovider --benchmark-only`` (bench/README.md). Settings:
-``KGROUP_BENCH_SERVERS`` (kgroup and kafka; kafka-ai0 runs with kafka);
+``KGROUP_BENCH_SERVERS`` (kgroup and kafka; each -ai0 variant runs with its broker);
 ``KGROUP_BENCH_848_SIZES`` (10,50,100); ``KGROUP_BENCH_848_ROUNDS`` (2) rounds of each figure;
 ``KGROUP_BENCH_848_PROTOCOLS`` (classic,consumer); ``KGROUP_BENCH_848_RATE`` (1000);
 ``KGROUP_BENCH_848_HEARTBEAT_MS`` (500): the heartbeat interval of both protocols (5000 is
@@ -106,13 +107,16 @@ BROKER_CONFIG = {
     "group.consumer.session.timeout.ms": 6000,
     "group.consumer.min.session.timeout.ms": 6000,
 }
-#: The servers of this module: kgroup, Apache Kafka with its defaults, and Apache Kafka
-#: computing every target at once, as kgroup does.
+#: The servers of this module: kgroup and Apache Kafka with the default assignment interval,
+#: and both computing every target at once.
 SERVER_CONFIGS: dict[str, dict[str, Any]] = {
     "kgroup": BROKER_CONFIG,
+    "kgroup-ai0": {**BROKER_CONFIG, "group.consumer.assignment.interval.ms": 0},
     "kafka": BROKER_CONFIG,
     "kafka-ai0": {**BROKER_CONFIG, "group.consumer.assignment.interval.ms": 0},
 }
+#: PAIRS are the variants compared: each kgroup with the Kafka of the same interval.
+PAIRS = [("kgroup", "kafka"), ("kgroup-ai0", "kafka-ai0")]
 NAMES = [n for n in SERVER_CONFIGS if n.split("-")[0] in SERVERS]
 CONSUMER = {
     "enable.auto.commit": False,
@@ -134,7 +138,8 @@ _results: dict[str, dict[str, list[float]]] = {}
 
 @pytest.fixture(scope="module", params=NAMES)
 def server(request: pytest.FixtureRequest) -> Iterator[Server]:
-    """This module's brokers, one at a time (bench/conftest.py's fixture, with kafka-ai0)."""
+    """This module's brokers, one at a time (bench/conftest.py's fixture, with the -ai0
+    variants)."""
     name = request.param
     with servers.start(name.split("-")[0], SERVER_CONFIGS[name]) as s:
         s.name = name
@@ -362,7 +367,7 @@ def _producing(server: Server, topic: str) -> Iterator[None]:
 @contextlib.contextmanager
 def _profiled(server: Server, what: str) -> Iterator[None]:
     """With KGROUP_BENCH_PROFILE set, py-spy records kgroup's broker meanwhile."""
-    if not PROFILE or server.name != "kgroup":
+    if not PROFILE or not server.name.startswith("kgroup"):
         yield
         return
     os.makedirs(PROFILE, exist_ok=True)
@@ -470,26 +475,29 @@ def _lower_is_better(what: str) -> bool:
     return True  # every figure here is a time
 
 
-def _behind(medians: dict[str, dict[str, float]], other: str) -> list[str] | None:
-    """The figures on which kgroup is behind ``other``, stalls within the noise floor (one poll
-    timeout) counting as 0."""
+def _behind(medians: dict[str, dict[str, float]], mine: str, other: str) -> list[str] | None:
+    """The figures on which the kgroup variant ``mine`` is behind ``other``, stalls within the
+    noise floor (one poll timeout) counting as 0."""
 
     def floor(what: str, v: float) -> float:
         return 0.0 if "stall" in what and v <= POLL_TIMEOUT * 1e3 else v
 
     clamped = {n: {w: floor(w, v) for w, v in got.items()} for n, got in medians.items()}
-    return behind(clamped, other, _lower_is_better, _compared)
+    pair = {"kgroup": clamped.get(mine, {}), other: clamped.get(other, {})}
+    return behind(pair, other, _lower_is_better, _compared)
 
 
 def _targets(medians: dict[str, dict[str, float]]) -> list[tuple[str, bool | None]]:
-    k = _results.get("kgroup", {})
+    # The timing targets are for targets computed at once (the -ai0 variant when measured).
+    name = "kgroup-ai0" if "kgroup-ai0" in _results else "kgroup"
+    k = _results.get(name, {})
     out: list[tuple[str, bool | None]] = []
     limit = HEARTBEAT_INTERVAL_MS / 1e3 + 0.1
     big = max(SIZES)
     times = k.get(f"consumer: assigned {big}, from last s")
     out.append(
         (
-            f"consumer: {big} assigned within {limit:g} s of the last (worst "
+            f"{name}: {big} assigned within {limit:g} s of the last (worst "
             + (f"{max(times):.2f} s)" if times else "-)"),
             max(times) <= limit if times else None,
         )
@@ -498,16 +506,16 @@ def _targets(medians: dict[str, dict[str, float]]) -> list[tuple[str, bool | Non
         v = k.get(f"consumer: {event}, others' stall ms")
         out.append(
             (
-                f"consumer: {event}, others' stall 0 ms (<= {POLL_TIMEOUT * 1e3:g}, worst "
+                f"{name}: {event}, others' stall 0 ms (<= {POLL_TIMEOUT * 1e3:g}, worst "
                 + (f"{max(v):.0f} ms)" if v else "-)"),
                 max(v) <= POLL_TIMEOUT * 1e3 if v else None,
             )
         )
-    for other in (n for n in NAMES if n != "kgroup"):
-        late = _behind(medians, other)
+    for mine, other in PAIRS:
+        late = _behind(medians, mine, other)
         out.append(
             (
-                f"at least as fast as {other} on every figure"
+                f"{mine} at least as fast as {other} on every figure"
                 + (f" (behind on: {', '.join(late)})" if late else ""),
                 None if late is None else not late,
             )
@@ -524,7 +532,7 @@ def _summary() -> list[str]:
         f"heartbeat interval {HEARTBEAT_INTERVAL_MS} ms (both protocols), {PARTITIONS} "
         f"partitions, max.poll.interval.ms={MAX_POLL_INTERVAL_MS}, {RATE} records/s, "
         f"group.initial.rebalance.delay.ms={INITIAL_DELAY_MS}; "
-        f"kafka-ai0: group.consumer.assignment.interval.ms=0; median of {ROUNDS} rounds "
+        f"-ai0: group.consumer.assignment.interval.ms=0; median of {ROUNDS} rounds "
         "(every figure a time: lower is better)",
         *side_by_side(medians, _lower_is_better, _compared, names=NAMES),
     ]

@@ -8,12 +8,11 @@ What each member does is what a client does: it joins at epoch 0 with a member i
 (KIP-1082, v1), and at each heartbeat reports as owned the last assignment it was given (it
 reconciles at once), unless the step says otherwise.
 
-Compared with one documented difference read away, checked on Kafka's side first: Kafka 4.3+
-computes a group's target assignment at most once per ``consumer.assignment.interval.ms``: each
-group is given 0 on Kafka (a group config, IncrementalAlterConfigs), where Kafka then computes a
-target at every epoch bump, as kgroup does. kgroup has no group configs; the session's Kafka keeps
-its other settings. Both brokers start a group at epoch 1 with an empty target (Kafka 4.3+,
-KAFKA-20268), so the first member's first epoch is 2 on both.
+Both brokers compute a group's target assignment at most once per
+``consumer.assignment.interval.ms`` (Kafka 4.3+): each group is given 0 on both (a group config,
+IncrementalAlterConfigs), so that a target is computed at every epoch bump whatever the timing of
+the steps; the brokers keep their other settings. Both start a group at epoch 1 with an empty
+target (Kafka 4.3+, KAFKA-20268), so the first member's first epoch is 2 on both.
 
 Topic ids differ between the brokers: each answer's ``topic_id`` is read as the name of the
 topic it was created for, and its partitions sorted (a set, in each broker's own order).
@@ -102,28 +101,28 @@ class ConsumerGroup:
         d.rewrite = read_answer
         if not self.group:
             return  # refused before any config matters
-        kafka = d.peers[1]
-        r = kafka.conn("admin").request(
-            ApiKey.INCREMENTAL_ALTER_CONFIGS,
-            1,
-            {
-                "resources": [
-                    {
-                        "resource_type": 32,  # GROUP
-                        "resource_name": self.group,
-                        "configs": [
-                            {
-                                "name": "consumer.assignment.interval.ms",
-                                "config_operation": 0,  # SET
-                                "value": "0",
-                            }
-                        ],
-                    }
-                ],
-                "validate_only": False,
-            },
-        )
-        assert r.body.responses[0].error_code == 0, r.body.to_dict()
+        for peer in d.peers:
+            r = peer.conn("admin").request(
+                ApiKey.INCREMENTAL_ALTER_CONFIGS,
+                1,
+                {
+                    "resources": [
+                        {
+                            "resource_type": 32,  # GROUP
+                            "resource_name": self.group,
+                            "configs": [
+                                {
+                                    "name": "consumer.assignment.interval.ms",
+                                    "config_operation": 0,  # SET
+                                    "value": "0",
+                                }
+                            ],
+                        }
+                    ],
+                    "validate_only": False,
+                },
+            )
+            assert r.body.responses[0].error_code == 0, (peer.name, r.body.to_dict())
 
     def member_id(self, m: str) -> str:
         return self.ids.setdefault(m, str(uuid.uuid4()))

@@ -145,10 +145,11 @@ CONSUMER_PROTOCOL = {
     "group.consumer.min.session.timeout.ms": 1000,
     "group.consumer.session.timeout.ms": 8000,
 }
-#: Kafka 4.4 computes a consumer group's target assignment at most once per
-#: group.consumer.assignment.interval.ms (1 s); kgroup computes it at every group epoch bump, as
-#: Kafka 4.2 did (docs/kafka-differences.md). At 0 Kafka does the same.
-KAFKA_ASSIGNS_AT_ONCE = {
+#: Both brokers compute a consumer group's target assignment at most once per
+#: group.consumer.assignment.interval.ms (1 s by default, Kafka 4.3+): at 0 they compute it at
+#: every group epoch bump, so that the scenario's members get their partitions at the same
+#: epochs on both, whatever the timing of their heartbeats.
+ASSIGNS_AT_ONCE = {
     "group.consumer.min.assignment.interval.ms": 0,
     "group.consumer.assignment.interval.ms": 0,
 }
@@ -156,13 +157,14 @@ KAFKA_ASSIGNS_AT_ONCE = {
 
 @pytest.fixture(scope="module")
 def kafka_consumer_protocol() -> Iterator[KafkaCluster]:
-    with run_kafka(1, {**CONSUMER_PROTOCOL, **KAFKA_ASSIGNS_AT_ONCE}) as cluster:
+    with run_kafka(1, {**CONSUMER_PROTOCOL, **ASSIGNS_AT_ONCE}) as cluster:
         yield cluster
 
 
 @pytest.fixture(scope="module")
 def consumer_protocol_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    with run_broker(tmp_path_factory.mktemp("java-consumer"), CONSUMER_PROTOCOL) as b:
+    config = {**CONSUMER_PROTOCOL, **ASSIGNS_AT_ONCE}
+    with run_broker(tmp_path_factory.mktemp("java-consumer"), config) as b:
         yield b
 
 

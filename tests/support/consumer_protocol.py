@@ -17,12 +17,14 @@ from support.consumers import commit_after
 PARTITIONS = 4
 #: FAST are the broker's consumer-protocol timings for tests: Kafka's minimums (45 s sessions,
 #: 5 s heartbeats) lowered so that members heartbeat every 100 ms and a rebalance takes a few
-#: hundred milliseconds.
+#: hundred milliseconds, and targets computed at every change of a group rather than at most once
+#: a second (Kafka 4.3+'s group.consumer.assignment.interval.ms, 1000 by default).
 FAST = {
     "group.consumer.min.heartbeat.interval.ms": 50,
     "group.consumer.heartbeat.interval.ms": 100,
     "group.consumer.min.session.timeout.ms": 1000,
     "group.consumer.session.timeout.ms": 3000,
+    "group.consumer.assignment.interval.ms": 0,
     "group.initial.rebalance.delay.ms": 0,
 }
 
