@@ -110,12 +110,22 @@ DECLARED: dict[str, Declared] = {
             # lacks (below); compared in the versions both speak.
             "ConsumerGroupMetadataValue": "0",
             "ConsumerGroupTargetAssignmentMetadataValue": "0",
+            "ConsumerGroupCurrentMemberAssignmentValue": "0",
         },
         {
             # The hash of the subscribed topics' metadata (KIP-1101, 4.1).
             ("ConsumerGroupMetadataValue", "metadata_hash"): 0,
             # When the target assignment was computed (KIP-1263, 4.3).
             ("ConsumerGroupTargetAssignmentMetadataValue", "assignment_timestamp"): 0,
+            # Each held partition's assignment epoch (KIP-1251, 4.3).
+            (
+                "ConsumerGroupCurrentMemberAssignmentValue",
+                "assigned_partitions.assignment_epochs",
+            ): 0,
+            (
+                "ConsumerGroupCurrentMemberAssignmentValue",
+                "partitions_pending_revocation.assignment_epochs",
+            ): 0,
         },
         # Regex subscriptions (4.0).
         frozenset({"ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue"}),
@@ -143,17 +153,6 @@ DECLARED: dict[str, Declared] = {
         # a whole v4 record, and a record that has it decodes (the tag kept as unknown).
         {
             ("OffsetCommitValue", "topic_id"): 0,
-            # Each owned partition's assignment epoch (KIP-1251, 4.3), which relaxes offset
-            # commit fencing; kgroup fences by the member epoch as 4.0-4.2 do, and a record
-            # that has them reads (the tag kept as unknown).
-            (
-                "ConsumerGroupCurrentMemberAssignmentValue",
-                "assigned_partitions.assignment_epochs",
-            ): 0,
-            (
-                "ConsumerGroupCurrentMemberAssignmentValue",
-                "partitions_pending_revocation.assignment_epochs",
-            ): 0,
         },
     ),
 }
