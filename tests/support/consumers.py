@@ -406,8 +406,32 @@ def assert_delivered(members: Iterable[MemberProcess], values: Iterable[str]) ->
     expected = set(values)
     assert sorted(expected - set(processed)) == [], "records never consumed"
     assert sorted(set(processed) - expected) == [], "records never produced"
-    assert [v for v, n in committed.items() if n > 1] == [], "records committed twice"
-    assert [v for v, n in processed.items() if n - in_flight[v] > 1] == [], "records twice"
+    twice = [v for v, n in committed.items() if n > 1]
+    assert twice == [], ("records committed twice", _stories(members, twice))
+    twice = [v for v, n in processed.items() if n - in_flight[v] > 1]
+    assert twice == [], ("records twice", _stories(members, twice))
+
+
+def _stories(members: list[MemberProcess], values: list[str], most: int = 3) -> list[str]:
+    """For a failure message: each of the first ``most`` values, who processed it and when, and
+    every rebalance event of those members that touched its partition, in time order."""
+    stories = []
+    for value in values[:most]:
+        lines, partition = [], None
+        for m in members:
+            for e in m.events:
+                if e.get("value") == value:
+                    partition = e.get("partition", partition)
+                    lines.append((e["t"], m.name, e["event"], e.get("offset")))
+        for m in members:
+            for e in m.events:
+                if e["event"] in ("assign", "revoke", "lost") and partition in e["partitions"]:
+                    lines.append((e["t"], m.name, e["event"], partition))
+        stories.append(
+            f"{value} (partition {partition}): "
+            + "; ".join(f"{t:.3f} {name} {event} {x}" for t, name, event, x in sorted(lines))
+        )
+    return stories
 
 
 def consumed(members: list[MemberProcess], values: list[str]) -> bool:

@@ -111,7 +111,7 @@ def run_confluent(cfg: dict[str, Any], stop: threading.Event) -> None:
         conf["topic.metadata.refresh.interval.ms"] = cfg["metadata_refresh_ms"]
     if cfg.get("debug_log"):
         conf["debug"] = "cgrp,consumer"
-        conf["log_cb"] = logging.getLogger("librdkafka")
+        conf["logger"] = logging.getLogger("librdkafka")
     _confluent_api_member(Consumer(conf), cfg, stop, commit_after)
 
 
