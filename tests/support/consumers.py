@@ -228,7 +228,11 @@ class SteadyProducer(threading.Thread):
     def run(self) -> None:
         from confluent_kafka import Producer
 
-        p = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5})
+        # Idempotent: a produce retried after a lost answer (a slow or reset connection) must
+        # not put a value in the log twice, which a consumer would rightly read twice.
+        p = Producer(
+            {"bootstrap.servers": self.bootstrap, "linger.ms": 5, "enable.idempotence": True}
+        )
         i = 0
         try:
             while not self.halt.is_set():
