@@ -199,7 +199,9 @@ class Connection(asyncio.BufferedProtocol):
 
     def _request(self, frame: bytes | bytearray) -> None:
         if len(frame) >= 4:
-            versions = _GROUP_VERSIONS.get(int.from_bytes(frame[0:2], "big", signed=True))
+            api_key = int.from_bytes(frame[0:2], "big", signed=True)
+            self.state.requests[api_key] += 1
+            versions = _GROUP_VERSIONS.get(api_key)
             if versions is not None and (
                 versions[0] <= int.from_bytes(frame[2:4], "big", signed=True) <= versions[1]
             ):

@@ -5,6 +5,7 @@ host."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import logging
 import os
@@ -208,6 +209,9 @@ class BrokerState:
         self.fetch_sendfile = bool(config.get("kgroup.fetch.sendfile"))
         #: send_stats counts the fetched bytes sent by sendfile and those copied.
         self.send_stats = SendStats()
+        #: requests counts the request frames received, by api key (Kafka's RequestsPerSec
+        #: meter of kafka.network:type=RequestMetrics, as a plain count).
+        self.requests: collections.Counter[int] = collections.Counter()
 
     @property
     def cluster_id(self) -> str:
