@@ -11,7 +11,8 @@ code (``TopicAlreadyExists``, ``GroupIdNotFound``, ...), or
 
 Where each request goes, as Java's KafkaAdminClient sends it: topic creation, deletion and new
 partitions to the controller (Metadata's ``controller_id``); a group's requests to its
-coordinator (FindCoordinator, retried on NOT_COORDINATOR); ListOffsets to each partition's
+coordinator (FindCoordinator, retried on NOT_COORDINATOR), those about several groups as one
+request per coordinator (one FindCoordinator for them all); ListOffsets to each partition's
 leader; ListGroups to every broker; a broker's configs to that broker, a topic's to any.
 
 The work runs on the client's own event loop thread (:mod:`.runtime`); the AdminClient is
@@ -23,12 +24,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import enum
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
 from kgroup.assignors.consumer_protocol import decode_assignment
 from kgroup.client.cluster import (
     Cluster,
+    backoff,
     offset_fetch_code,
     partitions_coordinator_code,
     retrying,
@@ -51,12 +54,16 @@ from kgroup.client.offsets import (
 from kgroup.client.runtime import Runtime
 from kgroup.client.types import OFFSET_INVALID, ClientClosed, ClientTimeout, TopicPartition
 from kgroup.errors import (
+    CoordinatorLoadInProgress,
+    CoordinatorNotAvailable,
     DecodeError,
     GroupIdNotFound,
     InvalidArgument,
     KafkaError,
     LeaderNotAvailable,
+    NetworkException,
     NotController,
+    NotCoordinator,
     UnknownTopicOrPartition,
     UnsupportedVersion,
     raise_for_code,
@@ -86,6 +93,11 @@ __all__ = [
 
 K = TypeVar("K")
 T = TypeVar("T")
+
+# _CLASSIC: a group ConsumerGroupDescribe leaves to DescribeGroups; _LEFT_OUT: one missing from
+# an answer (sent again, as Java's AdminApiDriver retries a key neither completed nor failed).
+_CLASSIC = object()
+_LEFT_OUT = object()
 
 
 # -- the values passed in and out -----------------------------------------------------------
@@ -1013,48 +1025,114 @@ class AdminClient:
         to the group's coordinator first, with each member's epoch, assignment and target
         assignment; DescribeGroups when the coordinator does not serve it (UNSUPPORTED_VERSION)
         or answers GROUP_ID_NOT_FOUND (a classic group, or none), the members' assignments then
-        decoded from the ConsumerProtocol. A group unknown to both is described as ``Dead``."""
+        decoded from the ConsumerProtocol. A group unknown to both is described as ``Dead``.
+        Each is one request per coordinator, carrying every group it owns of those asked
+        (:meth:`_by_coordinator`); a group's error fails that group's future only."""
         timeout = self._timeout(request_timeout)
 
-        async def one(group: str) -> Any:
-            try:
-                described = await self._describe_consumer_group(group, timeout)
-                if described is None:
-                    described = await self._describe_classic_group(group, timeout)
-            except KafkaError as e:
-                return e
-            return described
-
         async def work() -> dict[str, Any]:
-            results = await asyncio.gather(*(one(g) for g in group_ids))
-            return dict(zip(group_ids, results, strict=True))
+            deadline = time.monotonic() + timeout
+            groups = list(dict.fromkeys(group_ids))
+            results = await self._by_coordinator(groups, self._describe_consumer_groups, timeout)
+            classic = [g for g in groups if results.get(g) is _CLASSIC]
+            if classic:
+                results.update(
+                    await self._by_coordinator(
+                        classic, self._describe_classic_groups, deadline - time.monotonic()
+                    )
+                )
+            return results
 
         return self._fan_out(group_ids, work, timeout)
 
-    async def _coordinator_node(self, group: str) -> BrokerMetadata:
-        conn = await self._cluster.coordinator(group)
-        return BrokerMetadata(conn.node_id, conn.host, conn.port)
-
-    async def _describe_consumer_group(
-        self, group: str, timeout: float
-    ) -> ConsumerGroupDescription | None:
-        """ConsumerGroupDescribe's description of ``group``; None when the coordinator does not
-        serve it or the group is not a consumer group (then DescribeGroups tells). A group's
-        other errors are raised as their KafkaError."""
-        try:
-            resp = await self._cluster.coordinator_request(
-                group,
-                ApiKey.CONSUMER_GROUP_DESCRIBE,
-                {"group_ids": [group], "include_authorized_operations": False},
-                timeout=timeout,
-                code_of=lambda r: r["groups"][0]["error_code"],
+    async def _by_coordinator(
+        self,
+        groups: list[str],
+        send: Callable[[Connection, list[str]], Awaitable[dict[str, Any]]],
+        timeout: float,
+    ) -> dict[str, Any]:
+        """Each group's result from one ``send(coordinator, groups)`` per coordinator, carrying
+        all the groups it owns, as Java's Admin batches them (CoordinatorStrategy): the
+        coordinators found together (:meth:`Cluster.coordinators`). ``send`` maps each group
+        to its result or KafkaError; a group answered NOT_COORDINATOR,
+        COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS, or left out, is sent again
+        (to its coordinator found anew for the first two), and so are all of a request's groups
+        when it failed with a retriable error (a lost connection), with backoff until
+        ``timeout`` seconds have passed; then its last error is its result."""
+        deadline = time.monotonic() + timeout
+        results: dict[str, Any] = {}
+        pending = list(groups)
+        attempt = 0
+        while pending:
+            nodes = await self._cluster.coordinators(
+                pending, timeout=max(deadline - time.monotonic(), 0.0)
             )
-        except UnsupportedVersion:  # not advertised (conn.version), or refused
-            return None
-        g = resp["groups"][0]
-        if g["error_code"] in (GroupIdNotFound.code, UnsupportedVersion.code):
-            return None
-        raise_for_code(g["error_code"], g["error_message"] or f"group {group!r}")
+            by_node: dict[int, list[str]] = {}
+            for g in pending:
+                node = nodes[g]
+                if isinstance(node, KafkaError):
+                    results[g] = node
+                else:
+                    by_node.setdefault(node, []).append(g)
+
+            async def one(node: int, owned: list[str]) -> tuple[dict[str, Any], KafkaError | None]:
+                try:
+                    return await send(await self._cluster.connection(node), owned), None
+                except KafkaError as e:
+                    if isinstance(e, NetworkException):
+                        for g in owned:
+                            self._cluster.coordinator_dead(g)
+                    return {}, e
+
+            answers = await asyncio.gather(*(one(n, gs) for n, gs in by_node.items()))
+            retry: dict[str, KafkaError] = {}
+            for owned, (answer, failed) in zip(by_node.values(), answers, strict=True):
+                for g in owned:
+                    if failed is not None:
+                        if failed.retriable:
+                            retry[g] = failed
+                        else:
+                            results[g] = failed
+                        continue
+                    r = answer.get(g, _LEFT_OUT)
+                    if r is _LEFT_OUT:
+                        retry[g] = CoordinatorNotAvailable(f"group {g!r} left out of the answer")
+                    elif isinstance(r, (NotCoordinator, CoordinatorNotAvailable)):
+                        self._cluster.coordinator_dead(g)
+                        retry[g] = r
+                    elif isinstance(r, CoordinatorLoadInProgress):
+                        retry[g] = r
+                    else:
+                        results[g] = r
+            if not retry:
+                break
+            wait = backoff(
+                attempt, self._config["retry.backoff.ms"], self._config["retry.backoff.max.ms"]
+            )
+            if time.monotonic() + wait > deadline:
+                results.update(retry)
+                break
+            attempt += 1
+            await asyncio.sleep(wait)
+            pending = list(retry)
+        return results
+
+    async def _describe_consumer_groups(
+        self, conn: Connection, groups: list[str]
+    ) -> dict[str, Any]:
+        """One ConsumerGroupDescribe of ``groups`` to their coordinator ``conn``: each group's
+        description, its KafkaError, or _CLASSIC when the coordinator does not serve the api or
+        the group is not a consumer group (then DescribeGroups tells)."""
+        try:
+            v = conn.version(ApiKey.CONSUMER_GROUP_DESCRIBE)
+            resp = await conn.request(
+                ApiKey.CONSUMER_GROUP_DESCRIBE,
+                {"group_ids": groups, "include_authorized_operations": False},
+                version=v,
+            )
+        except UnsupportedVersion:  # not advertised, or refused
+            return dict.fromkeys(groups, _CLASSIC)
+        coordinator = BrokerMetadata(conn.node_id, conn.host, conn.port)
 
         def partitions(assignment: Any) -> list[TopicPartition]:
             return [
@@ -1063,106 +1141,110 @@ class AdminClient:
                 for p in t["partitions"]
             ]
 
-        members = [
-            MemberDescription(
-                m["member_id"],
-                m["client_id"],
-                m["client_host"],
-                m["instance_id"],
-                partitions(m["assignment"]),
-                target_assignment=partitions(m["target_assignment"]),
-                member_epoch=m["member_epoch"],
-                rack_id=m["rack_id"],
-                # v1's MemberType (KIP-1099): 1 the consumer protocol, 0 classic, -1 unknown
-                upgraded=None if m.get("member_type", -1) == -1 else m["member_type"] == 1,
-            )
-            for m in g["members"]
-        ]
-        return ConsumerGroupDescription(
-            group,
-            g["group_state"],
-            "consumer",
-            g["assignor_name"],
-            members,
-            await self._coordinator_node(group),
-            type=ConsumerGroupType.CONSUMER,
-            group_epoch=g["group_epoch"],
-            target_assignment_epoch=g["assignment_epoch"],
-        )
-
-    async def _describe_classic_group(self, group: str, timeout: float) -> ConsumerGroupDescription:
-        """DescribeGroups' description of ``group``; its error raised as its KafkaError."""
-
-        def body(v: int) -> dict[str, Any]:
-            b: dict[str, Any] = {"groups": [group]}
-            if v >= 3:
-                b["include_authorized_operations"] = False
-            return b
-
-        resp = await self._cluster.coordinator_request(
-            group,
-            ApiKey.DESCRIBE_GROUPS,
-            body,
-            timeout=timeout,
-            code_of=lambda r: r["groups"][0]["error_code"],
-        )
-        g = resp["groups"][0]
-        coordinator = await self._coordinator_node(group)
-        if g["error_code"] == GroupIdNotFound.code:
-            # v6 (KIP-1043) answers GROUP_ID_NOT_FOUND where v0-5 described the group as
-            # Dead: the same description whichever version the broker speaks.
-            return ConsumerGroupDescription(group, "Dead", "", "", [], coordinator)
-        raise_for_code(g["error_code"], f"group {group!r}")
-        members = []
-        for m in g["members"]:
-            assignment: list[TopicPartition] = []
-            if g["protocol_type"] == "consumer" and m["member_assignment"]:
-                try:
-                    decoded = decode_assignment(bytes(m["member_assignment"]))
-                    assignment = [TopicPartition(t, p) for t, p in decoded.partitions]
-                except DecodeError:
-                    pass
-            members.append(
+        out: dict[str, Any] = {}
+        for g in resp["groups"]:
+            group = g["group_id"]
+            code = g["error_code"]
+            if code in (GroupIdNotFound.code, UnsupportedVersion.code):
+                out[group] = _CLASSIC
+                continue
+            if code:
+                out[group] = error_from_code(code, g["error_message"] or f"group {group!r}")
+                continue
+            members = [
                 MemberDescription(
                     m["member_id"],
                     m["client_id"],
                     m["client_host"],
-                    m.get("group_instance_id"),
-                    assignment,
+                    m["instance_id"],
+                    partitions(m["assignment"]),
+                    target_assignment=partitions(m["target_assignment"]),
+                    member_epoch=m["member_epoch"],
+                    rack_id=m["rack_id"],
+                    # v1's MemberType (KIP-1099): 1 the consumer protocol, 0 classic, -1 unknown
+                    upgraded=None if m.get("member_type", -1) == -1 else m["member_type"] == 1,
                 )
+                for m in g["members"]
+            ]
+            out[group] = ConsumerGroupDescription(
+                group,
+                g["group_state"],
+                "consumer",
+                g["assignor_name"],
+                members,
+                coordinator,
+                type=ConsumerGroupType.CONSUMER,
+                group_epoch=g["group_epoch"],
+                target_assignment_epoch=g["assignment_epoch"],
             )
-        return ConsumerGroupDescription(
-            g["group_id"],
-            g["group_state"],
-            g["protocol_type"],
-            g["protocol_data"],
-            members,
-            coordinator,
-        )
+        return out
+
+    async def _describe_classic_groups(self, conn: Connection, groups: list[str]) -> dict[str, Any]:
+        """One DescribeGroups of ``groups`` to their coordinator ``conn``: each group's
+        description or its KafkaError."""
+        v = conn.version(ApiKey.DESCRIBE_GROUPS)
+        body: dict[str, Any] = {"groups": groups}
+        if v >= 3:
+            body["include_authorized_operations"] = False
+        resp = await conn.request(ApiKey.DESCRIBE_GROUPS, body, version=v)
+        coordinator = BrokerMetadata(conn.node_id, conn.host, conn.port)
+        out: dict[str, Any] = {}
+        for g in resp["groups"]:
+            group = g["group_id"]
+            if g["error_code"] == GroupIdNotFound.code:
+                # v6 (KIP-1043) answers GROUP_ID_NOT_FOUND where v0-5 described the group as
+                # Dead: the same description whichever version the broker speaks.
+                out[group] = ConsumerGroupDescription(group, "Dead", "", "", [], coordinator)
+                continue
+            if g["error_code"]:
+                out[group] = error_from_code(g["error_code"], f"group {group!r}")
+                continue
+            members = []
+            for m in g["members"]:
+                assignment: list[TopicPartition] = []
+                if g["protocol_type"] == "consumer" and m["member_assignment"]:
+                    try:
+                        decoded = decode_assignment(bytes(m["member_assignment"]))
+                        assignment = [TopicPartition(t, p) for t, p in decoded.partitions]
+                    except DecodeError:
+                        pass
+                members.append(
+                    MemberDescription(
+                        m["member_id"],
+                        m["client_id"],
+                        m["client_host"],
+                        m.get("group_instance_id"),
+                        assignment,
+                    )
+                )
+            out[group] = ConsumerGroupDescription(
+                group,
+                g["group_state"],
+                g["protocol_type"],
+                g["protocol_data"],
+                members,
+                coordinator,
+            )
+        return out
 
     def delete_consumer_groups(
         self, group_ids: list[str], request_timeout: float | None = None
     ) -> dict[str, concurrent.futures.Future[None]]:
-        """Delete groups with no members (DeleteGroups to each coordinator): {group: future of
-        None}; a group with members fails with NonEmptyGroup."""
+        """Delete groups with no members: {group: future of None}; a group with members fails
+        with NonEmptyGroup. One DeleteGroups per coordinator carrying the groups it owns, as
+        Java's Admin sends it (DeleteConsumerGroupsHandler, batched)."""
         timeout = self._timeout(request_timeout)
 
-        async def one(group: str) -> Any:
-            try:
-                resp = await self._cluster.coordinator_request(
-                    group,
-                    ApiKey.DELETE_GROUPS,
-                    {"groups_names": [group]},
-                    timeout=timeout,
-                    code_of=lambda r: r["results"][0]["error_code"],
-                )
-            except KafkaError as e:
-                return e
-            return error_from_code(resp["results"][0]["error_code"], f"group {group!r}")
+        async def send(conn: Connection, groups: list[str]) -> dict[str, Any]:
+            v = conn.version(ApiKey.DELETE_GROUPS)
+            resp = await conn.request(ApiKey.DELETE_GROUPS, {"groups_names": groups}, version=v)
+            return {
+                r["group_id"]: error_from_code(r["error_code"], f"group {r['group_id']!r}")
+                for r in resp["results"]
+            }
 
         async def work() -> dict[str, Any]:
-            results = await asyncio.gather(*(one(g) for g in group_ids))
-            return dict(zip(group_ids, results, strict=True))
+            return await self._by_coordinator(list(dict.fromkeys(group_ids)), send, timeout)
 
         return self._fan_out(group_ids, work, timeout)
 

@@ -124,6 +124,12 @@ def offset_fetch_code(resp: Any) -> int:
     return int(resp.get("error_code", 0))
 
 
+def _lookup_error(key: str, code: int) -> KafkaError:
+    cls = error_for_code(code)
+    assert cls is not None
+    return cls(f"FindCoordinator({key!r}): {cls.name}")
+
+
 class Cluster:
     """Cluster is a client's view of the cluster. Use on the client's event loop only."""
 
@@ -333,15 +339,8 @@ class Cluster:
                     resp["port"],
                 )
             if code:
-                cls = error_for_code(code)
-                assert cls is not None
-                raise cls(f"FindCoordinator({key!r}): {cls.name}")
-            if node_id not in self.brokers or (
-                self.brokers[node_id].host,
-                self.brokers[node_id].port,
-            ) != (host, port):
-                self.brokers = {**self.brokers, node_id: BrokerInfo(node_id, host, port)}
-            self._coordinators[(key_type, key)] = node_id
+                raise _lookup_error(key, code)
+            self._found(key, key_type, node_id, host, port)
             return await self.connection(node_id)
 
         return await retrying(
@@ -350,6 +349,97 @@ class Cluster:
             base_ms=self.config["retry.backoff.ms"],
             max_ms=self.config["retry.backoff.max.ms"],
         )
+
+    def _found(self, key: str, key_type: int, node_id: int, host: str, port: int) -> None:
+        """Remember ``node_id`` as the coordinator of ``key``, and its address."""
+        if node_id not in self.brokers or (
+            self.brokers[node_id].host,
+            self.brokers[node_id].port,
+        ) != (host, port):
+            self.brokers = {**self.brokers, node_id: BrokerInfo(node_id, host, port)}
+        self._coordinators[(key_type, key)] = node_id
+
+    async def coordinators(
+        self, keys: Iterable[str], key_type: int = 0, *, timeout: float | None = None
+    ) -> dict[str, int | KafkaError]:
+        """The coordinator's node id of each of ``keys``, found as Java's batched
+        CoordinatorStrategy finds them: the cached ones as they are, the others with one
+        FindCoordinator carrying them all (v4+, KIP-699), or one request per key to a broker
+        older than that. A key whose lookup fails maps to its error; retriable ones
+        (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, a lost connection) are
+        retried, for the keys that had them only, until ``timeout`` seconds have passed."""
+        timeout = self.config.ms("default.api.timeout.ms") if timeout is None else timeout
+        found: dict[str, int | KafkaError] = {}
+        missing: list[str] = []
+        for k in dict.fromkeys(keys):
+            node = self._coordinators.get((key_type, k))
+            if node is None:
+                missing.append(k)
+            else:
+                found[k] = node
+        deadline = time.monotonic() + timeout
+        attempt = 0
+        while missing:
+            retry: dict[str, KafkaError] = {}
+            try:
+                conn = await self.any_connection()
+                v = conn.version(ApiKey.FIND_COORDINATOR)
+            except KafkaError as e:
+                retry = dict.fromkeys(missing, e)
+            else:
+                if v < 4:
+                    return {
+                        **found,
+                        **await self._coordinators_one_by_one(missing, key_type, timeout),
+                    }
+                try:
+                    resp = await conn.request(
+                        ApiKey.FIND_COORDINATOR,
+                        {"key_type": key_type, "coordinator_keys": missing},
+                        version=v,
+                    )
+                except KafkaError as e:
+                    retry = dict.fromkeys(missing, e)
+                else:
+                    for c in resp["coordinators"]:
+                        k, code = c["key"], c["error_code"]
+                        if k not in missing:
+                            continue
+                        if code:
+                            err = _lookup_error(k, code)
+                            if err.retriable:
+                                retry[k] = err
+                            else:
+                                found[k] = err
+                        else:
+                            self._found(k, key_type, c["node_id"], c["host"], c["port"])
+                            found[k] = c["node_id"]
+                    for k in missing:
+                        if k not in found and k not in retry:  # left out of the answer
+                            retry[k] = CoordinatorNotAvailable(f"FindCoordinator({k!r})")
+            if not retry:
+                break
+            wait = backoff(
+                attempt, self.config["retry.backoff.ms"], self.config["retry.backoff.max.ms"]
+            )
+            if any(not e.retriable for e in retry.values()) or time.monotonic() + wait > deadline:
+                found.update(retry)
+                break
+            attempt += 1
+            await asyncio.sleep(wait)
+            missing = list(retry)
+        return found
+
+    async def _coordinators_one_by_one(
+        self, keys: list[str], key_type: int, timeout: float
+    ) -> dict[str, int | KafkaError]:
+        async def one(k: str) -> int | KafkaError:
+            try:
+                return (await self.coordinator(k, key_type, timeout=timeout)).node_id
+            except KafkaError as e:
+                return e
+
+        return dict(zip(keys, await asyncio.gather(*(one(k) for k in keys)), strict=True))
 
     def coordinator_dead(self, key: str, key_type: int = 0) -> None:
         """Forget the coordinator of ``key`` (after NOT_COORDINATOR or a lost connection)."""
