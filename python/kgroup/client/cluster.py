@@ -401,9 +401,10 @@ class Cluster:
                 except KafkaError as e:
                     retry = dict.fromkeys(missing, e)
                 else:
+                    asked = set(missing)
                     for c in resp["coordinators"]:
                         k, code = c["key"], c["error_code"]
-                        if k not in missing:
+                        if k not in asked:
                             continue
                         if code:
                             err = _lookup_error(k, code)
