@@ -31,10 +31,10 @@ from typing import Any, TypeVar
 from kgroup.assignors.consumer_protocol import decode_assignment
 from kgroup.client.cluster import (
     Cluster,
-    backoff,
     offset_fetch_code,
     partitions_coordinator_code,
     retrying,
+    retrying_each,
 )
 from kgroup.client.config import ClientConfig
 from kgroup.client.connection import Connection
@@ -1060,10 +1060,9 @@ class AdminClient:
         when it failed with a retriable error (a lost connection), with backoff until
         ``timeout`` seconds have passed; then its last error is its result."""
         deadline = time.monotonic() + timeout
-        results: dict[str, Any] = {}
-        pending = list(groups)
-        attempt = 0
-        while pending:
+
+        async def attempt(pending: list[str]) -> tuple[dict[str, Any], dict[str, KafkaError]]:
+            results: dict[str, Any] = {}
             nodes = await self._cluster.coordinators(
                 pending, timeout=max(deadline - time.monotonic(), 0.0)
             )
@@ -1104,18 +1103,15 @@ class AdminClient:
                         retry[g] = r
                     else:
                         results[g] = r
-            if not retry:
-                break
-            wait = backoff(
-                attempt, self._config["retry.backoff.ms"], self._config["retry.backoff.max.ms"]
-            )
-            if time.monotonic() + wait > deadline:
-                results.update(retry)
-                break
-            attempt += 1
-            await asyncio.sleep(wait)
-            pending = list(retry)
-        return results
+            return results, retry
+
+        return await retrying_each(
+            list(groups),
+            attempt,
+            deadline=deadline,
+            base_ms=self._config["retry.backoff.ms"],
+            max_ms=self._config["retry.backoff.max.ms"],
+        )
 
     async def _describe_consumer_groups(
         self, conn: Connection, groups: list[str]

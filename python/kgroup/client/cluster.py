@@ -101,6 +101,36 @@ async def retrying(
             await asyncio.sleep(wait)
 
 
+async def retrying_each(
+    keys: list[str],
+    attempt: Callable[[list[str]], Awaitable[tuple[dict[str, Any], dict[str, KafkaError]]]],
+    *,
+    deadline: float,
+    base_ms: int,
+    max_ms: int,
+) -> dict[str, Any]:
+    """``retrying`` for requests about many keys (groups, coordinator keys), as Java's
+    AdminApiDriver retries them: ``attempt(pending)`` answers (results, errors to retry); the
+    keys to retry go again, alone, with backoff, until none is left, one of their errors is not
+    retriable, or ``deadline`` (time.monotonic) would pass; then each one's last error is its
+    result."""
+    results: dict[str, Any] = {}
+    pending, n = keys, 0
+    while pending:
+        done, retry = await attempt(pending)
+        results.update(done)
+        if not retry:
+            break
+        wait = backoff(n, base_ms, max_ms)
+        if any(not e.retriable for e in retry.values()) or time.monotonic() + wait > deadline:
+            results.update(retry)
+            break
+        n += 1
+        await asyncio.sleep(wait)
+        pending = list(retry)
+    return results
+
+
 _COORDINATOR_MOVED = (
     NotCoordinator.code,
     CoordinatorNotAvailable.code,
@@ -378,57 +408,52 @@ class Cluster:
             else:
                 found[k] = node
         deadline = time.monotonic() + timeout
-        attempt = 0
-        while missing:
-            retry: dict[str, KafkaError] = {}
+
+        async def attempt(missing: list[str]) -> tuple[dict[str, Any], dict[str, KafkaError]]:
             try:
                 conn = await self.any_connection()
                 v = conn.version(ApiKey.FIND_COORDINATOR)
-            except KafkaError as e:
-                retry = dict.fromkeys(missing, e)
-            else:
                 if v < 4:
-                    return {
-                        **found,
-                        **await self._coordinators_one_by_one(missing, key_type, timeout),
-                    }
-                try:
-                    resp = await conn.request(
-                        ApiKey.FIND_COORDINATOR,
-                        {"key_type": key_type, "coordinator_keys": missing},
-                        version=v,
-                    )
-                except KafkaError as e:
-                    retry = dict.fromkeys(missing, e)
+                    left = max(deadline - time.monotonic(), 0.0)
+                    return await self._coordinators_one_by_one(missing, key_type, left), {}
+                resp = await conn.request(
+                    ApiKey.FIND_COORDINATOR,
+                    {"key_type": key_type, "coordinator_keys": missing},
+                    version=v,
+                )
+            except KafkaError as e:
+                return {}, dict.fromkeys(missing, e)
+            done: dict[str, Any] = {}
+            retry: dict[str, KafkaError] = {}
+            asked = set(missing)
+            for c in resp["coordinators"]:
+                k, code = c["key"], c["error_code"]
+                if k not in asked:
+                    continue
+                if code:
+                    err = _lookup_error(k, code)
+                    if err.retriable:
+                        retry[k] = err
+                    else:
+                        done[k] = err
                 else:
-                    asked = set(missing)
-                    for c in resp["coordinators"]:
-                        k, code = c["key"], c["error_code"]
-                        if k not in asked:
-                            continue
-                        if code:
-                            err = _lookup_error(k, code)
-                            if err.retriable:
-                                retry[k] = err
-                            else:
-                                found[k] = err
-                        else:
-                            self._found(k, key_type, c["node_id"], c["host"], c["port"])
-                            found[k] = c["node_id"]
-                    for k in missing:
-                        if k not in found and k not in retry:  # left out of the answer
-                            retry[k] = CoordinatorNotAvailable(f"FindCoordinator({k!r})")
-            if not retry:
-                break
-            wait = backoff(
-                attempt, self.config["retry.backoff.ms"], self.config["retry.backoff.max.ms"]
+                    self._found(k, key_type, c["node_id"], c["host"], c["port"])
+                    done[k] = c["node_id"]
+            for k in missing:
+                if k not in done and k not in retry:  # left out of the answer
+                    retry[k] = CoordinatorNotAvailable(f"FindCoordinator({k!r})")
+            return done, retry
+
+        if missing:
+            found.update(
+                await retrying_each(
+                    missing,
+                    attempt,
+                    deadline=deadline,
+                    base_ms=self.config["retry.backoff.ms"],
+                    max_ms=self.config["retry.backoff.max.ms"],
+                )
             )
-            if any(not e.retriable for e in retry.values()) or time.monotonic() + wait > deadline:
-                found.update(retry)
-                break
-            attempt += 1
-            await asyncio.sleep(wait)
-            missing = list(retry)
         return found
 
     async def _coordinators_one_by_one(
