@@ -40,7 +40,7 @@ import json
 import re
 import sys
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -77,13 +77,17 @@ class Declared(NamedTuple):
     table, or one of a later Kafka that kgroup declares and this release lacks. A tagged field
     is optional on the wire and unknown ones are kept, so either layout reads and writes that
     version right. ``newer``: our messages this release does not have yet (record schemas of a
-    later Kafka). Everything else in a version both speak must be the same, and a declaration
+    later Kafka). ``renamed``: fields a release renamed. Everything else in a version both speak
+    must be the same, and a declaration
     that no longer matches Kafka's specs is reported too.
     """
 
     valid_versions: dict[str, str]
     tagged_fields: dict[tuple[str, str], int]
     newer: frozenset[str] = frozenset()
+    #: renamed: (message, field path) -> the field's name in this release's spec, for a field
+    #: this release renamed (same place, type and encoding: the wire is the same).
+    renamed: dict[tuple[str, str], str] = {}
 
     def range_of(self, name: str) -> str | None:
         return self.valid_versions.get(name) or self.valid_versions.get(
@@ -148,11 +152,19 @@ DECLARED: dict[str, Declared] = {
             "DeleteGroups": "0-3",  # 3 a per-group error message
             "DescribeCluster": "0-2",  # 2 IncludeFencedBrokers (KIP-1073)
             "RequestHeader": "1-2",  # 0 removed with ControlledShutdown v0, its only user
+            "EndTxn": "0-5",  # 5 an epoch bump per transaction (KIP-890 part 2)
+            "WriteTxnMarkers": "1-2",  # 0 removed; 2 the transaction version (KIP-1228)
+            "TxnOffsetCommit": "0-6",  # 5 (KIP-890 part 2), 6 topic ids
+            "ListTransactions": "0-2",  # 2 a transactional id pattern (KIP-1152)
         },
         # The committed topic's id, a tagged field 4.x added to v4: what kgroup writes is still
         # a whole v4 record, and a record that has it decodes (the tag kept as unknown).
         {
             ("OffsetCommitValue", "topic_id"): 0,
+        },
+        renamed={
+            # A consumer-protocol member (KIP-848) sends its member epoch there.
+            ("TxnOffsetCommitRequest", "generation_id"): "generation_id_or_member_epoch",
         },
     ),
 }
@@ -308,6 +320,7 @@ def kafka_default(field: dict[str, Any]) -> str | None:
         v = int(d, 0)
         return None if v == 0 else str(v)
     if t == "bool":
+        d = d.lower()  # a JSON false reads as Python's False
         return None if d == "false" else d
     if t == "float64":
         return None if float(d) == 0 else str(float(d))
@@ -452,14 +465,14 @@ def _compare_at(
     where: str,
     ours: list[At],
     theirs: list[At],
-    allowed: Callable[[str, int], bool],
+    allowed: Callable[[str, int | str], bool],
     path: str = "",
 ) -> list[str]:
     """Differences of one version (of the fields at ``path`` of message ``where``): the fields
     it has, untagged ones in wire order and tagged ones by tag, by name, type, nullability,
     encoding and default; and of the fields both lack there, the default (what a decoder fills
     in) and ignorability (whether an encoder may drop a value). ``allowed(path, tag)`` tells a
-    tagged field that one side may lack."""
+    tagged field that one side may lack, and ``allowed(path, name)`` a field Kafka renamed."""
     out = []
     at = where + path
     here = [f for f in ours if f["present"]], [f for f in theirs if f["present"]]
@@ -483,7 +496,7 @@ def _compare_at(
         elif o is None:
             if k["tag"] is None or not allowed(f"{path}.{k['name']}"[1:], k["tag"]):
                 out.append(f"{at}: missing field {k['name']} ({place})")
-        elif o["name"] != k["name"]:
+        elif o["name"] != k["name"] and not allowed(f"{path}.{o['name']}"[1:], k["name"]):
             out.append(f"{at}: {place} is {o['name']!r}, Kafka's is {k['name']!r}")
         else:
             for what in ("type", "nullable", "flexible override", "default"):
@@ -572,8 +585,11 @@ def check(
     out: list[str] = []
     used: set[tuple[str, str]] = set()
 
-    def allowed(message: str, path: str, tag: int) -> bool:
-        if declared.tagged_fields.get((message, path)) != tag:
+    def allowed(message: str, path: str, tag: int | str) -> bool:
+        table: Mapping[tuple[str, str], int | str] = (
+            declared.renamed if isinstance(tag, str) else declared.tagged_fields
+        )
+        if table.get((message, path)) != tag:
             return False
         used.add((message, path))
         return True
@@ -594,6 +610,8 @@ def check(
         out.append(f"{name}: declared newer than these specs, but they have it")
     for message, path in declared.tagged_fields.keys() - used:
         out.append(f"{message}.{path}: declared a tagged field of Kafka's that is not there")
+    for message, path in declared.renamed.keys() - used:
+        out.append(f"{message}.{path}: declared renamed, but Kafka's spec has the same name")
     return out
 
 

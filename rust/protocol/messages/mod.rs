@@ -11,6 +11,8 @@
 
 use super::schema::{f, Api, Kind, Message, Versions, INT16, INT32, STRING};
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -26,6 +28,8 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_transactions;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -35,6 +39,7 @@ pub mod join_group;
 pub mod leave_group;
 pub mod list_groups;
 pub mod list_offsets;
+pub mod list_transactions;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
@@ -44,6 +49,8 @@ pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod sync_group;
+pub mod txn_offset_commit;
+pub mod write_txn_markers;
 
 pub use super::schema::API_VERSIONS_KEY;
 
@@ -109,6 +116,11 @@ apis! {
     "DeleteRecords" => delete_records,
     "InitProducerId" => init_producer_id,
     "OffsetForLeaderEpoch" => offset_for_leader_epoch,
+    "AddPartitionsToTxn" => add_partitions_to_txn,
+    "AddOffsetsToTxn" => add_offsets_to_txn,
+    "EndTxn" => end_txn,
+    "WriteTxnMarkers" => write_txn_markers,
+    "TxnOffsetCommit" => txn_offset_commit,
     "DescribeConfigs" => describe_configs,
     "AlterConfigs" => alter_configs,
     "DescribeLogDirs" => describe_log_dirs,
@@ -119,6 +131,8 @@ apis! {
     "OffsetDelete" => offset_delete,
     "DescribeCluster" => describe_cluster,
     "DescribeProducers" => describe_producers,
+    "DescribeTransactions" => describe_transactions,
+    "ListTransactions" => list_transactions,
     "ConsumerGroupHeartbeat" => consumer_group_heartbeat,
     "ConsumerGroupDescribe" => consumer_group_describe,
 }
@@ -126,7 +140,7 @@ apis! {
 /// api finds an API by key; `None` for a key kgroup does not speak.
 #[inline]
 pub fn api(key: i16) -> Option<&'static Api> {
-    // Keys run 0..=61 with gaps: an index by key, built once, holding each API's place + 1.
+    // Keys run 0..=69 with gaps: an index by key, built once, holding each API's place + 1.
     static INDEX: std::sync::OnceLock<[u8; 128]> = std::sync::OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let mut index = [0u8; 128];

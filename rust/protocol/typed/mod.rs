@@ -8,6 +8,8 @@ pub mod support;
 #[cfg(test)]
 mod tests;
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -23,6 +25,8 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_transactions;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -32,6 +36,7 @@ pub mod join_group;
 pub mod leave_group;
 pub mod list_groups;
 pub mod list_offsets;
+pub mod list_transactions;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
@@ -41,6 +46,8 @@ pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod sync_group;
+pub mod txn_offset_commit;
+pub mod write_txn_markers;
 
 /// reencode decodes `bytes` as the message named `name` at `version` with its typed code
 /// and encodes the result again.
@@ -156,6 +163,44 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
             offset_for_leader_epoch::OffsetForLeaderEpochResponse::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
         }
+        "AddPartitionsToTxnRequest" => {
+            add_partitions_to_txn::AddPartitionsToTxnRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "AddPartitionsToTxnResponse" => {
+            add_partitions_to_txn::AddPartitionsToTxnResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "AddOffsetsToTxnRequest" => {
+            add_offsets_to_txn::AddOffsetsToTxnRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "AddOffsetsToTxnResponse" => {
+            add_offsets_to_txn::AddOffsetsToTxnResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "EndTxnRequest" => {
+            end_txn::EndTxnRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "EndTxnResponse" => {
+            end_txn::EndTxnResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "WriteTxnMarkersRequest" => {
+            write_txn_markers::WriteTxnMarkersRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "WriteTxnMarkersResponse" => {
+            write_txn_markers::WriteTxnMarkersResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "TxnOffsetCommitRequest" => {
+            txn_offset_commit::TxnOffsetCommitRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "TxnOffsetCommitResponse" => {
+            txn_offset_commit::TxnOffsetCommitResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
         "DescribeConfigsRequest" => {
             describe_configs::DescribeConfigsRequest::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
@@ -222,6 +267,22 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
         }
         "DescribeProducersResponse" => {
             describe_producers::DescribeProducersResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeTransactionsRequest" => {
+            describe_transactions::DescribeTransactionsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeTransactionsResponse" => {
+            describe_transactions::DescribeTransactionsResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ListTransactionsRequest" => {
+            list_transactions::ListTransactionsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ListTransactionsResponse" => {
+            list_transactions::ListTransactionsResponse::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
         }
         "ConsumerGroupHeartbeatRequest" => {
