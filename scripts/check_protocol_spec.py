@@ -42,6 +42,7 @@ import sys
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +88,7 @@ class Declared(NamedTuple):
     newer: frozenset[str] = frozenset()
     #: renamed: (message, field path) -> the field's name in this release's spec, for a field
     #: this release renamed (same place, type and encoding: the wire is the same).
-    renamed: dict[tuple[str, str], str] = {}
+    renamed: Mapping[tuple[str, str], str] = MappingProxyType({})
 
     def range_of(self, name: str) -> str | None:
         return self.valid_versions.get(name) or self.valid_versions.get(
