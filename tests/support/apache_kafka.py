@@ -284,7 +284,10 @@ class KafkaNode:
     def write_config(self) -> None:
         self.properties.write_text("".join(f"{k}={v}\n" for k, v in self.config.items()))
 
-    def format(self, cluster_id: str) -> None:
+    def format(self, cluster_id: str, features: Mapping[str, int] | None = None) -> None:
+        """Format the node's storage; ``features`` sets feature levels
+        (``{"transaction.version": 1}``), Kafka's ``--feature name=level``."""
+        pinned = [a for k, v in (features or {}).items() for a in ("--feature", f"{k}={v}")]
         run_tool(
             "kafka.tools.StorageTool",
             "format",
@@ -293,6 +296,7 @@ class KafkaNode:
             "-c",
             str(self.properties),
             "--ignore-formatted",
+            *pinned,
             timeout=120,
         )
 
@@ -431,7 +435,12 @@ class KafkaCluster:
         home: str | Path | None = None,
         heap: str = "1g",
         jvm: Sequence[str] = (),
+        features: Mapping[str, int] | None = None,
     ) -> None:
+        #: features are the feature levels the cluster is formatted with: Kafka 4.x's defaults
+        #: unless set (``{"transaction.version": 1}`` keeps transactions at protocol v1, as
+        #: kgroup's broker speaks them).
+        self.features = dict(features or {})
         self._tmp = None
         if home is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="apache-kafka-")
@@ -478,7 +487,7 @@ class KafkaCluster:
         lib_dir()
         for n in self.nodes:
             n.write_config()
-            n.format(self.cluster_id)
+            n.format(self.cluster_id, self.features)
         for n in self.nodes:
             n.start()
         for n in self.nodes:

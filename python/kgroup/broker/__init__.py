@@ -168,11 +168,13 @@ class Broker:
         try:
             await loop.run_in_executor(None, state.topics.load)
             state.groups.start()
+            state.transactions.start()
             self._server = await loop.create_server(
                 lambda: Connection(state), sock=sock, backlog=512
             )
         except BaseException:
             sock.close()
+            state.transactions.stop()
             state.groups.stop()
             state.close()
             raise
@@ -216,6 +218,7 @@ class Broker:
             for part in state.topics.partitions():
                 part.wake()
             # Parked JoinGroups and SyncGroups answer NOT_COORDINATOR now, not after the grace.
+            state.transactions.stop()
             state.groups.stop()
             deadline = time.monotonic() + grace
             while any(c.in_flight for c in state.connections) and time.monotonic() < deadline:

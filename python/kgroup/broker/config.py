@@ -618,6 +618,80 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             at_least(1),
         ),
         _broker(
+            "transaction.state.log.num.partitions",
+            T.INT,
+            50,
+            "The partitions of __transaction_state; a transactional id lives in partition "
+            "abs(hashCode(transactional id)) % this. Set it before the topic is first created.",
+            at_least(1),
+        ),
+        _broker(
+            "transaction.state.log.segment.bytes",
+            T.INT,
+            104_857_600,
+            "The segment size of __transaction_state.",
+            at_least(1),
+        ),
+        _broker(
+            "transaction.state.log.load.buffer.size",
+            T.INT,
+            5 * 1024 * 1024,
+            "How many bytes of __transaction_state are read at a time when transactions are "
+            "loaded at start.",
+            at_least(1),
+        ),
+        _broker(
+            "transaction.state.log.replication.factor",
+            T.SHORT,
+            3,
+            "The replication factor of __transaction_state. One broker keeps one replica "
+            "whatever this says.",
+            at_least(1),
+        ),
+        _broker(
+            "transaction.state.log.min.isr",
+            T.INT,
+            2,
+            "The min.insync.replicas of __transaction_state (one broker: one replica).",
+            at_least(1),
+        ),
+        _broker(
+            "transaction.max.timeout.ms",
+            T.INT,
+            900_000,
+            "The longest transaction timeout a producer may ask for (InitProducerId answers "
+            "INVALID_TRANSACTION_TIMEOUT above it).",
+            at_least(1),
+        ),
+        _broker(
+            "transactional.id.expiration.ms",
+            T.INT,
+            604_800_000,
+            "How long the coordinator keeps a transactional id that sends no transaction request.",
+            at_least(1),
+        ),
+        _broker(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            T.INT,
+            10_000,
+            "How often transactions open longer than their timeout are aborted.",
+            at_least(1),
+        ),
+        _broker(
+            "transaction.remove.expired.transaction.cleanup.interval.ms",
+            T.INT,
+            3_600_000,
+            "How often expired transactional ids are removed.",
+            at_least(1),
+        ),
+        _broker(
+            "transaction.partition.verification.enable",
+            T.BOOLEAN,
+            True,
+            "Whether a partition checks with the transaction coordinator that a transactional "
+            "batch's partition is in its transaction before the first write (KIP-890).",
+        ),
+        _broker(
             "kgroup.acks.all.fsync",
             T.BOOLEAN,
             False,

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from kgroup import errors
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.coordinators.groups import GroupHost
+from kgroup.broker.coordinators.transactions import TxnHost
 from kgroup.broker.output import SendStats
 from kgroup.broker.topics import Partition, Topics
 
@@ -201,6 +202,9 @@ class BrokerState:
         self.producer_ids = ProducerIds(config.data_dir / "producer-ids")
         #: groups hosts the group coordinator (``kgroup.broker.coordinators.groups``).
         self.groups = GroupHost(self)
+        #: transactions hosts the transaction coordinator
+        #: (``kgroup.broker.coordinators.transactions``).
+        self.transactions = TxnHost(self)
         #: stopping is set when the broker shuts down: long polls answer at once.
         self.stopping = False
         #: acks_all_fsync: acks=all is answered once fsynced (kgroup.acks.all.fsync).

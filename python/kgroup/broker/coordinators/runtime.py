@@ -13,7 +13,8 @@ depend on the coordinator's kind:
   returned at once when it answers the request being handled (:meth:`CoordinatorRuntime.answer`),
   else through the future that request got, resolved by a later effect (from another request,
   an append's outcome or a timer). :class:`Append` appends records to a partition of the
-  internal topic, reported with ``appended(now, token, error_code)``.
+  internal topic, reported with ``appended(now, token, error_code)``. Effects of any other kind
+  (the transaction coordinator's markers) go to the host's ``other`` callback.
 - Durability. An append is reported once it would survive a kill -9 of the broker (the written
   pages are the kernel's). That is Kafka's own rule with one replica (a write waits for the
   in-sync replicas, never for an fsync), and it makes the coordinator's writes as fast as the
@@ -169,9 +170,18 @@ class CoordinatorRuntime:
     """CoordinatorRuntime runs one coordinator: its effects carried out, its records appended
     durably and loaded at start, its timers fired. See the module's docstring."""
 
-    def __init__(self, state: Host, coordinator: StateMachine, internal: InternalTopic) -> None:
+    def __init__(
+        self,
+        state: Host,
+        coordinator: StateMachine,
+        internal: InternalTopic,
+        other: Callable[[Any], Sequence[Effect]] | None = None,
+    ) -> None:
         self.state = state
         self.coordinator = coordinator
+        #: other carries out the effects of a kind the runtime does not know (the transaction
+        #: coordinator's markers), returning the coordinator's effects that follow.
+        self._other = other
         #: internal describes the coordinator's internal topic.
         self.internal = internal
         self._count = f"{internal.unit}s"
@@ -358,8 +368,12 @@ class CoordinatorRuntime:
                 # None or done: the connection closed meanwhile; nobody reads the answer.
                 if future is not None and not future.done():
                     future.set_result(frame)
-            else:
+            elif hasattr(e, "records"):
                 queue.extend(self._append(cast(Append, e)))
+            elif self._other is not None:
+                queue.extend(self._other(e))
+            else:
+                raise TypeError(f"the {self.internal.unit} coordinator asked for {e!r}")
         return found
 
     def _append(self, e: Append) -> Sequence[Effect]:
@@ -371,7 +385,9 @@ class CoordinatorRuntime:
             return self.coordinator.appended(now, e.token, errors.UnknownTopicOrPartition.code)
         partition = topic.partitions[e.partition]
         try:
-            partition.log.append(e.records, now, LEADER_EPOCH)
+            # The coordinator's own batches: a transactional offset commit carries a producer
+            # and no sequence (Kafka's AppendOrigin.COORDINATOR).
+            partition.log.append(e.records, now, LEADER_EPOCH, origin="coordinator")
         except Exception as err:
             # A storage error is the disk's; other Kafka errors are the request's (a commit too
             # large for one batch: INVALID_COMMIT_OFFSET_SIZE, as Kafka maps it).

@@ -10,8 +10,14 @@ clients read only the legacy formats (magic 0 and 1): those get them down-conver
 down-converts them. With ``kgroup.fetch.sendfile`` (the default) each partition's records (v4
 and later) are a FileSlice of its segment file, which the response reads in place or the
 connection sends with sendfile (``broker.output``). The first partition
-with data gets at least one batch even past the limits (KIP-74). Without transactions the last
-stable offset is the high watermark, which on one node is the log end offset.
+with data gets at least one batch even past the limits (KIP-74).
+
+Transactions: every v4+ answer carries the last stable offset, the first offset of the
+partition's earliest open transaction or else the high watermark (on one node the log end
+offset). read_committed reads stop there, and get the aborted transactions (producer id,
+first offset) that overlap what was read, by which the client drops their records; a
+read_uncommitted answer has none (null). A long poll under read_committed counts only bytes
+below the last stable offset, and a marker that moves it wakes the poll.
 
 Fetch sessions are declined as Kafka declines them when its session cache is full: a request
 for a new session is answered as a full fetch with session id 0, so the client keeps sending
@@ -135,18 +141,26 @@ def _read(
                 check_leader_epoch(w.leader_epoch)
                 lg = p.log
                 hw = lg.log_end_offset
+                unstable = lg.first_unstable_offset
+                lso = hw if unstable is None else min(unstable, hw)
                 # v0-3 get legacy message sets, made from bytes (_down_convert)
                 read = lg.read_slice if sendfile and version >= 4 else lg.read
-                data = read(w.fetch_offset, min(w.max_bytes, left), hw, min_one)
+                limit = lso if read_committed else hw
+                data = read(w.fetch_offset, min(w.max_bytes, left), limit, min_one)
             except errors.KafkaError as e:
                 out["error_code"] = e.code
                 had_error = True
                 continue
             out["high_watermark"] = hw
-            out["last_stable_offset"] = hw
+            out["last_stable_offset"] = lso
             out["log_start_offset"] = lg.log_start_offset
             if read_committed and version >= 4:
-                out["aborted_transactions"] = []
+                # Up to the read's limit rather than the end of the bytes read (Kafka's bound):
+                # a few more entries at most, which clients skip, and no read of the slice.
+                aborted = lg.aborted_transactions(w.fetch_offset, limit) if data else []
+                out["aborted_transactions"] = [
+                    {"producer_id": pid, "first_offset": first} for pid, first in aborted
+                ]
             if version < 4 and isinstance(data, bytes) and data:
                 data = _down_convert(data, 0 if version < 2 else 1)
             out["records"] = data

@@ -3,11 +3,10 @@
 asks for many keys at once (``coordinator_keys``) and answers one entry per key; v5 changes
 only the errors a transactional producer may get; v6 adds key type 2, share groups (KIP-932).
 
-Every group's coordinator is this broker. The first request for a group creates
-``__consumer_offsets`` (``GroupHost.offsets_topic``), as Kafka creates it then. Transactions are
-not served: a transactional id is answered COORDINATOR_NOT_AVAILABLE, what Kafka answers while
-its ``__transaction_state`` topic cannot be created, and clients keep retrying until their
-transaction timeout. Share groups are not served either: INVALID_REQUEST, Kafka 3.9's answer
+Every group's and every transactional id's coordinator is this broker. The first request for
+a group creates ``__consumer_offsets`` (``GroupHost.offsets_topic``), and the first for a
+transactional id ``__transaction_state`` (``TxnHost.coordinator_error``), as Kafka creates them
+then. Share groups are not served either: INVALID_REQUEST, Kafka 3.9's answer
 when they are disabled (and for key type 2 before v6). Any other key type is Kafka's
 InvalidRequestException: the whole request is answered INVALID_REQUEST (KafkaApis.getCoordinator,
 FindCoordinatorRequest.getErrorResponse).
@@ -39,7 +38,7 @@ def _coordinator(ctx: RequestContext, key_type: int, key: str) -> errors.KafkaEr
     if key_type == GROUP:
         return ctx.state.groups.coordinator_error(key)
     if key_type == TRANSACTION:
-        return errors.CoordinatorNotAvailable()
+        return ctx.state.transactions.coordinator_error(key)
     return errors.InvalidRequest()  # SHARE: share groups are disabled
 
 

@@ -1,32 +1,34 @@
-"""InitProducerId: v0-5. A producer id and epoch for an idempotent producer. v2 is flexible;
-v3 lets a producer that knows its id and epoch ask for the next epoch (KIP-360), after an
-error that left its sequence numbers unknown (for an idempotent producer Kafka answers with a
-new id then); v4 and v5 change error codes of transactions.
+"""InitProducerId: v0-5. A producer id and epoch for an idempotent or transactional producer.
+v2 is flexible; v3 lets a producer that knows its id and epoch ask for the next epoch
+(KIP-360), after an error that left its sequence numbers unknown (for an idempotent producer
+Kafka answers with a new id then); v4 answers PRODUCER_FENCED where older versions answer
+INVALID_PRODUCER_EPOCH; v5 answers TRANSACTION_ABORTABLE.
 
-Transactions are not served (no transaction coordinator): a transactional id is answered
-with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a fatal error for the client.
+With a transactional id the request is the transaction coordinator's
+(``kgroup.broker.coordinators.transactions``): the id's producer id and a bumped epoch, which
+fences its older producers and aborts their open transaction; the answer comes once that is
+durable in ``__transaction_state``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kgroup import errors
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
+    import asyncio
+
     from kgroup.broker.context import RequestContext
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 VERSIONS = (0, 5)
 
 
-def handle(ctx: RequestContext) -> dict[str, Any]:
+def handle(ctx: RequestContext) -> dict[str, Any] | bytes | asyncio.Future[bytes]:
     state, request = ctx.state, ctx.request
-    body = request.body
-    if body.transactional_id is not None:
-        code = errors.TransactionalIdAuthorizationFailed.code
-        return {"throttle_time_ms": 0, "error_code": code, "producer_id": -1, "producer_epoch": -1}
+    if request.body.transactional_id is not None:
+        return state.transactions.handle(request)
     # Kafka's transaction coordinator answers every idempotent (non-transactional) producer
     # with a new id and epoch 0, whatever id and epoch it names (v3+).
     return {

@@ -5,8 +5,10 @@ whose timestamp is at least a given one. v0 answers a list of offsets (old_style
 v1 one offset with its timestamp; v2 adds the isolation level; v4 leader epochs; v6 is
 flexible.
 
-Without transactions read_committed's last stable offset is the high watermark, which on one
-node is the log end offset.
+Under read_committed (v2+) the latest offset is the last stable offset: the first offset of
+the partition's earliest open transaction, else the high watermark (on one node the log end
+offset); a timestamp whose offset is at or past it is not found yet (offset -1), as undecided
+records cannot be found by time in Kafka.
 """
 
 from __future__ import annotations
@@ -31,11 +33,19 @@ EARLIEST_LOCAL = -4
 LATEST_TIERED = -5
 
 
-def lookup(partition: Any, timestamp: int) -> tuple[int, int]:
+READ_COMMITTED = 1
+
+
+def lookup(partition: Any, timestamp: int, read_committed: bool = False) -> tuple[int, int]:
     """(timestamp, offset) for a ListOffsets target; (-1, -1) when there is none."""
     lg = partition.log
+    end = lg.log_end_offset
+    if read_committed:
+        unstable = lg.first_unstable_offset
+        if unstable is not None:
+            end = min(end, unstable)
     if timestamp == LATEST:
-        return -1, lg.log_end_offset
+        return -1, end
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return -1, lg.log_start_offset
     if timestamp == LATEST_TIERED:
@@ -44,7 +54,7 @@ def lookup(partition: Any, timestamp: int) -> tuple[int, int]:
         found = lg.max_timestamp()
     else:
         found = lg.offset_for_timestamp(timestamp)
-    if found is None:
+    if found is None or found.offset >= end:
         return -1, -1
     return found.timestamp, found.offset
 
@@ -52,6 +62,7 @@ def lookup(partition: Any, timestamp: int) -> tuple[int, int]:
 def handle(ctx: RequestContext) -> dict[str, Any]:
     state, request = ctx.state, ctx.request
     version = request.api_version
+    committed = version >= 2 and request.body.isolation_level == READ_COMMITTED
     topics = []
     for t in request.body.topics:
         topic = state.topics.by_name.get(t.name)
@@ -67,7 +78,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                     raise errors.UnknownTopicOrPartition()
                 if version >= 4:
                     check_leader_epoch(p.current_leader_epoch)
-                ts, offset = lookup(topic.partitions[p.partition_index], p.timestamp)
+                ts, offset = lookup(topic.partitions[p.partition_index], p.timestamp, committed)
             except errors.KafkaError as e:
                 out["error_code"] = e.code
                 if version == 0:

@@ -15,6 +15,15 @@ A batch with records that fail validation (a keyless record on a compacted topic
 out of range) is refused whole, each such record named by its index in ``record_errors`` and
 the whole summed up in ``error_message`` (KIP-467; librdkafka then fails the batch's other
 records with its own _INVALID_DIFFERENT_RECORD); as in Kafka, no other failure has a message.
+Transactions (v3+): a request with transactional batches must name its transactional id
+(else every partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers a
+producer not authorised for it), and all its transactional batches come from one producer
+(INVALID_PRODUCER_ID_MAPPING). The first transactional batch of a producer on a partition is
+checked with the transaction coordinator (KIP-890 part 1, ``TxnHost.verify``): a partition not
+added to the transaction answers TRANSACTION_ABORTABLE (v11) or INVALID_TXN_STATE (older), a
+fenced producer INVALID_PRODUCER_EPOCH, and a coordinator that cannot answer now
+NOT_ENOUGH_REPLICAS, which clients retry. The log then opens the transaction there; its
+records stay above the last stable offset until the marker.
 The batches are checked, given offsets and written by the Rust log (``kgroup.log``). Legacy
 message sets (magic 0 and 1, which Produce v0-2 carry) are converted to one batch of magic 2
 first, as Kafka 3's broker converts them.
@@ -100,6 +109,60 @@ def _check_records(version: int, records: bytes | None) -> None:
         )
 
 
+# What the coordinator's verification answers become on a produce (Kafka's
+# AddPartitionsToTxnManager and ReplicaManager): its own unavailability is the replicas'.
+_RETRY_LATER = frozenset(
+    {
+        errors.NotCoordinator.code,
+        errors.CoordinatorNotAvailable.code,
+        errors.CoordinatorLoadInProgress.code,
+        errors.ConcurrentTransactions.code,
+    }
+)
+
+
+def _verify(ctx: RequestContext, version: int, records: bytes | None, partition: Partition) -> None:
+    """Check a transactional batch against its transaction before the log writes it: raises
+    the error the partition answers (see the module's docstring)."""
+    if not records or len(records) <= MAGIC_OFFSET or records[MAGIC_OFFSET] < 2:
+        return
+    h = read_batch_headers(records, verify_crc=False)[0]
+    if not h.is_transactional or h.producer_id < 0:
+        return
+    txn_id = ctx.request.body.transactional_id
+    if txn_id is None:
+        raise errors.TransactionalIdAuthorizationFailed()
+    if partition.log.ongoing_transaction(h.producer_id) is not None:
+        return  # the producer's transaction is already open here (the log checks its epoch)
+    error = ctx.state.transactions.verify(txn_id, h.producer_id, h.producer_epoch, partition)
+    if error is None:
+        return
+    code = error.code
+    if code in _RETRY_LATER:
+        raise errors.NotEnoughReplicas()
+    if code == errors.ProducerFenced.code:
+        raise errors.InvalidProducerEpoch()
+    if code == errors.TransactionAbortable.code and version < 11:
+        raise errors.InvalidTxnState("Record was not part of an ongoing transaction")
+    raise error
+
+
+def _transactional_producers(body: Any) -> set[int]:
+    """The producer ids of a request's transactional batches."""
+    out = set()
+    for t in body.topic_data:
+        for pd in t.partition_data:
+            records = pd.records
+            if records and len(records) > MAGIC_OFFSET and records[MAGIC_OFFSET] >= 2:
+                try:
+                    h = read_batch_headers(records, verify_crc=False)[0]
+                except errors.KafkaError:
+                    continue  # answered by the partition's own checks
+                if h.is_transactional:
+                    out.add(h.producer_id)
+    return out
+
+
 def handle(ctx: RequestContext) -> Any:
     state, request = ctx.state, ctx.request
     body = request.body
@@ -107,6 +170,15 @@ def handle(ctx: RequestContext) -> Any:
     acks = body.acks
     now = now_ms()
     failed = False
+    whole: errors.KafkaError | None = None
+    if version >= 3:
+        producers = _transactional_producers(body)
+        if producers and body.transactional_id is None:
+            whole = errors.TransactionalIdAuthorizationFailed()
+        elif len(producers) > 1:
+            whole = errors.InvalidProducerIdMapping(
+                "Transactional records from more than one producer id in one request"
+            )
     appended: list[Partition] = []
     responses = []
     for t in body.topic_data:
@@ -129,13 +201,13 @@ def handle(ctx: RequestContext) -> Any:
                     raise errors.InvalidTopicException(f"Cannot append to internal topic {t.name}")
                 if topic is None or not 0 <= pd.index < len(topic.partitions):
                     raise errors.UnknownTopicOrPartition()
-                if version >= 3 and body.transactional_id is not None:
-                    raise errors.TransactionalIdAuthorizationFailed(
-                        "Transactions are not supported by this broker"
-                    )
+                if whole is not None:
+                    raise whole
                 records = pd.records  # a copy out of the request: take it once
                 _check_records(version, records)
                 partition = topic.partitions[pd.index]
+                if version >= 3:
+                    _verify(ctx, version, records, partition)
             except errors.KafkaError as e:
                 failed = True
                 result["error_code"] = e.code
