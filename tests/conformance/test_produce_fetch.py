@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from support.differential import Differential, Peer, create_topic, wait_until
 
-from kgroup import errors
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import Record, encode_batch
 
@@ -308,17 +307,3 @@ def test_idempotent_produce(diff: Differential) -> None:
     send(2)  # a duplicate: answered with the first write's offset
     send(7)  # a gap
     fetch(diff, topic, 0)
-    # A transactional id: kgroup has no transaction coordinator yet (docs/kafka-differences.md);
-    # Kafka's answers NOT_COORDINATOR until a FindCoordinator has loaded it, then serves it.
-    diff.request(
-        ApiKey.INIT_PRODUCER_ID,
-        5,
-        {
-            "transactional_id": "tx-" + uuid.uuid4().hex[:6],
-            "transaction_timeout_ms": 60_000,
-            "producer_id": -1,
-            "producer_epoch": -1,
-        },
-        ignore=["error_code", "producer_id", "producer_epoch"],
-        expect=lambda b: b.error_code == errors.TransactionalIdAuthorizationFailed.code,
-    )

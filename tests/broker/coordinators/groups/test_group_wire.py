@@ -118,15 +118,13 @@ def test_find_coordinator_v4_answers_each_key_of_a_batch(broker: Broker) -> None
 
 def test_find_coordinator_transactions_and_unknown_key_types(broker: Broker) -> None:
     with Wire(broker.bootstrap_servers) as w:
-        # No transaction coordinator: Kafka's answer while __transaction_state is unavailable.
+        # The transaction coordinator is this broker too (the first lookup creates
+        # __transaction_state).
+        port = broker.bootstrap_servers.rsplit(":", 1)[1]
         r = _find(w, 3, "txn-1", key_type=1)
-        assert (r.body.error_code, r.body.node_id, r.body.port) == (
-            errors.CoordinatorNotAvailable.code,
-            -1,
-            -1,
-        )
+        assert (r.body.error_code, r.body.node_id, r.body.port) == (0, 1, int(port))
         r = w.request(ApiKey.FIND_COORDINATOR, 4, {"key_type": 1, "coordinator_keys": ["x", "y"]})
-        assert [c.error_code for c in r.body.coordinators] == [15, 15]
+        assert [(c.error_code, c.node_id) for c in r.body.coordinators] == [(0, 1), (0, 1)]
         # Share groups (type 2) are disabled in 3.9: INVALID_REQUEST for the key.
         r = w.request(ApiKey.FIND_COORDINATOR, 6, {"key_type": 2, "coordinator_keys": ["s"]})
         assert r.body.coordinators[0].error_code == errors.InvalidRequest.code
