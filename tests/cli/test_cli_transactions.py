@@ -1,0 +1,246 @@
+"""``kgroup transactions`` on real transactions: the tables of Kafka's TransactionsCommand
+(kafka-transactions.sh), checked on what confluent-kafka's transactional Producer left open;
+``abort --start-offset`` really ends the transaction in the partition (a read_committed
+consumer then reads to the end), and failures are reported as Kafka's tool reports them, with
+exit status 1 (TransactionsCommandTest's cases)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from support.kgroup_broker import run_broker
+from support.transactions import (
+    TXN_BROKERS,
+    TXN_TIMEOUT_MS,
+    bootstrap_of,
+    new_topic,
+    produce,
+    read_committed,
+    transactional_producer,
+)
+
+from kgroup.broker import Broker
+from kgroup.cli import main
+from kgroup.cli.transactions import table
+from kgroup.client import AdminClient
+
+pytestmark = pytest.mark.network
+
+
+@pytest.fixture(scope="module")
+def txn_kgroup_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    with run_broker(tmp_path_factory.mktemp("txn-cli")) as b:
+        yield b
+
+
+@pytest.fixture(params=TXN_BROKERS)
+def bootstrap(request: pytest.FixtureRequest) -> str:
+    return bootstrap_of(request, request.param)
+
+
+def kgroup(capsys: pytest.CaptureFixture[str], bootstrap: str, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    status = main(["transactions", *argv, "--bootstrap-server", bootstrap])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def leader_of(bootstrap: str, topic: str) -> int:
+    with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+        return int(admin.list_topics(topic, timeout=5).topics[topic].partitions[0].leader)
+
+
+def rows(text: str) -> list[list[str]]:
+    """A table's lines as cells: each value is padded and followed by a tab."""
+    lines = text.splitlines()
+    assert all(line.endswith("\t") for line in lines)
+    return [[c.rstrip() for c in line.split("\t")[:-1]] for line in lines]
+
+
+def test_table_is_tools_utils_pretty_print_table() -> None:
+    # Kafka's ToolsUtils.prettyPrintTable: each column as wide as its widest value or header,
+    # every value (the last one too) followed by a tab.
+    assert (
+        table(["A", "Long"], [["xyz", "1"], ["", "22"]])
+        == "A  \tLong\t\nxyz\t1   \t\n   \t22  \t\n"
+    )
+
+
+def test_list_describe_and_describe_producers(
+    capsys: pytest.CaptureFixture[str], bootstrap: str
+) -> None:
+    topic = new_topic(bootstrap)
+    tid = f"tx-{uuid.uuid4().hex[:8]}"
+    with transactional_producer(bootstrap, tid) as p:
+        p.begin_transaction()
+        produce(p, topic, 1, [b"a", b"b"])
+        produce(p, topic, 0, [b"c"])
+
+        status, out, _ = kgroup(capsys, bootstrap, "list")
+        assert status == 0
+        head, *body = rows(out)
+        assert head == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
+        (mine,) = [r for r in body if r[0] == tid]
+        coordinator, pid = mine[1], mine[2]
+        assert mine[3] == "Ongoing"
+        status, out, _ = kgroup(capsys, bootstrap, "list", "--duration-filter", "3600000")
+        assert status == 0 and tid not in out
+
+        before = int(time.time() * 1000)
+        status, out, _ = kgroup(capsys, bootstrap, "describe", "--transactional-id", tid)
+        assert status == 0
+        head, row = rows(out)
+        assert head == [
+            "CoordinatorId",
+            "TransactionalId",
+            "ProducerId",
+            "ProducerEpoch",
+            "TransactionState",
+            "TransactionTimeoutMs",
+            "CurrentTransactionStartTimeMs",
+            "TransactionDurationMs",
+            "TopicPartitions",
+        ]
+        assert row[:3] == [coordinator, tid, pid]
+        assert row[4:6] == ["Ongoing", str(TXN_TIMEOUT_MS)]
+        start, duration = int(row[6]), int(row[7])
+        assert start <= before and 0 <= duration < 60_000
+        assert row[8] == f"{topic}-0,{topic}-1"
+        epoch = row[3]
+
+        status, out, _ = kgroup(
+            capsys, bootstrap, "describe-producers", "--topic", topic, "--partition", "1"
+        )
+        assert status == 0
+        head, row = rows(out)
+        assert head == [
+            "ProducerId",
+            "ProducerEpoch",
+            "LatestCoordinatorEpoch",
+            "LastSequence",
+            "LastTimestamp",
+            "CurrentTransactionStartOffset",
+        ]
+        # No marker in the partition yet: -1 for the coordinator epoch, as the tool prints it.
+        assert row[:4] == [pid, epoch, "-1", "1"]
+        assert abs(int(row[4]) - before) < 60_000
+        assert row[5] == "0"
+
+
+def test_abort_by_start_offset(capsys: pytest.CaptureFixture[str], bootstrap: str) -> None:
+    topic = new_topic(bootstrap, 1)
+    tid = f"tx-{uuid.uuid4().hex[:8]}"
+    with transactional_producer(bootstrap, tid) as p:
+        p.begin_transaction()
+        produce(p, topic, 0, [b"c"])
+        p.commit_transaction(10)
+        p.begin_transaction()
+        produce(p, topic, 0, [b"o0", b"o1"])
+        assert read_committed(bootstrap, topic, 0) == ([b"c"], 2)
+
+        # No transaction starts at offset 3: nothing is aborted.
+        status, out, err = kgroup(
+            capsys, bootstrap, "abort", "--topic", topic, "--partition", "0", "--start-offset", "3"
+        )
+        assert (status, out) == (1, "")
+        assert err == (
+            f"Could not find any open transactions starting at offset 3 on partition {topic}-0\n"
+        )
+        assert read_committed(bootstrap, topic, 0) == ([b"c"], 2)
+
+        status, out, err = kgroup(
+            capsys, bootstrap, "abort", "--topic", topic, "--partition", "0", "--start-offset", "2"
+        )
+        assert (status, out, err) == (0, "", "")
+        # Its marker at offset 4; the last stable offset past it.
+        assert read_committed(bootstrap, topic, 0) == ([b"c"], 5)
+        status, out, _ = kgroup(
+            capsys, bootstrap, "describe-producers", "--topic", topic, "--partition", "0"
+        )
+        assert rows(out)[1][5] == "None"
+
+
+def test_abort_by_producer_and_epochs(capsys: pytest.CaptureFixture[str], bootstrap: str) -> None:
+    topic = new_topic(bootstrap, 1)
+    tid = f"tx-{uuid.uuid4().hex[:8]}"
+    with transactional_producer(bootstrap, tid) as p:
+        p.begin_transaction()
+        produce(p, topic, 0, [b"o"])
+        status, out, _ = kgroup(
+            capsys, bootstrap, "describe-producers", "--topic", topic, "--partition", "0"
+        )
+        pid, epoch, coordinator_epoch = rows(out)[1][:3]
+        assert coordinator_epoch == "-1"
+        base = ["abort", "--topic", topic, "--partition", "0", "--producer-id", pid]
+        status, _, err = kgroup(capsys, bootstrap, *base)
+        assert (status, err) == (1, "Missing required argument --producer-epoch\n")
+        status, _, err = kgroup(capsys, bootstrap, *base, "--producer-epoch", epoch)
+        assert (status, err) == (1, "Missing required argument --coordinator-epoch\n")
+        # -1 (no marker yet) is sent as 0, as Kafka's tool sends it.
+        status, out, err = kgroup(
+            capsys, bootstrap, *base, "--producer-epoch", epoch, "--coordinator-epoch", "-1"
+        )
+        assert (status, out, err) == (0, "", "")
+        assert read_committed(bootstrap, topic, 0) == ([], 2)
+
+
+def test_failures(capsys: pytest.CaptureFixture[str], bootstrap: str) -> None:
+    unknown = f"never-{uuid.uuid4().hex[:8]}"
+    status, out, err = kgroup(capsys, bootstrap, "describe", "--transactional-id", unknown)
+    assert (status, out) == (1, "")
+    assert err == (
+        f"Failed to describe transaction state of transactional-id `{unknown}`: "
+        "TRANSACTIONAL_ID_NOT_FOUND: The transactionalId could not be found.\n"
+    )
+    status, _, err = kgroup(capsys, bootstrap, "abort", "--topic", "t", "--partition", "0")
+    assert status == 1
+    assert err.startswith("The transaction to abort must be identified either with --start-offset")
+    status, _, err = kgroup(capsys, bootstrap, "find-hanging")
+    assert status == 1 and "requires either --topic or --broker-id" in err
+    status, _, err = kgroup(
+        capsys, bootstrap, "find-hanging", "--broker-id", "1", "--partition", "0"
+    )
+    assert (status, err) == (1, "The --partition argument requires --topic to be provided\n")
+
+
+def test_find_hanging(capsys: pytest.CaptureFixture[str], bootstrap: str) -> None:
+    topic = new_topic(bootstrap, 1)
+    tid = f"tx-{uuid.uuid4().hex[:8]}"
+    headers = [
+        "Topic",
+        "Partition",
+        "ProducerId",
+        "ProducerEpoch",
+        "CoordinatorEpoch",
+        "StartOffset",
+        "LastTimestamp",
+        "Duration(min)",
+    ]
+    with transactional_producer(bootstrap, tid) as p:
+        p.begin_transaction()
+        produce(p, topic, 0, [b"o"])
+        time.sleep(0.01)
+        # With a maximum timeout of 0 minutes the open transaction is a candidate, but its
+        # coordinator still holds the partition: not hanging.
+        leader = str(leader_of(bootstrap, topic))
+        for scope in (
+            ["--broker-id", leader],
+            ["--topic", topic],
+            ["--topic", topic, "--partition", "0"],
+        ):
+            status, out, _ = kgroup(
+                capsys, bootstrap, "find-hanging", *scope, "--max-transaction-timeout", "0"
+            )
+            assert (status, rows(out)) == (0, [headers])
+        # Aborted in the partition only, the transaction is no longer open there either.
+        status, _, _ = kgroup(
+            capsys, bootstrap, "abort", "--topic", topic, "--partition", "0", "--start-offset", "0"
+        )
+        assert status == 0
+        status, out, _ = kgroup(
+            capsys, bootstrap, "find-hanging", "--topic", topic, "--max-transaction-timeout", "0"
+        )
+        assert (status, rows(out)) == (0, [headers])
