@@ -48,9 +48,9 @@ def kgroup(capsys: pytest.CaptureFixture[str], bootstrap: str, *argv: str) -> tu
     return status, captured.out, captured.err
 
 
-def leader_of(bootstrap: str, topic: str) -> int:
+def leader_of(bootstrap: str, topic: str, partition: int = 0) -> int:
     with AdminClient({"bootstrap.servers": bootstrap}) as admin:
-        return int(admin.list_topics(topic, timeout=5).topics[topic].partitions[0].leader)
+        return int(admin.list_topics(topic, timeout=5).topics[topic].partitions[partition].leader)
 
 
 def rows(text: str) -> list[list[str]]:
@@ -128,6 +128,18 @@ def test_list_describe_and_describe_producers(
         assert row[:4] == [pid, epoch, "-1", "1"]
         assert abs(int(row[4]) - before) < 60_000
         assert row[5] == "0"
+        status, out, _ = kgroup(
+            capsys,
+            bootstrap,
+            "describe-producers",
+            "--topic",
+            topic,
+            "--partition",
+            "1",
+            "--broker-id",
+            str(leader_of(bootstrap, topic, 1)),
+        )
+        assert (status, rows(out)) == (0, [head, row])
 
 
 def test_abort_by_start_offset(capsys: pytest.CaptureFixture[str], bootstrap: str) -> None:

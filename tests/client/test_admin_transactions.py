@@ -119,6 +119,10 @@ def test_open_transaction_is_listed_described_and_aborted(
         assert state0.coordinator_epoch is not None  # the first transaction's marker wrote one
         assert state1.current_transaction_start_offset == 0
         assert state1.coordinator_epoch is None  # no marker in partition 1 yet
+        # Asked of a named broker (Java's DescribeProducersOptions.brokerId): its replica's.
+        leader = admin.list_topics(topic, timeout=5).topics[topic].partitions[0].leader
+        at_broker = admin.describe_producers([tp0], request_timeout=5, broker_id=leader)
+        assert at_broker[tp0].result() == [state0]
 
         # The open transaction holds partition 0's last stable offset at its first offset: a
         # read_committed consumer reaches its end there.

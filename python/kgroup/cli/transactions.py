@@ -95,6 +95,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     producers = sub.add_parser(
         "describe-producers", help="describe the states of active producers for a topic partition"
     )
+    producers.add_argument(
+        "--broker-id", type=int, help="the broker whose replica to describe (default: the leader)"
+    )
     producers.add_argument("--topic", required=True)
     producers.add_argument("--partition", type=int, required=True)
     abort = sub.add_parser("abort", help="abort a hanging transaction")
@@ -213,21 +216,32 @@ def _describe(admin: Any, args: argparse.Namespace, out: TextIO, timeout: float)
     out.write(table(DESCRIBE_HEADERS, [row]))
 
 
-def _producers(admin: Any, topic: str, partition: int, timeout: float, message: str) -> list[Any]:
+def _producers(
+    admin: Any,
+    topic: str,
+    partition: int,
+    timeout: float,
+    message: str,
+    broker: int | None = None,
+) -> list[Any]:
     from kgroup.client.types import TopicPartition
 
     tp = TopicPartition(topic, partition)
-    return list(_result(admin.describe_producers([tp], request_timeout=timeout)[tp], message))
+    futures = admin.describe_producers([tp], request_timeout=timeout, broker_id=broker)
+    return list(_result(futures[tp], message))
 
 
 def _describe_producers(admin: Any, args: argparse.Namespace, out: TextIO, timeout: float) -> None:
     where = f"{args.topic}-{args.partition}"
+    broker = args.broker_id
     producers = _producers(
         admin,
         args.topic,
         args.partition,
         timeout,
-        f"Failed to describe producers for partition {where} on leader",
+        f"Failed to describe producers for partition {where} on "
+        + ("leader" if broker is None else f"broker {broker}"),
+        broker,
     )
     rows = [
         [
@@ -326,7 +340,7 @@ def _find_hanging(admin: Any, args: argparse.Namespace, out: TextIO, timeout: fl
     candidates: list[tuple[TopicPartition, Any]] = []
     for i in range(0, len(tps), _BATCH):
         batch = tps[i : i + _BATCH]
-        futures = admin.describe_producers(batch, request_timeout=timeout)
+        futures = admin.describe_producers(batch, request_timeout=timeout, broker_id=broker)
         now = _now_ms()
         for tp in batch:
             producers = _result(

@@ -1741,6 +1741,7 @@ class AdminClient:
         tps: list[TopicPartition],
         send: Callable[[Connection, list[TopicPartition]], Awaitable[dict[TopicPartition, Any]]],
         timeout: float,
+        broker: int | None = None,
     ) -> dict[TopicPartition, Any]:
         """Each partition's result from one ``send(leader, partitions)`` per leader, carrying
         every partition it leads, from fresh metadata, as Java's Admin sends them
@@ -1749,7 +1750,9 @@ class AdminClient:
         a moved leader (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...), and all of a
         request's partitions when it failed with a retriable error (a lost connection), are
         sent again after fresh metadata, with backoff, until ``timeout`` seconds have passed;
-        then each one's last error is its result."""
+        then each one's last error is its result. With ``broker``, every partition goes to
+        that broker instead (Java's StaticBrokerStrategy), and NOT_LEADER_OR_FOLLOWER is its
+        answer, not a reason to look again."""
         deadline = time.monotonic() + timeout
         results: dict[TopicPartition, Any] = {}
         pending = list(dict.fromkeys(tps))
@@ -1758,13 +1761,17 @@ class AdminClient:
             retry: dict[TopicPartition, KafkaError] = {}
             by_node: dict[int, list[TopicPartition]] = {}
             try:
-                await self._cluster.refresh({tp.topic for tp in pending})
+                await self._cluster.refresh(
+                    [] if broker is not None else {tp.topic for tp in pending}
+                )
             except KafkaError as e:
                 if not e.retriable:
                     raise
                 retry = dict.fromkeys(pending, e)
             else:
-                for tp in pending:
+                if broker is not None:
+                    by_node[broker] = pending
+                for tp in pending if broker is None else []:
                     info = self._cluster.topics.get(tp.topic)
                     err: KafkaError | None = None
                     if info is not None and info.error:
@@ -1797,7 +1804,9 @@ class AdminClient:
                     r = answer.get(tp, _LEFT_OUT)
                     if r is _LEFT_OUT:
                         retry[tp] = LeaderNotAvailable(f"{tp.topic} [{tp.partition}] left out")
-                    elif isinstance(r, _LEADER_MOVED):
+                    elif isinstance(r, _LEADER_MOVED) and not (
+                        broker is not None and isinstance(r, NotLeaderOrFollower)
+                    ):
                         retry[tp] = r
                     else:
                         results[tp] = r
@@ -1818,12 +1827,16 @@ class AdminClient:
         self,
         partitions: Iterable[TopicPartition | tuple[str, int]],
         request_timeout: float | None = None,
+        broker_id: int | None = None,
     ) -> dict[TopicPartition, concurrent.futures.Future[list[ProducerState]]]:
         """Each partition's active producers, as its leader holds them (DescribeProducers to
         each leader, carrying every partition it leads, as Java's ``describeProducers``):
         {partition: future of a list of :class:`ProducerState`}. A partition whose leader
         moved, or that its leader does not know yet, is asked again until the timeout; then
-        it fails with that error (NotLeaderOrFollower, UnknownTopicOrPartition)."""
+        it fails with that error (NotLeaderOrFollower, UnknownTopicOrPartition). With
+        ``broker_id``, every partition is asked of that broker, a follower's replica too (Java's
+        ``DescribeProducersOptions.brokerId``); a broker with no replica of one answers
+        NotLeaderOrFollower for it."""
         timeout = self._timeout(request_timeout)
         tps = [_tp(tp) for tp in partitions]
 
@@ -1859,7 +1872,7 @@ class AdminClient:
                     ]
             return out
 
-        return self._fan_out(tps, lambda: self._by_leader(tps, send, timeout), timeout)
+        return self._fan_out(tps, lambda: self._by_leader(tps, send, timeout, broker_id), timeout)
 
     def abort_transaction(
         self,
