@@ -216,6 +216,12 @@ def test_failures(capsys: pytest.CaptureFixture[str], bootstrap: str) -> None:
         capsys, bootstrap, "find-hanging", "--broker-id", "1", "--partition", "0"
     )
     assert (status, err) == (1, "The --partition argument requires --topic to be provided\n")
+    status, _, err = kgroup(capsys, bootstrap, "find-hanging", "--topic", unknown)
+    assert (status, err) == (
+        1,
+        "Failed to describe 1 topics: UNKNOWN_TOPIC_OR_PARTITION: "
+        "This server does not host this topic-partition.\n",
+    )
 
 
 def test_find_hanging(capsys: pytest.CaptureFixture[str], bootstrap: str) -> None:

@@ -68,7 +68,7 @@ def transactional_producer(bootstrap: str, transactional_id: str) -> Iterator[Pr
             "log_level": 3,
         }
     )
-    p.init_transactions(30)
+    p.init_transactions(15)
     try:
         yield p
     finally:

@@ -328,6 +328,9 @@ def _find_hanging(admin: Any, args: argparse.Namespace, out: TextIO, timeout: fl
             md = admin.list_topics(topic, timeout=timeout)
         except Exception as e:
             raise _failed("Failed to list topics", e) from e
+        named = md.topics.get(topic) if topic is not None else None
+        if named is not None and named.error is not None:
+            raise _failed("Failed to describe 1 topics", named.error)
         tps = [
             TopicPartition(name, p.id)
             for name, t in sorted(md.topics.items())
