@@ -16,6 +16,7 @@ from support.transactions import (
     TXN_BROKERS,
     TXN_TIMEOUT_MS,
     bootstrap_of,
+    hanging_transaction,
     new_topic,
     produce,
     read_committed,
@@ -262,3 +263,40 @@ def test_find_hanging(capsys: pytest.CaptureFixture[str], bootstrap: str) -> Non
             capsys, bootstrap, "find-hanging", "--topic", topic, "--max-transaction-timeout", "0"
         )
         assert (status, rows(out)) == (0, [headers])
+
+
+def test_find_hanging_finds_one_and_abort_ends_it(
+    capsys: pytest.CaptureFixture[str], bootstrap: str
+) -> None:
+    # The case kafka-transactions.sh exists for (KIP-664): an open transaction in a partition
+    # that its coordinator does not hold, which nothing but an abort marker ends.
+    topic = new_topic(bootstrap, 1)
+    where = ["--topic", topic, "--partition", "0"]
+    with transactional_producer(bootstrap, f"tx-{uuid.uuid4().hex[:8]}") as p:
+        p.begin_transaction()
+        produce(p, topic, 0, [b"c"])
+        p.commit_transaction(10)
+    before = int(time.time() * 1000)
+    _, pid, epoch = hanging_transaction(bootstrap, topic, 0, [b"h0", b"h1"])
+    assert read_committed(bootstrap, topic, 0) == ([b"c"], 2)
+    leader = str(leader_of(bootstrap, topic))
+
+    status, out, _ = kgroup(
+        capsys, bootstrap, "find-hanging", "--broker-id", leader, "--max-transaction-timeout", "0"
+    )
+    assert status == 0
+    head, *found = rows(out)
+    (row,) = [r for r in found if r[0] == topic]
+    assert row[:6] == [topic, "0", str(pid), str(epoch), "-1", "2"]
+    assert abs(int(row[6]) - before) < 60_000 and row[7] == "0"
+    # Within the default 15 minutes it is not yet taken for hanging.
+    status, out, _ = kgroup(capsys, bootstrap, "find-hanging", "--topic", topic)
+    assert (status, rows(out)) == (0, [head])
+
+    status, out, err = kgroup(capsys, bootstrap, "abort", *where, "--start-offset", "2")
+    assert (status, out, err) == (0, "", "")
+    assert read_committed(bootstrap, topic, 0) == ([b"c"], 5)
+    status, out, _ = kgroup(
+        capsys, bootstrap, "find-hanging", "--topic", topic, "--max-transaction-timeout", "0"
+    )
+    assert (status, rows(out)) == (0, [head])

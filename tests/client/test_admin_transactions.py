@@ -17,6 +17,7 @@ from support.transactions import (
     TXN_BROKERS,
     TXN_TIMEOUT_MS,
     bootstrap_of,
+    hanging_transaction,
     new_topic,
     produce,
     read_committed,
@@ -205,3 +206,29 @@ def test_describe_producers_of_an_unknown_partition(admin: AdminClient) -> None:
     tp = TopicPartition(f"none-{uuid.uuid4().hex[:8]}", 0)
     with pytest.raises(UnknownTopicOrPartition):
         admin.describe_producers([tp], request_timeout=1)[tp].result()
+
+
+def test_hanging_transaction_is_aborted_in_its_partition(
+    admin: AdminClient, bootstrap: str
+) -> None:
+    # What kafka-transactions.sh find-hanging reads (KIP-664): the partition holds an open
+    # transaction whose coordinator lists the producer's transactional id without the
+    # partition; abort_transaction's marker ends it, and the partition's LSO moves on.
+    topic = new_topic(bootstrap, 1)
+    tp = TopicPartition(topic, 0)
+    tid, pid, epoch = hanging_transaction(bootstrap, topic, 0, [b"h0", b"h1", b"h2"])
+    (state,) = admin.describe_producers([tp], request_timeout=5)[tp].result()
+    assert (state.producer_id, state.producer_epoch) == (pid, epoch)
+    assert (state.current_transaction_start_offset, state.coordinator_epoch) == (0, None)
+    assert state.last_sequence == 2
+    (listing,) = admin.list_transactions(producer_ids=[pid], request_timeout=5).result()
+    assert (listing.transactional_id, listing.state) == (tid, "Empty")
+    d = admin.describe_transactions([tid], request_timeout=5)[tid].result()
+    assert (d.state, d.topic_partitions, d.transaction_start_time_ms) == ("Empty", (), None)
+    assert last_stable_offset(admin, tp) == 0
+
+    admin.abort_transaction(tp, pid, epoch, 0, request_timeout=5).result()
+    assert last_stable_offset(admin, tp) == 4
+    assert read_committed(bootstrap, topic, 0) == ([], 4)
+    (state,) = admin.describe_producers([tp], request_timeout=5)[tp].result()
+    assert (state.current_transaction_start_offset, state.coordinator_epoch) == (None, 0)

@@ -8,6 +8,7 @@ Apache Kafka) today; ``"kgroup"`` joins once kgroup's broker serves transactions
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import uuid
@@ -17,7 +18,12 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as CkTP
 
-from kgroup.client import AdminClient, NewTopic
+from kgroup.client import AdminClient, ConfigEntry, ConfigResource, NewTopic
+from kgroup.client.admin import AlterConfigOpType
+from kgroup.client.connection import Connection
+from kgroup.errors import raise_for_code
+from kgroup.protocol import ApiKey
+from kgroup.protocol.records import encode_batch
 
 #: The brokers the transaction admin tests run on (see the module's docstring).
 TXN_BROKERS = ["kafka"]
@@ -117,3 +123,86 @@ def read_committed(
         raise TimeoutError(f"{topic} [{partition}] not read to its end in {timeout} s")
     finally:
         c.close()
+
+
+VERIFICATION = "transaction.partition.verification.enable"
+
+
+@contextlib.contextmanager
+def without_verification(bootstrap: str, broker: int) -> Iterator[None]:
+    """Apache Kafka's ``broker`` with KIP-890's partition verification off (a dynamic broker
+    config) for the length of the block: it then appends a transactional batch for a
+    partition its transaction never added, as brokers before 3.6 did, which is how a hanging
+    transaction comes about. Restored on exit."""
+    res = ConfigResource("broker", str(broker))
+
+    def alter(op: AlterConfigOpType, value: str | None) -> None:
+        entry = ConfigEntry(VERIFICATION, value, incremental_operation=op)
+        with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+            change = ConfigResource("broker", str(broker), incremental_configs=[entry])
+            admin.incremental_alter_configs([change], request_timeout=10)[change].result()
+            # The broker applies it once the controller's record reaches it.
+            deadline = time.monotonic() + 10
+            want = "true" if value is None else value
+            while time.monotonic() < deadline:
+                configs = admin.describe_configs([res], request_timeout=5)[res].result()
+                if configs[VERIFICATION].value == want:
+                    return
+                time.sleep(0.1)
+        raise TimeoutError(f"{VERIFICATION} is not {value} after 10 s")
+
+    alter(AlterConfigOpType.SET, "false")
+    try:
+        yield
+    finally:
+        alter(AlterConfigOpType.DELETE, None)
+
+
+def hanging_transaction(
+    bootstrap: str, topic: str, partition: int, values: list[bytes]
+) -> tuple[str, int, int]:
+    """A transaction open in one partition that its coordinator knows nothing of: a
+    transactional id is initialised (confluent-kafka's ``init_transactions``), then its
+    producer id and epoch write a transactional batch straight to the partition's leader
+    (Produce v11, no AddPartitionsToTxn) while the leader does not verify it. The
+    transactional id, producer id and epoch."""
+    tid = f"hang-{uuid.uuid4().hex[:8]}"
+    with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+        p = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid, "log_level": 3})
+        p.init_transactions(15)
+        del p
+        d = admin.describe_transactions([tid], request_timeout=5)[tid].result()
+        md = admin.list_topics(topic, timeout=5)
+        leader = md.topics[topic].partitions[partition].leader
+        broker = md.brokers[leader]
+
+    async def produce_raw() -> None:
+        conn = Connection(
+            broker.host, broker.port, node_id=leader, client_id=tid, request_timeout_ms=10_000
+        )
+        await conn.open(10)
+        try:
+            now = int(time.time() * 1000)
+            batch = encode_batch(
+                [(i, now, None, v) for i, v in enumerate(values)],
+                transactional=True,
+                producer_id=d.producer_id,
+                producer_epoch=d.producer_epoch,
+                base_sequence=0,
+            )
+            body = {
+                "transactional_id": tid,
+                "acks": -1,
+                "timeout_ms": 10_000,
+                "topic_data": [
+                    {"name": topic, "partition_data": [{"index": partition, "records": batch}]}
+                ],
+            }
+            resp = await conn.request(ApiKey.PRODUCE, body, version=11)
+            raise_for_code(resp["responses"][0]["partition_responses"][0]["error_code"])
+        finally:
+            conn.close()
+
+    with without_verification(bootstrap, leader):
+        asyncio.run(produce_raw())
+    return tid, d.producer_id, d.producer_epoch
