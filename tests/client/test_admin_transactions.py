@@ -32,7 +32,12 @@ from kgroup.client import (
     TransactionDescription,
     TransactionListing,
 )
-from kgroup.errors import InvalidProducerEpoch, TransactionalIdNotFound, UnknownTopicOrPartition
+from kgroup.errors import (
+    InvalidProducerEpoch,
+    NetworkException,
+    TransactionalIdNotFound,
+    UnknownTopicOrPartition,
+)
 
 pytestmark = pytest.mark.network
 
@@ -206,6 +211,9 @@ def test_describe_producers_of_an_unknown_partition(admin: AdminClient) -> None:
     tp = TopicPartition(f"none-{uuid.uuid4().hex[:8]}", 0)
     with pytest.raises(UnknownTopicOrPartition):
         admin.describe_producers([tp], request_timeout=1)[tp].result()
+    # A broker that is not in the cluster: its connection's error, once the time is up.
+    with pytest.raises(NetworkException, match="not in the cluster"):
+        admin.describe_producers([tp], request_timeout=1, broker_id=999)[tp].result()
 
 
 def test_hanging_transaction_is_aborted_in_its_partition(

@@ -1769,9 +1769,10 @@ class AdminClient:
                     raise
                 retry = dict.fromkeys(pending, e)
             else:
-                if broker is not None:
-                    by_node[broker] = pending
-                for tp in pending if broker is None else []:
+                for tp in pending:
+                    if broker is not None:
+                        by_node.setdefault(broker, []).append(tp)
+                        continue
                     info = self._cluster.topics.get(tp.topic)
                     err: KafkaError | None = None
                     if info is not None and info.error:
