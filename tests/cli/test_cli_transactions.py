@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from support.apache_kafka import run_tool
 from support.kgroup_broker import run_broker
 from support.transactions import (
     TXN_BROKERS,
@@ -25,7 +26,7 @@ from support.transactions import (
 
 from kgroup.broker import Broker
 from kgroup.cli import main
-from kgroup.cli.transactions import table
+from kgroup.cli.transactions import DESCRIBE_HEADERS, table
 from kgroup.client import AdminClient
 
 pytestmark = pytest.mark.network
@@ -300,3 +301,42 @@ def test_find_hanging_finds_one_and_abort_ends_it(
         capsys, bootstrap, "find-hanging", "--topic", topic, "--max-transaction-timeout", "0"
     )
     assert (status, rows(out)) == (0, [head])
+
+
+def test_tables_match_kafka_transactions_sh(
+    capsys: pytest.CaptureFixture[str], bootstrap: str
+) -> None:
+    # The same transactions through Kafka's own TransactionsCommand: the same tables, cell for
+    # cell, but the durations (read at different moments).
+    topic = new_topic(bootstrap, 2)
+    tid = f"tx-{uuid.uuid4().hex[:8]}"
+    _, hung_pid, _ = hanging_transaction(bootstrap, topic, 1, [b"h"])
+    with transactional_producer(bootstrap, tid) as p:
+        p.begin_transaction()
+        produce(p, topic, 0, [b"a", b"b"])
+
+        def both(*argv: str) -> tuple[list[list[str]], list[list[str]]]:
+            status, out, err = kgroup(capsys, bootstrap, *argv)
+            assert (status, err) == (0, "")
+            theirs = run_tool(
+                "org.apache.kafka.tools.TransactionsCommand",
+                "--bootstrap-server",
+                bootstrap,
+                *argv,
+            )
+            return rows(out), rows(theirs.stdout)
+
+        for partition in ("0", "1"):
+            ours, theirs = both("describe-producers", "--topic", topic, "--partition", partition)
+            assert ours == theirs and len(ours) == 2
+        ours, theirs = both("describe", "--transactional-id", tid)
+        d = DESCRIBE_HEADERS.index("TransactionDurationMs")
+        assert ours[0] == theirs[0] and ours[1][4] == "Ongoing"
+        assert ours[1][:d] + ours[1][d + 1 :] == theirs[1][:d] + theirs[1][d + 1 :]
+        ours, theirs = both("list")
+        assert ours[0] == theirs[0]
+        assert [r for r in ours if r[0] == tid] == [r for r in theirs if r[0] == tid]
+        ours, theirs = both("find-hanging", "--topic", topic, "--max-transaction-timeout", "0")
+        assert ours[0] == theirs[0]
+        assert [r[:-1] for r in ours[1:]] == [r[:-1] for r in theirs[1:]]  # but Duration(min)
+        assert [r[2] for r in ours[1:]] == [str(hung_pid)]
