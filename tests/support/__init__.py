@@ -9,6 +9,8 @@
 - ``capture``: the real clients run against the fake broker; from the repository's root,
   ``python -m tests.support.capture --write`` rewrites tests/protocol/fixtures.
 - ``assignments``: assignments written as ``"topic-partition"`` lists (assignor tests).
+- ``transactions``: real open, committed and hanging transactions (confluent-kafka's
+  transactional Producer), and a read_committed reader, for the transaction admin tests.
 
 The kafka-python objects the assignor tests compare with come from bench/kafka_python_peer.py,
 which the benchmarks use too (bench does not import from tests).

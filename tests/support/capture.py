@@ -1,6 +1,6 @@
 """Drive the real clients (confluent-kafka, kafka-python, aiokafka) through their produce,
-consume-in-a-group, admin and SASL flows against :class:`fake_broker.FakeBroker`, and collect
-the request frames they send.
+consume-in-a-group, transactional produce, admin and SASL flows against
+:class:`fake_broker.FakeBroker`, and collect the request frames they send.
 
 Each client runs under three advertised version tables (eras): kgroup's full ranges (Kafka
 3.9's, with KIP-848's apis as Kafka 4.x has them: confluent-kafka then also runs a
@@ -11,6 +11,11 @@ The committed fixtures are ``tests/protocol/fixtures/<client>/<Api>-v<N>-<i>.bin
 them, run this module from the repository's root::
 
     .venv/bin/python -m tests.support.capture --write
+
+or, to add the fixtures of the apis and versions a client has none of yet (after kgroup learns
+a new api, or a flow a new call) and leave the committed ones as they are::
+
+    .venv/bin/python -m tests.support.capture --write --missing
 """
 
 from __future__ import annotations
@@ -24,11 +29,12 @@ from typing import Any
 
 from kgroup import protocol
 
-from .fake_broker import SERVED, Captured, FakeBroker
+from .fake_broker import FIRST_TRANSACTIONAL_PRODUCER_ID, SERVED, Captured, FakeBroker
 
 FIXTURES = Path(__file__).parents[1] / "protocol" / "fixtures"
 TOPIC = "kgroup-fixture"
 GROUP = "kgroup-fixture-group"
+TRANSACTIONAL_ID = "kgroup-fixture-txn"
 # Settings under the same names in kafka-python and aiokafka: the group consumer's, and SASL
 # PLAIN's (the fake broker accepts any credentials).
 GROUP_CONSUMER = {
@@ -67,6 +73,11 @@ NON_FLEXIBLE = {
     21: 1,
     22: 1,
     23: 3,
+    24: 2,
+    25: 2,
+    26: 2,
+    27: 0,
+    28: 2,
     32: 3,
     33: 1,
     36: 1,
@@ -75,7 +86,8 @@ NON_FLEXIBLE = {
     44: 0,
     47: 0,
 }
-# Roughly Kafka 0.11 to 1.0: message format v2 exists, nothing is flexible.
+# Roughly Kafka 0.11 to 1.0: message format v2 and transactions (all v0) exist, nothing is
+# flexible.
 OLD = {
     0: 3,
     1: 5,
@@ -97,6 +109,11 @@ OLD = {
     21: 0,
     22: 0,
     23: 0,
+    24: 0,
+    25: 0,
+    26: 0,
+    27: 0,
+    28: 0,
     32: 0,
     33: 0,
     36: 0,
@@ -105,7 +122,7 @@ OLD = {
     47: 0,
 }
 # Kafka 0.10.0: message format v1, SASL tokens unframed after SaslHandshake v0; no
-# idempotence, SaslAuthenticate, DescribeConfigs, DeleteGroups or OffsetDelete yet.
+# idempotence or transactions, SaslAuthenticate, DescribeConfigs, DeleteGroups or OffsetDelete yet.
 ANCIENT = {
     0: 2,
     1: 2,
@@ -197,6 +214,8 @@ def run_confluent(bootstrap: str, era: str) -> None:
         for _ in range(5):
             c.poll(0.1)
     c.commit(offsets=[TopicPartition(TOPIC, 0, 1)], asynchronous=False)
+    if speaks(era, 24):
+        run_confluent_transactions(common, c)
     c.close()
 
     a = AdminClient(common)
@@ -245,6 +264,26 @@ def run_confluent(bootstrap: str, era: str) -> None:
     s.list_topics(TOPIC, timeout=15)
 
 
+def run_confluent_transactions(common: dict, consumer: Any) -> None:
+    """A transaction that produces and sends the consumer's offsets with its group metadata
+    (TxnOffsetCommit), committed; then one that produces, aborted."""
+    from confluent_kafka import Producer, TopicPartition
+
+    t = Producer({**common, "transactional.id": TRANSACTIONAL_ID, "linger.ms": 0})
+    t.init_transactions(15)
+    t.begin_transaction()
+    t.produce(TOPIC, key=b"k", value=b"committed")
+    offsets = [TopicPartition(TOPIC, 0, 1)]
+    t.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 15)
+    t.commit_transaction(15)
+    t.begin_transaction()
+    t.produce(TOPIC, key=b"k", value=b"aborted")
+    # Delivered before the abort, which would otherwise purge it unsent.
+    if t.flush(15) != 0:
+        raise AssertionError("confluent-kafka transactional producer did not deliver")
+    t.abort_transaction(15)
+
+
 def run_confluent_consumer_protocol(common: dict, admin: Any) -> None:
     """KIP-848 (``group.protocol=consumer``, ConsumerGroupHeartbeat v1): join, consume, commit
     (OffsetCommit with the member epoch), describe the group (ConsumerGroupDescribe) and leave."""
@@ -275,7 +314,7 @@ def run_confluent_consumer_protocol(common: dict, admin: Any) -> None:
 
 def run_kafka_python(bootstrap: str, era: str) -> None:
     from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-    from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+    from kafka.admin import AbortTransactionSpec, ConfigResource, ConfigResourceType, NewTopic
     from kafka.structs import OffsetAndMetadata
 
     modern = era != "ancient"
@@ -292,6 +331,18 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
     for _ in range(3):
         c.poll(100)
     c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "", -1)})
+    if speaks(era, 24):
+        t = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=TRANSACTIONAL_ID)
+        t.init_transactions()
+        t.begin_transaction()
+        t.send(TOPIC, key=b"k", value=b"committed").get(15)
+        offsets = {TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "", -1)}
+        t.send_offsets_to_transaction(offsets, c.group_metadata())
+        t.commit_transaction()
+        t.begin_transaction()
+        t.send(TOPIC, key=b"k", value=b"aborted").get(15)
+        t.abort_transaction()
+        t.close()
     c.close()
 
     a = KafkaAdminClient(bootstrap_servers=bootstrap)
@@ -320,6 +371,17 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
     if speaks(era, 35):
         a.describe_log_dirs()
         a.describe_log_dirs({TOPIC: [0]})
+    # The transactional producer above is the fake broker's first, at epoch 0.
+    pid = FIRST_TRANSACTIONAL_PRODUCER_ID
+    if speaks(era, 66):
+        a.list_transactions()
+        a.list_transactions(state_filters=["CompleteAbort"], producer_id_filters=[pid])
+    if speaks(era, 65):
+        a.describe_transactions([TRANSACTIONAL_ID])
+    if speaks(era, 27):
+        # An administrative abort (KIP-664's abortTransaction): WriteTxnMarkers to the
+        # partition's leader.
+        a.abort_transaction(AbortTransactionSpec(TopicPartition(TOPIC, 0), pid, 0))
     a.close()
 
     s = KafkaProducer(bootstrap_servers=bootstrap, **SASL_PLAIN)
@@ -357,6 +419,22 @@ async def _aiokafka(bootstrap: str, era: str) -> None:
         await c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "")})
     finally:
         await c.stop()
+
+    if speaks(era, 24):
+        # aiokafka sends offsets to a transaction by group id alone (TxnOffsetCommit without
+        # the member's generation).
+        t = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=TRANSACTIONAL_ID)
+        await t.start()
+        try:
+            async with t.transaction():
+                await t.send_and_wait(TOPIC, key=b"k", value=b"committed")
+                offsets = {TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "")}
+                await t.send_offsets_to_transaction(offsets, GROUP)
+            await t.begin_transaction()
+            await t.send_and_wait(TOPIC, key=b"k", value=b"aborted")
+            await t.abort_transaction()
+        finally:
+            await t.stop()
 
     a = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await a.start()
@@ -427,12 +505,23 @@ def fixture_name(f: Captured, index: int) -> str:
     return f"{protocol.API_NAMES[f.api_key]}-v{f.api_version}-{index}.bin"
 
 
-def write_fixtures() -> None:
+def fixture_key(path: Path) -> tuple[int, int]:
+    """The api key and version a fixture's name states."""
+    api, version, _ = path.stem.split("-")
+    keys = {name: key for key, name in protocol.API_NAMES.items()}
+    return keys[api], int(version[1:])
+
+
+def write_fixtures(missing: bool = False) -> None:
+    """Capture every client in every era and write its fixtures: all of them afresh, or with
+    ``missing`` only those of (api key, version) pairs the client has no fixture of yet."""
     for client in CLIENTS:
         folder = FIXTURES / client
         folder.mkdir(parents=True, exist_ok=True)
-        for old in folder.glob("*.bin"):
-            old.unlink()
+        committed = {fixture_key(old) for old in folder.glob("*.bin")} if missing else set()
+        if not missing:
+            for old in folder.glob("*.bin"):
+                old.unlink()
         counts: dict[tuple[int, int], int] = {}
         for era in ERAS:
             frames, errors = capture(client, era)
@@ -440,7 +529,7 @@ def write_fixtures() -> None:
                 raise SystemExit(f"{client}/{era}: {errors}")
             for f in distinct(frames):
                 key = (f.api_key, f.api_version)
-                if counts.get(key, 0) >= 3:
+                if key in committed or counts.get(key, 0) >= 3:
                     continue
                 counts[key] = counts.get(key, 0) + 1
                 (folder / fixture_name(f, counts[key])).write_bytes(f.frame)
@@ -449,5 +538,5 @@ def write_fixtures() -> None:
 
 if __name__ == "__main__":
     if "--write" not in sys.argv:
-        raise SystemExit("usage: python -m tests.support.capture --write")
-    write_fixtures()
+        raise SystemExit("usage: python -m tests.support.capture --write [--missing]")
+    write_fixtures(missing="--missing" in sys.argv)

@@ -4,7 +4,9 @@ records every request frame it receives.
 It decodes each request with ``kgroup.protocol`` and answers with ``kgroup.protocol``, so a real
 client that gets through its produce, consume, admin and SASL flows against it has also parsed
 every response kgroup wrote. State is the minimum the flows need: topics exist as soon as they
-are asked for, a group has one member (the one that joins), nothing is stored.
+are asked for, a group has one member (the one that joins), nothing is stored but each
+transactional id's producer id, epoch, state and partitions, which the admin calls
+(DescribeTransactions, ListTransactions) report.
 
 ``versions`` caps the ranges it advertises, so that one client can be walked through old,
 non-flexible and flexible versions of each API.
@@ -68,6 +70,28 @@ class Captured:
 SERVED: dict[int, tuple[int, int]] = dict(protocol.API_VERSIONS)
 
 
+#: IDEMPOTENT_PRODUCER_ID is the producer id of every non-transactional producer;
+#: FIRST_TRANSACTIONAL_PRODUCER_ID that of the first transactional id, the next ones following.
+IDEMPOTENT_PRODUCER_ID = 1000
+FIRST_TRANSACTIONAL_PRODUCER_ID = 2000
+
+
+@dataclass
+class Transaction:
+    """One transactional id as the fake coordinator keeps it: its producer id (one per id,
+    from FIRST_TRANSACTIONAL_PRODUCER_ID on), the epoch, bumped by each InitProducerId as
+    Kafka's coordinator does, and the transaction's state (Kafka's names: ``Empty``,
+    ``Ongoing``, ``CompleteCommit``, ``CompleteAbort``) with the partitions added to it since
+    it began."""
+
+    producer_id: int
+    timeout_ms: int
+    producer_epoch: int = 0
+    state: str = "Empty"
+    start_ms: int = -1
+    partitions: dict[str, set[int]] = field(default_factory=dict)
+
+
 @dataclass
 class FakeBroker:
     """Serve on 127.0.0.1 until stopped; ``frames`` collects every request frame received."""
@@ -84,6 +108,8 @@ class FakeBroker:
     #: _subscribed are the topic names consumer-protocol members subscribed to, which Metadata
     #: then finds by id.
     _subscribed: set[str] = field(default_factory=set)
+    #: _transactions are the transactional producers by transactional id (see ``Transaction``).
+    _transactions: dict[str, Transaction] = field(default_factory=dict)
     _next_offset: int = 0
     _generation: int = 0
 
@@ -230,6 +256,7 @@ class FakeBroker:
         }
 
     def _find_coordinator(self, body: dict, v: int) -> dict:
+        # This broker coordinates every key: groups (key_type 0) and transactional ids (1).
         node = self._broker()
         keys = body.get("coordinator_keys") or [body.get("key", "")]
         return {
@@ -573,7 +600,166 @@ class FakeBroker:
         return {"throttle_time_ms": 0, "results": results}
 
     def _init_producer_id(self, body: dict, v: int) -> dict:
-        return {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}
+        tid = body["transactional_id"]
+        if tid is None:
+            pid, epoch = IDEMPOTENT_PRODUCER_ID, 0
+        else:
+            # A transactional id keeps its producer id; each InitProducerId after the first
+            # bumps the epoch (fencing the previous instance); an open transaction is dropped
+            # (Kafka's coordinator would abort it first).
+            with self._lock:
+                txn = self._transactions.get(tid)
+                if txn is None:
+                    pid = FIRST_TRANSACTIONAL_PRODUCER_ID + len(self._transactions)
+                    txn = Transaction(pid, body["transaction_timeout_ms"])
+                    self._transactions[tid] = txn
+                else:
+                    txn.producer_epoch += 1
+                    txn.state, txn.partitions, txn.start_ms = "Empty", {}, -1
+                pid, epoch = txn.producer_id, txn.producer_epoch
+        return {"throttle_time_ms": 0, "error_code": 0, "producer_id": pid, "producer_epoch": epoch}
+
+    def _join_txn(self, tid: str, topics: list[dict]) -> None:
+        """Add the partitions of ``topics`` (AddPartitionsToTxn's) to ``tid``'s transaction,
+        beginning it if need be; an unknown transactional id is ignored (its requests are
+        answered all the same)."""
+        with self._lock:
+            txn = self._transactions.get(tid)
+            if txn is None:
+                return
+            if txn.state != "Ongoing":
+                txn.state, txn.partitions, txn.start_ms = "Ongoing", {}, int(time.time() * 1000)
+            for t in topics:
+                txn.partitions.setdefault(t["name"], set()).update(t["partitions"])
+
+    def _add_partitions_to_txn(self, body: dict, v: int) -> dict:
+        def results(topics: list[dict]) -> list[dict]:
+            return [
+                {
+                    "name": t["name"],
+                    "results_by_partition": [
+                        {"partition_index": p, "partition_error_code": 0} for p in t["partitions"]
+                    ],
+                }
+                for t in topics
+            ]
+
+        if v <= 3:
+            self._join_txn(body["v3_and_below_transactional_id"], body["v3_and_below_topics"])
+            return {
+                "throttle_time_ms": 0,
+                "results_by_topic_v3_and_below": results(body["v3_and_below_topics"]),
+            }
+        # v4+ is the brokers' batched form (KIP-890): several transactions, verify_only ones
+        # only asking whether their partitions are already in.
+        for t in body["transactions"]:
+            if not t["verify_only"]:
+                self._join_txn(t["transactional_id"], t["topics"])
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "results_by_transaction": [
+                {"transactional_id": t["transactional_id"], "topic_results": results(t["topics"])}
+                for t in body["transactions"]
+            ],
+        }
+
+    def _add_offsets_to_txn(self, body: dict, v: int) -> dict:
+        # Kafka adds the group's __consumer_offsets partition; here the transaction begins.
+        self._join_txn(body["transactional_id"], [])
+        return {"throttle_time_ms": 0, "error_code": 0}
+
+    def _txn_offset_commit(self, body: dict, v: int) -> dict:
+        return {"throttle_time_ms": 0, "topics": _no_errors(body["topics"])}
+
+    def _end_txn(self, body: dict, v: int) -> dict:
+        with self._lock:
+            txn = self._transactions.get(body["transactional_id"])
+            if txn is not None:
+                txn.state = "CompleteCommit" if body["committed"] else "CompleteAbort"
+                txn.partitions, txn.start_ms = {}, -1
+        return {"throttle_time_ms": 0, "error_code": 0}
+
+    def _write_txn_markers(self, body: dict, v: int) -> dict:
+        return {
+            "markers": [
+                {
+                    "producer_id": m["producer_id"],
+                    "topics": [
+                        {
+                            "name": t["name"],
+                            "partitions": [
+                                {"partition_index": p, "error_code": 0}
+                                for p in t["partition_indexes"]
+                            ],
+                        }
+                        for t in m["topics"]
+                    ],
+                }
+                for m in body["markers"]
+            ]
+        }
+
+    def _describe_transactions(self, body: dict, v: int) -> dict:
+        states = []
+        for tid in body["transactional_ids"]:
+            with self._lock:
+                txn = self._transactions.get(tid)
+                parts = dict(txn.partitions) if txn is not None else {}
+            if txn is None:
+                # TRANSACTIONAL_ID_NOT_FOUND, as Kafka answers an id it has no state for.
+                states.append(
+                    {
+                        "error_code": 105,
+                        "transactional_id": tid,
+                        "transaction_state": "",
+                        "transaction_timeout_ms": 0,
+                        "transaction_start_time_ms": -1,
+                        "producer_id": -1,
+                        "producer_epoch": -1,
+                        "topics": [],
+                    }
+                )
+                continue
+            states.append(
+                {
+                    "error_code": 0,
+                    "transactional_id": tid,
+                    "transaction_state": txn.state,
+                    "transaction_timeout_ms": txn.timeout_ms,
+                    "transaction_start_time_ms": txn.start_ms,
+                    "producer_id": txn.producer_id,
+                    "producer_epoch": txn.producer_epoch,
+                    "topics": [
+                        {"topic": n, "partitions": sorted(ps)} for n, ps in sorted(parts.items())
+                    ],
+                }
+            )
+        return {"throttle_time_ms": 0, "transaction_states": states}
+
+    def _list_transactions(self, body: dict, v: int) -> dict:
+        # Kafka's filters: states (unknown state names are echoed back), producer ids, and
+        # from v1 a minimum running time in ms (-1 or absent: any).
+        states, pids = set(body["state_filters"]), set(body["producer_id_filters"])
+        duration = body.get("duration_filter", -1)
+        now = int(time.time() * 1000)
+        with self._lock:
+            rows = [
+                (tid, t.producer_id, t.state, t.start_ms) for tid, t in self._transactions.items()
+            ]
+        listed = [
+            {"transactional_id": tid, "producer_id": pid, "transaction_state": state}
+            for tid, pid, state, start in rows
+            if (not states or state in states)
+            and (not pids or pid in pids)
+            and (duration < 0 or (start >= 0 and now - start >= duration))
+        ]
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "unknown_state_filters": sorted(states - TRANSACTION_STATES),
+            "transaction_states": listed,
+        }
 
     def _alter_configs(self, body: dict, v: int) -> dict:
         return {
@@ -713,8 +899,22 @@ class FakeBroker:
         }
 
 
+#: TRANSACTION_STATES are Kafka's transaction state names, as ListTransactions filters by them.
+TRANSACTION_STATES = {
+    "Empty",
+    "Ongoing",
+    "PrepareCommit",
+    "PrepareAbort",
+    "CompleteCommit",
+    "CompleteAbort",
+    "Dead",
+    "PrepareEpochFence",
+}
+
+
 def _no_errors(topics: list[dict]) -> list[dict]:
-    """Error code 0 for every partition of the request's topics (OffsetCommit, OffsetDelete)."""
+    """Error code 0 for every partition of the request's topics (OffsetCommit, OffsetDelete,
+    TxnOffsetCommit)."""
     return [
         {
             "name": t["name"],

@@ -5,6 +5,7 @@ kgroup partition --partitions 12 KEY...                   where each key goes
 kgroup assign --strategy range --topics t:12 --members 4  which member reads which partition
 kgroup topics create --topic t --partitions 3             kafka-topics.sh
 kgroup groups describe GROUP                              kafka-consumer-groups.sh
+kgroup transactions list                                  kafka-transactions.sh
 kgroup log-dirs                                           kafka-log-dirs.sh: disk use, errors
 kgroup produce --topic t / kgroup consume --topic t       the console producer and consumer
 
@@ -29,7 +30,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
-from kgroup.cli import assign, broker, consume, groups, log_dirs, partition, produce, topics
+from kgroup.cli import (
+    assign,
+    broker,
+    consume,
+    groups,
+    log_dirs,
+    partition,
+    produce,
+    topics,
+    transactions,
+)
 from kgroup.errors import KGroupError
 
 __all__ = ["SUBCOMMANDS", "Subcommand", "build_parser", "main"]
@@ -50,6 +61,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     assign,
     topics,
     groups,
+    transactions,
     log_dirs,
     produce,
     consume,

@@ -23,7 +23,10 @@ from kgroup.client.admin import (
     NewPartitions,
     NewTopic,
     OffsetSpec,
+    ProducerState,
     ResourceType,
+    TransactionDescription,
+    TransactionListing,
 )
 from kgroup.client.config import ClientConfig
 from kgroup.client.consumer import Consumer
@@ -77,7 +80,10 @@ __all__ = [
     "OffsetSpec",
     "PartitionMetadata",
     "Producer",
+    "ProducerState",
     "ResourceType",
     "TopicMetadata",
     "TopicPartition",
+    "TransactionDescription",
+    "TransactionListing",
 ]

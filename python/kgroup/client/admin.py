@@ -14,6 +14,10 @@ partitions to the controller (Metadata's ``controller_id``); a group's requests 
 coordinator (FindCoordinator, retried on NOT_COORDINATOR), those about several groups as one
 request per coordinator (one FindCoordinator for them all); ListOffsets to each partition's
 leader; ListGroups to every broker; a broker's configs to that broker, a topic's to any.
+Transactions as Java's Admin (KIP-664): DescribeTransactions to each transactional id's
+transaction coordinator (FindCoordinator key type 1, one request per coordinator),
+ListTransactions to every broker, DescribeProducers and the WriteTxnMarkers of
+``abort_transaction`` to each partition's leader.
 
 The work runs on the client's own event loop thread (:mod:`.runtime`); the AdminClient is
 thread-safe. ``close()`` (or ``with AdminClient(...) as admin``) stops the thread.
@@ -26,11 +30,13 @@ import concurrent.futures
 import enum
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kgroup.assignors.consumer_protocol import decode_assignment
 from kgroup.client.cluster import (
     Cluster,
+    backoff,
     offset_fetch_code,
     partitions_coordinator_code,
     retrying,
@@ -54,6 +60,7 @@ from kgroup.client.offsets import (
 from kgroup.client.runtime import Runtime
 from kgroup.client.types import OFFSET_INVALID, ClientClosed, ClientTimeout, TopicPartition
 from kgroup.errors import (
+    BrokerNotAvailable,
     CoordinatorLoadInProgress,
     CoordinatorNotAvailable,
     DecodeError,
@@ -64,6 +71,8 @@ from kgroup.errors import (
     NetworkException,
     NotController,
     NotCoordinator,
+    NotLeaderOrFollower,
+    ReplicaNotAvailable,
     UnknownTopicOrPartition,
     UnsupportedVersion,
     raise_for_code,
@@ -87,8 +96,11 @@ __all__ = [
     "NewPartitions",
     "NewTopic",
     "OffsetSpec",
+    "ProducerState",
     "ReplicaInfo",
     "ResourceType",
+    "TransactionDescription",
+    "TransactionListing",
 ]
 
 K = TypeVar("K")
@@ -98,6 +110,16 @@ T = TypeVar("T")
 # an answer (sent again, as Java's AdminApiDriver retries a key neither completed nor failed).
 _CLASSIC = object()
 _LEFT_OUT = object()
+
+# The errors of a partition whose leader moved, or that a broker does not know yet: sent again
+# after fresh metadata (Java's PartitionLeaderStrategy, and AbortTransactionHandler's list).
+_LEADER_MOVED = (
+    NotLeaderOrFollower,
+    UnknownTopicOrPartition,
+    LeaderNotAvailable,
+    ReplicaNotAvailable,
+    BrokerNotAvailable,
+)
 
 
 # -- the values passed in and out -----------------------------------------------------------
@@ -522,6 +544,74 @@ class ConsumerGroupDescription:
             f"ConsumerGroupDescription({self.group_id!r}, {self.type}, {self.state}, "
             f"{len(self.members)} members)"
         )
+
+
+#: Kafka's names of transaction states (Java's ``TransactionState.toString()``), as the
+#: coordinator names them in ListTransactions and DescribeTransactions answers.
+TRANSACTION_STATES = (
+    "Ongoing",
+    "PrepareAbort",
+    "PrepareCommit",
+    "CompleteAbort",
+    "CompleteCommit",
+    "Empty",
+    "PrepareEpochFence",
+    "Unknown",
+)
+
+
+def _transaction_state(name: str) -> str:
+    """Kafka's name of the state a coordinator names (Java's ``TransactionState.parse``: the
+    exact name, ``Unknown`` for one it does not know)."""
+    return name if name in TRANSACTION_STATES else "Unknown"
+
+
+@dataclass(frozen=True)
+class TransactionListing:
+    """TransactionListing is one transactional id of :meth:`AdminClient.list_transactions`:
+    ``transactional_id``, ``producer_id``, ``state`` (Kafka's name: ``Ongoing``,
+    ``CompleteCommit``, ...) and ``coordinator_id``, the broker that listed it (Java's
+    ``allByBrokerId()`` key)."""
+
+    transactional_id: str
+    producer_id: int
+    state: str
+    coordinator_id: int
+
+
+@dataclass(frozen=True)
+class TransactionDescription:
+    """TransactionDescription is a transactional id as its coordinator holds it (Java's
+    ``TransactionDescription``): ``coordinator_id``, ``state`` (Kafka's name),
+    ``producer_id``, ``producer_epoch``, ``transaction_timeout_ms``,
+    ``transaction_start_time_ms`` (None when no transaction is open) and
+    ``topic_partitions``, the partitions of the open transaction (those whose marker is not
+    yet written while it commits or aborts), sorted."""
+
+    coordinator_id: int
+    state: str
+    producer_id: int
+    producer_epoch: int
+    transaction_timeout_ms: int
+    transaction_start_time_ms: int | None
+    topic_partitions: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True)
+class ProducerState:
+    """ProducerState is one active producer of a partition, as its leader holds it (Java's
+    ``ProducerState``, of :meth:`AdminClient.describe_producers`): ``producer_id``,
+    ``producer_epoch``, ``last_sequence``, ``last_timestamp`` (ms), ``coordinator_epoch``
+    (of its last transaction marker; None when none was written) and
+    ``current_transaction_start_offset`` (the first offset of its open transaction in the
+    partition; None when it has none open)."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp: int
+    coordinator_epoch: int | None
+    current_transaction_start_offset: int | None
 
 
 def _tp(x: TopicPartition | tuple[str, int]) -> TopicPartition:
@@ -1050,21 +1140,24 @@ class AdminClient:
         groups: list[str],
         send: Callable[[Connection, list[str]], Awaitable[dict[str, Any]]],
         timeout: float,
+        key_type: int = 0,
     ) -> dict[str, Any]:
-        """Each group's result from one ``send(coordinator, groups)`` per coordinator, carrying
-        all the groups it owns, as Java's Admin batches them (CoordinatorStrategy): the
-        coordinators found together (:meth:`Cluster.coordinators`). ``send`` maps each group
-        to its result or KafkaError; a group answered NOT_COORDINATOR,
+        """Each key's result from one ``send(coordinator, keys)`` per coordinator, carrying
+        all the keys it owns, as Java's Admin batches them (CoordinatorStrategy): the
+        coordinators found together (:meth:`Cluster.coordinators`). The keys are groups
+        (``key_type`` 0) or transactional ids (1, the transaction coordinators). ``send`` maps
+        each key to its result or KafkaError; a key answered NOT_COORDINATOR,
         COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS, or left out, is sent again
-        (to its coordinator found anew for the first two), and so are all of a request's groups
+        (to its coordinator found anew for the first two), and so are all of a request's keys
         when it failed with a retriable error (a lost connection), with backoff until
         ``timeout`` seconds have passed; then its last error is its result."""
         deadline = time.monotonic() + timeout
+        kind = "group" if key_type == 0 else "transactional id"
 
         async def attempt(pending: list[str]) -> tuple[dict[str, Any], dict[str, KafkaError]]:
             results: dict[str, Any] = {}
             nodes = await self._cluster.coordinators(
-                pending, timeout=max(deadline - time.monotonic(), 0.0)
+                pending, key_type, timeout=max(deadline - time.monotonic(), 0.0)
             )
             by_node: dict[int, list[str]] = {}
             for g in pending:
@@ -1080,7 +1173,7 @@ class AdminClient:
                 except KafkaError as e:
                     if isinstance(e, NetworkException):
                         for g in owned:
-                            self._cluster.coordinator_dead(g)
+                            self._cluster.coordinator_dead(g, key_type)
                     return {}, e
 
             answers = await asyncio.gather(*(one(n, gs) for n, gs in by_node.items()))
@@ -1095,9 +1188,9 @@ class AdminClient:
                         continue
                     r = answer.get(g, _LEFT_OUT)
                     if r is _LEFT_OUT:
-                        retry[g] = CoordinatorNotAvailable(f"group {g!r} left out of the answer")
+                        retry[g] = CoordinatorNotAvailable(f"{kind} {g!r} left out of the answer")
                     elif isinstance(r, (NotCoordinator, CoordinatorNotAvailable)):
-                        self._cluster.coordinator_dead(g)
+                        self._cluster.coordinator_dead(g, key_type)
                         retry[g] = r
                     elif isinstance(r, CoordinatorLoadInProgress):
                         retry[g] = r
@@ -1525,3 +1618,302 @@ class AdminClient:
             return results
 
         return self._fan_out(ids, work, timeout)
+
+    # -- transactions ------------------------------------------------------------------------
+
+    def list_transactions(
+        self,
+        states: Iterable[str] | None = None,
+        producer_ids: Iterable[int] | None = None,
+        duration_ms: int | None = None,
+        request_timeout: float | None = None,
+    ) -> concurrent.futures.Future[list[TransactionListing]]:
+        """Every transactional id of every broker's transaction coordinator (ListTransactions
+        to each broker, merged, as Java's ``listTransactions().all()``): a future of a list of
+        :class:`TransactionListing`, by broker id, then as each broker listed them. Only those
+        in ``states`` (Kafka's names), of ``producer_ids``, and open longer than
+        ``duration_ms`` (ListTransactions v1+, KIP-994) when given. A broker whose coordinator
+        is loading is asked again until the timeout; any other error of a broker fails the
+        whole call, as Java's ``all()`` does."""
+        timeout = self._timeout(request_timeout)
+        state_filters = list(dict.fromkeys(states or ()))
+        pid_filters = list(dict.fromkeys(int(p) for p in producer_ids or ()))
+        duration = -1 if duration_ms is None else int(duration_ms)
+
+        async def once(node: int) -> list[TransactionListing] | KafkaError:
+            conn = await self._cluster.connection(node)
+            v = conn.version(ApiKey.LIST_TRANSACTIONS)
+            if duration >= 0 and v < 1:
+                raise UnsupportedVersion(
+                    "filtering transactions by duration needs ListTransactions v1+"
+                )
+            body: dict[str, Any] = {
+                "state_filters": state_filters,
+                "producer_id_filters": pid_filters,
+            }
+            if v >= 1:
+                body["duration_filter"] = duration
+            resp = await conn.request(ApiKey.LIST_TRANSACTIONS, body, version=v)
+            code = resp["error_code"]
+            if code == CoordinatorLoadInProgress.code:
+                raise CoordinatorLoadInProgress(f"ListTransactions to broker {node}")
+            if code:
+                # Not retried, COORDINATOR_NOT_AVAILABLE included (a coordinator shutting
+                # down), as Java's ListTransactionsHandler fails it.
+                return error_from_code(code, f"ListTransactions to broker {node}") or KafkaError()
+            return [
+                TransactionListing(
+                    t["transactional_id"],
+                    t["producer_id"],
+                    _transaction_state(t["transaction_state"]),
+                    node,
+                )
+                for t in resp["transaction_states"]
+            ]
+
+        async def one(node: int) -> list[TransactionListing]:
+            r = await retrying(
+                lambda: once(node),
+                timeout=timeout,
+                base_ms=self._config["retry.backoff.ms"],
+                max_ms=self._config["retry.backoff.max.ms"],
+            )
+            if isinstance(r, KafkaError):
+                raise r
+            return r
+
+        async def work() -> dict[str, Any]:
+            await self._cluster.refresh([])
+            nodes = sorted(self._cluster.brokers)
+            listed = await asyncio.gather(*(one(n) for n in nodes))
+            return {"": [t for ts in listed for t in ts]}
+
+        return self._fan_out([""], work, timeout)[""]
+
+    def describe_transactions(
+        self, transactional_ids: Iterable[str], request_timeout: float | None = None
+    ) -> dict[str, concurrent.futures.Future[TransactionDescription]]:
+        """Each transactional id's state, producer id and epoch, timeout, start time and
+        partitions, as its transaction coordinator holds it: {transactional id: future of
+        :class:`TransactionDescription`}. One DescribeTransactions per coordinator, carrying
+        every id it owns (FindCoordinator key type 1 for them all), as Java's
+        ``DescribeTransactionsHandler`` sends it. An id the coordinator does not know fails
+        with TransactionalIdNotFound; a moved or loading coordinator is asked again."""
+        timeout = self._timeout(request_timeout)
+        ids = list(dict.fromkeys(transactional_ids))
+
+        async def send(conn: Connection, owned: list[str]) -> dict[str, Any]:
+            v = conn.version(ApiKey.DESCRIBE_TRANSACTIONS)
+            resp = await conn.request(
+                ApiKey.DESCRIBE_TRANSACTIONS, {"transactional_ids": owned}, version=v
+            )
+            out: dict[str, Any] = {}
+            for t in resp["transaction_states"]:
+                tid = t["transactional_id"]
+                if t["error_code"]:
+                    out[tid] = error_from_code(t["error_code"], f"transactional id {tid!r}")
+                    continue
+                start = t["transaction_start_time_ms"]
+                out[tid] = TransactionDescription(
+                    conn.node_id,
+                    _transaction_state(t["transaction_state"]),
+                    t["producer_id"],
+                    t["producer_epoch"],
+                    t["transaction_timeout_ms"],
+                    None if start < 0 else start,
+                    tuple(
+                        sorted(
+                            TopicPartition(topic["topic"], p)
+                            for topic in t["topics"]
+                            for p in topic["partitions"]
+                        )
+                    ),
+                )
+            return out
+
+        async def work() -> dict[str, Any]:
+            return await self._by_coordinator(ids, send, timeout, key_type=1)
+
+        return self._fan_out(ids, work, timeout)
+
+    async def _by_leader(
+        self,
+        tps: list[TopicPartition],
+        send: Callable[[Connection, list[TopicPartition]], Awaitable[dict[TopicPartition, Any]]],
+        timeout: float,
+        broker: int | None = None,
+    ) -> dict[TopicPartition, Any]:
+        """Each partition's result from one ``send(leader, partitions)`` per leader, carrying
+        every partition it leads, from fresh metadata, as Java's Admin sends them
+        (PartitionLeaderStrategy). ``send`` maps each partition to its result or KafkaError.
+        A partition with no leader known, left out of the answer, or answered with an error of
+        a moved leader (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...), and all of a
+        request's partitions when it failed with a retriable error (a lost connection), are
+        sent again after fresh metadata, with backoff, until ``timeout`` seconds have passed;
+        then each one's last error is its result. With ``broker``, every partition goes to
+        that broker instead (Java's StaticBrokerStrategy), and NOT_LEADER_OR_FOLLOWER is its
+        answer, not a reason to look again."""
+        deadline = time.monotonic() + timeout
+        results: dict[TopicPartition, Any] = {}
+        pending = list(dict.fromkeys(tps))
+        attempt = 0
+        while pending:
+            retry: dict[TopicPartition, KafkaError] = {}
+            by_node: dict[int, list[TopicPartition]] = {}
+            try:
+                await self._cluster.refresh(
+                    [] if broker is not None else {tp.topic for tp in pending}
+                )
+            except KafkaError as e:
+                if not e.retriable:
+                    raise
+                retry = dict.fromkeys(pending, e)
+            else:
+                for tp in pending:
+                    if broker is not None:
+                        by_node.setdefault(broker, []).append(tp)
+                        continue
+                    info = self._cluster.topics.get(tp.topic)
+                    err: KafkaError | None = None
+                    if info is not None and info.error:
+                        err = error_from_code(info.error, tp.topic)
+                    elif info is None or tp.partition not in info.partitions:
+                        err = UnknownTopicOrPartition(f"{tp.topic} [{tp.partition}]")
+                    else:
+                        leader = self._cluster.leader(tp.topic, tp.partition)
+                        if leader is None:
+                            err = LeaderNotAvailable(f"{tp.topic} [{tp.partition}]")
+                        else:
+                            by_node.setdefault(leader, []).append(tp)
+                    if err is not None:
+                        (retry if err.retriable else results)[tp] = err
+
+            async def one(
+                node: int, owned: list[TopicPartition]
+            ) -> tuple[dict[TopicPartition, Any], KafkaError | None]:
+                try:
+                    return await send(await self._cluster.connection(node), owned), None
+                except KafkaError as e:
+                    return {}, e
+
+            answers = await asyncio.gather(*(one(n, ps) for n, ps in by_node.items()))
+            for owned, (answer, failed) in zip(by_node.values(), answers, strict=True):
+                for tp in owned:
+                    if failed is not None:
+                        (retry if failed.retriable else results)[tp] = failed
+                        continue
+                    r = answer.get(tp, _LEFT_OUT)
+                    if r is _LEFT_OUT:
+                        retry[tp] = LeaderNotAvailable(f"{tp.topic} [{tp.partition}] left out")
+                    elif isinstance(r, _LEADER_MOVED) and not (
+                        broker is not None and isinstance(r, NotLeaderOrFollower)
+                    ):
+                        retry[tp] = r
+                    else:
+                        results[tp] = r
+            if not retry:
+                break
+            wait = backoff(
+                attempt, self._config["retry.backoff.ms"], self._config["retry.backoff.max.ms"]
+            )
+            if time.monotonic() + wait > deadline:
+                results.update(retry)
+                break
+            attempt += 1
+            await asyncio.sleep(wait)
+            pending = list(retry)
+        return results
+
+    def describe_producers(
+        self,
+        partitions: Iterable[TopicPartition | tuple[str, int]],
+        request_timeout: float | None = None,
+        broker_id: int | None = None,
+    ) -> dict[TopicPartition, concurrent.futures.Future[list[ProducerState]]]:
+        """Each partition's active producers, as its leader holds them (DescribeProducers to
+        each leader, carrying every partition it leads, as Java's ``describeProducers``):
+        {partition: future of a list of :class:`ProducerState`}. A partition whose leader
+        moved, or that its leader does not know yet, is asked again until the timeout; then
+        it fails with that error (NotLeaderOrFollower, UnknownTopicOrPartition). With
+        ``broker_id``, every partition is asked of that broker, a follower's replica too (Java's
+        ``DescribeProducersOptions.brokerId``); a broker with no replica of one answers
+        NotLeaderOrFollower for it."""
+        timeout = self._timeout(request_timeout)
+        tps = [_tp(tp) for tp in partitions]
+
+        async def send(conn: Connection, owned: list[TopicPartition]) -> dict[TopicPartition, Any]:
+            body = {
+                "topics": [
+                    {"name": t, "partition_indexes": [tp.partition for tp in ps]}
+                    for t, ps in _by_topic(owned).items()
+                ]
+            }
+            resp = await conn.request(ApiKey.DESCRIBE_PRODUCERS, body)
+            out: dict[TopicPartition, Any] = {}
+            for t in resp["topics"]:
+                for p in t["partitions"]:
+                    tp = TopicPartition(t["name"], p["partition_index"])
+                    if p["error_code"]:
+                        out[tp] = error_from_code(
+                            p["error_code"], p["error_message"] or f"{tp.topic} [{tp.partition}]"
+                        )
+                        continue
+                    out[tp] = [
+                        ProducerState(
+                            a["producer_id"],
+                            a["producer_epoch"],
+                            a["last_sequence"],
+                            a["last_timestamp"],
+                            None if a["coordinator_epoch"] < 0 else a["coordinator_epoch"],
+                            None
+                            if a["current_txn_start_offset"] < 0
+                            else a["current_txn_start_offset"],
+                        )
+                        for a in p["active_producers"]
+                    ]
+            return out
+
+        return self._fan_out(tps, lambda: self._by_leader(tps, send, timeout, broker_id), timeout)
+
+    def abort_transaction(
+        self,
+        topic_partition: TopicPartition | tuple[str, int],
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        request_timeout: float | None = None,
+    ) -> concurrent.futures.Future[None]:
+        """Abort a producer's open transaction in one partition: WriteTxnMarkers with an ABORT
+        marker for ``producer_id`` and ``producer_epoch`` to the partition's leader, as Java's
+        ``abortTransaction`` (KIP-664) sends it, for a hanging transaction its coordinator will
+        not end. A future of None; it fails with InvalidProducerEpoch for an epoch older than
+        the partition's, TransactionCoordinatorFenced for a coordinator epoch older than the
+        last marker's, ClusterAuthorizationFailed without ALTER on the cluster. The
+        partition's last stable offset moves past the transaction's records."""
+        timeout = self._timeout(request_timeout)
+        tp = _tp(topic_partition)
+
+        async def send(conn: Connection, owned: list[TopicPartition]) -> dict[TopicPartition, Any]:
+            body = {
+                "markers": [
+                    {
+                        "producer_id": producer_id,
+                        "producer_epoch": producer_epoch,
+                        "transaction_result": False,
+                        "topics": [{"name": tp.topic, "partition_indexes": [tp.partition]}],
+                        "coordinator_epoch": coordinator_epoch,
+                    }
+                ]
+            }
+            resp = await conn.request(ApiKey.WRITE_TXN_MARKERS, body)
+            answered = [
+                (m["producer_id"], t["name"], p["partition_index"], p["error_code"])
+                for m in resp["markers"]
+                for t in m["topics"]
+                for p in t["partitions"]
+            ]
+            if len(answered) != 1 or answered[0][:3] != (producer_id, tp.topic, tp.partition):
+                return {tp: KafkaError(f"WriteTxnMarkers answered for {answered}, not {tp}")}
+            return {tp: error_from_code(answered[0][3], f"aborting {producer_id} in {tp}")}
+
+        return self._fan_out([tp], lambda: self._by_leader([tp], send, timeout), timeout)[tp]
