@@ -173,6 +173,8 @@ fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
         } else if name.ends_with(files::SWAP_SUFFIX) {
             match files::parse(&name) {
                 Some((base, ".log.swap")) => swaps.push((base, path)),
+                // Put in place with its segment's swap below, or deleted if it has none.
+                Some((_, ".txnindex.swap")) => {}
                 _ => files::remove(&path)?,
             }
         } else if let Some((base, s)) = files::parse(&name) {
@@ -195,9 +197,20 @@ fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
             }
         }
         drop(seg);
+        let txn_swap = super::cleaner::txn_swap_path(dir, base);
+        if txn_swap.exists() {
+            files::rename(
+                &txn_swap,
+                &dir.join(files::name(base, files::TXN_INDEX_SUFFIX)),
+            )?;
+        }
         let target = segment::log_path(dir, base);
         files::rename(&swap, &target)?;
         report.swaps_completed += 1;
+    }
+    for (_, path) in list_suffix(dir, ".txnindex.swap")? {
+        // A cleaned segment's index whose segment never became complete.
+        files::remove(&path)?;
     }
     let logs: std::collections::HashSet<i64> = list_suffix(dir, files::LOG_SUFFIX)?
         .into_iter()

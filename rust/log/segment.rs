@@ -610,6 +610,17 @@ impl Segment {
         self.meta().txns.push(e);
     }
 
+    /// encoded_txn_index is the aborted-transaction index file's bytes (empty: no entries).
+    pub fn encoded_txn_index(&self) -> Vec<u8> {
+        self.meta().txns.encode()
+    }
+
+    /// adopt_txn_index records that the index file was put in place (a swap) and will be
+    /// rewritten at the next sync.
+    pub fn adopt_txn_index(&self) {
+        self.meta().txns.assume_file();
+    }
+
     /// aborted is the segment's aborted-transaction index entries.
     pub fn aborted(&self) -> Vec<AbortedTxn> {
         self.meta().txns.entries().to_vec()

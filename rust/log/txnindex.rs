@@ -158,6 +158,19 @@ impl TxnIndex {
         self.has_file
     }
 
+    /// encode is the whole file's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![0u8; self.entries().len() * AbortedTxn::SIZE];
+        for (e, c) in self
+            .entries()
+            .iter()
+            .zip(out.chunks_exact_mut(AbortedTxn::SIZE))
+        {
+            e.encode(0, c);
+        }
+        out
+    }
+
     /// assume_file makes the next persist write (or delete) the file, whether or not one
     /// exists: for an index rebuilt over a file left from before.
     pub fn assume_file(&mut self) {
