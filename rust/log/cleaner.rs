@@ -268,7 +268,10 @@ impl Log {
         let path = out.path();
         files::sync_data(out.file(), &path).map_err(|e| files::io(e, "syncing", &path))?;
         let txns = out.encoded_txn_index();
-        if !txns.is_empty() {
+        if txns.is_empty() {
+            // One left by a group that was not swapped in must not come with this one.
+            files::remove(&txn_swap_path(&self.dir, base))?;
+        } else {
             files::write_atomic(&txn_swap_path(&self.dir, base), &txns, true)?;
         }
         let swap = self.dir.join(format!(
@@ -296,6 +299,7 @@ impl Log {
         let Some(i) = at.filter(|_| intact) else {
             drop(st);
             cleaned.discard()?;
+            files::remove(&txn_swap_path(&self.dir, cleaned.base_offset))?;
             return Ok(false);
         };
         cleaned.set_installing(true);

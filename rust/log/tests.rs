@@ -2001,3 +2001,37 @@ fn compaction_stops_at_the_first_unstable_offset_and_keeps_transactions() {
     let (log, _) = open(dir.path(), c);
     assert_eq!(aborted(&log, 0, 100), vec![(1, 1)]);
 }
+
+#[test]
+fn a_compaction_swap_finished_on_open_keeps_the_aborted_index() {
+    // Kafka's LogLoaderTest swap recovery with a transaction index: a complete `.log.swap`
+    // (with its `.txnindex.swap`) replaces the segment, and its aborted transactions are there
+    // after the open; a `.txnindex.swap` without its segment's swap is deleted.
+    let dir = TempDir::new();
+    let c = cfg(&[("cleanup.policy", "compact"), ("segment.bytes", "300")]);
+    let (log, _) = open(dir.path(), c.clone());
+    log.append(&txn_batch(1, 0, 0, &["a"]), NOW, 0).unwrap();
+    log.append_marker(1, 0, false, 0, NOW, 0).unwrap();
+    for i in 0..8 {
+        let k = format!("k{i}");
+        log.append(&keyed(&[(k.as_str(), Some("v"))], NOW), NOW, 0)
+            .unwrap();
+    }
+    let bases = log.segment_bases();
+    assert!(bases.len() > 2);
+    let seg0 = std::fs::read(seg_path(dir.path(), 0, files::LOG_SUFFIX)).unwrap();
+    log.close().unwrap();
+    let idx = seg_path(dir.path(), 0, files::TXN_INDEX_SUFFIX);
+    let entries = std::fs::read(&idx).unwrap();
+    assert_eq!(entries.len(), 34);
+    std::fs::remove_file(&idx).unwrap();
+    std::fs::write(seg_path(dir.path(), 0, ".log.swap"), &seg0).unwrap();
+    std::fs::write(seg_path(dir.path(), 0, ".txnindex.swap"), &entries).unwrap();
+    let orphan = seg_path(dir.path(), bases[1], ".txnindex.swap");
+    std::fs::write(&orphan, &entries).unwrap();
+    let (log, report) = open(dir.path(), c);
+    assert_eq!(report.swaps_completed, 1);
+    assert!(!orphan.exists());
+    assert_eq!(std::fs::read(&idx).unwrap(), entries);
+    assert_eq!(aborted(&log, 0, 100), vec![(1, 0)]);
+}
