@@ -13,9 +13,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::files::{self, Checkpoint, IoContext};
-use super::producer::{read_marker, ProducerState};
+use super::producer::ProducerState;
 use super::segment::{self, scan, Segment};
 use super::txnindex::AbortedTxn;
+use super::validate::read_marker;
 use super::{list_suffix, now_wall_ms, Log, LogConfig, RecoveryReport, State};
 use crate::errors::Result;
 

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::errors::{Error, ErrorCode, Result};
 use crate::protocol::primitives::Reader;
-use crate::protocol::records::{BatchHeader, ControlRecordKey, ControlRecordType};
+use crate::protocol::records::BatchHeader;
 
 /// BATCHES_TO_RETAIN is Kafka's `ProducerStateEntry.NUM_BATCHES_TO_RETAIN`.
 pub const BATCHES_TO_RETAIN: usize = 5;
@@ -406,21 +406,6 @@ impl ProducerState {
         }
         Ok((offset, s))
     }
-}
-
-/// read_marker reads the COMMIT (true) or ABORT (false) marker and its coordinator epoch from
-/// the control batch `batch`; None for another control record (Kafka ignores those in its
-/// producer state) or one that does not read.
-pub fn read_marker(batch: &[u8]) -> Option<(bool, i32)> {
-    let d = super::validate::decode_one(batch).ok()?;
-    let r = d.records().next()?;
-    let commit = match ControlRecordKey::parse(r.key).ok()?.kind {
-        ControlRecordType::Commit => true,
-        ControlRecordType::Abort => false,
-        _ => return None,
-    };
-    let v = r.value.filter(|v| v.len() >= 6)?;
-    Some((commit, i32::from_be_bytes([v[2], v[3], v[4], v[5]])))
 }
 
 #[cfg(test)]

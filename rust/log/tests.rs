@@ -1690,7 +1690,7 @@ fn first_unstable_offset_follows_open_transactions() {
         (h.producer_id, h.producer_epoch, h.base_sequence),
         (1, 0, -1)
     );
-    assert_eq!(producer::read_marker(&bytes), Some((true, 0)));
+    assert_eq!(validate::read_marker(&bytes), Some((true, 0)));
     // DescribeProducers.
     let ps = log.producers();
     assert_eq!(ps.len(), 2);
@@ -1975,7 +1975,7 @@ fn compaction_stops_at_the_first_unstable_offset_and_keeps_transactions() {
     );
     let bytes = log.read(2, 1 << 20, 3, true).unwrap().bytes().unwrap();
     assert_eq!(
-        producer::read_marker(&bytes),
+        validate::read_marker(&bytes),
         Some((false, 0)),
         "markers are kept"
     );

@@ -15,8 +15,8 @@ use super::producer::AppendOrigin;
 use crate::errors::{Error, ErrorCode, RecordError, Result};
 use crate::protocol::records::{
     batches, set_max_timestamp, set_partition_leader_epoch, BatchFields, BatchHeader, Budget,
-    Compression, DecodeOptions, DecodedBatch, RawBatch, RecordBatch, RecordFields, RecordRef,
-    TimestampType, NO_TIMESTAMP,
+    Compression, ControlRecordKey, ControlRecordType, DecodeOptions, DecodedBatch, RawBatch,
+    RecordBatch, RecordFields, RecordRef, TimestampType, NO_TIMESTAMP,
 };
 
 /// Prepared is a validated batch ready to append at any offset.
@@ -441,6 +441,21 @@ pub fn decode_one(bytes: &[u8]) -> Result<DecodedBatch<'_>> {
         bytes,
     }
     .decode(&opts, &mut budget)
+}
+
+/// read_marker reads the COMMIT (true) or ABORT (false) marker and its coordinator epoch from
+/// the control batch `batch`; None for another control record (Kafka ignores those in its
+/// producer state) or one that does not read.
+pub fn read_marker(batch: &[u8]) -> Option<(bool, i32)> {
+    let d = decode_one(batch).ok()?;
+    let r = d.records().next()?;
+    let commit = match ControlRecordKey::parse(r.key).ok()?.kind {
+        ControlRecordType::Commit => true,
+        ControlRecordType::Abort => false,
+        _ => return None,
+    };
+    let v = r.value.filter(|v| v.len() >= 6)?;
+    Some((commit, i32::from_be_bytes([v[2], v[3], v[4], v[5]])))
 }
 
 /// encode_rebuilt encodes a batch rebuilt from `records` (recompressed to `to`, or converted),
