@@ -39,6 +39,19 @@ snapshots ``<offset>.snapshot`` and three checkpoint files. Per-record work is R
   ``rename``, ``remove``, ``truncate``), for tests of what follows a failing disk;
   ``clear_faults()`` disarms them.
 
+Transactions (Kafka's transaction protocol v1): a producer's first transactional batch opens
+its transaction, and a non-transactional batch while it is open raises ``InvalidTxnState``.
+``append_marker(producer_id, producer_epoch, commit, coordinator_epoch, now_ms)`` writes the
+coordinator's COMMIT or ABORT marker (one control batch, one offset; ``InvalidProducerEpoch`` or
+``TransactionCoordinatorFenced`` for stale epochs) and completes it; aborted transactions are
+kept in each segment's ``.txnindex``. ``first_unstable_offset`` bounds read_committed fetches
+(the LSO is the smaller of it and the high watermark), ``aborted_transactions(start, end)``
+lists the (producer id, first offset) pairs a read_committed fetch returns,
+``ongoing_transaction(pid)`` and ``producers()`` serve DescribeProducers. A coordinator's own
+batches to its internal topic go through ``append(..., origin="coordinator")`` (no sequence
+checks). Compaction never cleans past the first unstable offset and keeps markers and aborted
+data.
+
 A ``Log`` is safe to use from several threads; the slow calls release the GIL.
 """
 
@@ -48,6 +61,7 @@ from kgroup._native.log import (
     FileSlice,
     Log,
     MaintenanceReport,
+    ProducerInfo,
     RecoveryReport,
     TimestampOffset,
     clear_faults,
@@ -60,6 +74,7 @@ __all__ = [
     "FileSlice",
     "Log",
     "MaintenanceReport",
+    "ProducerInfo",
     "RecoveryReport",
     "TimestampOffset",
     "clear_faults",

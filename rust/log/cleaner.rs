@@ -1,8 +1,9 @@
 //! Compaction: Kafka's `LogCleaner` for one log with cleanup.policy compact.
 //!
 //! From the first dirty offset (the cleaner checkpoint) to the first uncleanable offset (the
-//! active segment's base, or the first segment with records younger than
-//! min.compaction.lag.ms), a map of each key's latest offset is built; then every segment below
+//! active segment's base, the first segment with records younger than min.compaction.lag.ms,
+//! or the first segment reaching the first unstable offset: nothing of an open transaction is
+//! ever cleaned), a map of each key's latest offset is built; then every segment below
 //! the first uncleanable offset is rewritten, in groups up to segment.bytes, keeping a record
 //! only if it is its key's latest. Offsets are kept (the holes are legal), and so are the
 //! batches' producer id, epoch and sequence; the last batch of each producer the log remembers
@@ -11,11 +12,18 @@
 //! attribute bit 6, base timestamp = cleaning time + delete.retention.ms) the first time it is
 //! cleaned; a later cleaning after that horizon drops it.
 //!
-//! Each group is written to `<base>.log.cleaned` and synced with no lock held, renamed to
+//! Transactions, by a simpler rule than Kafka's (which drops aborted data and, after a delete
+//! horizon, markers): control batches are always kept, and so are the batches of aborted
+//! transactions (found in the aborted-transaction indexes), whole and as they are; their
+//! records never enter the key map, so an aborted record never displaces a committed one. The
+//! records of committed transactions are cleaned as any others. The aborted-transaction index
+//! entries of a group's segments are carried over to its cleaned segment.
+//!
+//! Each group is written to `<base>.log.cleaned` and synced with no lock held (with its
+//! aborted-transaction index, if any, written and synced as `<base>.txnindex.swap`), renamed to
 //! `.log.swap` (now complete: recovery would finish the swap), then swapped in under the log's
 //! lock (a list splice); then the old segments are renamed `.deleted` (removed after
-//! file.delete.delay.ms), the folder synced and the swap file
-//! renamed `.log`. Appends and fetches wait only for the splice.
+//! file.delete.delay.ms), the folder synced and the swap files renamed `.txnindex` and `.log`. Appends and fetches wait only for the splice.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,6 +61,19 @@ struct Plan {
     first_dirty: i64,
     end: i64,
     producer_last: HashMap<i64, i64>,
+    /// aborted maps a producer id to the (first offset, marker offset) of its aborted
+    /// transactions.
+    aborted: HashMap<i64, Vec<(i64, i64)>>,
+}
+
+/// is_aborted says the data batch `h` belongs to an aborted transaction.
+fn is_aborted(aborted: &HashMap<i64, Vec<(i64, i64)>>, h: &BatchHeader) -> bool {
+    h.is_transactional()
+        && !h.is_control()
+        && aborted.get(&h.producer_id).is_some_and(|r| {
+            r.iter()
+                .any(|&(first, last)| first <= h.base_offset && h.base_offset <= last)
+        })
 }
 
 impl Log {
@@ -82,6 +103,23 @@ impl Log {
                     end_idx = i;
                 }
             }
+            if let Some(fuo) = st.producers.first_unstable_offset() {
+                if let Some(i) = st.segments[..end_idx]
+                    .iter()
+                    .position(|s| s.next_offset() > fuo)
+                {
+                    end_idx = i;
+                }
+            }
+            let mut aborted: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+            for s in &st.segments {
+                for t in s.aborted() {
+                    aborted
+                        .entry(t.producer_id)
+                        .or_default()
+                        .push((t.first_offset, t.last_offset));
+                }
+            }
             let first_base = st.segments[0].base_offset;
             let first_dirty = st
                 .cleaner_ckpt
@@ -98,6 +136,7 @@ impl Log {
                     .iter()
                     .map(|(id, e)| (*id, e.last_offset()))
                     .collect(),
+                aborted,
             };
             (plan, st.delete_horizon.is_some_and(|h| h <= now_ms))
         };
@@ -140,7 +179,7 @@ impl Log {
             .filter(|s| s.base_offset >= plan.first_dirty)
         {
             for_each_batch(seg, |_, bytes, h| {
-                if h.is_control() {
+                if h.is_control() || is_aborted(&plan.aborted, h) {
                     return Ok(());
                 }
                 let d = decode_one(bytes)?;
@@ -156,6 +195,7 @@ impl Log {
         let ctx = Filter {
             map: &map,
             producer_last: &plan.producer_last,
+            aborted: &plan.aborted,
             now_ms,
             horizon: now_ms.saturating_add(cfg.delete_retention_ms),
         };
@@ -220,10 +260,20 @@ impl Log {
                 }
                 Ok(())
             })?;
+            for t in seg.aborted() {
+                out.push_aborted(t);
+            }
         }
         out.on_inactive();
         let path = out.path();
         files::sync_data(out.file(), &path).map_err(|e| files::io(e, "syncing", &path))?;
+        let txns = out.encoded_txn_index();
+        if txns.is_empty() {
+            // One left by a group that was not swapped in must not come with this one.
+            files::remove(&txn_swap_path(&self.dir, base))?;
+        } else {
+            files::write_atomic(&txn_swap_path(&self.dir, base), &txns, true)?;
+        }
         let swap = self.dir.join(format!(
             "{}{}",
             files::name(base, files::LOG_SUFFIX),
@@ -249,6 +299,7 @@ impl Log {
         let Some(i) = at.filter(|_| intact) else {
             drop(st);
             cleaned.discard()?;
+            files::remove(&txn_swap_path(&self.dir, cleaned.base_offset))?;
             return Ok(false);
         };
         cleaned.set_installing(true);
@@ -261,11 +312,30 @@ impl Log {
         // could leave both; recovery finishes the swap from any point of this sequence.
         self.delete_segments(group.to_vec(), super::now_wall_ms())?;
         files::sync_dir(&self.dir)?;
+        let txn_swap = txn_swap_path(&self.dir, cleaned.base_offset);
+        if txn_swap.exists() {
+            files::rename(
+                &txn_swap,
+                &self
+                    .dir
+                    .join(files::name(cleaned.base_offset, files::TXN_INDEX_SUFFIX)),
+            )?;
+            cleaned.adopt_txn_index();
+        }
         cleaned.rename_to(super::segment::log_path(&self.dir, cleaned.base_offset))?;
         cleaned.set_installing(false);
         cleaned.sync()?;
         Ok(true)
     }
+}
+
+/// txn_swap_path is where a cleaned segment's aborted-transaction index waits for its swap.
+pub(super) fn txn_swap_path(dir: &std::path::Path, base: i64) -> std::path::PathBuf {
+    dir.join(format!(
+        "{}{}",
+        files::name(base, files::TXN_INDEX_SUFFIX),
+        files::SWAP_SUFFIX
+    ))
 }
 
 /// groups splits the cleanable segments into runs whose total size fits `max_bytes`, whose
@@ -316,6 +386,7 @@ fn for_each_batch(
 struct Filter<'a> {
     map: &'a HashMap<Box<[u8]>, i64>,
     producer_last: &'a HashMap<i64, i64>,
+    aborted: &'a HashMap<i64, Vec<(i64, i64)>>,
     now_ms: i64,
     /// horizon is the delete horizon given to batches whose tombstones are cleaned first now.
     horizon: i64,
@@ -334,8 +405,8 @@ impl Filter<'_> {
     ) -> Result<Option<&'b [u8]>> {
         let retain_empty =
             h.producer_id >= 0 && self.producer_last.get(&h.producer_id) == Some(&h.last_offset());
-        if h.is_control() {
-            // kgroup's clients cannot write control batches; keep any as they are.
+        if h.is_control() || is_aborted(self.aborted, h) {
+            // Transaction markers and aborted transactions' data are kept as they are.
             return Ok(Some(bytes));
         }
         let d = decode_one(bytes)?;

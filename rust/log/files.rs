@@ -11,6 +11,8 @@ use crate::errors::{Error, Result};
 pub const LOG_SUFFIX: &str = ".log";
 pub const INDEX_SUFFIX: &str = ".index";
 pub const TIME_INDEX_SUFFIX: &str = ".timeindex";
+/// TXN_INDEX_SUFFIX is the aborted-transaction index (see [`super::txnindex`]).
+pub const TXN_INDEX_SUFFIX: &str = ".txnindex";
 pub const SNAPSHOT_SUFFIX: &str = ".snapshot";
 /// CLEANED_SUFFIX marks a segment compaction is still writing; recovery deletes it.
 pub const CLEANED_SUFFIX: &str = ".cleaned";

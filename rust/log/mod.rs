@@ -7,7 +7,10 @@
 //!   assigned, the leader epoch stamped and the CRC checked;
 //! - their sparse indexes `.index` (relative offset u32, position u32: one entry per
 //!   `index.interval.bytes`) and `.timeindex` (timestamp i64, relative offset u32);
-//! - producer-state snapshots `<offset>.snapshot` (see [`producer`]);
+//! - their aborted-transaction indexes `.txnindex`, only for segments holding ABORT markers
+//!   (see [`txnindex`]);
+//! - producer-state snapshots `<offset>.snapshot` (see [`producer`]): epochs, sequences and open
+//!   transactions;
 //! - `recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`,
 //!   `cleaner-offset-checkpoint` (see [`files::Checkpoint`]) and, after a clean close,
 //!   `.kafka_cleanshutdown`.
@@ -18,6 +21,15 @@
 //! taking it). Reads hold it for reading only to pick a segment; they then read bytes that never
 //! change with no lock held. `flush` fsyncs with no lock held (appends and reads go on), and
 //! `compact` writes cleaned segments with no lock held, taking it only to swap them in.
+//!
+//! Transactions (Kafka's transaction protocol v1): a producer's first transactional batch opens
+//! its transaction, [`Log::append_marker`] writes the coordinator's COMMIT or ABORT control batch
+//! and completes it; an aborted transaction goes to the `.txnindex` of the marker's segment.
+//! [`Log::first_unstable_offset`] bounds read_committed fetches, and
+//! [`Log::aborted_transactions`] answers their aborted-transaction list. The files:
+//! `mod.rs` (the log, appends, reads, retention), `open.rs` (recovery), `segment.rs`,
+//! `index.rs`, `txnindex.rs`, `producer.rs`, `validate.rs`, `cleaner.rs`, `config.rs`,
+//! `files.rs`, `faults.rs`.
 
 pub mod cleaner;
 pub mod config;
@@ -26,6 +38,7 @@ pub mod files;
 pub mod index;
 pub mod producer;
 pub mod segment;
+pub mod txnindex;
 pub mod validate;
 
 #[cfg(test)]
@@ -38,11 +51,13 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use cleaner::CompactionReport;
 pub use config::{CleanupPolicy, LogConfig, TargetCompression};
 use files::{Checkpoint, IoContext};
+pub use producer::AppendOrigin;
 use producer::{Check, ProducerState};
 use segment::{BatchInfo, Segment};
+pub use txnindex::AbortedTxn;
 
 use crate::errors::{Error, ErrorCode, Result};
-use crate::protocol::records::{set_base_offset, TimestampType};
+use crate::protocol::records::{set_base_offset, EndTransactionMarker, TimestampType};
 
 /// AppendInfo is what an append answers a producer with (Kafka's `LogAppendInfo` as a
 /// ProducePartitionResponse carries it).
@@ -92,6 +107,20 @@ pub struct MaintenanceReport {
     pub bytes_deleted: u64,
     pub log_start_offset: i64,
     pub producers_expired: usize,
+}
+
+/// ProducerInfo is what DescribeProducers tells of one producer of the partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProducerInfo {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    /// last_sequence is its last batch's last sequence (-1: none).
+    pub last_sequence: i32,
+    pub last_timestamp: i64,
+    /// coordinator_epoch is its last marker's coordinator epoch (-1: none).
+    pub coordinator_epoch: i32,
+    /// current_txn_start_offset is its open transaction's first offset (-1: none).
+    pub current_txn_start_offset: i64,
 }
 
 /// TimestampOffset answers ListOffsets: a record's timestamp and offset, and the leader epoch
@@ -307,16 +336,37 @@ impl Log {
     /// append validates a Produce request's record set for this partition (Kafka's
     /// LogValidator for a client), assigns offsets from the log end offset, stamps
     /// `leader_epoch` (and the append time under LogAppendTime), recompresses if
-    /// `compression.type` says so, checks the producer's sequence, and writes it, rolling the
-    /// segment first if needed. Errors are [`Error::Kafka`] with the code Kafka answers
-    /// (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP,
-    /// RECORD_LIST_TOO_LARGE, INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER), or
+    /// `compression.type` says so, checks the producer's sequence and transaction, and writes
+    /// it, rolling the segment first if needed. A producer's first transactional batch opens its
+    /// transaction. Errors are [`Error::Kafka`] with the code Kafka answers (CORRUPT_MESSAGE,
+    /// INVALID_RECORD, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP, RECORD_LIST_TOO_LARGE,
+    /// INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE), or
     /// [`Error::Io`] when the disk fails (the log is then as it was before the call). The data is
     /// in the page cache on return: call [`flush`](Self::flush) for acks=all.
     pub fn append(&self, records: &[u8], now_ms: i64, leader_epoch: i32) -> Result<AppendInfo> {
+        self.append_from(records, now_ms, leader_epoch, AppendOrigin::Client)
+    }
+
+    /// append_from is [`append`](Self::append) for a batch from `origin`: with
+    /// [`AppendOrigin::Coordinator`] (a coordinator's own batch to its internal topic, as the
+    /// group coordinator writes transactional offset commits with sequence -1) the producer's
+    /// epoch and transaction are checked but not its sequence, and no retry is recognised.
+    pub fn append_from(
+        &self,
+        records: &[u8],
+        now_ms: i64,
+        leader_epoch: i32,
+        origin: AppendOrigin,
+    ) -> Result<AppendInfo> {
         let cfg = self.config();
-        let mut p =
-            validate::prepare(records, &cfg, now_ms, leader_epoch, &self.topic_partition())?;
+        let mut p = validate::prepare(
+            records,
+            &cfg,
+            now_ms,
+            leader_epoch,
+            &self.topic_partition(),
+            origin,
+        )?;
         let size = p.bytes.len() as u64;
         if size > cfg.segment_bytes {
             return Err(Error::kafka(
@@ -329,7 +379,7 @@ impl Log {
         }
         let mut st = self.write_state();
         st.check_open()?;
-        if let Check::Duplicate(b) = st.producers.check(&p.header)? {
+        if let Check::Duplicate(b) = st.producers.check(&p.header, origin)? {
             return Ok(AppendInfo {
                 base_offset: b.first_offset,
                 last_offset: b.last_offset,
@@ -371,6 +421,149 @@ impl Log {
             duplicate: false,
             records: p.records,
         })
+    }
+
+    /// append_marker writes the end-transaction marker of producer `producer_id` at
+    /// `producer_epoch` from a transaction coordinator at `coordinator_epoch`: one control
+    /// batch (transactional, control, no sequence, timestamp `now_ms`) holding a COMMIT (if
+    /// `commit`) or ABORT record, which takes one offset (Kafka's
+    /// `MemoryRecords.withEndTransactionMarker` appended with AppendOrigin.COORDINATOR). An
+    /// epoch older than the producer's is INVALID_PRODUCER_EPOCH; a coordinator epoch older than
+    /// the producer's last marker's is TRANSACTION_COORDINATOR_FENCED. The marker completes the
+    /// producer's open transaction; an aborted one goes to the aborted-transaction index. A
+    /// marker for a producer with no open transaction is written all the same and completes
+    /// nothing (a coordinator resending markers after a restart does that).
+    pub fn append_marker(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+        coordinator_epoch: i32,
+        now_ms: i64,
+        leader_epoch: i32,
+    ) -> Result<AppendInfo> {
+        if producer_id < 0 || producer_epoch < 0 {
+            return Err(Error::kafka(
+                ErrorCode::InvalidRecord,
+                format!(
+                    "a transaction marker needs a producer id and epoch, not {producer_id} and {producer_epoch}"
+                ),
+            ));
+        }
+        let marker = EndTransactionMarker {
+            commit,
+            coordinator_epoch,
+        };
+        let mut bytes = marker
+            .batch(0, now_ms, leader_epoch, producer_id, producer_epoch)
+            .encode(None)?;
+        let cfg = self.config();
+        let mut st = self.write_state();
+        st.check_open()?;
+        st.producers
+            .check_marker(producer_id, producer_epoch, coordinator_epoch)?;
+        let base = st.next_offset;
+        set_base_offset(&mut bytes, base)?;
+        self.maybe_roll(&mut st, &cfg, bytes.len() as u64, now_ms, base, now_ms)?;
+        let info = BatchInfo {
+            base_offset: base,
+            last_offset: base,
+            max_timestamp: now_ms,
+            offset_of_max_timestamp: base,
+        };
+        let active = st.active().clone();
+        if let Err(e) = active.append(&bytes, &info, cfg.index_interval_bytes) {
+            if active.is_torn() {
+                st.failed = Some(e.to_string());
+            }
+            return Err(e);
+        }
+        st.next_offset = base + 1;
+        let done = st.producers.complete_txn(
+            producer_id,
+            producer_epoch,
+            coordinator_epoch,
+            commit,
+            base,
+            now_ms,
+        );
+        if let Some(t) = done.filter(|t| t.aborted) {
+            active.push_aborted(AbortedTxn {
+                producer_id,
+                first_offset: t.first_offset,
+                last_offset: t.last_offset,
+                last_stable_offset: t.last_stable_offset,
+            });
+        }
+        Ok(AppendInfo {
+            base_offset: base,
+            last_offset: base,
+            log_append_time: -1,
+            log_start_offset: st.log_start_offset,
+            duplicate: false,
+            records: 1,
+        })
+    }
+
+    /// first_unstable_offset is the first offset of the earliest open transaction (Kafka's
+    /// `firstUnstableOffset`), raised to the log start offset if below it; None when no
+    /// transaction is open. The last stable offset is the smaller of it and the high watermark.
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        let st = self.read_state();
+        st.producers
+            .first_unstable_offset()
+            .map(|o| o.max(st.log_start_offset))
+    }
+
+    /// ongoing_transaction is the first offset of producer `producer_id`'s open transaction.
+    pub fn ongoing_transaction(&self, producer_id: i64) -> Option<i64> {
+        self.read_state()
+            .producers
+            .producers
+            .get(&producer_id)
+            .and_then(|e| e.current_txn_first_offset)
+    }
+
+    /// producers lists the producers the log remembers, by id (DescribeProducers).
+    pub fn producers(&self) -> Vec<ProducerInfo> {
+        let st = self.read_state();
+        let mut out: Vec<ProducerInfo> = st
+            .producers
+            .producers
+            .iter()
+            .map(|(id, e)| ProducerInfo {
+                producer_id: *id,
+                producer_epoch: e.epoch,
+                last_sequence: e.last_seq(),
+                last_timestamp: e.last_timestamp,
+                coordinator_epoch: e.coordinator_epoch,
+                current_txn_start_offset: e.current_txn_first_offset.unwrap_or(-1),
+            })
+            .collect();
+        out.sort_unstable_by_key(|p| p.producer_id);
+        out
+    }
+
+    /// aborted_transactions is Kafka's `collectAbortedTransactions` for a read_committed fetch
+    /// from `start_offset` whose data ends before `end_offset`: every aborted transaction whose
+    /// range (first offset to its ABORT marker) overlaps [`start_offset`, `end_offset`), found in
+    /// the aborted-transaction indexes from the segment holding `start_offset` on, as
+    /// (producer id, first offset), by marker offset. Entries whose marker is below the log
+    /// start offset are never returned.
+    pub fn aborted_transactions(&self, start_offset: i64, end_offset: i64) -> Vec<AbortedTxn> {
+        let (segments, from) = {
+            let st = self.read_state();
+            let from = start_offset.max(st.log_start_offset);
+            let i = st.segment_index(from);
+            (st.segments[i..].to_vec(), from)
+        };
+        let mut out = Vec::new();
+        for seg in segments {
+            if seg.meta().txns.collect(from, end_offset, &mut out) {
+                break;
+            }
+        }
+        out
     }
 
     /// maybe_roll is Kafka's `maybeRoll`/`shouldRoll`: a new segment when the batch would push

@@ -2,7 +2,11 @@
 //! segments are loaded (clean close, or wholly below the recovery point: indexes read and
 //! sanity-checked, rebuilt if bad) or recovered (every batch from the recovery point's segment
 //! on is checked; the log is cut at the first bad or torn one and later segments dropped), and
-//! the producer state is loaded from the latest snapshot and the batches after it.
+//! the producer state is loaded from the latest snapshot and the batches (transaction markers
+//! included) after it. The aborted-transaction index of every segment that was rescanned (or
+//! whose `.txnindex` is damaged) is rebuilt by that replay, which then starts from a snapshot
+//! no later than the first such segment (Kafka's `LogSegment.recover` with a producer state
+//! rebuilt up to the segment).
 
 use std::fs;
 use std::path::Path;
@@ -11,6 +15,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use super::files::{self, Checkpoint, IoContext};
 use super::producer::ProducerState;
 use super::segment::{self, scan, Segment};
+use super::txnindex::AbortedTxn;
+use super::validate::read_marker;
 use super::{list_suffix, now_wall_ms, Log, LogConfig, RecoveryReport, State};
 use crate::errors::Result;
 
@@ -39,6 +45,8 @@ impl Log {
         };
 
         let mut segments: Vec<Arc<Segment>> = Vec::with_capacity(logs.len());
+        // rebuild_txns[i]: segment i's aborted-transaction index is rebuilt by the replay.
+        let mut rebuild_txns: Vec<bool> = Vec::with_capacity(logs.len());
         let mut cut_at: Option<usize> = None;
         let mut next_min = 0i64;
         for (i, (base, path)) in logs.iter().enumerate() {
@@ -51,6 +59,12 @@ impl Log {
                 let (scan, cut) = seg.recover(next_min, interval)?;
                 (true, scan, cut)
             };
+            // A rescanned segment without markers has an empty index: no replay needed for it.
+            rebuild_txns.push(if rebuilt {
+                scan.controls > 0
+            } else {
+                !seg.load_txn_index()
+            });
             report.batches_checked += scan.batches;
             report.indexes_rebuilt += rebuilt as usize;
             report.bytes_truncated += cut;
@@ -79,6 +93,7 @@ impl Log {
             let base = start_ckpt.value().unwrap_or(0).max(0);
             let seg = Segment::create(segment::log_path(dir, base), base, now_ms)?;
             segments.push(Arc::new(seg));
+            rebuild_txns.push(false);
         }
         let next_offset = segments.last().map_or(0, |s| s.next_offset());
         let first_base = segments[0].base_offset;
@@ -89,9 +104,17 @@ impl Log {
             .min(next_offset);
 
         let mut producers = ProducerState::default();
-        let (snap, replayed) = load_producers(dir, &segments, next_offset, &mut producers)?;
+        let (snap, replayed) =
+            load_producers(dir, &segments, &rebuild_txns, next_offset, &mut producers)?;
         report.snapshot_offset = snap;
         report.batches_replayed = replayed;
+        // The rebuilt aborted-transaction indexes are written before the recovery point moves
+        // past their segments: a later open trusts those.
+        for (s, _) in segments.iter().zip(&rebuild_txns).filter(|(_, r)| **r) {
+            if s.is_dirty() {
+                s.sync()?;
+            }
+        }
         producers.expire(now_ms, config.producer_id_expiration_ms);
 
         report.segments = segments.len();
@@ -151,10 +174,15 @@ fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
         } else if name.ends_with(files::SWAP_SUFFIX) {
             match files::parse(&name) {
                 Some((base, ".log.swap")) => swaps.push((base, path)),
+                // Put in place with its segment's swap below, or deleted if it has none.
+                Some((_, ".txnindex.swap")) => {}
                 _ => files::remove(&path)?,
             }
         } else if let Some((base, s)) = files::parse(&name) {
-            if s == files::INDEX_SUFFIX || s == files::TIME_INDEX_SUFFIX {
+            if s == files::INDEX_SUFFIX
+                || s == files::TIME_INDEX_SUFFIX
+                || s == files::TXN_INDEX_SUFFIX
+            {
                 indexes.push((base, path));
             }
         }
@@ -170,9 +198,20 @@ fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
             }
         }
         drop(seg);
+        let txn_swap = super::cleaner::txn_swap_path(dir, base);
+        if txn_swap.exists() {
+            files::rename(
+                &txn_swap,
+                &dir.join(files::name(base, files::TXN_INDEX_SUFFIX)),
+            )?;
+        }
         let target = segment::log_path(dir, base);
         files::rename(&swap, &target)?;
         report.swaps_completed += 1;
+    }
+    for (_, path) in list_suffix(dir, ".txnindex.swap")? {
+        // A cleaned segment's index whose segment never became complete.
+        files::remove(&path)?;
     }
     let logs: std::collections::HashSet<i64> = list_suffix(dir, files::LOG_SUFFIX)?
         .into_iter()
@@ -187,20 +226,31 @@ fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
 }
 
 /// load_producers loads the latest readable snapshot at or below `end` (deleting later or
-/// damaged ones) and replays the batches after it. Returns the snapshot's offset and the
-/// batches replayed.
+/// damaged ones) and no later than the first segment with `rebuild_txns` set, and replays the
+/// batches after it, rebuilding the aborted-transaction indexes of those segments. Returns the
+/// snapshot's offset and the batches replayed.
 fn load_producers(
     dir: &Path,
     segments: &[Arc<Segment>],
+    rebuild_txns: &[bool],
     end: i64,
     producers: &mut ProducerState,
 ) -> Result<(Option<i64>, u64)> {
+    let limit = segments
+        .iter()
+        .zip(rebuild_txns)
+        .find(|(_, r)| **r)
+        .map_or(end, |(s, _)| s.base_offset.min(end));
     let mut snaps = list_suffix(dir, files::SNAPSHOT_SUFFIX)?;
     snaps.sort_unstable();
     let mut from = None;
     while let Some((o, path)) = snaps.pop() {
         if o > end {
             files::remove(&path)?;
+            continue;
+        }
+        if o > limit {
+            // Valid, but past a segment whose index the replay must rebuild.
             continue;
         }
         match fs::read(&path)
@@ -217,7 +267,7 @@ fn load_producers(
     }
     let start = from.unwrap_or(i64::MIN);
     let mut replayed = 0;
-    for seg in segments {
+    for (seg, rebuild) in segments.iter().zip(rebuild_txns) {
         if seg.next_offset() <= start {
             continue;
         }
@@ -233,10 +283,33 @@ fn load_producers(
             pos,
             seg.size(),
             i64::MIN,
-            |_, _, h| {
-                if h.base_offset >= start {
+            |_, batch, h| {
+                if h.base_offset < start {
+                    return Ok(());
+                }
+                replayed += 1;
+                if !h.is_control() {
                     producers.update(h);
-                    replayed += 1;
+                    return Ok(());
+                }
+                let Some((commit, coordinator_epoch)) = read_marker(batch) else {
+                    return Ok(());
+                };
+                let done = producers.complete_txn(
+                    h.producer_id,
+                    h.producer_epoch,
+                    coordinator_epoch,
+                    commit,
+                    h.base_offset,
+                    h.max_timestamp,
+                );
+                if let Some(t) = done.filter(|t| t.aborted && *rebuild) {
+                    seg.push_aborted(AbortedTxn {
+                        producer_id: t.producer_id,
+                        first_offset: t.first_offset,
+                        last_offset: t.last_offset,
+                        last_stable_offset: t.last_stable_offset,
+                    });
                 }
                 Ok(())
             },

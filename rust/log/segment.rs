@@ -1,5 +1,5 @@
-//! Segment: one `.log` file of record batches as appended, with its offset and time indexes
-//! (Kafka's `LogSegment`).
+//! Segment: one `.log` file of record batches as appended, with its offset, time and
+//! aborted-transaction indexes (Kafka's `LogSegment`).
 //!
 //! Thread safety: the bytes below [`Segment::size`] never change once written (appends go past
 //! it, and a segment is only ever cut short while its log is being opened), so readers read them
@@ -13,8 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::files::{self, IoContext, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
+use super::files::{
+    self, IoContext, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
+};
 use super::index::{Index, OffsetEntry, TimeEntry};
+use super::txnindex::{AbortedTxn, TxnIndex};
 use crate::errors::Result;
 use crate::protocol::records::{BatchHeader, BATCH_OVERHEAD, LOG_OVERHEAD};
 
@@ -53,6 +56,8 @@ impl HeaderInfo {
 pub struct Meta {
     pub offsets: Index<OffsetEntry>,
     pub times: Index<TimeEntry>,
+    /// txns is the aborted-transaction index: the transactions aborted by markers here.
+    pub txns: TxnIndex,
     bytes_since_index: u64,
     /// next_offset is the offset after the segment's last batch (the base offset when empty).
     pub next_offset: i64,
@@ -107,6 +112,8 @@ pub struct Scan {
     /// the end).
     pub invalid: Option<String>,
     pub batches: u64,
+    /// controls counts the control batches seen (set by [`Segment::recover`] only).
+    pub controls: u64,
 }
 
 const CHUNK: usize = 1 << 20;
@@ -130,6 +137,7 @@ pub fn scan(
         valid_end: pos,
         invalid: Some(why),
         batches,
+        controls: 0,
     };
     while pos < end {
         let need_header = (end - pos).min(BATCH_OVERHEAD as u64) as usize;
@@ -191,6 +199,7 @@ pub fn scan(
         valid_end: pos,
         invalid: None,
         batches,
+        controls: 0,
     })
 }
 
@@ -204,6 +213,10 @@ impl Segment {
             ),
             times: Index::new(
                 dir.join(files::name(base_offset, TIME_INDEX_SUFFIX)),
+                base_offset,
+            ),
+            txns: TxnIndex::new(
+                dir.join(files::name(base_offset, TXN_INDEX_SUFFIX)),
                 base_offset,
             ),
             bytes_since_index: 0,
@@ -399,6 +412,11 @@ impl Segment {
         let mut m = self.meta();
         m.offsets.reset();
         m.times.reset();
+        // Rebuilt by the replay of the producer state over the segment (see `open.rs`); a file
+        // left from before is rewritten or deleted at the next sync.
+        m.txns.reset();
+        m.txns.assume_file();
+        let mut controls = 0;
         m.bytes_since_index = 0;
         m.next_offset = self.base_offset;
         m.max_timestamp = -1;
@@ -418,9 +436,11 @@ impl Segment {
                     offset_of_max_timestamp: h.last_offset(),
                 };
                 m.index_batch(pos, batch.len() as u64, &info, index_interval);
+                controls += h.is_control() as u64;
                 Ok(())
             },
         )?;
+        let scan = Scan { controls, ..scan };
         let cut = size - scan.valid_end;
         if cut > 0 {
             self.file.set_len(scan.valid_end).ctx("truncating", &path)?;
@@ -553,13 +573,57 @@ impl Segment {
         if indexes && m.times.needs_persist() {
             m.times.persist(true)?;
         }
+        if indexes && m.txns.needs_persist() {
+            m.txns.persist(true)?;
+        }
         Ok(())
     }
 
     /// is_dirty says whether [`sync`](Self::sync) has anything to do.
     pub fn is_dirty(&self) -> bool {
         let m = self.meta();
-        self.size() > m.synced_size || m.offsets.needs_persist() || m.times.needs_persist()
+        self.size() > m.synced_size
+            || m.offsets.needs_persist()
+            || m.times.needs_persist()
+            || m.txns.needs_persist()
+    }
+
+    /// load_txn_index reads the aborted-transaction index file of a segment trusted as flushed;
+    /// false (and an empty index) if it is damaged, when it must be rebuilt from the log.
+    pub fn load_txn_index(&self) -> bool {
+        let mut m = self.meta();
+        let path = m.txns.path().clone();
+        match TxnIndex::load(path, self.base_offset, m.next_offset) {
+            Some(t) => {
+                m.txns = t;
+                true
+            }
+            None => {
+                m.txns.reset();
+                false
+            }
+        }
+    }
+
+    /// push_aborted adds an aborted transaction whose marker is in this segment.
+    pub fn push_aborted(&self, e: AbortedTxn) {
+        self.meta().txns.push(e);
+    }
+
+    /// encoded_txn_index is the aborted-transaction index file's bytes (empty: no entries).
+    pub fn encoded_txn_index(&self) -> Vec<u8> {
+        self.meta().txns.encode()
+    }
+
+    /// adopt_txn_index records that the index file was put in place (a swap) and will be
+    /// rewritten at the next sync.
+    pub fn adopt_txn_index(&self) {
+        self.meta().txns.assume_file();
+    }
+
+    /// aborted is the segment's aborted-transaction index entries.
+    pub fn aborted(&self) -> Vec<AbortedTxn> {
+        self.meta().txns.entries().to_vec()
     }
 
     /// on_inactive adds the time index's final entry when the segment stops being active
@@ -620,7 +684,8 @@ impl Segment {
         let log = with_suffix(&p.log, DELETED_SUFFIX);
         files::rename(&p.log, &log)?;
         p.log = log;
-        for path in [&mut m.offsets.path, &mut m.times.path] {
+        let mut txns = m.txns.path().clone();
+        for path in [&mut m.offsets.path, &mut m.times.path, &mut txns] {
             let to = with_suffix(path, DELETED_SUFFIX);
             match files::rename(path, &to) {
                 Err(crate::errors::Error::Io(e)) if e.kind == std::io::ErrorKind::NotFound => {}
@@ -628,8 +693,10 @@ impl Segment {
             }
             *path = to;
         }
+        m.txns.set_path(txns);
         m.offsets.close();
         m.times.close();
+        m.txns.close();
         Ok(())
     }
 
@@ -658,8 +725,10 @@ impl Segment {
         let mut m = self.meta();
         m.offsets.close();
         m.times.close();
+        m.txns.close();
         files::remove(&m.offsets.path)?;
-        files::remove(&m.times.path)
+        files::remove(&m.times.path)?;
+        files::remove(m.txns.path())
     }
 
     /// set_synced records the whole file as synced (after recovery synced it).

@@ -1624,3 +1624,485 @@ fn a_torn_append_takes_the_log_offline_and_recovery_cuts_it() {
     assert_eq!(r.base_offset, end);
     assert_eq!(all_records(&log, 0).len() as i64, end + 1);
 }
+
+// Transactions.
+
+/// txn_batch is a transactional batch of producer `pid` (epoch `epoch`, sequence `seq`) with
+/// `keys` as records, values `v<key>`.
+fn txn_batch(pid: i64, epoch: i16, seq: i32, keys: &[&str]) -> Vec<u8> {
+    let records = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| Record {
+            offset: i as i64,
+            timestamp: NOW,
+            key: Some(k.as_bytes().to_vec()),
+            value: Some(format!("v{k}").into_bytes()),
+            headers: vec![],
+        })
+        .collect();
+    with_fields(records, |f| {
+        f.producer_id = pid;
+        f.producer_epoch = epoch;
+        f.base_sequence = seq;
+        f.is_transactional = true;
+    })
+}
+
+fn aborted(log: &Log, from: i64, to: i64) -> Vec<(i64, i64)> {
+    log.aborted_transactions(from, to)
+        .into_iter()
+        .map(|t| (t.producer_id, t.first_offset))
+        .collect()
+}
+
+#[test]
+fn first_unstable_offset_follows_open_transactions() {
+    // Kafka's UnifiedLogTest.testFirstUnstableOffsetNoTransactionalData,
+    // testFirstUnstableOffsetWithTransactionalData and testFirstUnstableOffsetDoesNotExceed...:
+    // the earliest open transaction's first offset, None once all are complete.
+    let dir = TempDir::new();
+    let (log, _) = open(dir.path(), cfg(&[]));
+    log.append(&values(3, 10, NOW, Compression::None, NO_PRODUCER), NOW, 0)
+        .unwrap();
+    assert_eq!(log.first_unstable_offset(), None);
+    let a = log
+        .append(&txn_batch(1, 0, 0, &["a", "b"]), NOW, 0)
+        .unwrap();
+    assert_eq!(a.base_offset, 3);
+    let b = log.append(&txn_batch(2, 0, 0, &["c"]), NOW, 0).unwrap();
+    log.append(&txn_batch(1, 0, 2, &["d"]), NOW, 0).unwrap();
+    assert_eq!(log.first_unstable_offset(), Some(3));
+    assert_eq!(log.ongoing_transaction(1), Some(3));
+    assert_eq!(log.ongoing_transaction(2), Some(b.base_offset));
+    let m = log.append_marker(1, 0, true, 0, NOW, 0).unwrap();
+    assert_eq!((m.base_offset, m.last_offset), (7, 7));
+    assert_eq!(log.log_end_offset(), 8);
+    assert_eq!(log.first_unstable_offset(), Some(b.base_offset));
+    assert_eq!(log.ongoing_transaction(1), None);
+    log.append_marker(2, 0, false, 0, NOW, 0).unwrap();
+    assert_eq!(log.first_unstable_offset(), None);
+    // The marker is a control batch of one COMMIT record with the coordinator epoch.
+    let bytes = log.read(7, 1 << 20, 8, true).unwrap().bytes().unwrap();
+    let h = crate::protocol::records::BatchHeader::parse(&bytes).unwrap();
+    assert!(h.is_control() && h.is_transactional());
+    assert_eq!(
+        (h.producer_id, h.producer_epoch, h.base_sequence),
+        (1, 0, -1)
+    );
+    assert_eq!(validate::read_marker(&bytes), Some((true, 0)));
+    // DescribeProducers.
+    let ps = log.producers();
+    assert_eq!(ps.len(), 2);
+    assert_eq!(ps[0].producer_id, 1);
+    assert_eq!(
+        (ps[0].last_sequence, ps[0].current_txn_start_offset),
+        (2, -1)
+    );
+}
+
+#[test]
+fn aborted_transactions_are_indexed_and_collected_for_fetches() {
+    // Kafka's UnifiedLogTest.testTransactionIndexUpdated and testCollectAbortedTransactions...:
+    // every aborted transaction overlapping the fetched range, across segments; commits are not
+    // indexed; a fetch past a transaction's marker does not see it.
+    let dir = TempDir::new();
+    let (log, _) = open(dir.path(), cfg(&[("segment.bytes", "300")]));
+    // pid 1: 0..=1 aborted at 3; pid 2: 2 committed at 4; pid 3: 5..=6 aborted at 8 with
+    // pid 4 open from 7 (so the entry's last stable offset is 7).
+    log.append(&txn_batch(1, 0, 0, &["a"]), NOW, 0).unwrap();
+    log.append(&txn_batch(1, 0, 1, &["b"]), NOW, 0).unwrap();
+    log.append(&txn_batch(2, 0, 0, &["c"]), NOW, 0).unwrap();
+    log.append_marker(1, 0, false, 0, NOW, 0).unwrap();
+    log.append_marker(2, 0, true, 0, NOW, 0).unwrap();
+    log.append(&txn_batch(3, 0, 0, &["d", "e"]), NOW, 0)
+        .unwrap();
+    log.append(&txn_batch(4, 0, 0, &["f"]), NOW, 0).unwrap();
+    let m = log.append_marker(3, 0, false, 0, NOW, 0).unwrap();
+    assert_eq!(m.base_offset, 8);
+    assert!(log.segment_count() > 2, "markers and data across segments");
+    assert_eq!(aborted(&log, 0, 9), vec![(1, 0), (3, 5)]);
+    assert_eq!(aborted(&log, 0, 2), vec![(1, 0)]);
+    assert_eq!(aborted(&log, 2, 5), vec![(1, 0)]);
+    assert_eq!(aborted(&log, 4, 6), vec![(3, 5)]);
+    assert_eq!(aborted(&log, 9, 10), vec![]);
+    let all = log.aborted_transactions(0, 100);
+    assert_eq!(all[1].last_offset, 8);
+    assert_eq!(all[1].last_stable_offset, 7);
+    assert_eq!(
+        all[0].last_stable_offset, 2,
+        "pid 2 was open from 2 when pid 1 aborted"
+    );
+    // The entries live in the .txnindex of the markers' segments, written on flush.
+    log.flush().unwrap();
+    log.close().unwrap();
+    let idx = names_with(dir.path(), ".txnindex");
+    assert_eq!(idx.len(), 2, "{idx:?}");
+    let (log, report) = open(dir.path(), cfg(&[("segment.bytes", "300")]));
+    assert!(report.clean);
+    assert_eq!(aborted(&log, 0, 9), vec![(1, 0), (3, 5)]);
+    assert_eq!(log.first_unstable_offset(), Some(7));
+}
+
+#[test]
+fn markers_are_fenced_by_producer_and_coordinator_epochs() {
+    // Kafka's UnifiedLogTest.testOldProducerEpochForControlRecord... / ProducerStateManagerTest
+    // .testCoordinatorFencing through the log: nothing is written for a fenced marker.
+    let dir = TempDir::new();
+    let (log, _) = open(dir.path(), cfg(&[]));
+    log.append(&txn_batch(1, 5, 0, &["a"]), NOW, 0).unwrap();
+    let e = log.append_marker(1, 4, true, 0, NOW, 0).unwrap_err();
+    assert_eq!(code(e), ErrorCode::InvalidProducerEpoch);
+    log.append_marker(1, 5, false, 3, NOW, 0).unwrap();
+    log.append(&txn_batch(1, 5, 1, &["b"]), NOW, 0).unwrap();
+    let e = log.append_marker(1, 5, true, 2, NOW, 0).unwrap_err();
+    assert_eq!(code(e), ErrorCode::TransactionCoordinatorFenced);
+    assert_eq!(log.log_end_offset(), 3);
+    assert_eq!(log.ongoing_transaction(1), Some(2));
+    // A marker for a producer with no open transaction is written and completes nothing.
+    let m = log.append_marker(9, 0, false, 3, NOW, 0).unwrap();
+    assert_eq!(m.base_offset, 3);
+    assert_eq!(aborted(&log, 0, 10), vec![(1, 0)]);
+    assert_eq!(log.first_unstable_offset(), Some(2));
+    // A non-transactional batch while the transaction is open: INVALID_TXN_STATE.
+    let plain = encode(
+        vec![rec(0, NOW, Some("x"))],
+        Compression::None,
+        Producer {
+            id: 1,
+            epoch: 5,
+            seq: 2,
+        },
+    );
+    assert_eq!(
+        code(log.append(&plain, NOW, 0).unwrap_err()),
+        ErrorCode::InvalidTxnState
+    );
+    // Negative ids are no markers.
+    assert_eq!(
+        code(log.append_marker(-1, 0, true, 0, NOW, 0).unwrap_err()),
+        ErrorCode::InvalidRecord
+    );
+}
+
+#[test]
+fn coordinator_batches_skip_client_only_checks() {
+    // Kafka's AppendOrigin.COORDINATOR: the group coordinator's transactional offset commits
+    // carry a producer id and epoch with sequence -1, which a client may not send.
+    let dir = TempDir::new();
+    let (log, _) = open(dir.path(), cfg(&[("cleanup.policy", "compact")]));
+    let commit = |epoch| {
+        with_fields(vec![rec(0, NOW, Some("g"))], |f| {
+            f.producer_id = 7;
+            f.producer_epoch = epoch;
+            f.base_sequence = -1;
+            f.is_transactional = true;
+        })
+    };
+    assert_eq!(
+        code(log.append(&commit(1), NOW, 0).unwrap_err()),
+        ErrorCode::InvalidRecord
+    );
+    let a = log
+        .append_from(&commit(1), NOW, 0, AppendOrigin::Coordinator)
+        .unwrap();
+    let b = log
+        .append_from(&commit(1), NOW, 0, AppendOrigin::Coordinator)
+        .unwrap();
+    assert!(!b.duplicate && b.base_offset == a.base_offset + 1);
+    assert_eq!(log.ongoing_transaction(7), Some(0));
+    assert_eq!(
+        code(
+            log.append_from(&commit(0), NOW, 0, AppendOrigin::Coordinator)
+                .unwrap_err()
+        ),
+        ErrorCode::InvalidProducerEpoch
+    );
+    let control = with_fields(vec![rec(0, NOW, Some("g"))], |f| {
+        f.producer_id = 7;
+        f.producer_epoch = 1;
+        f.is_control = true;
+        f.is_transactional = true;
+    });
+    for origin in [AppendOrigin::Client, AppendOrigin::Coordinator] {
+        assert_eq!(
+            code(log.append_from(&control, NOW, 0, origin).unwrap_err()),
+            ErrorCode::InvalidRecord
+        );
+    }
+    log.append_marker(7, 1, true, 0, NOW, 0).unwrap();
+    assert_eq!(log.first_unstable_offset(), None);
+}
+
+#[test]
+fn a_crash_keeps_open_transactions_open_and_rebuilds_the_aborted_index() {
+    // Kafka's LogLoaderTest.testRecoveryRebuildsTransactionIndex... /
+    // UnifiedLogTest.testRecoverTransactionIndex shape: kill -9 (no close, no flush) after
+    // segments were cut, then reopen: the open transaction still bounds the LSO, the aborted
+    // transactions are collected again, and a second crash after the reopen keeps them.
+    for damage in ["none", "rescan-all", "corrupt-txnindex"] {
+        let dir = TempDir::new();
+        let c = cfg(&[("segment.bytes", "300")]);
+        let (log, _) = open(dir.path(), c.clone());
+        log.append(&txn_batch(1, 0, 0, &["a", "b"]), NOW, 0)
+            .unwrap();
+        log.append(&txn_batch(2, 0, 0, &["c"]), NOW, 0).unwrap();
+        log.append_marker(1, 0, false, 4, NOW, 0).unwrap();
+        for i in 0..4 {
+            log.append(&values(1, 60, NOW, Compression::None, NO_PRODUCER), NOW, 0)
+                .unwrap();
+            let _ = i;
+        }
+        log.append(&txn_batch(3, 0, 0, &["d"]), NOW, 0).unwrap();
+        log.append_marker(3, 0, false, 4, NOW, 0).unwrap();
+        log.flush().unwrap();
+        assert!(log.segment_count() > 2);
+        let want_aborted = aborted(&log, 0, 100);
+        assert_eq!(want_aborted, vec![(1, 0), (3, 8)]);
+        let fuo = log.first_unstable_offset();
+        assert_eq!(fuo, Some(2));
+        drop(log);
+        match damage {
+            "rescan-all" | "corrupt-txnindex" => {
+                // The index of a flushed segment is gone or torn: the replay rebuilds it.
+                let idx = names_with(dir.path(), ".txnindex");
+                assert!(!idx.is_empty());
+                for n in idx {
+                    let p = dir.path().join(n);
+                    if damage == "rescan-all" {
+                        std::fs::remove_file(&p).unwrap();
+                    } else {
+                        std::fs::write(&p, [0u8; 20]).unwrap();
+                    }
+                }
+                // Kafka trusts a flushed segment without a .txnindex; kgroup only rescans
+                // when told by a damaged file, so drop the recovery point as a crash before
+                // the flush would.
+                if damage == "rescan-all" {
+                    std::fs::remove_file(dir.path().join(files::RECOVERY_POINT)).unwrap();
+                }
+            }
+            _ => {}
+        }
+        let (log, report) = open(dir.path(), c.clone());
+        assert!(!report.clean, "{damage}");
+        assert_eq!(log.first_unstable_offset(), fuo, "{damage}");
+        assert_eq!(log.ongoing_transaction(2), Some(2), "{damage}");
+        assert_eq!(aborted(&log, 0, 100), want_aborted, "{damage}");
+        // The reopened log goes on: pid 2 commits, and a second crash keeps it all.
+        log.append_marker(2, 0, true, 4, NOW, 0).unwrap();
+        assert_eq!(log.first_unstable_offset(), None);
+        drop(log);
+        let (log, _) = open(dir.path(), c);
+        assert_eq!(log.first_unstable_offset(), None, "{damage}");
+        assert_eq!(aborted(&log, 0, 100), want_aborted, "{damage}");
+        let p = log.producers();
+        assert_eq!(p.iter().map(|p| p.coordinator_epoch).max(), Some(4));
+    }
+}
+
+#[test]
+fn txn_indexes_go_with_their_segments_and_below_the_log_start() {
+    // Kafka's UnifiedLogTest.testDeleteOldSegments... with transactions: retention deletes a
+    // segment's .txnindex with it; DeleteRecords hides the aborted transactions below the log
+    // start offset.
+    let dir = TempDir::new();
+    let c = cfg(&[("segment.bytes", "250"), ("retention.bytes", "1")]);
+    let (log, _) = open(dir.path(), c.clone());
+    log.append(&txn_batch(1, 0, 0, &["a"]), NOW, 0).unwrap();
+    log.append_marker(1, 0, false, 0, NOW, 0).unwrap();
+    for _ in 0..3 {
+        log.append(&values(1, 60, NOW, Compression::None, NO_PRODUCER), NOW, 0)
+            .unwrap();
+    }
+    log.append(&txn_batch(2, 0, 0, &["b"]), NOW, 0).unwrap();
+    log.append_marker(2, 0, false, 0, NOW, 0).unwrap();
+    log.flush().unwrap();
+    assert_eq!(aborted(&log, 0, 100), vec![(1, 0), (2, 5)]);
+    assert_eq!(
+        names_with(dir.path(), ".txnindex").len(),
+        1,
+        "the active one is unwritten"
+    );
+    let end = log.log_end_offset();
+    let r = log.maintenance(NOW).unwrap();
+    assert!(r.segments_deleted > 0);
+    assert!(log.log_start_offset() > 1);
+    assert_eq!(aborted(&log, 0, 100), vec![(2, 5)]);
+    assert!(names_with(dir.path(), ".txnindex").is_empty());
+    // DeleteRecords past the second marker: nothing left to report.
+    log.delete_records(end, end).unwrap();
+    assert_eq!(aborted(&log, 0, 100), vec![]);
+}
+
+#[test]
+fn compaction_stops_at_the_first_unstable_offset_and_keeps_transactions() {
+    // Kafka's LogCleanerTest.testBasicTransactionAwareCleaning /
+    // testCleanWithTransactionsSpanningSegments shape, under kgroup's simpler rule: nothing at
+    // or past the first unstable offset is cleaned, aborted data and markers are kept whole,
+    // aborted records never displace committed ones, and the aborted index survives cleaning.
+    let dir = TempDir::new();
+    let c = cfg(&[("cleanup.policy", "compact"), ("segment.bytes", "250")]);
+    let (log, _) = open(dir.path(), c.clone());
+    let put = |k: &str, v: &str| {
+        log.append(&keyed(&[(k, Some(v))], NOW), NOW, 0).unwrap();
+    };
+    put("k", "committed-1"); // 0
+    log.append(&txn_batch(1, 0, 0, &["k"]), NOW, 0).unwrap(); // 1, aborted
+    log.append_marker(1, 0, false, 0, NOW, 0).unwrap(); // 2
+    log.append(&txn_batch(2, 0, 0, &["j"]), NOW, 0).unwrap(); // 3, committed
+    log.append_marker(2, 0, true, 0, NOW, 0).unwrap(); // 4
+    put("j", "plain-2"); // 5
+    log.append(&txn_batch(3, 0, 0, &["j"]), NOW, 0).unwrap(); // 6, open
+    for i in 0..6 {
+        put(&format!("x{}", i % 2), "filler"); // 7..
+    }
+    assert_eq!(log.first_unstable_offset(), Some(6));
+    let r = log.compact(NOW, true).unwrap();
+    assert!(r.cleaned);
+    assert!(r.end_offset <= 6, "{r:?}");
+    let rows = all_records(&log, 0);
+    let at = |o: i64| rows.iter().find(|r| r.0 == o).map(|r| r.2.clone().unwrap());
+    assert_eq!(
+        at(0),
+        Some(b"committed-1".to_vec()),
+        "aborted k@1 does not displace k@0"
+    );
+    assert_eq!(at(1), Some(b"vk".to_vec()), "aborted data is kept");
+    assert!(
+        rows.iter().any(|r| r.0 == 6),
+        "the open transaction is untouched"
+    );
+    let bytes = log.read(2, 1 << 20, 3, true).unwrap().bytes().unwrap();
+    assert_eq!(
+        validate::read_marker(&bytes),
+        Some((false, 0)),
+        "markers are kept"
+    );
+    if r.end_offset > 5 {
+        assert_eq!(at(3), None, "committed j@3 is superseded by j@5");
+    }
+    assert_eq!(aborted(&log, 0, 100), vec![(1, 1)]);
+    // Once the transaction completes the rest is cleanable; the index survives a reopen.
+    log.append_marker(3, 0, true, 0, NOW, 0).unwrap();
+    for _ in 0..4 {
+        put("x0", "filler");
+    }
+    let r = log.compact(NOW, true).unwrap();
+    assert!(r.end_offset > 6, "{r:?}");
+    let rows = all_records(&log, 0);
+    assert!(rows.iter().any(|r| r.0 == 6), "j@6 is the latest j");
+    assert!(!rows.iter().any(|r| r.0 == 5), "j@5 is superseded");
+    assert!(rows.iter().any(|r| r.0 == 1));
+    assert_eq!(aborted(&log, 0, 100), vec![(1, 1)]);
+    log.close().unwrap();
+    assert_eq!(names_with(dir.path(), ".txnindex").len(), 1);
+    assert!(names_with(dir.path(), ".swap").is_empty());
+    let (log, _) = open(dir.path(), c);
+    assert_eq!(aborted(&log, 0, 100), vec![(1, 1)]);
+}
+
+#[test]
+fn a_compaction_swap_finished_on_open_keeps_the_aborted_index() {
+    // Kafka's LogLoaderTest swap recovery with a transaction index: a complete `.log.swap`
+    // (with its `.txnindex.swap`) replaces the segment, and its aborted transactions are there
+    // after the open; a `.txnindex.swap` without its segment's swap is deleted.
+    let dir = TempDir::new();
+    let c = cfg(&[("cleanup.policy", "compact"), ("segment.bytes", "300")]);
+    let (log, _) = open(dir.path(), c.clone());
+    log.append(&txn_batch(1, 0, 0, &["a"]), NOW, 0).unwrap();
+    log.append_marker(1, 0, false, 0, NOW, 0).unwrap();
+    for i in 0..8 {
+        let k = format!("k{i}");
+        log.append(&keyed(&[(k.as_str(), Some("v"))], NOW), NOW, 0)
+            .unwrap();
+    }
+    let bases = log.segment_bases();
+    assert!(bases.len() > 2);
+    let seg0 = std::fs::read(seg_path(dir.path(), 0, files::LOG_SUFFIX)).unwrap();
+    log.close().unwrap();
+    let idx = seg_path(dir.path(), 0, files::TXN_INDEX_SUFFIX);
+    let entries = std::fs::read(&idx).unwrap();
+    assert_eq!(entries.len(), 34);
+    std::fs::remove_file(&idx).unwrap();
+    std::fs::write(seg_path(dir.path(), 0, ".log.swap"), &seg0).unwrap();
+    std::fs::write(seg_path(dir.path(), 0, ".txnindex.swap"), &entries).unwrap();
+    let orphan = seg_path(dir.path(), bases[1], ".txnindex.swap");
+    std::fs::write(&orphan, &entries).unwrap();
+    let (log, report) = open(dir.path(), c);
+    assert_eq!(report.swaps_completed, 1);
+    assert!(!orphan.exists());
+    assert_eq!(std::fs::read(&idx).unwrap(), entries);
+    assert_eq!(aborted(&log, 0, 100), vec![(1, 0)]);
+}
+
+#[test]
+fn random_transactions_match_a_model_across_rolls_and_crashes() {
+    // Kafka's invariants under random interleavings of four producers: the first unstable
+    // offset is the earliest open transaction's first offset, a fetch's aborted list holds
+    // exactly the aborted transactions overlapping its range, and both survive a kill -9 at
+    // any point (recovery replays markers) and a clean close.
+    let mut rng = Rng::new(Some(20261128));
+    for round in 0..6 {
+        let dir = TempDir::new();
+        let c = cfg(&[("segment.bytes", "500")]);
+        let (mut log, _) = open(dir.path(), c.clone());
+        let mut seq = [0i32; 4];
+        let mut open_txn: [Option<i64>; 4] = [None; 4];
+        // (pid, first offset, marker offset) of every aborted transaction.
+        let mut aborted_model: Vec<(i64, i64, i64)> = Vec::new();
+        for step in 0..120 {
+            let p = (rng.next_u64() % 4) as usize;
+            let pid = 100 + p as i64;
+            match rng.next_u64() % 10 {
+                0..=5 => {
+                    let n = 1 + (rng.next_u64() % 3) as usize;
+                    let keys: Vec<String> = (0..n).map(|i| format!("s{step}-{i}")).collect();
+                    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                    let a = log
+                        .append(&txn_batch(pid, 0, seq[p], &keys), NOW, 0)
+                        .unwrap();
+                    seq[p] += n as i32;
+                    open_txn[p].get_or_insert(a.base_offset);
+                }
+                6..=8 => {
+                    let commit = rng.next_u64() % 2 == 0;
+                    let m = log.append_marker(pid, 0, commit, 0, NOW, 0).unwrap();
+                    if let (Some(first), false) = (open_txn[p].take(), commit) {
+                        aborted_model.push((pid, first, m.base_offset));
+                    }
+                }
+                _ => {
+                    if rng.next_u64() % 3 == 0 {
+                        log.flush().unwrap();
+                    }
+                    if rng.next_u64() % 2 == 0 {
+                        log.close().unwrap();
+                    }
+                    drop(log);
+                    log = open(dir.path(), c.clone()).0;
+                }
+            }
+            let fuo = open_txn.iter().flatten().min().copied();
+            assert_eq!(
+                log.first_unstable_offset(),
+                fuo,
+                "round {round} step {step}"
+            );
+            let end = log.log_end_offset();
+            for _ in 0..3 {
+                let from = (rng.next_u64() % (end as u64 + 1)) as i64;
+                let to = from + (rng.next_u64() % 20) as i64;
+                let want: Vec<(i64, i64)> = aborted_model
+                    .iter()
+                    .filter(|(_, first, last)| *last >= from && *first < to)
+                    .map(|(pid, first, _)| (*pid, *first))
+                    .collect();
+                let got = aborted(&log, from, to);
+                // Kafka's early stop (at an entry whose last stable offset reaches `to`) never
+                // leaves out an overlapping transaction.
+                assert_eq!(got, want, "round {round} step {step} [{from}, {to})");
+            }
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Validation of a produced record set before it is appended: Kafka's
-//! `UnifiedLog.analyzeAndValidateRecords` and `LogValidator` for AppendOrigin.CLIENT, done
-//! before the log's lock is taken. The result is one v2 batch with base offset 0, its leader
+//! `UnifiedLog.analyzeAndValidateRecords` and `LogValidator` for AppendOrigin.CLIENT (and
+//! COORDINATOR, which skips the client-only checks of base offset and sequence), done before
+//! the log's lock is taken. The result is one v2 batch with base offset 0, its leader
 //! epoch and timestamps stamped; the log only rewrites its base offset (which the CRC does not
 //! cover) when it appends it.
 //!
@@ -10,11 +11,12 @@
 //! magic 0/1 message set (Produce v0-2), which is converted to a v2 batch.
 
 use super::config::{LogConfig, TargetCompression};
+use super::producer::AppendOrigin;
 use crate::errors::{Error, ErrorCode, RecordError, Result};
 use crate::protocol::records::{
     batches, set_max_timestamp, set_partition_leader_epoch, BatchFields, BatchHeader, Budget,
-    Compression, DecodeOptions, DecodedBatch, RawBatch, RecordBatch, RecordFields, RecordRef,
-    TimestampType, NO_TIMESTAMP,
+    Compression, ControlRecordKey, ControlRecordType, DecodeOptions, DecodedBatch, RawBatch,
+    RecordBatch, RecordFields, RecordRef, TimestampType, NO_TIMESTAMP,
 };
 
 /// Prepared is a validated batch ready to append at any offset.
@@ -43,17 +45,20 @@ pub fn as_kafka(e: Error) -> Error {
     }
 }
 
-/// prepare validates `records` (the record set of one partition of a Produce request) for a
-/// topic with `cfg`, at `now_ms`, to be appended by a leader of `leader_epoch`.
-/// `topic_partition` names the log in the errors of records that fail (`topic-0`).
+/// prepare validates `records` (the record set of one partition of a Produce request, or a
+/// coordinator's batch for its internal topic, as `origin` says) for a topic with `cfg`, at
+/// `now_ms`, to be appended by a leader of `leader_epoch`. `topic_partition` names the log in
+/// the errors of records that fail (`topic-0`). Control batches are refused from every origin:
+/// markers are written by [`Log::append_marker`](super::Log::append_marker).
 pub fn prepare(
     records: &[u8],
     cfg: &LogConfig,
     now_ms: i64,
     leader_epoch: i32,
     topic_partition: &str,
+    origin: AppendOrigin,
 ) -> Result<Prepared> {
-    prepare_inner(records, cfg, now_ms, leader_epoch, topic_partition).map_err(as_kafka)
+    prepare_inner(records, cfg, now_ms, leader_epoch, topic_partition, origin).map_err(as_kafka)
 }
 
 fn prepare_inner(
@@ -62,13 +67,15 @@ fn prepare_inner(
     now_ms: i64,
     leader_epoch: i32,
     topic_partition: &str,
+    origin: AppendOrigin,
 ) -> Result<Prepared> {
+    let client = origin == AppendOrigin::Client;
     // analyzeAndValidateRecords: every batch's size and CRC; a v2 batch from a client must
     // have base offset 0. A cut last batch is left out (Kafka trims it).
     let mut raw: Vec<RawBatch<'_>> = Vec::with_capacity(1);
     for b in batches(records) {
         let b = b?;
-        if b.magic == 2 && b.base_offset() != 0 {
+        if client && b.magic == 2 && b.base_offset() != 0 {
             return Err(invalid(format!(
                 "the baseOffset of the record batch should be 0, but it is {}",
                 b.base_offset()
@@ -92,7 +99,14 @@ fn prepare_inner(
         if raw.len() > 1 {
             return Err(invalid("Compressed outer record has more than one batch"));
         }
-        return prepare_v2(first.bytes, cfg, now_ms, leader_epoch, topic_partition);
+        return prepare_v2(
+            first.bytes,
+            cfg,
+            now_ms,
+            leader_epoch,
+            topic_partition,
+            client,
+        );
     }
     prepare_legacy(&raw, cfg, now_ms, leader_epoch, topic_partition)
 }
@@ -107,8 +121,8 @@ fn too_large(size: usize, cfg: &LogConfig) -> Error {
     )
 }
 
-/// check_batch is LogValidator.validateBatch for a client's v2 batch.
-fn check_batch(h: &BatchHeader) -> Result<()> {
+/// check_batch is LogValidator.validateBatch for a v2 batch (`client`: from a client).
+fn check_batch(h: &BatchHeader, client: bool) -> Result<()> {
     let count_from_offsets = h.last_offset_delta as i64 + 1;
     if count_from_offsets <= 0 {
         return Err(invalid(format!(
@@ -129,9 +143,13 @@ fn check_batch(h: &BatchHeader) -> Result<()> {
         )));
     }
     if h.is_control() {
-        return Err(invalid("clients are not allowed to write control records"));
+        return Err(invalid(if client {
+            "clients are not allowed to write control records"
+        } else {
+            "control records are written as transaction markers, not appended"
+        }));
     }
-    if h.producer_id >= 0 && h.base_sequence < 0 {
+    if client && h.producer_id >= 0 && h.base_sequence < 0 {
         return Err(invalid(format!(
             "invalid sequence number {} in record batch with producerId {}",
             h.base_sequence, h.producer_id
@@ -263,9 +281,10 @@ fn prepare_v2(
     now_ms: i64,
     leader_epoch: i32,
     topic_partition: &str,
+    client: bool,
 ) -> Result<Prepared> {
     let h = BatchHeader::parse(bytes)?;
-    check_batch(&h)?;
+    check_batch(&h, client)?;
     let source = h.compression()?;
     let opts = DecodeOptions {
         verify_crc: false,
@@ -422,6 +441,21 @@ pub fn decode_one(bytes: &[u8]) -> Result<DecodedBatch<'_>> {
         bytes,
     }
     .decode(&opts, &mut budget)
+}
+
+/// read_marker reads the COMMIT (true) or ABORT (false) marker and its coordinator epoch from
+/// the control batch `batch`; None for another control record (Kafka ignores those in its
+/// producer state) or one that does not read.
+pub fn read_marker(batch: &[u8]) -> Option<(bool, i32)> {
+    let d = decode_one(batch).ok()?;
+    let r = d.records().next()?;
+    let commit = match ControlRecordKey::parse(r.key).ok()?.kind {
+        ControlRecordType::Commit => true,
+        ControlRecordType::Abort => false,
+        _ => return None,
+    };
+    let v = r.value.filter(|v| v.len() >= 6)?;
+    Some((commit, i32::from_be_bytes([v[2], v[3], v[4], v[5]])))
 }
 
 /// encode_rebuilt encodes a batch rebuilt from `records` (recompressed to `to`, or converted),

@@ -20,6 +20,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MaintenanceReport>()?;
     m.add_class::<CompactionReport>()?;
     m.add_class::<TimestampOffset>()?;
+    m.add_class::<ProducerInfo>()?;
     m.add_class::<FileSlice>()?;
     m.add_function(wrap_pyfunction!(inject_fault, m)?)?;
     m.add_function(wrap_pyfunction!(clear_faults, m)?)?;
@@ -200,6 +201,43 @@ impl TimestampOffset {
     }
 }
 
+/// ProducerInfo: what DescribeProducers tells of one producer of the partition.
+#[pyclass(frozen, get_all, name = "ProducerInfo", module = "kgroup.log")]
+pub struct ProducerInfo {
+    producer_id: i64,
+    producer_epoch: i16,
+    last_sequence: i32,
+    last_timestamp: i64,
+    coordinator_epoch: i32,
+    current_txn_start_offset: i64,
+}
+
+#[pymethods]
+impl ProducerInfo {
+    fn __repr__(&self) -> String {
+        format!(
+            "ProducerInfo(producer_id={}, producer_epoch={}, last_sequence={}, last_timestamp={}, coordinator_epoch={}, current_txn_start_offset={})",
+            self.producer_id,
+            self.producer_epoch,
+            self.last_sequence,
+            self.last_timestamp,
+            self.coordinator_epoch,
+            self.current_txn_start_offset
+        )
+    }
+}
+
+fn append_result(a: log::AppendInfo) -> AppendResult {
+    AppendResult {
+        base_offset: a.base_offset,
+        last_offset: a.last_offset,
+        log_append_time: a.log_append_time,
+        log_start_offset: a.log_start_offset,
+        duplicate: a.duplicate,
+        records: a.records,
+    }
+}
+
 fn ts_offset(t: Option<log::TimestampOffset>) -> Option<TimestampOffset> {
     t.map(|t| TimestampOffset {
         timestamp: t.timestamp,
@@ -311,29 +349,104 @@ impl PyLog {
         self.inner.dir().to_path_buf()
     }
 
-    /// append(records, now_ms, leader_epoch=0): append a Produce request's record set.
-    #[pyo3(signature = (records, now_ms, leader_epoch=0))]
+    /// append(records, now_ms, leader_epoch=0, origin="client"): append a Produce request's
+    /// record set; `origin="coordinator"` for a coordinator's own batch to its internal topic
+    /// (Kafka's AppendOrigin.COORDINATOR: the producer epoch is checked, not the sequence).
+    #[pyo3(signature = (records, now_ms, leader_epoch=0, origin="client"))]
     fn append(
         &self,
         py: Python<'_>,
         records: &Bound<'_, PyBytes>,
         now_ms: i64,
         leader_epoch: i32,
+        origin: &str,
     ) -> PyResult<AppendResult> {
+        let origin = match origin {
+            "client" => log::AppendOrigin::Client,
+            "coordinator" => log::AppendOrigin::Coordinator,
+            o => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown append origin {o:?}: client or coordinator"
+                )))
+            }
+        };
         let b = records.as_bytes();
         let a = if b.len() >= DETACH_AT {
-            detached(py, || self.inner.append(b, now_ms, leader_epoch))?
+            detached(py, || {
+                self.inner.append_from(b, now_ms, leader_epoch, origin)
+            })?
         } else {
-            self.inner.append(b, now_ms, leader_epoch).py_err(py)?
+            self.inner
+                .append_from(b, now_ms, leader_epoch, origin)
+                .py_err(py)?
         };
-        Ok(AppendResult {
-            base_offset: a.base_offset,
-            last_offset: a.last_offset,
-            log_append_time: a.log_append_time,
-            log_start_offset: a.log_start_offset,
-            duplicate: a.duplicate,
-            records: a.records,
-        })
+        Ok(append_result(a))
+    }
+
+    /// append_marker(producer_id, producer_epoch, commit, coordinator_epoch, now_ms,
+    /// leader_epoch=0): write a transaction's COMMIT or ABORT marker (one control batch, one
+    /// offset) and complete the producer's open transaction.
+    #[pyo3(signature = (producer_id, producer_epoch, commit, coordinator_epoch, now_ms, leader_epoch=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn append_marker(
+        &self,
+        py: Python<'_>,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+        coordinator_epoch: i32,
+        now_ms: i64,
+        leader_epoch: i32,
+    ) -> PyResult<AppendResult> {
+        let a = self
+            .inner
+            .append_marker(
+                producer_id,
+                producer_epoch,
+                commit,
+                coordinator_epoch,
+                now_ms,
+                leader_epoch,
+            )
+            .py_err(py)?;
+        Ok(append_result(a))
+    }
+
+    /// first_unstable_offset: the first offset of the earliest open transaction, or None.
+    #[getter]
+    fn first_unstable_offset(&self) -> Option<i64> {
+        self.inner.first_unstable_offset()
+    }
+
+    /// aborted_transactions(start_offset, end_offset): (producer id, first offset) of every
+    /// aborted transaction overlapping [start_offset, end_offset), for a read_committed fetch.
+    fn aborted_transactions(&self, start_offset: i64, end_offset: i64) -> Vec<(i64, i64)> {
+        self.inner
+            .aborted_transactions(start_offset, end_offset)
+            .into_iter()
+            .map(|t| (t.producer_id, t.first_offset))
+            .collect()
+    }
+
+    /// ongoing_transaction(producer_id): the first offset of its open transaction, or None.
+    fn ongoing_transaction(&self, producer_id: i64) -> Option<i64> {
+        self.inner.ongoing_transaction(producer_id)
+    }
+
+    /// producers(): the producers the log remembers, by id (DescribeProducers).
+    fn producers(&self) -> Vec<ProducerInfo> {
+        self.inner
+            .producers()
+            .into_iter()
+            .map(|p| ProducerInfo {
+                producer_id: p.producer_id,
+                producer_epoch: p.producer_epoch,
+                last_sequence: p.last_sequence,
+                last_timestamp: p.last_timestamp,
+                coordinator_epoch: p.coordinator_epoch,
+                current_txn_start_offset: p.current_txn_start_offset,
+            })
+            .collect()
     }
 
     /// read(offset, max_bytes, max_offset, min_one=True): the bytes of whole batches a fetch

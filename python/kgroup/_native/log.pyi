@@ -4,7 +4,7 @@
 import os
 import pathlib
 from collections.abc import Mapping, Sequence
-from typing import final
+from typing import Literal, final
 
 _ConfigValue = str | int | float | bool | Sequence[str]
 
@@ -106,6 +106,23 @@ class TimestampOffset:
     def leader_epoch(self) -> int: ...
 
 @final
+class ProducerInfo:
+    """What DescribeProducers tells of one producer of the partition (-1: none)."""
+
+    @property
+    def producer_id(self) -> int: ...
+    @property
+    def producer_epoch(self) -> int: ...
+    @property
+    def last_sequence(self) -> int: ...
+    @property
+    def last_timestamp(self) -> int: ...
+    @property
+    def coordinator_epoch(self) -> int: ...
+    @property
+    def current_txn_start_offset(self) -> int: ...
+
+@final
 class FileSlice:
     """Whole batches of one segment file, for os.sendfile while the slice lives."""
 
@@ -133,7 +150,27 @@ class Log:
     def recovery(self) -> RecoveryReport: ...
     @property
     def path(self) -> pathlib.Path: ...
-    def append(self, records: bytes, now_ms: int, leader_epoch: int = 0) -> AppendResult: ...
+    def append(
+        self,
+        records: bytes,
+        now_ms: int,
+        leader_epoch: int = 0,
+        origin: Literal["client", "coordinator"] = "client",
+    ) -> AppendResult: ...
+    def append_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        now_ms: int,
+        leader_epoch: int = 0,
+    ) -> AppendResult: ...
+    @property
+    def first_unstable_offset(self) -> int | None: ...
+    def aborted_transactions(self, start_offset: int, end_offset: int) -> list[tuple[int, int]]: ...
+    def ongoing_transaction(self, producer_id: int) -> int | None: ...
+    def producers(self) -> list[ProducerInfo]: ...
     def read(self, offset: int, max_bytes: int, max_offset: int, min_one: bool = True) -> bytes: ...
     def read_slice(
         self, offset: int, max_bytes: int, max_offset: int, min_one: bool = True
