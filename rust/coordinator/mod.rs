@@ -14,6 +14,7 @@
 //! - [`appends`]: what waits on each append, and the record batch an append writes.
 //! - [`load`]: replaying a partition's batches record by record into the coordinator's state,
 //!   and which partitions are loading or given up.
+//! - [`partition`]: which partition of the internal topic holds a key.
 //! - [`runtime`]: [`Runtime`], the above bundled with the clock and the effects of a call.
 //!
 //! Everything is generic and resolved at compile time: a coordinator's hot path (a heartbeat)
@@ -22,11 +23,13 @@
 pub mod appends;
 pub mod effect;
 pub mod load;
+pub mod partition;
 pub mod runtime;
 pub mod timers;
 
 pub use appends::{Appends, Records};
 pub use effect::{AppendToken, Effect, Token};
 pub use load::{Counts, Partitions, Replay, Replayed};
+pub use partition::partition_for;
 pub use runtime::Runtime;
 pub use timers::{Due, Owners, Timer, Timers};

@@ -2,6 +2,8 @@
 //! the timers, the appends waiting on the host, the partitions it loads, and the effects of the
 //! call in progress (Kafka's `CoordinatorRuntime`, without threads: the host serialises calls).
 
+use std::convert::Infallible;
+
 use super::appends::{self, Appends, Records};
 use super::effect::{AppendToken, Effect, Token};
 use super::load::{Counts, Partitions, Replay};
@@ -10,7 +12,8 @@ use crate::errors::Result;
 
 /// Runtime is one coordinator's shared machinery, generic over what the coordinator plugs in:
 /// `K` the key of its timers, `R` its response, `P` what waits on an append, `S` the
-/// [`Replay`] state of a partition while it loads. Deterministic and not thread-safe, like the
+/// [`Replay`] state of a partition while it loads, `X` its effects of its own
+/// ([`Effect::Other`]). Deterministic and not thread-safe, like the
 /// coordinator that holds it.
 ///
 /// A call of the coordinator goes: [`advance`](Runtime::advance) the clock, fire the timers
@@ -18,16 +21,16 @@ use crate::errors::Result;
 /// [`append`](Runtime::append)s), fire what the work made due, hand the effects over
 /// ([`drain_into`](Runtime::drain_into)).
 #[derive(Debug)]
-pub struct Runtime<K, R, P, S> {
+pub struct Runtime<K, R, P, S, X = Infallible> {
     pub timers: Timers<K>,
     pub appends: Appends<P>,
     pub partitions: Partitions<S>,
     now: i64,
     clock_seen: bool,
-    out: Vec<Effect<R>>,
+    out: Vec<Effect<R, X>>,
 }
 
-impl<K, R, P, S> Default for Runtime<K, R, P, S> {
+impl<K, R, P, S, X> Default for Runtime<K, R, P, S, X> {
     fn default() -> Self {
         Runtime {
             timers: Timers::default(),
@@ -40,7 +43,7 @@ impl<K, R, P, S> Default for Runtime<K, R, P, S> {
     }
 }
 
-impl<K, R, P, S> Runtime<K, R, P, S> {
+impl<K, R, P, S, X> Runtime<K, R, P, S, X> {
     /// now is the latest time a call gave (ms), `i64::MIN` before the first.
     #[inline]
     pub fn now(&self) -> i64 {
@@ -74,19 +77,31 @@ impl<K, R, P, S> Runtime<K, R, P, S> {
         token
     }
 
+    /// emit queues an effect of the coordinator's own kind.
+    #[inline]
+    pub fn emit(&mut self, effect: X) {
+        self.out.push(Effect::Other(effect));
+    }
+
+    /// has_effects tells whether effects are queued (a load queues some before any call).
+    #[inline]
+    pub fn has_effects(&self) -> bool {
+        !self.out.is_empty()
+    }
+
     /// drain_into moves the effects queued so far to the end of `out`.
     #[inline]
-    pub fn drain_into(&mut self, out: &mut Vec<Effect<R>>) {
+    pub fn drain_into(&mut self, out: &mut Vec<Effect<R, X>>) {
         out.append(&mut self.out);
     }
 
     /// take_effects is the effects queued so far.
-    pub fn take_effects(&mut self) -> Vec<Effect<R>> {
+    pub fn take_effects(&mut self) -> Vec<Effect<R, X>> {
         std::mem::take(&mut self.out)
     }
 }
 
-impl<K, R, P, S: Replay> Runtime<K, R, P, S> {
+impl<K, R, P, S: Replay, X> Runtime<K, R, P, S, X> {
     /// load replays one chunk of `partition` (see [`Partitions::load`]), adding what it read to
     /// `counts`: the partition's state once `last`.
     pub fn load(

@@ -20,7 +20,6 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::assignors::java::java_string_hash;
 use crate::errors::{Error, Result};
 use crate::protocol::primitives::{Reader, Writer};
 use crate::protocol::schema::Message;
@@ -98,15 +97,9 @@ pub enum RecordKey {
     Unknown { version: i16 },
 }
 
-/// partition_for is the partition of `__consumer_offsets` that holds a group: Kafka's
-/// `Utils.abs(groupId.hashCode) % offsets.topic.num.partitions`, where `hashCode` is Java's
-/// `String.hashCode` over UTF-16 code units and `Utils.abs(Integer.MIN_VALUE)` is 0. `partitions`
-/// must be at least 1.
-pub fn partition_for(group_id: &str, partitions: i32) -> i32 {
-    let h = java_string_hash(group_id);
-    let abs = if h == i32::MIN { 0 } else { h.abs() };
-    abs % partitions.max(1)
-}
+/// partition_for is the partition of `__consumer_offsets` that holds a group (the shared
+/// coordinator helper: Java's `String.hashCode`, `Utils.abs`, modulo the partition count).
+pub use crate::coordinator::partition::partition_for;
 
 /// versioned writes a record's INT16 version (or record type, for a key), then its body.
 pub(in crate::group) fn versioned(
@@ -294,6 +287,7 @@ pub fn read_group_metadata_value(value: &[u8]) -> Result<GroupMetadataValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assignors::java::java_string_hash;
 
     fn offset(expire: Option<i64>) -> OffsetAndMetadata {
         OffsetAndMetadata {

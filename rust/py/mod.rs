@@ -14,6 +14,7 @@ mod group;
 pub(crate) mod log;
 mod partitioners;
 mod protocol;
+mod txn;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -23,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     submodule(m, "assignors", assignors::register)?;
     submodule(m, "protocol", protocol::register)?;
     submodule(m, "group", group::register)?;
+    submodule(m, "txn", txn::register)?;
     submodule(m, "log", log::register)?;
     submodule(m, "client", client::register)?;
     Ok(())

@@ -9,5 +9,6 @@ from . import group as group
 from . import log as log
 from . import partitioners as partitioners
 from . import protocol as protocol
+from . import txn as txn
 
 __version__: str

@@ -2,12 +2,14 @@
 //! are: `__consumer_offsets`'s offset commit and classic group metadata records, from Kafka's
 //! `group-coordinator/src/main/resources/common/message/{OffsetCommitKey,OffsetCommitValue,
 //! GroupMetadataKey,GroupMetadataValue}.json`, and the consumer groups' (KIP-848, record types
-//! 3 to 8 and 16) from its `ConsumerGroup*{Key,Value}.json` of Kafka 4.x.
+//! 3 to 8 and 16) from its `ConsumerGroup*{Key,Value}.json` of Kafka 4.x; and
+//! `__transaction_state`'s, from the `transaction-coordinator` module's
+//! `TransactionLog{Key,Value}.json` of Kafka 4.1.
 //!
 //! Kafka's JSON calls them `"type": "data"`: neither requests nor responses. They are
 //! [`Kind::Header`] messages with api key -1 here, like the two headers. A record's key and its
 //! value each start with their INT16 version; the key's version is the record type.
-//! `rust/group/records.rs` reads and writes them.
+//! `rust/group/records.rs` and `rust/txn/records.rs` read and write them.
 
 use crate::protocol::schema::*;
 
@@ -256,6 +258,52 @@ pub static CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE: Message = value(
     ],
 );
 
+/// TRANSACTION_LOG_KEY is `__transaction_state`'s key, Kafka's `TransactionLogKey.json` of the
+/// `transaction-coordinator` module: record type 0, the transactional id.
+pub static TRANSACTION_LOG_KEY: Message = Message {
+    name: "TransactionLogKey",
+    api_key: -1,
+    kind: Kind::Header,
+    valid: Versions::parse("0"),
+    flexible: Versions::parse("none"),
+    fields: &[f("transactional_id", STRING, "0")],
+};
+
+/// TRANSACTION_LOG_VALUE is `TransactionLogValue.json`: a transactional id's metadata. v1 is
+/// the first flexible version (written once `transaction.version` is 1 or more) and carries the
+/// tagged previous and next producer ids, next epoch and client transaction version. The
+/// partitions are null in an Empty record.
+pub static TRANSACTION_LOG_VALUE: Message = Message {
+    name: "TransactionLogValue",
+    api_key: -1,
+    kind: Kind::Header,
+    valid: Versions::parse("0-1"),
+    flexible: Versions::parse("1+"),
+    fields: &[
+        f("producer_id", INT64, "0+"),
+        f("previous_producer_id", INT64, "1+")
+            .default(DefaultValue::Int(-1))
+            .tagged(0, "1+"),
+        f("next_producer_id", INT64, "1+")
+            .default(DefaultValue::Int(-1))
+            .tagged(1, "1+"),
+        f("producer_epoch", INT16, "0+"),
+        f("next_producer_epoch", INT16, "1+")
+            .default(DefaultValue::Int(-1))
+            .tagged(3, "1+"),
+        f("transaction_timeout_ms", INT32, "0+"),
+        f("transaction_status", INT8, "0+"),
+        f("transaction_partitions", STRUCTS, "0+")
+            .nullable("0+")
+            .fields(&[f("topic", STRING, "0+"), f("partition_ids", INT32S, "0+")]),
+        f("transaction_last_update_timestamp_ms", INT64, "0+"),
+        f("transaction_start_timestamp_ms", INT64, "0+"),
+        f("client_transaction_version", INT16, "1+")
+            .default(DefaultValue::Int(0))
+            .tagged(2, "1+"),
+    ],
+};
+
 /// RECORDS lists every record schema declared here.
 pub static RECORDS: &[&Message] = &[
     &OFFSET_COMMIT_KEY,
@@ -276,4 +324,6 @@ pub static RECORDS: &[&Message] = &[
     &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
     &CONSUMER_GROUP_REGULAR_EXPRESSION_KEY,
     &CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE,
+    &TRANSACTION_LOG_KEY,
+    &TRANSACTION_LOG_VALUE,
 ];

@@ -2503,3 +2503,447 @@ impl<'a> ConsumerGroupRegularExpressionValue<'a> {
         Ok(())
     }
 }
+
+/// TransactionLogKey v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransactionLogKey<'a> {
+    /// transactional_id: versions 0.
+    pub transactional_id: Cow<'a, str>,
+}
+
+impl<'a> Default for TransactionLogKey<'a> {
+    fn default() -> Self {
+        TransactionLogKey {
+            transactional_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> TransactionLogKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::TRANSACTION_LOG_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_transactional_id = get_str(r, flex).map_err(|e| at(e, "transactional_id"))?;
+        Ok(TransactionLogKey {
+            transactional_id: f_transactional_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.transactional_id, flex).map_err(|e| at(e, "transactional_id"))?;
+        Ok(())
+    }
+}
+
+/// TransactionLogValue v0-1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransactionLogValue<'a> {
+    /// producer_id: versions 0+.
+    pub producer_id: i64,
+    /// previous_producer_id: versions 1+, tag 0 in 1+.
+    pub previous_producer_id: i64,
+    /// next_producer_id: versions 1+, tag 1 in 1+.
+    pub next_producer_id: i64,
+    /// producer_epoch: versions 0+.
+    pub producer_epoch: i16,
+    /// next_producer_epoch: versions 1+, tag 3 in 1+.
+    pub next_producer_epoch: i16,
+    /// transaction_timeout_ms: versions 0+.
+    pub transaction_timeout_ms: i32,
+    /// transaction_status: versions 0+.
+    pub transaction_status: i8,
+    /// transaction_partitions: versions 0+, nullable 0+.
+    pub transaction_partitions: Option<Vec<TransactionLogValueTransactionPartition<'a>>>,
+    /// transaction_last_update_timestamp_ms: versions 0+.
+    pub transaction_last_update_timestamp_ms: i64,
+    /// transaction_start_timestamp_ms: versions 0+.
+    pub transaction_start_timestamp_ms: i64,
+    /// client_transaction_version: versions 1+, tag 2 in 1+.
+    pub client_transaction_version: i16,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for TransactionLogValue<'a> {
+    fn default() -> Self {
+        TransactionLogValue {
+            producer_id: 0i64,
+            previous_producer_id: -1i64,
+            next_producer_id: -1i64,
+            producer_epoch: 0i16,
+            next_producer_epoch: -1i16,
+            transaction_timeout_ms: 0i32,
+            transaction_status: 0i8,
+            transaction_partitions: Some(Vec::new()),
+            transaction_last_update_timestamp_ms: 0i64,
+            transaction_start_timestamp_ms: 0i64,
+            client_transaction_version: 0i16,
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> TransactionLogValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::TRANSACTION_LOG_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 8;
+        if v >= 1 && !(v >= 1) {
+            n += 8;
+        }
+        if v >= 1 && !(v >= 1) {
+            n += 8;
+        }
+        n += 2;
+        if v >= 1 && !(v >= 1) {
+            n += 2;
+        }
+        n += 4;
+        n += 1;
+        n += if flex { 1 } else { 4 };
+        n += 8;
+        n += 8;
+        if v >= 1 && !(v >= 1) {
+            n += 2;
+        }
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        if !(v >= 1) {
+            self.previous_producer_id = -1i64;
+        }
+        if !(v >= 1) {
+            self.next_producer_id = -1i64;
+        }
+        if !(v >= 1) {
+            self.next_producer_epoch = -1i16;
+        }
+        if let Some(xs) = self.transaction_partitions.as_mut() {
+            for x in xs.iter_mut() {
+                x.fit(v);
+            }
+        }
+        if !(v >= 1) {
+            self.client_transaction_version = 0i16;
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_producer_id = r.i64().map_err(|e| at(e, "producer_id"))?;
+        let mut f_previous_producer_id = if v >= 1 && !(v >= 1) {
+            r.i64().map_err(|e| at(e, "previous_producer_id"))?
+        } else {
+            -1i64
+        };
+        let mut f_next_producer_id = if v >= 1 && !(v >= 1) {
+            r.i64().map_err(|e| at(e, "next_producer_id"))?
+        } else {
+            -1i64
+        };
+        let f_producer_epoch = r.i16().map_err(|e| at(e, "producer_epoch"))?;
+        let mut f_next_producer_epoch = if v >= 1 && !(v >= 1) {
+            r.i16().map_err(|e| at(e, "next_producer_epoch"))?
+        } else {
+            -1i16
+        };
+        let f_transaction_timeout_ms = r.i32().map_err(|e| at(e, "transaction_timeout_ms"))?;
+        let f_transaction_status = r.i8().map_err(|e| at(e, "transaction_status"))?;
+        let f_transaction_partitions = get_opt_array(
+            r,
+            flex,
+            true,
+            TransactionLogValueTransactionPartition::min_size(v, flex),
+            |r| TransactionLogValueTransactionPartition::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "transaction_partitions"))?;
+        let f_transaction_last_update_timestamp_ms = r
+            .i64()
+            .map_err(|e| at(e, "transaction_last_update_timestamp_ms"))?;
+        let f_transaction_start_timestamp_ms = r
+            .i64()
+            .map_err(|e| at(e, "transaction_start_timestamp_ms"))?;
+        let mut f_client_transaction_version = if v >= 1 && !(v >= 1) {
+            r.i16().map_err(|e| at(e, "client_transaction_version"))?
+        } else {
+            0i16
+        };
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
+                let r = &mut Reader::new(raw);
+                match tag {
+                    0 if v >= 1 && v >= 1 => {
+                        f_previous_producer_id =
+                            r.i64().map_err(|e| at(e, "previous_producer_id"))?;
+                        tagged_done(r, 0, "previous_producer_id")?;
+                        Ok(true)
+                    }
+                    1 if v >= 1 && v >= 1 => {
+                        f_next_producer_id = r.i64().map_err(|e| at(e, "next_producer_id"))?;
+                        tagged_done(r, 1, "next_producer_id")?;
+                        Ok(true)
+                    }
+                    3 if v >= 1 && v >= 1 => {
+                        f_next_producer_epoch =
+                            r.i16().map_err(|e| at(e, "next_producer_epoch"))?;
+                        tagged_done(r, 3, "next_producer_epoch")?;
+                        Ok(true)
+                    }
+                    2 if v >= 1 && v >= 1 => {
+                        f_client_transaction_version =
+                            r.i16().map_err(|e| at(e, "client_transaction_version"))?;
+                        tagged_done(r, 2, "client_transaction_version")?;
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?;
+        }
+        Ok(TransactionLogValue {
+            producer_id: f_producer_id,
+            previous_producer_id: f_previous_producer_id,
+            next_producer_id: f_next_producer_id,
+            producer_epoch: f_producer_epoch,
+            next_producer_epoch: f_next_producer_epoch,
+            transaction_timeout_ms: f_transaction_timeout_ms,
+            transaction_status: f_transaction_status,
+            transaction_partitions: f_transaction_partitions,
+            transaction_last_update_timestamp_ms: f_transaction_last_update_timestamp_ms,
+            transaction_start_timestamp_ms: f_transaction_start_timestamp_ms,
+            client_transaction_version: f_client_transaction_version,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i64(self.producer_id);
+        if v >= 1 && !(v >= 1) {
+            w.i64(self.previous_producer_id);
+        }
+        if !(v >= 1) && !(self.previous_producer_id == -1i64) {
+            return Err(absent(v, "previous_producer_id", "1+"));
+        }
+        if v >= 1 && !(v >= 1) {
+            w.i64(self.next_producer_id);
+        }
+        if !(v >= 1) && !(self.next_producer_id == -1i64) {
+            return Err(absent(v, "next_producer_id", "1+"));
+        }
+        w.i16(self.producer_epoch);
+        if v >= 1 && !(v >= 1) {
+            w.i16(self.next_producer_epoch);
+        }
+        if !(v >= 1) && !(self.next_producer_epoch == -1i16) {
+            return Err(absent(v, "next_producer_epoch", "1+"));
+        }
+        w.i32(self.transaction_timeout_ms);
+        w.i8(self.transaction_status);
+        put_opt_array(
+            w,
+            self.transaction_partitions.as_deref(),
+            flex,
+            true,
+            v,
+            |w, x| x.write_in(w, v, flex),
+        )
+        .map_err(|e| at(e, "transaction_partitions"))?;
+        w.i64(self.transaction_last_update_timestamp_ms);
+        w.i64(self.transaction_start_timestamp_ms);
+        if v >= 1 && !(v >= 1) {
+            w.i16(self.client_transaction_version);
+        }
+        if !(v >= 1) && !(self.client_transaction_version == 0i16) {
+            return Err(absent(v, "client_transaction_version", "1+"));
+        }
+        if flex {
+            let mut known = Vec::new();
+            if v >= 1 && v >= 1 && !(self.previous_producer_id == -1i64) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    w.i64(self.previous_producer_id);
+                }
+                known.push((0, t.into_inner()));
+            }
+            if v >= 1 && v >= 1 && !(self.next_producer_id == -1i64) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    w.i64(self.next_producer_id);
+                }
+                known.push((1, t.into_inner()));
+            }
+            if v >= 1 && v >= 1 && !(self.next_producer_epoch == -1i16) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    w.i16(self.next_producer_epoch);
+                }
+                known.push((3, t.into_inner()));
+            }
+            if v >= 1 && v >= 1 && !(self.client_transaction_version == 0i16) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    w.i16(self.client_transaction_version);
+                }
+                known.push((2, t.into_inner()));
+            }
+            put_tagged(w, known, &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `TransactionLogValue.transaction_partitions`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransactionLogValueTransactionPartition<'a> {
+    /// topic: versions 0+.
+    pub topic: Cow<'a, str>,
+    /// partition_ids: versions 0+.
+    pub partition_ids: Vec<i32>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for TransactionLogValueTransactionPartition<'a> {
+    fn default() -> Self {
+        TransactionLogValueTransactionPartition {
+            topic: Cow::Borrowed(""),
+            partition_ids: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> TransactionLogValueTransactionPartition<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic = get_str(r, flex).map_err(|e| at(e, "topic"))?;
+        let f_partition_ids =
+            get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partition_ids"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(TransactionLogValueTransactionPartition {
+            topic: f_topic,
+            partition_ids: f_partition_ids,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.topic, flex).map_err(|e| at(e, "topic"))?;
+        put_array(w, &self.partition_ids, flex, v, |w, x| {
+            w.i32(*x);
+            Ok(())
+        })
+        .map_err(|e| at(e, "partition_ids"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}

@@ -365,6 +365,10 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
             coordinator_records::ConsumerGroupRegularExpressionValue::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
         }
+        "TransactionLogKey" => coordinator_records::TransactionLogKey::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "TransactionLogValue" => coordinator_records::TransactionLogValue::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
         _ => return None,
     })
 }
