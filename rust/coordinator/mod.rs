@@ -25,7 +25,7 @@ pub mod load;
 pub mod runtime;
 pub mod timers;
 
-pub use appends::{Appends, Records};
+pub use appends::{Appends, Producer, Records};
 pub use effect::{AppendToken, Effect, Token};
 pub use load::{Counts, Partitions, Replay, Replayed};
 pub use runtime::Runtime;
