@@ -7,6 +7,9 @@
 //! - LeaveGroup before v3 carries the first member error at the top level;
 //! - OffsetFetch before v8 answers one group at the top level, and before v2 (no top-level
 //!   error) puts the group's error on every partition;
+//! - TxnOffsetCommit before v2 answers COORDINATOR_NOT_AVAILABLE for
+//!   COORDINATOR_LOAD_IN_PROGRESS, which clients before KAFKA-7296 did not expect (Kafka's
+//!   `handleTxnOffsetCommitRequest`);
 //! - everything a version lacks is left at its default (each typed message's `fit`).
 
 use std::borrow::Cow;
@@ -95,6 +98,17 @@ pub fn write_body(response: &GroupResponse, version: i16, w: &mut Writer) -> Res
             .write(w, v)
         }
         GroupResponse::OffsetFetch(r) if v < 8 => one_group(r, v).write(w, v),
+        GroupResponse::TxnOffsetCommit(r) if v < 2 => {
+            let loading = ErrorCode::CoordinatorLoadInProgress.code();
+            let mut m = r.clone();
+            for p in m.topics.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
+                if p.error_code == loading {
+                    p.error_code = ErrorCode::CoordinatorNotAvailable.code();
+                }
+            }
+            m.fit(v);
+            m.write(w, v)
+        }
         r => fitted(r, v, w),
     }
 }
@@ -127,6 +141,7 @@ fn fitted(response: &GroupResponse, v: i16, w: &mut Writer) -> Result<()> {
         GroupResponse::DeleteGroups(r) => fit!(r),
         GroupResponse::ConsumerGroupHeartbeat(r) => fit!(r),
         GroupResponse::ConsumerGroupDescribe(r) => fit!(r),
+        GroupResponse::TxnOffsetCommit(r) => fit!(r),
     }
 }
 
