@@ -55,8 +55,11 @@ pub(crate) struct Offsets {
     pending_count: usize,
 }
 
-/// Txn is what one open transaction wrote: offsets by topic, then partition.
-type Txn = BTreeMap<Arc<str>, BTreeMap<i32, Committed>>;
+/// Txn is what one open transaction wrote: offsets by topic, then partition. A partition keeps
+/// its writes in position order, the last one counting; the earlier ones stay only until a later
+/// one is known to be in the log (a failed append must bring the previous write back, as
+/// Kafka's coordinator reverts its state to the snapshot before a failed write).
+type Txn = BTreeMap<Arc<str>, BTreeMap<i32, Vec<Committed>>>;
 
 fn topic_key<'m, V: Default>(map: &'m mut FxMap<Arc<str>, V>, topic: &str) -> &'m mut V {
     if !map.contains_key(topic) {
@@ -180,8 +183,10 @@ impl Offsets {
     }
 
     /// put_transactional keeps `value`, written at `position` in a transaction of
-    /// `producer_id`, until the transaction ends; it replaces what the same transaction wrote
-    /// for the partition before (Kafka's replay of a transactional commit record).
+    /// `producer_id`, until the transaction ends; it supersedes what the same transaction wrote
+    /// for the partition before (Kafka's replay of a transactional commit record), which comes
+    /// back if this write's append fails ([`drop_transactional`](Offsets::drop_transactional)).
+    /// Positions grow from one call to the next.
     pub fn put_transactional(
         &mut self,
         producer_id: i64,
@@ -195,7 +200,10 @@ impl Offsets {
             txn.insert(Arc::from(topic), BTreeMap::new());
         }
         let parts = txn.get_mut(topic).expect("inserted above");
-        parts.insert(partition, Committed { value, position });
+        parts
+            .entry(partition)
+            .or_default()
+            .push(Committed { value, position });
     }
 
     /// drop_transactional forgets what the transaction of `producer_id` wrote at `position`
@@ -203,11 +211,26 @@ impl Offsets {
     pub fn drop_transactional(&mut self, producer_id: i64, position: Position) {
         if let Some(t) = self.transactional.get_mut(&producer_id) {
             for parts in t.values_mut() {
-                parts.retain(|_, c| c.position != position);
+                for writes in parts.values_mut() {
+                    writes.retain(|c| c.position != position);
+                }
+                parts.retain(|_, writes| !writes.is_empty());
             }
             t.retain(|_, parts| !parts.is_empty());
             if t.is_empty() {
                 self.transactional.remove(&producer_id);
+            }
+        }
+    }
+
+    /// settle_transactional notes that the write of `producer_id` at `position` is in the log:
+    /// the writes it superseded are forgotten.
+    pub fn settle_transactional(&mut self, producer_id: i64, position: Position) {
+        if let Some(t) = self.transactional.get_mut(&producer_id) {
+            for writes in t.values_mut().flat_map(|parts| parts.values_mut()) {
+                if let Some(i) = writes.iter().position(|c| c.position == position) {
+                    writes.drain(..i);
+                }
             }
         }
     }
@@ -221,8 +244,10 @@ impl Offsets {
         };
         if commit {
             for (topic, parts) in offsets {
-                for (partition, c) in parts {
-                    self.commit(&topic, partition, c.value, c.position);
+                for (partition, mut writes) in parts {
+                    if let Some(c) = writes.pop() {
+                        self.commit(&topic, partition, c.value, c.position);
+                    }
                 }
             }
         }
@@ -241,7 +266,8 @@ impl Offsets {
         self.transactional
             .get(&producer_id)?
             .get(topic)?
-            .get(&partition)
+            .get(&partition)?
+            .last()
             .map(|c| &c.value)
     }
 
@@ -396,5 +422,28 @@ mod tests {
         assert!(s.get("t", 0).is_none());
         assert_eq!(s.remove_all(), vec![(Arc::from("t"), 1)]);
         assert!(!s.has_offsets());
+    }
+
+    // Kafka's replay of a transactional commit and its revert on a failed write: a failed
+    // append brings the transaction's previous write of the partition back; a marker commits
+    // the last write unless a later plain commit is in.
+    #[test]
+    fn a_failed_transactional_write_brings_the_previous_one_back() {
+        let mut s = Offsets::default();
+        s.put_transactional(7, "t", 0, o(1), appended(1));
+        s.put_transactional(7, "t", 0, o(2), appended(2));
+        s.drop_transactional(7, appended(2));
+        assert_eq!(s.transactional_offset(7, "t", 0).map(|v| v.offset), Some(1));
+        s.put_transactional(7, "t", 0, o(3), appended(3));
+        s.settle_transactional(7, appended(3));
+        s.drop_transactional(7, appended(1));
+        assert_eq!(s.transactional_offset(7, "t", 0).map(|v| v.offset), Some(3));
+        assert!(s.is_pending("t", 0) && !s.is_pending("t", 1));
+        s.stage("t", 0, 4);
+        s.complete("t", 0, 4, Some(o(4)));
+        assert!(s.end_transaction(7, true));
+        assert_eq!(s.get("t", 0).unwrap().offset, 4);
+        assert!(!s.end_transaction(7, true));
+        assert!(!s.in_transaction("t", 0));
     }
 }

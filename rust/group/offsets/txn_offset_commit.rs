@@ -153,8 +153,9 @@ impl Coordinator {
     }
 
     /// complete_txn_commit answers a TxnOffsetCommit once its append `append` ends; on a
-    /// failure its offsets leave the transaction (the records are not in the log) and the
-    /// storage error is mapped as Kafka's `handleOperationException` maps it.
+    /// failure its offsets leave the transaction (the records are not in the log; what the
+    /// transaction wrote before for the same partitions counts again) and the storage error is
+    /// mapped as Kafka's `handleOperationException` maps it.
     pub(crate) fn complete_txn_commit(
         &mut self,
         append: AppendToken,
@@ -170,11 +171,12 @@ impl Coordinator {
             written,
         } = commit;
         let outcome = map_txn_commit_error(error);
-        if outcome != ErrorCode::None {
-            if let Some(g) = self.slot_of_uid(&group, uid) {
-                self.group_mut(g)
-                    .offsets
-                    .drop_transactional(producer_id, appended(append));
+        if let Some(g) = self.slot_of_uid(&group, uid) {
+            let offsets = &mut self.group_mut(g).offsets;
+            if outcome == ErrorCode::None {
+                offsets.settle_transactional(producer_id, appended(append));
+            } else {
+                offsets.drop_transactional(producer_id, appended(append));
             }
         }
         for (ti, pi) in written {
@@ -269,8 +271,8 @@ impl Coordinator {
     /// (Kafka's `replayEndTransactionMarker`): on a commit, each offset the transaction wrote to
     /// the partition's groups becomes the committed one unless an offset written after it (a
     /// plain commit appended later) already is; on an abort they are dropped. A producer with
-    /// nothing open there changes nothing. While the partition loads or once it is given up the
-    /// call changes nothing either: its groups come from the log, which holds the marker. The
+    /// nothing open there changes nothing. A partition loading or given up has its groups
+    /// replaced by what its log holds: the marker must be in the log the host loads. The
     /// effects are those of the timers due at `now`.
     pub fn end_transaction(
         &mut self,
@@ -280,22 +282,21 @@ impl Coordinator {
         commit: bool,
     ) -> Vec<Effect> {
         self.enter(now);
-        if self.runtime.partitions.error(partition).is_none() {
-            if let Some(mut groups) = self.open_txns.remove(&producer_id) {
-                groups.retain(|(id, uid)| {
-                    let Some(g) = self.slot_of_uid(id, *uid) else {
-                        return false;
-                    };
-                    let group = self.groups.get_mut(g).expect("a group's slot");
-                    if group.partition != partition {
-                        return true;
-                    }
-                    group.offsets.end_transaction(producer_id, commit);
-                    false
-                });
-                if !groups.is_empty() {
-                    self.open_txns.insert(producer_id, groups);
+        if let Some(mut groups) = self.open_txns.remove(&producer_id) {
+            // Entries of groups gone since (deleted, unloaded) go too.
+            groups.retain(|(id, uid)| {
+                let Some(g) = self.slot_of_uid(id, *uid) else {
+                    return false;
+                };
+                let group = self.groups.get_mut(g).expect("a group's slot");
+                if group.partition != partition {
+                    return true;
                 }
+                group.offsets.end_transaction(producer_id, commit);
+                false
+            });
+            if !groups.is_empty() {
+                self.open_txns.insert(producer_id, groups);
             }
         }
         self.run_timers();

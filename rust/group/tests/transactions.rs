@@ -280,6 +280,8 @@ fn a_loading_partition_and_the_version_downgrade() {
     );
     h.c.load(p, &[], true).unwrap();
     h.c.unload(h.now, p);
+    // A marker for a partition given up changes nothing.
+    assert!(h.c.end_transaction(h.now, p, PID, true).is_empty());
     let t = h.txn_commit_full(
         3,
         GROUP,
@@ -759,4 +761,161 @@ fn what_is_written_loads_back() {
     assert_eq!(stable(&mut m, "t", 0), (10, None));
     assert_eq!(stable(&mut m, "t", 1), (11, None));
     assert_eq!(stable(&mut m, "t", 2), (-1, UnstableOffsetCommit));
+}
+
+/// Written is what a run put in the group's partition, in log order: the append of a token
+/// (in the log if it succeeded) or a marker the host appended.
+enum Written {
+    Append(AppendToken, Vec<u8>),
+    Marker(Vec<u8>),
+}
+
+/// Run drives random plain and transactional commits, append outcomes (in append order, as
+/// one log reports them; any may fail) and markers, keeping the log a host would have written.
+struct Run {
+    h: H,
+    rng: crate::rng::Rng,
+    log: Vec<Written>,
+    recorded: AppendToken,
+    ok: Vec<AppendToken>,
+}
+
+impl Run {
+    fn below(&mut self, n: u64) -> u64 {
+        self.rng.next_u64() % n
+    }
+
+    /// record notes the appends the last call asked for, in order.
+    fn record(&mut self) {
+        for (t, _, b) in &self.h.appends {
+            if *t > self.recorded {
+                self.recorded = *t;
+                self.log.push(Written::Append(*t, b.clone()));
+            }
+        }
+    }
+
+    fn in_flight(&self, pid: i64) -> bool {
+        self.h.appends.iter().any(|(_, _, b)| {
+            decode_batches(b, &DecodeOptions::default()).unwrap()[0].producer_id == pid
+        })
+    }
+
+    fn complete(&mut self) {
+        let (t, _, _) = self.h.appends.pop_front().unwrap();
+        let error = if self.below(5) == 0 {
+            NotEnoughReplicas
+        } else {
+            None
+        };
+        if error == None {
+            self.ok.push(t);
+        }
+        let effects = self.h.c.appended(self.h.now, t, error).unwrap();
+        self.h.apply(effects);
+    }
+
+    fn marker(&mut self, pid: i64, commit: bool) {
+        self.log
+            .push(Written::Marker(log(&[Entry::Marker(pid, commit)])));
+        self.h.end_txn(pid, commit);
+    }
+
+    fn step(&mut self) {
+        let p = self.below(3) as i32;
+        let value = self.below(1_000) as i64;
+        match self.below(4) {
+            0 => {
+                let t = self.h.commit_full(
+                    8,
+                    GROUP,
+                    "",
+                    Option::None,
+                    -1,
+                    &[("t", p, value, Option::None)],
+                );
+                let _ = t;
+            }
+            1 => {
+                let pid = 1 + self.below(3) as i64;
+                self.h.txn_commit_full(
+                    3,
+                    GROUP,
+                    pid,
+                    "",
+                    Option::None,
+                    -1,
+                    &[("t", p, value, Option::None)],
+                );
+            }
+            // The log reports its appends in order, each a success or a failure.
+            2 if !self.h.appends.is_empty() => self.complete(),
+            _ => {
+                let pid = 1 + self.below(3) as i64;
+                // A commit marker follows the transaction's answered commits (EndTxn comes
+                // after them); an abort may come at any time (a timeout).
+                let commit = self.below(2) == 0 && !self.in_flight(pid);
+                self.marker(pid, commit);
+            }
+        }
+        self.record();
+    }
+
+    /// fetched is every partition's (offset, error) with and without require_stable.
+    fn fetched(h: &mut H) -> Vec<(i64, ErrorCode, i64, ErrorCode)> {
+        (0..3)
+            .map(|p| {
+                let (o, e) = h.offset("t", p);
+                let (so, se) = stable(h, "t", p);
+                (o, e, so, se)
+            })
+            .collect()
+    }
+
+    /// reloaded is the group as a coordinator loading the log reads it back.
+    fn check_reload(&mut self) {
+        let data: Vec<u8> = self
+            .log
+            .iter()
+            .flat_map(|w| match w {
+                Written::Append(t, b) if self.ok.contains(t) => b.clone(),
+                Written::Append(..) => Vec::new(),
+                Written::Marker(b) => b.clone(),
+            })
+            .collect();
+        let mut r = H::new();
+        let p = r.c.partition_for(GROUP);
+        r.c.load(p, &data, true).unwrap();
+        assert_eq!(Run::fetched(&mut self.h), Run::fetched(&mut r));
+    }
+}
+
+// Whatever appends fail and whenever markers come, the live offsets are what the log reads
+// back as (Kafka keeps one state machine, replayed at write and at load: plain and
+// transactional commits ordered by record offset, a marker ending its producer's offsets).
+#[test]
+fn live_offsets_match_the_log_they_wrote() {
+    for seed in 0..60 {
+        let mut h = H::new();
+        h.hold_appends = true;
+        let mut run = Run {
+            h,
+            rng: crate::rng::Rng::new(Some(seed)),
+            log: Vec::new(),
+            recorded: 0,
+            ok: Vec::new(),
+        };
+        for _ in 0..40 {
+            run.step();
+        }
+        while !run.h.appends.is_empty() {
+            run.complete();
+        }
+        run.check_reload();
+        for pid in 1..=3 {
+            let commit = run.below(2) == 0;
+            run.marker(pid, commit);
+        }
+        run.check_reload();
+    }
 }
