@@ -9,7 +9,8 @@
 //!   error) puts the group's error on every partition;
 //! - TxnOffsetCommit before v2 answers COORDINATOR_NOT_AVAILABLE for
 //!   COORDINATOR_LOAD_IN_PROGRESS, which clients before KAFKA-7296 did not expect (Kafka's
-//!   `handleTxnOffsetCommitRequest`);
+//!   `handleTxnOffsetCommitRequest`), and before v4 INVALID_TXN_STATE for TRANSACTION_ABORTABLE
+//!   (KIP-890: a failed transaction check that the host reports as the append's error);
 //! - everything a version lacks is left at its default (each typed message's `fit`).
 
 use std::borrow::Cow;
@@ -98,13 +99,16 @@ pub fn write_body(response: &GroupResponse, version: i16, w: &mut Writer) -> Res
             .write(w, v)
         }
         GroupResponse::OffsetFetch(r) if v < 8 => one_group(r, v).write(w, v),
-        GroupResponse::TxnOffsetCommit(r) if v < 2 => {
-            let loading = ErrorCode::CoordinatorLoadInProgress.code();
+        GroupResponse::TxnOffsetCommit(r) if v < 4 => {
             let mut m = r.clone();
             for p in m.topics.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
-                if p.error_code == loading {
-                    p.error_code = ErrorCode::CoordinatorNotAvailable.code();
-                }
+                p.error_code = match ErrorCode::for_code(p.error_code) {
+                    ErrorCode::CoordinatorLoadInProgress if v < 2 => {
+                        ErrorCode::CoordinatorNotAvailable.code()
+                    }
+                    ErrorCode::TransactionAbortable => ErrorCode::InvalidTxnState.code(),
+                    _ => p.error_code,
+                };
             }
             m.fit(v);
             m.write(w, v)

@@ -242,7 +242,8 @@ fn frame_errors(r: &GroupResponse, version: i16) -> Vec<ErrorCode> {
 }
 
 // A partition loading answers COORDINATOR_LOAD_IN_PROGRESS on every partition (no top-level
-// error); before v2 it goes out as COORDINATOR_NOT_AVAILABLE (KafkaApis, KAFKA-7296).
+// error); before v2 it goes out as COORDINATOR_NOT_AVAILABLE (KafkaApis, KAFKA-7296). A
+// partition given up answers NOT_COORDINATOR.
 #[test]
 fn a_loading_partition_and_the_version_downgrade() {
     let mut h = H::new();
@@ -278,7 +279,25 @@ fn a_loading_partition_and_the_version_downgrade() {
         frame_errors(&r, 4),
         [CoordinatorLoadInProgress, CoordinatorLoadInProgress]
     );
+    // KIP-890: a failed transaction check (the host's, reported as the append's error) is
+    // TRANSACTION_ABORTABLE from v4, INVALID_TXN_STATE before.
     h.c.load(p, &[], true).unwrap();
+    h.hold_appends = true;
+    let t = h.txn_commit_full(
+        4,
+        GROUP,
+        PID,
+        "",
+        Option::None,
+        -1,
+        &[("bar", 0, 1, Option::None)],
+    );
+    h.finish_one(TransactionAbortable);
+    let r = h.answers[&t].clone();
+    assert_eq!(frame_errors(&r, 4), [TransactionAbortable]);
+    assert_eq!(frame_errors(&r, 3), [InvalidTxnState]);
+    assert_eq!(frame_errors(&r, 0), [InvalidTxnState]);
+    h.hold_appends = false;
     h.c.unload(h.now, p);
     // A marker for a partition given up changes nothing.
     assert!(h.c.end_transaction(h.now, p, PID, true).is_empty());
