@@ -37,6 +37,12 @@ The rest of the host's surface:
   :class:`kgroup.protocol.Request` (its frame is encoded again first).
 - ``appended(now_ms, token, error_code=0)``: the outcome of an :class:`Append` (a Kafka error
   code, 0 for none); storage errors are mapped to what each api answers, as Kafka maps them.
+- ``end_transaction(now_ms, partition, producer_id, commit)``: the host has appended a
+  transaction's COMMIT (``commit=True``) or ABORT marker to ``__consumer_offsets`` partition
+  ``partition``; the offsets the producer's TxnOffsetCommits wrote to that partition's groups
+  become committed (each unless a later commit is) or are dropped. TxnOffsetCommit writes its
+  records as one transactional batch of the producer (the :class:`Append`'s ``records`` carry
+  the producer id and epoch).
 - ``tick(now_ms)`` and ``next_deadline`` (ms, or None): timers (sessions, the initial and
   regular join delays, the sync timeout, pending member ids, the offset retention check). After
   a load, ``next_deadline`` is in the past until the next call starts the loaded members'
@@ -67,11 +73,11 @@ assignor's message.
 Requests are the :class:`kgroup.protocol.Request` objects that
 :func:`kgroup.protocol.decode_request` returns, of the apis in :data:`GROUP_API_KEYS`
 (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, OffsetDelete,
-DescribeGroups, ListGroups, DeleteGroups), at every version Kafka 3.9 speaks, and KIP-848's
-ConsumerGroupHeartbeat and ConsumerGroupDescribe (v0-1, as Kafka 4.x). FindCoordinator is
-the broker's own: the coordinator of every group is the broker itself. Config keys are Kafka's
-(:data:`CONFIG_KEYS`). The same calls with the same times (and the same ``seed``) give the same
-effects.
+DescribeGroups, ListGroups, DeleteGroups, TxnOffsetCommit), at every version Kafka 3.9 speaks,
+and KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe (v0-1, as Kafka 4.x).
+FindCoordinator is the broker's own: the coordinator of every group is the broker itself. Config
+keys are Kafka's (:data:`CONFIG_KEYS`). The same calls with the same times (and the same
+``seed``) give the same effects.
 """
 
 from __future__ import annotations

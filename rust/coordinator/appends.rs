@@ -56,9 +56,29 @@ impl<P> Appends<P> {
     }
 }
 
+/// Producer is the producer a transactional batch is written for: its id and epoch, as the
+/// TxnOffsetCommit that asked for the write gave them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Producer {
+    pub id: i64,
+    pub epoch: i16,
+}
+
 /// batch is `records` as one v2 record batch of an internal topic: base offset 0, every record
 /// stamped `now` (CreateTime; a time before the epoch as 0), no producer, no compression.
 pub fn batch(now: i64, records: Records) -> Vec<u8> {
+    encode(now, records, None)
+}
+
+/// transactional_batch is `records` as [`batch`] writes them, but as part of `producer`'s
+/// transaction: the batch carries the producer id and epoch, no sequence (-1) and the
+/// transactional flag, as Kafka's `CoordinatorRuntime` writes a transactional write's records.
+/// They count once the transaction's commit marker follows them in the log.
+pub fn transactional_batch(now: i64, producer: Producer, records: Records) -> Vec<u8> {
+    encode(now, records, Some(producer))
+}
+
+fn encode(now: i64, records: Records, producer: Option<Producer>) -> Vec<u8> {
     let now = now.max(0);
     let mut batch = RecordBatch {
         records: records
@@ -74,6 +94,12 @@ pub fn batch(now: i64, records: Records) -> Vec<u8> {
             .collect(),
         ..RecordBatch::default()
     };
+    if let Some(p) = producer {
+        batch.producer_id = p.id;
+        batch.producer_epoch = p.epoch;
+        batch.base_sequence = -1;
+        batch.is_transactional = true;
+    }
     // Offsets count from 0 and timestamps are equal: neither can fail.
     batch
         .derive_from_records()
@@ -135,5 +161,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(early[0].records[0].timestamp, 0);
+    }
+
+    #[test]
+    fn a_transactional_batch_carries_its_producer_without_a_sequence() {
+        let producer = Producer { id: 4000, epoch: 7 };
+        let bytes = transactional_batch(5, producer, vec![(b"k".to_vec(), Some(b"v".to_vec()))]);
+        let batches = decode_batches(&bytes, &DecodeOptions::default()).unwrap();
+        let b = &batches[0];
+        assert_eq!(
+            (b.producer_id, b.producer_epoch, b.base_sequence),
+            (4000, 7, -1)
+        );
+        assert!(b.is_transactional && !b.is_control);
+        assert_eq!(b.records[0].value.as_deref(), Some(&b"v"[..]));
+        // A plain batch has none of it.
+        let plain = decode_batches(
+            &batch(5, vec![(b"k".to_vec(), None)]),
+            &DecodeOptions::default(),
+        )
+        .unwrap();
+        assert!(!plain[0].is_transactional);
+        assert_eq!((plain[0].producer_id, plain[0].producer_epoch), (-1, -1));
     }
 }

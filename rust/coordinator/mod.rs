@@ -27,7 +27,7 @@ pub mod partition;
 pub mod runtime;
 pub mod timers;
 
-pub use appends::{Appends, Records};
+pub use appends::{Appends, Producer, Records};
 pub use effect::{AppendToken, Effect, Token};
 pub use load::{Counts, Partitions, Replay, Replayed};
 pub use partition::partition_for;

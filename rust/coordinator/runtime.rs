@@ -4,7 +4,7 @@
 
 use std::convert::Infallible;
 
-use super::appends::{self, Appends, Records};
+use super::appends::{self, Appends, Producer, Records};
 use super::effect::{AppendToken, Effect, Token};
 use super::load::{Counts, Partitions, Replay};
 use super::timers::Timers;
@@ -68,6 +68,24 @@ impl<K, R, P, S, X> Runtime<K, R, P, S, X> {
     /// the clock, with `pending` waiting on its outcome; returns its token.
     pub fn append(&mut self, partition: i32, records: Records, pending: P) -> AppendToken {
         let records = appends::batch(self.now, records);
+        self.append_batch(partition, records, pending)
+    }
+
+    /// append_transactional is [`append`](Runtime::append) of a transactional batch of
+    /// `producer` (see [`appends::transactional_batch`]): the records count once the host writes
+    /// the transaction's commit marker after them.
+    pub fn append_transactional(
+        &mut self,
+        partition: i32,
+        producer: Producer,
+        records: Records,
+        pending: P,
+    ) -> AppendToken {
+        let records = appends::transactional_batch(self.now, producer, records);
+        self.append_batch(partition, records, pending)
+    }
+
+    fn append_batch(&mut self, partition: i32, records: Vec<u8>, pending: P) -> AppendToken {
         let token = self.appends.add(pending);
         self.out.push(Effect::Append {
             token,
@@ -145,5 +163,26 @@ mod tests {
         assert!(matches!(out[2], Effect::Respond { token: 2, .. }));
         assert!(rt.take_effects().is_empty());
         assert_eq!(rt.appends.take(t).unwrap(), "waits");
+    }
+
+    #[test]
+    fn a_transactional_append_is_an_append_of_the_producers_batch() {
+        use crate::protocol::records::{decode_batches, DecodeOptions};
+        let mut rt: Runtime<u32, &str, &str, Nothing> = Runtime::default();
+        rt.advance(10);
+        let plain = rt.append(3, vec![(b"a".to_vec(), None)], "plain");
+        let producer = Producer { id: 7, epoch: 2 };
+        let txn = rt.append_transactional(3, producer, vec![(b"b".to_vec(), None)], "txn");
+        assert_eq!((plain, txn), (1, 2), "one sequence of tokens");
+        let out = rt.take_effects();
+        let Effect::Append { records, .. } = &out[1] else {
+            panic!("{out:?}")
+        };
+        let b = &decode_batches(records, &DecodeOptions::default()).unwrap()[0];
+        assert_eq!(
+            (b.producer_id, b.producer_epoch, b.is_transactional),
+            (7, 2, true)
+        );
+        assert_eq!(rt.appends.take(txn).unwrap(), "txn");
     }
 }

@@ -54,6 +54,10 @@ pub use crate::protocol::typed::offset_fetch::{
 pub use crate::protocol::typed::sync_group::{
     SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse,
 };
+pub use crate::protocol::typed::txn_offset_commit::{
+    TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
+    TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
 
 pub use crate::coordinator::effect::{AppendToken, Token};
 
@@ -116,6 +120,9 @@ pub type ListGroups<'a> = Req<'a, ListGroupsRequest<'a>>;
 pub type DeleteGroups<'a> = Req<'a, DeleteGroupsRequest<'a>>;
 pub type ConsumerGroupHeartbeat<'a> = Req<'a, ConsumerGroupHeartbeatRequest<'a>>;
 pub type ConsumerGroupDescribe<'a> = Req<'a, ConsumerGroupDescribeRequest<'a>>;
+/// TxnOffsetCommit: `generation_id` is -1 (and `member_id` "") for commits outside group
+/// management and before v3.
+pub type TxnOffsetCommit<'a> = Req<'a, TxnOffsetCommitRequest<'a>>;
 
 /// GroupRequest is one request to the coordinator.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +139,7 @@ pub enum GroupRequest<'a> {
     DeleteGroups(DeleteGroups<'a>),
     ConsumerGroupHeartbeat(ConsumerGroupHeartbeat<'a>),
     ConsumerGroupDescribe(ConsumerGroupDescribe<'a>),
+    TxnOffsetCommit(TxnOffsetCommit<'a>),
 }
 
 /// GroupResponse is the coordinator's answer to one [`GroupRequest`], of the same api: the
@@ -153,6 +161,8 @@ pub enum GroupResponse {
     DeleteGroups(DeleteGroupsResponse<'static>),
     ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse<'static>),
     ConsumerGroupDescribe(ConsumerGroupDescribeResponse<'static>),
+    /// TxnOffsetCommit: no top-level error; a group's error is on every partition.
+    TxnOffsetCommit(TxnOffsetCommitResponse<'static>),
 }
 
 impl GroupResponse {
@@ -171,6 +181,7 @@ impl GroupResponse {
             GroupResponse::DeleteGroups(_) => 42,
             GroupResponse::ConsumerGroupHeartbeat(_) => 68,
             GroupResponse::ConsumerGroupDescribe(_) => 69,
+            GroupResponse::TxnOffsetCommit(_) => 28,
         }
     }
 
@@ -190,6 +201,7 @@ impl GroupResponse {
             GroupResponse::DeleteGroups(_) => DeleteGroupsResponse::MESSAGE,
             GroupResponse::ConsumerGroupHeartbeat(_) => ConsumerGroupHeartbeatResponse::MESSAGE,
             GroupResponse::ConsumerGroupDescribe(_) => ConsumerGroupDescribeResponse::MESSAGE,
+            GroupResponse::TxnOffsetCommit(_) => TxnOffsetCommitResponse::MESSAGE,
         }
     }
 }

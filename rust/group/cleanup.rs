@@ -47,12 +47,14 @@ impl Coordinator {
         }
         let mut tombstones = BTreeMap::new();
         for s in self.groups.slots() {
+            // Offsets open transactions wrote for the topics go too (Kafka's
+            // onPartitionsDeleted cleans the pending transactional offsets as well).
             let gone: Vec<(Arc<str>, i32)> = self
                 .group(s)
                 .offsets
-                .all()
-                .filter(|(t, _, _)| topics.contains(&&***t))
-                .map(|(t, p, _)| (t.clone(), p))
+                .partitions()
+                .into_iter()
+                .filter(|(t, _)| topics.contains(&&**t))
                 .collect();
             self.cleanup_group(s, gone, &mut tombstones);
         }

@@ -74,6 +74,9 @@ pub struct Coordinator {
     /// [`Coordinator::set_group_config`]); a group may have them before it exists and keeps them
     /// whatever becomes of it, as Kafka keeps them in its metadata log.
     pub(super) group_configs: FxMap<Arc<str>, GroupConfig>,
+    /// open_txns are the groups (id and uid) each producer's open transaction wrote offsets
+    /// to, for [`Coordinator::end_transaction`]; an entry may outlive its group.
+    pub(super) open_txns: FxMap<i64, Vec<(Arc<str>, u64)>>,
 }
 
 /// TimerOwners finds the timer a [`TimerKey`] names among the groups and the retention check.
@@ -149,6 +152,7 @@ impl Coordinator {
             topic_names: FxMap::default(),
             topic_version: 1,
             group_configs: FxMap::default(),
+            open_txns: FxMap::default(),
         }
     }
 
@@ -192,6 +196,7 @@ impl Coordinator {
             GroupRequest::DeleteGroups(r) => self.delete_groups(token, r),
             GroupRequest::ConsumerGroupHeartbeat(r) => self.consumer_group_heartbeat(token, r),
             GroupRequest::ConsumerGroupDescribe(r) => self.consumer_group_describe(token, r),
+            GroupRequest::TxnOffsetCommit(r) => self.txn_offset_commit(token, r),
         }
         // Work may have armed a timer due at once (a rebalance timeout of 0).
         self.run_timers();
@@ -487,6 +492,7 @@ impl Coordinator {
         match pending {
             Pending::Nothing => {}
             Pending::Commit(c) => self.complete_commit(token, c, error),
+            Pending::TxnCommit(c) => self.complete_txn_commit(token, c, error),
             Pending::Assignment {
                 group,
                 uid,

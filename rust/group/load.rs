@@ -10,9 +10,14 @@ use std::sync::Arc;
 use super::api::Effect;
 use super::classic::load::restore;
 use super::coordinator::Coordinator;
+use super::offsets::offsets::Position;
 use super::records::OffsetAndMetadata;
 use crate::coordinator::load::Counts;
 use crate::errors::Result;
+
+/// Loaded is an offset read back for a group: the producer whose open transaction wrote it
+/// (None: committed), topic, partition, the offset, and its position in the log.
+type Loaded = (Option<i64>, String, i32, OffsetAndMetadata, Position);
 
 /// LoadStats counts what a [`Coordinator::load`] call read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -31,10 +36,12 @@ impl Coordinator {
     /// Call it once with the whole log, or once per chunk in order with `last` set on the final
     /// one; meanwhile the partition's groups answer COORDINATOR_LOAD_IN_PROGRESS. The records
     /// take effect when `last` is set: later records and tombstones win, unknown record types
-    /// are skipped, transactional offsets count once their commit marker is read. Loaded members'
-    /// sessions start at the next call that gives a time. A corrupt batch or a record that does
-    /// not decode fails the load (the partition's earlier chunks are dropped); groups the
-    /// partition already held are replaced, their parked requests answered NOT_COORDINATOR.
+    /// are skipped, transactional offsets count once their commit marker is read (a transaction
+    /// without its marker in the log stays open, its offsets pending until `end_transaction`).
+    /// Loaded members' sessions start at the next call that gives a time. A corrupt batch or a
+    /// record that does not decode fails the load (the partition's earlier chunks are dropped);
+    /// groups the partition already held are replaced, their parked requests answered
+    /// NOT_COORDINATOR.
     pub fn load(&mut self, partition: i32, data: &[u8], last: bool) -> Result<LoadStats> {
         let mut counts = Counts::default();
         let loaded = self.runtime.load(partition, data, last, &mut counts)?;
@@ -57,10 +64,23 @@ impl Coordinator {
         for s in existing {
             self.unload_group(s);
         }
-        let mut offsets_by_group: BTreeMap<String, Vec<(String, i32, OffsetAndMetadata)>> =
-            BTreeMap::new();
-        for ((g, t, p), o) in state.offsets {
-            offsets_by_group.entry(g).or_default().push((t, p, o));
+        // Offsets by group: committed ones (no producer), and those of transactions whose
+        // marker the log does not hold yet, which stay open: the transaction coordinator ends
+        // them later with their marker (`end_transaction`).
+        let mut offsets_by_group: BTreeMap<String, Vec<Loaded>> = BTreeMap::new();
+        for ((g, t, p), (o, at)) in state.offsets {
+            offsets_by_group
+                .entry(g)
+                .or_default()
+                .push((None, t, p, o, at));
+        }
+        for (pid, offsets) in state.transactional {
+            for ((g, t, p), (o, at)) in offsets {
+                offsets_by_group
+                    .entry(g)
+                    .or_default()
+                    .push((Some(pid), t, p, o, at));
+            }
         }
         let mut names: Vec<String> = state
             .groups
@@ -73,6 +93,7 @@ impl Coordinator {
         let mut consumer = state.consumer;
         names.sort();
         names.dedup();
+        let mut open = Vec::new();
         for name in names {
             let value = state.groups.get(&name).and_then(|v| v.as_ref());
             let slot = self.create_group(&name);
@@ -87,10 +108,20 @@ impl Coordinator {
                     }
                 }
             }
-            for (t, p, o) in offsets_by_group.remove(&name).unwrap_or_default() {
-                group.offsets.put(&t, p, o);
-            }
             let uid = group.uid;
+            let id = group.id.clone();
+            for (pid, t, p, o, at) in offsets_by_group.remove(&name).unwrap_or_default() {
+                match pid {
+                    None => group.offsets.put(&t, p, o, at),
+                    Some(pid) => {
+                        group.offsets.put_transactional(pid, &t, p, o, at);
+                        open.push(pid);
+                    }
+                }
+            }
+            for pid in open.drain(..) {
+                self.track_transaction(pid, &id, uid);
+            }
             self.to_activate.push((Arc::from(name.as_str()), uid));
             stats.groups += 1;
         }

@@ -1,11 +1,11 @@
 //! Pending: what waits on an append to `__consumer_offsets`, by what asked for it: an
-//! OffsetCommit (offsets), the leader's assignment and a static member's rejoin (the classic
+//! OffsetCommit or a TxnOffsetCommit (offsets), the leader's assignment and a static member's rejoin (the classic
 //! group type). The coordinator keeps one per outstanding append in the runtime and does it when
 //! the host reports the outcome (`Coordinator::complete_append`).
 
 use std::sync::Arc;
 
-use super::api::{GroupResponse, OffsetCommitResponse, Token};
+use super::api::{GroupResponse, OffsetCommitResponse, Token, TxnOffsetCommitResponse};
 use super::classic::member::Protocol;
 use super::consumer::part::Undo;
 use super::records::OffsetAndMetadata;
@@ -16,6 +16,9 @@ use crate::assignors::fxhash::FxMap;
 pub(crate) enum Pending {
     /// Commit: an OffsetCommit's offsets; its response goes out when the append ends.
     Commit(Commit),
+    /// TxnCommit: a TxnOffsetCommit's offsets, written in its producer's transaction; its
+    /// response goes out when the append ends.
+    TxnCommit(TxnCommit),
     /// Assignment: the leader's assignment of a generation; the group becomes Stable on success.
     Assignment {
         group: Arc<str>,
@@ -52,6 +55,19 @@ pub(crate) struct Commit {
     pub response: OffsetCommitResponse<'static>,
     /// offsets are (topic index, partition index in the response, topic, partition, offset).
     pub offsets: Vec<(usize, usize, Arc<str>, i32, OffsetAndMetadata)>,
+}
+
+/// TxnCommit is a TxnOffsetCommit waiting on the append of its offsets; they wait in the
+/// group under `producer_id` from the moment the append is asked for.
+#[derive(Debug)]
+pub(crate) struct TxnCommit {
+    pub token: Token,
+    pub group: Arc<str>,
+    pub uid: u64,
+    pub producer_id: i64,
+    pub response: TxnOffsetCommitResponse<'static>,
+    /// written are the (topic index, partition index) in the response of the offsets written.
+    pub written: Vec<(usize, usize)>,
 }
 
 /// StaticRejoin is what reverting or answering a static member's rejoin needs.

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use super::consumer::part::{Applied, ConsumerPart};
 use super::consumer::records::ConsumerGroupRecord;
+use super::offsets::offsets::Position;
 use super::records::{
     read_group_metadata_value, read_key, read_offset_commit_value, GroupMetadataValue,
     OffsetAndMetadata, RecordKey,
@@ -20,17 +21,21 @@ use crate::protocol::records::ControlRecordType;
 pub(super) type Gtp = (String, String, i32);
 
 /// LoadState is a partition's replay so far: the last record per key wins, and a tombstone
-/// removes.
+/// removes. Offsets keep the position of their record (its place in the replay, which is log
+/// order), so that a transaction's offsets committed by its marker replace only older ones.
 #[derive(Debug, Default)]
 pub(crate) struct LoadState {
-    pub(super) offsets: BTreeMap<Gtp, OffsetAndMetadata>,
+    pub(super) offsets: BTreeMap<Gtp, (OffsetAndMetadata, Position)>,
     /// groups hold the last group metadata record per group; None after a tombstone.
     pub(super) groups: BTreeMap<String, Option<GroupMetadataValue>>,
-    /// transactional holds offsets committed in a transaction until its marker (by producer id).
-    transactional: BTreeMap<i64, BTreeMap<Gtp, Option<OffsetAndMetadata>>>,
+    /// transactional holds offsets committed in a transaction until its marker (by producer id);
+    /// those whose marker the log does not hold yet stay pending once loaded.
+    pub(super) transactional: BTreeMap<i64, BTreeMap<Gtp, (OffsetAndMetadata, Position)>>,
     /// consumer holds the consumer groups (KIP-848) as their records rebuild them, replayed one
     /// by one with Kafka's rules (`ConsumerPart::apply`).
     pub(super) consumer: BTreeMap<String, ConsumerPart>,
+    /// next is the position of the next record.
+    next: Position,
 }
 
 impl Replay for LoadState {
@@ -50,23 +55,30 @@ impl Replay for LoadState {
                 partition,
             } => {
                 let k = (group, topic, partition);
-                let v = match value {
-                    Some(v) => Some(read_offset_commit_value(v)?),
-                    None => None,
-                };
-                if transactional {
-                    self.transactional
-                        .entry(producer_id)
-                        .or_default()
-                        .insert(k, v);
-                } else {
-                    match v {
-                        Some(o) => {
+                let position = self.next;
+                self.next += 1;
+                match value {
+                    // Kafka's OffsetMetadataManager.replay: a commit of a transactional batch
+                    // waits for the marker of its producer.
+                    Some(v) => {
+                        let o = (read_offset_commit_value(v)?, position);
+                        if transactional {
+                            self.transactional
+                                .entry(producer_id)
+                                .or_default()
+                                .insert(k, o);
+                        } else {
                             self.offsets.insert(k, o);
                         }
-                        None => {
-                            self.offsets.remove(&k);
-                        }
+                    }
+                    // A tombstone removes the committed offset and what every open transaction
+                    // wrote for the partition, whatever batch it came in.
+                    None => {
+                        self.offsets.remove(&k);
+                        self.transactional.retain(|_, t| {
+                            t.remove(&k);
+                            !t.is_empty()
+                        });
                     }
                 }
             }
@@ -98,18 +110,23 @@ impl Replay for LoadState {
         Ok(Replayed::Known)
     }
 
-    /// control ends a transaction of `producer_id`: its offsets count on a commit marker and
-    /// are dropped on any other.
+    /// control ends a transaction of `producer_id`: on a commit marker each of its offsets
+    /// replaces the committed one only if written after it (Kafka's
+    /// `replayEndTransactionMarker`); on an abort they are dropped. Other control records (and
+    /// markers of producers that wrote no offsets) change nothing.
     fn control(&mut self, producer_id: i64, kind: ControlRecordType) -> Result<()> {
-        let done = self.transactional.remove(&producer_id);
+        let done = match kind {
+            ControlRecordType::Commit | ControlRecordType::Abort => {
+                self.transactional.remove(&producer_id)
+            }
+            _ => None,
+        };
         if kind == ControlRecordType::Commit {
-            for (k, v) in done.into_iter().flatten() {
-                match v {
-                    Some(o) => {
-                        self.offsets.insert(k, o);
-                    }
-                    None => {
-                        self.offsets.remove(&k);
+            for (k, (o, position)) in done.into_iter().flatten() {
+                match self.offsets.get(&k) {
+                    Some((_, at)) if *at > position => {}
+                    _ => {
+                        self.offsets.insert(k, (o, position));
                     }
                 }
             }

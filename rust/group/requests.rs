@@ -21,7 +21,7 @@ use crate::protocol::typed::leave_group::LeaveGroupRequestMember;
 use crate::protocol::typed::offset_fetch::{OffsetFetchRequestGroup, OffsetFetchRequestGroupTopic};
 
 /// GROUP_API_KEYS are the api keys the coordinator serves.
-pub const GROUP_API_KEYS: [i16; 12] = [8, 9, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69];
+pub const GROUP_API_KEYS: [i16; 13] = [8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69];
 
 /// is_group_api tells whether `api_key` is one the coordinator serves.
 #[inline]
@@ -163,6 +163,10 @@ pub fn body_of<'a>(
         69 => GroupRequest::ConsumerGroupDescribe(r(
             &at,
             ConsumerGroupDescribeRequest::read(&mut Reader::new(body), version)?,
+        )),
+        28 => GroupRequest::TxnOffsetCommit(r(
+            &at,
+            TxnOffsetCommitRequest::read(&mut Reader::new(body), version)?,
         )),
         k => {
             return Err(Error::InvalidArgument(format!(

@@ -7,6 +7,10 @@
 //! - LeaveGroup before v3 carries the first member error at the top level;
 //! - OffsetFetch before v8 answers one group at the top level, and before v2 (no top-level
 //!   error) puts the group's error on every partition;
+//! - TxnOffsetCommit before v2 answers COORDINATOR_NOT_AVAILABLE for
+//!   COORDINATOR_LOAD_IN_PROGRESS, which clients before KAFKA-7296 did not expect (Kafka's
+//!   `handleTxnOffsetCommitRequest`), and before v4 INVALID_TXN_STATE for TRANSACTION_ABORTABLE
+//!   (KIP-890: a failed transaction check that the host reports as the append's error);
 //! - everything a version lacks is left at its default (each typed message's `fit`).
 
 use std::borrow::Cow;
@@ -95,6 +99,20 @@ pub fn write_body(response: &GroupResponse, version: i16, w: &mut Writer) -> Res
             .write(w, v)
         }
         GroupResponse::OffsetFetch(r) if v < 8 => one_group(r, v).write(w, v),
+        GroupResponse::TxnOffsetCommit(r) if v < 4 => {
+            let mut m = r.clone();
+            for p in m.topics.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
+                p.error_code = match ErrorCode::for_code(p.error_code) {
+                    ErrorCode::CoordinatorLoadInProgress if v < 2 => {
+                        ErrorCode::CoordinatorNotAvailable.code()
+                    }
+                    ErrorCode::TransactionAbortable => ErrorCode::InvalidTxnState.code(),
+                    _ => p.error_code,
+                };
+            }
+            m.fit(v);
+            m.write(w, v)
+        }
         r => fitted(r, v, w),
     }
 }
@@ -127,6 +145,7 @@ fn fitted(response: &GroupResponse, v: i16, w: &mut Writer) -> Result<()> {
         GroupResponse::DeleteGroups(r) => fit!(r),
         GroupResponse::ConsumerGroupHeartbeat(r) => fit!(r),
         GroupResponse::ConsumerGroupDescribe(r) => fit!(r),
+        GroupResponse::TxnOffsetCommit(r) => fit!(r),
     }
 }
 

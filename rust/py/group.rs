@@ -297,6 +297,22 @@ impl PyCoordinator {
         self.effects(py)
     }
 
+    /// end_transaction(now_ms, partition, producer_id, commit) -> list[Respond | Append]
+    fn end_transaction<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_ms: i64,
+        partition: i32,
+        producer_id: i64,
+        commit: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let e = self
+            .inner
+            .end_transaction(now_ms, partition, producer_id, commit);
+        self.effects.extend(e);
+        self.effects(py)
+    }
+
     /// tick(now_ms) -> list[Respond | Append]
     fn tick<'py>(&mut self, py: Python<'py>, now_ms: i64) -> PyResult<Bound<'py, PyList>> {
         self.inner.tick_into(now_ms, &mut self.effects);

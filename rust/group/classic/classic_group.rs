@@ -863,7 +863,7 @@ pub(crate) mod tests {
         let (now, commit, retention) = (30_000, 20_000, 10_000);
         // 1. A simple group counts from the commit.
         let mut g = Group::new(1, Arc::from("g"), 0, Some(5_000));
-        g.offsets.put("t", 0, committed(commit));
+        g.offsets.put("t", 0, committed(commit), 0);
         assert_eq!(g.expired_offsets(now, retention).len(), 1);
         assert_eq!(g.expired_offsets(now - 1, retention).len(), 0);
         // 2. A non-consumer group, Empty, counts from when it became Empty.
@@ -877,8 +877,8 @@ pub(crate) mod tests {
         let sub = subscription(&["topic"]);
         let mut c = Group::new(2, Arc::from("c"), 0, Some(0));
         c.add(member("m", None, &[("range", &sub)]));
-        c.offsets.put("topic", 0, committed(commit));
-        c.offsets.put("other", 0, committed(commit));
+        c.offsets.put("topic", 0, committed(commit), 0);
+        c.offsets.put("other", 0, committed(commit), 1);
         c.transition(PreparingRebalance, 1);
         c.init_next_generation(2);
         c.transition(Stable, 3);
@@ -891,11 +891,19 @@ pub(crate) mod tests {
         let mut e = Group::new(3, Arc::from("e"), 0, Some(0));
         let mut o = committed(0);
         o.expire_timestamp = Some(100);
-        e.offsets.put("t", 0, o);
+        e.offsets.put("t", 0, o.clone(), 0);
         assert_eq!(e.expired_offsets(100, i64::MAX).len(), 1);
         assert_eq!(e.expired_offsets(99, 0).len(), 0);
         // A commit in flight never expires.
         e.offsets.stage("t", 0, 9);
         assert!(e.expired_offsets(1_000, 0).is_empty());
+        // Nor one an open transaction wrote for the partition (Kafka's
+        // testCleanupExpiredOffsetsWithPendingTransactionalOffsets).
+        let mut x = Group::new(4, Arc::from("x"), 0, Some(0));
+        x.offsets.put("t", 0, o.clone(), 0);
+        x.offsets.put_transactional(7, "t", 0, o, 1);
+        assert!(x.expired_offsets(1_000, 0).is_empty());
+        x.offsets.end_transaction(7, false);
+        assert_eq!(x.expired_offsets(1_000, 0).len(), 1);
     }
 }

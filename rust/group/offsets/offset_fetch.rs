@@ -3,7 +3,9 @@
 //! Offsets are returned whatever the group's state ("return offsets blindly"): -1 with no
 //! metadata for a partition without one, an unknown group or a Dead one. v2+ null topics ask for
 //! every committed offset and add a top-level error; v5 leader epochs; v7 `require_stable`
-//! (KIP-447): a partition whose commit is still being appended answers UNSTABLE_OFFSET_COMMIT;
+//! (KIP-447): a partition whose commit is still being appended, or for which an open
+//! transaction committed an offset (TxnOffsetCommit), answers UNSTABLE_OFFSET_COMMIT with -1
+//! and no metadata (offsets in open transactions are never returned, flag or not);
 //! v8 several groups at once; v9 member id and epoch (KIP-848; classic groups ignore them).
 
 use crate::errors::ErrorCode;

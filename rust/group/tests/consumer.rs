@@ -920,3 +920,43 @@ fn an_invalid_regex_is_refused() {
     assert_eq!(assigned(&x), Some(parts(&[(FOO, &[0, 1, 2, 3, 4, 5])])));
     assert_eq!(describe(&mut h).group_epoch, 4);
 }
+
+// testConsumerGroupTransactionalOffsetCommit, ...WithUnknownMemberId and ...WithStaleMemberEpoch
+// (Kafka's ConsumerGroup.validateOffsetCommit, transactional): a member commits at its epoch
+// in its producer's transaction; an unknown member is UNKNOWN_MEMBER_ID; a stale epoch is
+// ILLEGAL_GENERATION before TxnOffsetCommit v6 (Kafka maps STALE_MEMBER_EPOCH). A commit
+// naming no member is accepted; older epochs are checked against the partitions' assignment
+// epochs as OffsetCommit's are (KIP-1251).
+#[test]
+fn consumer_group_transactional_offset_commit() {
+    let mut h = h();
+    let r = hb(&mut h, &join("m1", &["foo"]));
+    let (epoch, all) = (r.member_epoch, assigned(&r).unwrap());
+    let p = all.get(&FOO)[0];
+    let commit = |h: &mut H, member: &str, epoch: i32| {
+        let t = h.txn_commit_full(3, G, 9, member, None, epoch, &[("foo", p, 100, None)]);
+        h.txn_errors(t)[0]
+    };
+    assert_eq!(commit(&mut h, "m1", epoch), ErrorCode::None);
+    assert_eq!(commit(&mut h, "nobody", epoch), ErrorCode::UnknownMemberId);
+    assert_eq!(
+        commit(&mut h, "m1", epoch + 100),
+        ErrorCode::IllegalGeneration
+    );
+    assert_eq!(commit(&mut h, "m1", 0), ErrorCode::IllegalGeneration);
+    assert_eq!(commit(&mut h, "", -1), ErrorCode::None);
+    // Pending until the marker of producer 9, as in a classic group.
+    let fetch = |h: &mut H| {
+        let g = h.fetch_in(G, Some(&[("foo", &[p])]), true);
+        let x = &g.topics[0].partitions[0];
+        (x.committed_offset, x.error())
+    };
+    assert_eq!(fetch(&mut h), (-1, ErrorCode::UnstableOffsetCommit));
+    let effects = h.c.end_transaction(h.now, h.c.partition_for(G), 9, true);
+    h.apply(effects);
+    assert_eq!(fetch(&mut h), (100, ErrorCode::None));
+    // testConsumerGroupTransactionalOffsetCommitWithUnknownGroupId: a generation for a group
+    // that does not exist is ILLEGAL_GENERATION.
+    let t = h.txn_commit_full(3, "nope", 9, "m1", None, 10, &[("foo", 0, 1, None)]);
+    assert_eq!(h.txn_errors(t), [ErrorCode::IllegalGeneration]);
+}

@@ -24,6 +24,7 @@ mod persistence;
 mod props;
 mod static_members;
 mod sync;
+mod transactions;
 mod wire_versions;
 
 /// Errors reads a typed response's error code as an [`ErrorCode`].
@@ -55,6 +56,7 @@ errors!(
     OffsetFetchResponseGroupTopicPartition<'_>,
     DeleteGroupsResponseResult<'_>,
     OffsetCommitResponsePartition<'_>,
+    TxnOffsetCommitResponsePartition<'_>,
 );
 
 pub const SESSION: i32 = 500;
@@ -468,6 +470,80 @@ impl H {
                 ..Default::default()
             },
         )))
+    }
+
+    /// txn_commit_full sends a TxnOffsetCommit of `offsets` ((topic, partition, offset,
+    /// metadata)) by producer `pid` (epoch 0).
+    #[allow(clippy::too_many_arguments)]
+    pub fn txn_commit_full(
+        &mut self,
+        version: i16,
+        group: &str,
+        pid: i64,
+        member: &str,
+        instance: Option<&str>,
+        generation: i32,
+        offsets: &[(&str, i32, i64, Option<&str>)],
+    ) -> Token {
+        let mut topics: Vec<TxnOffsetCommitRequestTopic<'_>> = Vec::new();
+        for (t, p, o, m) in offsets {
+            let part = TxnOffsetCommitRequestPartition {
+                partition_index: *p,
+                committed_offset: *o,
+                committed_leader_epoch: -1,
+                committed_metadata: m.map(Into::into),
+                ..Default::default()
+            };
+            match topics.iter_mut().find(|x| x.name == *t) {
+                Some(x) => x.partitions.push(part),
+                None => topics.push(TxnOffsetCommitRequestTopic {
+                    name: (*t).into(),
+                    partitions: vec![part],
+                    ..Default::default()
+                }),
+            }
+        }
+        self.send(&GroupRequest::TxnOffsetCommit(Req::new(
+            version,
+            TxnOffsetCommitRequest {
+                transactional_id: "txn".into(),
+                group_id: group.into(),
+                producer_id: pid,
+                producer_epoch: 0,
+                generation_id: generation,
+                member_id: member.into(),
+                group_instance_id: instance.map(Into::into),
+                topics,
+                ..Default::default()
+            },
+        )))
+    }
+
+    /// txn_errors are every partition's error of an answered TxnOffsetCommit.
+    pub fn txn_errors(&self, t: Token) -> Vec<ErrorCode> {
+        match self.answers.get(&t) {
+            Some(GroupResponse::TxnOffsetCommit(r)) => r
+                .topics
+                .iter()
+                .flat_map(|t| t.partitions.iter().map(|p| p.error()))
+                .collect(),
+            other => panic!("token {t}: no TxnOffsetCommit response: {other:?}"),
+        }
+    }
+
+    /// txn_commit commits `offsets` of GROUP in producer `pid`'s transaction outside group
+    /// management and returns every partition's error.
+    pub fn txn_commit(&mut self, pid: i64, offsets: &[(&str, i32, i64)]) -> Vec<ErrorCode> {
+        let o: Vec<_> = offsets.iter().map(|(t, p, o)| (*t, *p, *o, None)).collect();
+        let t = self.txn_commit_full(3, GROUP, pid, "", None, -1, &o);
+        self.txn_errors(t)
+    }
+
+    /// end_txn reports the marker of producer `pid` appended to GROUP's partition.
+    pub fn end_txn(&mut self, pid: i64, commit: bool) {
+        let p = self.c.partition_for(GROUP);
+        let effects = self.c.end_transaction(self.now, p, pid, commit);
+        self.apply(effects);
     }
 
     pub fn commit_response(&self, t: Token) -> &OffsetCommitResponse<'static> {
