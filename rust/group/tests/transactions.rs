@@ -673,9 +673,11 @@ fn loaded(entries: &[Entry]) -> H {
     h
 }
 
-// testReplayTransactionEndMarkerKeepsTheMostRecentCommittedOffset, from the log: a
-// transaction's offset replaces the committed one at its marker only if its record comes after
-// it; an abort drops it.
+// testReplayTransactionEndMarkerKeepsTheMostRecentCommittedOffset, from the log (3.9's
+// GroupMetadataManagerTest.testGroupLoadWithConsumerAndTransactionalOffsetCommitsConsumerWins /
+// ...TransactionWins, testDoNotLoadAbortedTransactionalOffsetCommits): a transaction's offset
+// replaces the committed one at its marker only if its record comes after it; an abort drops
+// it.
 #[test]
 fn loading_orders_commits_by_their_place_in_the_log() {
     use Entry::*;
@@ -698,6 +700,40 @@ fn loading_orders_commits_by_their_place_in_the_log() {
     ]);
     assert_eq!(stable(&mut h3, "t", 0), (200, None));
     assert_eq!(h.c.group_count(), 1);
+}
+
+// 3.9's GroupMetadataManagerTest.testLoadWithCommittedAndAbortedAndPendingTransactionalOffset
+// Commits and testLoadTransactionalOffsetCommitsFromMultipleProducers: each producer's marker
+// ends its own offsets, interleaved in the log; the one without a marker stays pending.
+#[test]
+fn test_load_with_committed_aborted_and_pending_transactional_offset_commits() {
+    use Entry::*;
+    let mut h = loaded(&[
+        Plain("t", 0, Some(1)),
+        Txn(PID, "t", 1, Some(10)),
+        Txn(PID + 1, "t", 2, Some(20)),
+        Txn(PID + 2, "t", 3, Some(30)),
+        Marker(PID + 1, false),
+        Txn(PID, "t", 0, Some(11)),
+        Marker(PID, true),
+        // The same producer's next transaction, left open.
+        Txn(PID, "t", 4, Some(40)),
+    ]);
+    let got: Vec<(i64, ErrorCode)> = (0..5).map(|p| stable(&mut h, "t", p)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (11, None),
+            (10, None),
+            (-1, None),
+            (-1, UnstableOffsetCommit),
+            (-1, UnstableOffsetCommit),
+        ]
+    );
+    h.end_txn(PID + 2, true);
+    h.end_txn(PID, false);
+    assert_eq!(stable(&mut h, "t", 3), (30, None));
+    assert_eq!(stable(&mut h, "t", 4), (-1, None));
 }
 
 // testReplayWithTombstoneAndPendingTransactionalOffsets: a tombstone removes the committed
@@ -723,9 +759,11 @@ fn test_replay_with_tombstone_and_pending_transactional_offsets() {
     assert_eq!(h.offset("t", 0), (-1, None));
 }
 
-// A transaction without its marker in the log stays open after the load: its offsets are
-// pending (a group with only those loads as a simple group) until the transaction coordinator's
-// marker ends it. Its place in the log still orders it against later commits.
+// 3.9's GroupMetadataManagerTest.testGroupLoadedWithPendingCommits and
+// testLoadTransactionalOffsetsWithoutGroup: a transaction without its marker in the log stays
+// open after the load: its offsets are pending (a group with only those loads as an Empty
+// simple group) until the transaction coordinator's marker ends it. Its place in the log still
+// orders it against later commits.
 #[test]
 fn an_open_transaction_stays_pending_across_a_load() {
     use Entry::*;
