@@ -176,13 +176,6 @@ class Producer:
         self._runtime = Runtime("producer")
         self._sender = _Sender(self, cfg)
         self._wake_flag = False
-        try:
-            self._runtime.call(self._sender.start(), timeout=10)
-        except BaseException:
-            self._runtime.close()
-            raise
-        self._loop_wake = self._sender.wake_threadsafe
-        self._append = self._acc.append
         #: the transaction manager (transactional.id), and the transactional call running in
         #: the background: (name, future), resumed by the same call made again
         self._txn: TransactionManager | None = None
@@ -191,7 +184,14 @@ class Producer:
             self._txn = TransactionManager(
                 self._sender, self._transactional_id, cfg["transaction.timeout.ms"]
             )
-            self._sender.txn = self._txn
+            self._sender.txn = self._txn  # before it starts: no InitProducerId of its own
+        try:
+            self._runtime.call(self._sender.start(), timeout=10)
+        except BaseException:
+            self._runtime.close()
+            raise
+        self._loop_wake = self._sender.wake_threadsafe
+        self._append = self._acc.append
 
     # -- produce --------------------------------------------------------------------------------
 
