@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Iterator
@@ -250,9 +251,11 @@ def _no_group() -> Any:
 # -- consume-transform-produce ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_consume_transform_produce_commits_offsets_with_the_output(
-    kafka: Any, bootstrap: str, producer: Producer
+    kafka: Any, bootstrap: str, producer: Producer, protocol: str
 ) -> None:
+    # with group.protocol=consumer (KIP-848) the generation is the member epoch
     src, dst = kafka.create_topic(1), kafka.create_topic(1)
     feed = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1})
     for i in range(10):
@@ -264,6 +267,7 @@ def test_consume_transform_produce_commits_offsets_with_the_output(
         {
             "bootstrap.servers": bootstrap,
             "group.id": group,
+            "group.protocol": protocol,
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
             "isolation.level": "read_committed",
@@ -296,6 +300,20 @@ def test_consume_transform_produce_commits_offsets_with_the_output(
         transform(rest, commit=False)  # the offsets go with the abort
         assert _committed(consumer, src) == 4
         transform(rest, commit=True)
+        assert _committed(consumer, src) == 10
+        # a generation the group has moved past: the coordinator refuses the offsets
+        # (ILLEGAL_GENERATION, Java's CommitFailedException): abortable, not fatal
+        stale = dataclasses.replace(
+            consumer.consumer_group_metadata(),
+            generation_id=consumer.consumer_group_metadata().generation_id + 5,
+        )
+        producer.begin_transaction()
+        producer.produce(dst, b"never")
+        with pytest.raises(KafkaError) as e:
+            producer.send_offsets_to_transaction([TopicPartition(src, 0, 1)], stale, 10)
+        assert e.value.txn_requires_abort and not e.value.fatal, e.value
+        assert e.value.name == "ILLEGAL_GENERATION"
+        producer.abort_transaction(10)
         assert _committed(consumer, src) == 10
     finally:
         consumer.close()

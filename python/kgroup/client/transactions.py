@@ -222,7 +222,10 @@ class TransactionManager:
                 continue
             except KafkaError as e:
                 if not e.retriable:
-                    raise
+                    # the coordinator lookup refused (an authorization error)
+                    err = _classify(e.code, f"FindCoordinator({key!r})")
+                    self.fail(err)
+                    raise err from e
                 await asyncio.sleep(self.backoff)
                 continue
             code = code_of(resp) if code_of is not None else resp["error_code"]
