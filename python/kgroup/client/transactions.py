@@ -38,8 +38,10 @@ import asyncio
 import enum
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from kgroup.client.cluster import Cluster
+from kgroup.client.runtime import Runtime
 from kgroup.client.types import ConsumerGroupMetadata, TopicPartition
 from kgroup.errors import (
     ClusterAuthorizationFailed,
@@ -66,8 +68,18 @@ from kgroup.errors import (
 )
 from kgroup.protocol import ApiKey
 
-if TYPE_CHECKING:
-    from kgroup.client.producer import _Sender
+
+class _Sender(Protocol):
+    """What the manager uses of the producer's sender (kgroup.client.producer._Sender)."""
+
+    cluster: Cluster
+    acc: Any
+    backoff: float
+    runtime: Runtime
+    _producer_id: tuple[int, int] | None
+
+    def wake_threadsafe(self) -> None: ...
+
 
 __all__ = ["TransactionManager", "TxnState", "abortable_error", "fatal_error"]
 
