@@ -26,7 +26,13 @@ import pytest
 from support.fake_broker import FakeBroker
 
 from kgroup import Producer
-from kgroup.client.types import ClientTimeout
+from kgroup.client.types import (
+    OFFSET_INVALID,
+    ClientTimeout,
+    ConsumerGroupMetadata,
+    OperationConflict,
+    TopicPartition,
+)
 from kgroup.errors import (
     ConcurrentTransactions,
     CoordinatorLoadInProgress,
@@ -94,6 +100,25 @@ class TxnBroker(FakeBroker):
 
     def _end_txn(self, body: dict, v: int) -> dict:
         return {"throttle_time_ms": 0, "error_code": self._next(ApiKey.END_TXN, body, v)}
+
+    def _add_offsets_to_txn(self, body: dict, v: int) -> dict:
+        return {"throttle_time_ms": 0, "error_code": self._next(ApiKey.ADD_OFFSETS_TO_TXN, body, v)}
+
+    def _txn_offset_commit(self, body: dict, v: int) -> dict:
+        code = self._next(ApiKey.TXN_OFFSET_COMMIT, body, v)
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "name": t["name"],
+                    "partitions": [
+                        {"partition_index": p["partition_index"], "error_code": code}
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in body["topics"]
+            ],
+        }
 
     def _produce(self, body: dict, v: int) -> dict | None:
         with self._lock:
@@ -226,3 +251,38 @@ def test_fenced_on_add_partitions_is_fatal(broker: TxnBroker) -> None:
             p.produce("t", b"w")
     assert reports and reports[0] is not None
     assert broker.sent(ApiKey.PRODUCE) == []
+
+
+def test_send_offsets_sends_the_group_metadata_and_conflicts_while_running(
+    broker: TxnBroker,
+) -> None:
+    broker.delay[ApiKey.ADD_OFFSETS_TO_TXN] = 1.0
+    group = ConsumerGroupMetadata("g", 7, "member-1", "static-1")
+    positions = [TopicPartition("in", 0, 42), TopicPartition("in", 1, OFFSET_INVALID)]
+    with _producer(broker) as p:
+        p.init_transactions(10)
+        p.begin_transaction()
+        with pytest.raises(ClientTimeout):
+            p.send_offsets_to_transaction(positions, group, 0.2)
+        # librdkafka's _CONFLICT: another call while that one goes on in the background
+        with pytest.raises(OperationConflict):
+            p.commit_transaction(5)
+        p.send_offsets_to_transaction(positions, group, 5)  # resumed, not sent again
+        p.commit_transaction(5)
+    (add,) = broker.sent(ApiKey.ADD_OFFSETS_TO_TXN)
+    assert add["group_id"] == "g" and add["transactional_id"] == "tx-fake"
+    ((_, v, commit),) = [r for r in broker.requests if r[0] == ApiKey.TXN_OFFSET_COMMIT]
+    assert v >= 3
+    assert (commit["generation_id"], commit["member_id"], commit["group_instance_id"]) == (
+        7,
+        "member-1",
+        "static-1",
+    )
+    # the logical offset is left out (confluent-kafka: "invalid offsets are ignored")
+    assert [
+        (t["name"], p["partition_index"], p["committed_offset"])
+        for t in commit["topics"]
+        for p in t["partitions"]
+    ] == [("in", 0, 42)]
+    (end,) = broker.sent(ApiKey.END_TXN)  # offsets alone are something to commit
+    assert end["committed"] is True

@@ -307,6 +307,9 @@ class Producer:
         )
 
     def _txn_manager(self, call: str) -> TransactionManager:
+        """The transaction manager for transactional call ``call``, after the checks every
+        call makes: a transactional producer, open, not failed fatally, and no other call
+        still running in the background (librdkafka's _CONFLICT)."""
         if self._txn is None:
             raise ClientError(f"{call}(): the producer has no transactional.id")
         if self._closed:
@@ -314,17 +317,19 @@ class Producer:
         if self._txn.state is TxnState.FATAL_ERROR:
             assert self._txn.error is not None
             raise self._txn.error
+        running = self._txn_call
+        if running is not None and running[0] != call:
+            if not running[1].done():
+                raise OperationConflict(
+                    f"{call}(): {running[0]}() is still in progress: call it again"
+                )
+            self._txn_call = None
         return self._txn
 
     def _txn_wait(self, name: str, make: Callable[[], Any], deadline: float) -> Any:
         """Run the coroutine ``make()`` on the loop as transactional call ``name`` (or resume
         the one of that name that timed out) and wait for it until ``deadline``; a timeout
         leaves it running (a retriable ClientTimeout: call again to resume it)."""
-        if self._txn_call is not None and self._txn_call[0] != name:
-            other = self._txn_call[0]
-            if not self._txn_call[1].done():
-                raise OperationConflict(f"{name}(): {other}() is still in progress: call it again")
-            self._txn_call = None
         if self._txn_call is None:
             self._txn_call = (name, self._runtime.submit(make()))
         fut = self._txn_call[1]
