@@ -35,7 +35,7 @@ from kgroup.client.types import (
     TopicPartition,
     TransactionStateError,
 )
-from kgroup.errors import KafkaError, ProducerFenced
+from kgroup.errors import InvalidTransactionTimeout, KafkaError, ProducerFenced
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
@@ -411,3 +411,15 @@ def test_calls_out_of_order_raise_state_errors(bootstrap: str) -> None:
             plain.init_transactions(1)
     finally:
         plain.close(1)
+
+
+def test_a_transaction_timeout_above_the_brokers_maximum_is_fatal(bootstrap: str) -> None:
+    # transaction.max.timeout.ms is 900000 by default: INVALID_TRANSACTION_TIMEOUT, which
+    # librdkafka (0103) and Java treat as fatal
+    p = _txn_producer(bootstrap, **{"transaction.timeout.ms": 900001})
+    try:
+        with pytest.raises(InvalidTransactionTimeout) as e:
+            p.init_transactions(20)
+        assert e.value.fatal
+    finally:
+        p.close(2)
