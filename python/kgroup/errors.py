@@ -138,6 +138,12 @@ class KafkaError(KGroupError):
     ``record_errors`` names the records of a produced batch that failed validation, as
     (index in the batch, reason) pairs (Kafka's ``RecordValidationException``, which a Produce
     response carries from v8, KIP-467); it is empty for every other error.
+
+    A transactional producer's errors say what the application must do, as confluent-kafka's
+    ``KafkaError.fatal()`` / ``txn_requires_abort()`` do (here attributes, as ``retriable``
+    is): ``fatal`` the producer is unusable (fenced by a newer producer with its
+    transactional id): close it; ``txn_requires_abort`` the transaction cannot commit: call
+    ``abort_transaction()`` and start again. Both are False for every other error.
     """
 
     code: ClassVar[int] = -1
@@ -145,6 +151,8 @@ class KafkaError(KGroupError):
     retriable: ClassVar[bool] = False
     message: ClassVar[str] = ""
     record_errors: tuple[tuple[int, str], ...] = ()
+    fatal: bool = False
+    txn_requires_abort: bool = False
 
     def __init_subclass__(cls, code: int | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -219,6 +219,8 @@ pub struct DrainedBatch<T> {
     pub base_sequence: i32,
     producer_id: i64,
     producer_epoch: i16,
+    /// transactional sets the batch's transactional attribute (a transactional producer's).
+    transactional: bool,
     compression: Compression,
     level: Option<i32>,
     /// encoded is the whole RecordBatch v2 once [`encode`](Self::encode) ran.
@@ -263,6 +265,7 @@ impl<T> DrainedBatch<T> {
             producer_id: self.producer_id,
             producer_epoch: self.producer_epoch,
             base_sequence: self.base_sequence,
+            is_transactional: self.transactional,
             ..BatchFields::default()
         };
         let mut out = if self.compression == Compression::None {
@@ -344,6 +347,8 @@ pub struct Accumulator<T> {
     records: usize,
     flushing: bool,
     producer: Option<(i64, i16)>,
+    /// transactional: batches drained carry the transactional attribute (bit 4).
+    transactional: bool,
     reports: VecDeque<Report<T>>,
     /// unreported counts completed records that had no token (delivered or failed).
     pub unreported: u64,
@@ -446,6 +451,7 @@ impl<T> Accumulator<T> {
             records: 0,
             flushing: false,
             producer: None,
+            transactional: false,
             reports: VecDeque::new(),
             unreported: 0,
             unreported_failed: 0,
@@ -482,6 +488,12 @@ impl<T> Accumulator<T> {
             }
         }
         self.producer = Some((producer_id, epoch));
+    }
+
+    /// set_transactional marks the batches drained from now on as transactional (Kafka's
+    /// attribute bit 4), as a transactional producer writes every batch.
+    pub fn set_transactional(&mut self, transactional: bool) {
+        self.transactional = transactional;
     }
 
     /// partitions is the known partition count of `topic`.
@@ -802,6 +814,7 @@ impl<T> Accumulator<T> {
                 base_sequence,
                 producer_id,
                 producer_epoch,
+                transactional: self.transactional,
                 compression: self.cfg.compression,
                 level: self.cfg.compression_level,
                 encoded: Vec::new(),
@@ -890,6 +903,7 @@ impl<T> Accumulator<T> {
                         base_sequence: -1,
                         producer_id: -1,
                         producer_epoch: -1,
+                        transactional: false,
                         compression: Compression::None,
                         level: None,
                         encoded: Vec::new(),
@@ -1148,6 +1162,25 @@ mod tests {
             assert_eq!(a.len(), 0);
             assert_eq!(a.buffered_bytes(), 0);
         }
+    }
+
+    #[test]
+    fn a_transactional_producer_sets_the_transactional_attribute() {
+        // Kafka's RecordAccumulator.drain: a transactional producer's batches carry bit 4, the
+        // producer id, epoch and sequence (MemoryRecordsBuilder with isTransactional).
+        let mut a: Accumulator<u32> = Accumulator::new(AccumulatorConfig::default()).unwrap();
+        a.set_partitions("t", 1, 0.0).unwrap();
+        a.set_producer_id(7, 2);
+        a.set_transactional(true);
+        a.append("t", &rec(Some(b"k"), b"v", 1), Some(0), 0.0)
+            .unwrap();
+        let mut d = a.drain(None, usize::MAX, 10.0);
+        d[0].encode().unwrap();
+        let got = decode_batches(&d[0].encoded, &DecodeOptions::default()).unwrap();
+        assert!(got[0].is_transactional);
+        assert!(!got[0].is_control);
+        assert_eq!((got[0].producer_id, got[0].producer_epoch), (7, 2));
+        assert_eq!(got[0].base_sequence, 0);
     }
 
     #[test]

@@ -142,6 +142,7 @@ _PRODUCER: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "partitioner": ("murmur2_builtin", _str),
     "max.block.ms": (60000, _int),
     "transactional.id": (None, _opt_str),
+    "transaction.timeout.ms": (60000, _int),
     "on_delivery": (None, _callable),
     "delivery.report.only.error": (False, _bool),
 }

@@ -80,6 +80,7 @@ class PartitionState:
         "fetch_offset",
         "high_watermark",
         "key",
+        "last_stable",
         "log_start",
         "partition",
         "paused",
@@ -102,6 +103,8 @@ class PartitionState:
         self.paused = False
         self.epoch = 0
         self.high_watermark = -1
+        #: the last stable offset (Fetch v4+): read_committed's end of the partition
+        self.last_stable = -1
         self.log_start = -1
         #: an end-of-partition event was posted for the current end (enable.partition.eof)
         self.at_eof = False
@@ -317,6 +320,7 @@ class Fetcher:
                 code = p["error_code"]
                 if code == 0:
                     st.high_watermark = p["high_watermark"]
+                    st.last_stable = p.get("last_stable_offset", -1)
                     st.log_start = p.get("log_start_offset", -1)
                     records = p["records"]
                     if not records:
@@ -362,7 +366,12 @@ class Fetcher:
     def _maybe_eof(self, st: PartitionState, offset: int, epoch: int) -> None:
         """enable.partition.eof: once per end reached, after the partition's buffered records
         (librdkafka's _PARTITION_EOF event follows the partition's last message)."""
-        if st.at_eof or offset < st.high_watermark or st.epoch != epoch:
+        # read_committed ends at the last stable offset (librdkafka's end_offset), where the
+        # first open transaction starts; -1 (Fetch before v4) falls back to the high watermark
+        end = st.high_watermark
+        if self.read_committed and st.last_stable >= 0:
+            end = st.last_stable
+        if st.at_eof or offset < end or st.epoch != epoch:
             return
         if st.key in self.queue.buffered_partitions():
             return  # a later answer posts it, once the application has the records

@@ -31,7 +31,12 @@ The sender is one task on the client's event loop (:mod:`.runtime`), Java's ``Se
   is not the first in flight); otherwise the batch fails with that error and the producer bumps
   its epoch (InitProducerId with its current id and epoch, KIP-360 as Java 2.5+ does for the
   idempotent non-transactional producer), which restarts every partition's sequences at 0;
-- ``acks=0``: no response is awaited; reports carry offset -1.
+- ``acks=0``: no response is awaited; reports carry offset -1;
+- with ``transactional.id`` (:mod:`.transactions`): the producer id comes from
+  ``init_transactions()``, every batch is transactional and carries the transactional id, and
+  a partition is drained only once AddPartitionsToTxn added it to the transaction; a batch
+  that fails for good fails the transaction (abortable, or fatal when fenced), after which
+  nothing more is sent until ``abort_transaction()``.
 
 Delivery reports are kept in the accumulator and served on the application's thread by
 :meth:`Producer.poll` and :meth:`Producer.flush`, calling ``on_delivery(err, msg)`` as
@@ -41,6 +46,7 @@ confluent-kafka does.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import threading
 import time
@@ -53,7 +59,16 @@ from kgroup.client.cluster import Cluster
 from kgroup.client.config import ClientConfig
 from kgroup.client.metadata import ClusterMetadata, cluster_metadata, error_from_code
 from kgroup.client.runtime import Runtime
-from kgroup.client.types import ClientTimeout
+from kgroup.client.transactions import TransactionManager, TxnState
+from kgroup.client.types import (
+    ClientClosed,
+    ClientError,
+    ClientTimeout,
+    ConsumerGroupMetadata,
+    OperationConflict,
+    TopicPartition,
+    TransactionStateError,
+)
 from kgroup.errors import (
     DuplicateSequenceNumber,
     InvalidArgument,
@@ -122,8 +137,19 @@ class Producer:
                     f"(got acks={cfg['acks']}, max.in.flight={max_in_flight})"
                 )
             idempotent = False  # Java: not asked for explicitly, so quietly off
-        if cfg["transactional.id"] is not None:
-            raise InvalidArgument("transactional.id: transactions are not supported yet")
+        self._transactional_id: str | None = cfg["transactional.id"]
+        if self._transactional_id is not None:
+            # Java's ProducerConfig: a transactional producer is idempotent; asking for it
+            # off is a configuration error.
+            if "enable.idempotence" in cfg.given and not cfg["enable.idempotence"]:
+                raise InvalidArgument("transactional.id requires enable.idempotence=true")
+            if self._acks != -1 or max_in_flight > 5:
+                raise InvalidArgument(
+                    "transactional.id requires acks=all and "
+                    "max.in.flight.requests.per.connection <= 5 "
+                    f"(got acks={cfg['acks']}, max.in.flight={max_in_flight})"
+                )
+            idempotent = True
         if cfg["delivery.timeout.ms"] < cfg["linger.ms"] + cfg["request.timeout.ms"]:
             if "delivery.timeout.ms" in cfg.given:
                 raise InvalidArgument(
@@ -150,6 +176,15 @@ class Producer:
         self._runtime = Runtime("producer")
         self._sender = _Sender(self, cfg)
         self._wake_flag = False
+        #: the transaction manager (transactional.id), and the transactional call running in
+        #: the background: (name, future), resumed by the same call made again
+        self._txn: TransactionManager | None = None
+        self._txn_call: tuple[str, concurrent.futures.Future[Any]] | None = None
+        if self._transactional_id is not None:
+            self._txn = TransactionManager(
+                self._sender, self._transactional_id, cfg["transaction.timeout.ms"]
+            )
+            self._sender.txn = self._txn  # before it starts: no InitProducerId of its own
         try:
             self._runtime.call(self._sender.start(), timeout=10)
         except BaseException:
@@ -172,7 +207,12 @@ class Producer:
         callback: Callable[..., Any] | None = None,
     ) -> None:
         """Append a record to ``topic`` (confluent-kafka's ``produce``). Raises BufferError
-        when ``buffer.memory`` is full (serve reports with ``poll`` and try again)."""
+        when ``buffer.memory`` is full (serve reports with ``poll`` and try again). A
+        transactional producer produces inside a transaction only
+        (:class:`~kgroup.client.types.TransactionStateError` otherwise, or the transaction's
+        error when it must be aborted)."""
+        if self._txn is not None and self._txn.state is not TxnState.IN_TRANSACTION:
+            self._txn_check_produce()
         status = self._append(
             topic,
             value,
@@ -208,6 +248,8 @@ class Producer:
         Rows have no delivery report (no per-row callback: not even the ``on_delivery`` of the
         configuration); those that fail for good are counted in
         :attr:`failed_without_report`."""
+        if self._txn is not None and self._txn.state is not TxnState.IN_TRANSACTION:
+            self._txn_check_produce()
         kwargs: dict[str, Any] = {"key": key, "value": value}
         if isinstance(partition, int) and not isinstance(partition, bool):
             import pyarrow as pa
@@ -251,6 +293,179 @@ class Producer:
                     f"{self.config['max.block.ms']} ms"
                 )
             self._sender.topic_known.wait(0.05)
+
+    # -- transactions ---------------------------------------------------------------------------
+
+    def _txn_check_produce(self) -> None:
+        txn = self._txn
+        assert txn is not None
+        if txn.error is not None and txn.failed:
+            raise txn.error
+        raise TransactionStateError(
+            f"produce(): transactional.id {txn.transactional_id!r} is not in a transaction "
+            f"({txn.state.value}): call begin_transaction() first"
+        )
+
+    def _txn_manager(self, call: str) -> TransactionManager:
+        """The transaction manager for transactional call ``call``, after the checks every
+        call makes: a transactional producer, open, not failed fatally, and no other call
+        still running in the background (librdkafka's _CONFLICT)."""
+        if self._txn is None:
+            raise ClientError(f"{call}(): the producer has no transactional.id")
+        if self._closed:
+            raise ClientClosed(f"{call}(): the producer is closed")
+        if self._txn.state is TxnState.FATAL_ERROR:
+            assert self._txn.error is not None
+            raise self._txn.error
+        running = self._txn_call
+        if running is not None and running[0] != call:
+            if not running[1].done():
+                raise OperationConflict(
+                    f"{call}(): {running[0]}() is still in progress: call it again"
+                )
+            self._txn_call = None
+        return self._txn
+
+    def _txn_wait(self, name: str, make: Callable[[], Any], deadline: float) -> Any:
+        """Run the coroutine ``make()`` on the loop as transactional call ``name`` (or resume
+        the one of that name that timed out) and wait for it until ``deadline``; a timeout
+        leaves it running (a retriable ClientTimeout: call again to resume it)."""
+        if self._txn_call is None:
+            self._txn_call = (name, self._runtime.submit(make()))
+        fut = self._txn_call[1]
+        try:
+            return fut.result(max(deadline - time.monotonic(), 0.0))
+        except concurrent.futures.TimeoutError:
+            raise ClientTimeout(f"{name}() timed out: call it again to resume") from None
+        finally:
+            if fut.done():
+                self._txn_call = None
+
+    def _txn_deadline(self, timeout: float | None) -> float:
+        """librdkafka's rule: no timeout (None, negative) is 2 x transaction.timeout.ms."""
+        if timeout is None or timeout < 0:
+            timeout = 2 * self.config.ms("transaction.timeout.ms")
+        return time.monotonic() + timeout
+
+    def init_transactions(self, timeout: float | None = None) -> None:
+        """Find the transaction coordinator of ``transactional.id`` and get a producer id and
+        a new epoch from it (InitProducerId), which fences any older producer with the same
+        transactional id and ends what it left open. Call once, before the first transaction.
+        ``timeout`` in seconds (None: 2 x transaction.timeout.ms); after a ClientTimeout
+        (retriable) call it again to resume. Raises TransactionStateError when already
+        initialised, a KafkaError with ``fatal`` set when the coordinator refuses."""
+        txn = self._txn_manager("init_transactions")
+        deadline = self._txn_deadline(timeout)
+        if txn.state is TxnState.UNINITIALIZED:
+            txn.state = TxnState.INITIALIZING
+        elif txn.state is not TxnState.INITIALIZING:
+            raise TransactionStateError(
+                f"init_transactions(): already initialised ({txn.state.value})"
+            )
+
+        async def init() -> None:
+            await txn.init()
+            txn.transition(TxnState.READY)
+            self._sender._wake()
+
+        self._txn_wait("init_transactions", init, deadline)
+
+    def begin_transaction(self) -> None:
+        """Start a transaction (local only: the coordinator hears of it with the first
+        partition or offsets added). Raises OperationConflict before init_transactions()
+        finished, TransactionStateError in a transaction."""
+        txn = self._txn_manager("begin_transaction")
+        if txn.state is not TxnState.READY:
+            if txn.state in (TxnState.UNINITIALIZED, TxnState.INITIALIZING):
+                raise OperationConflict("begin_transaction(): init_transactions() has not finished")
+            raise TransactionStateError(
+                f"begin_transaction(): a transaction is in progress ({txn.state.value})"
+            )
+        txn.state = TxnState.IN_TRANSACTION
+
+    def send_offsets_to_transaction(
+        self,
+        positions: list[TopicPartition],
+        group_metadata: ConsumerGroupMetadata,
+        timeout: float | None = None,
+    ) -> None:
+        """Commit the consumer's ``positions`` (the next offsets to read: the last processed
+        + 1) to ``group_metadata``'s group as part of the transaction: they take effect with
+        its commit and are discarded by its abort. ``group_metadata`` is
+        ``Consumer.consumer_group_metadata()``; the group coordinator checks its generation
+        and member id (a consumer no longer in the group gets an abortable error). Negative
+        (logical) offsets are left out; an empty list returns at once."""
+        txn = self._txn_manager("send_offsets_to_transaction")
+        if not isinstance(group_metadata, ConsumerGroupMetadata):
+            raise InvalidArgument(
+                "send_offsets_to_transaction(): group_metadata must come from "
+                "Consumer.consumer_group_metadata()"
+            )
+        self._txn_require(txn, "send_offsets_to_transaction")
+        positions = [tp for tp in positions if tp.offset >= 0]
+        if not positions:
+            return
+        deadline = self._txn_deadline(timeout)
+        self._txn_wait(
+            "send_offsets_to_transaction",
+            lambda: txn.send_offsets(positions, group_metadata),
+            deadline,
+        )
+
+    def _txn_require(self, txn: TransactionManager, call: str) -> None:
+        if txn.state is TxnState.IN_TRANSACTION:
+            return
+        if txn.state is TxnState.ABORTABLE_ERROR and txn.error is not None:
+            raise txn.error
+        raise TransactionStateError(f"{call}(): not in a transaction ({txn.state.value})")
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        """Flush every record of the transaction, then commit it (EndTxn): its records and
+        offsets become visible to read_committed consumers. After a ClientTimeout call it
+        again to resume. A record that failed makes the transaction abortable: the error has
+        ``txn_requires_abort``, and only abort_transaction() is allowed."""
+        txn = self._txn_manager("commit_transaction")
+        deadline = self._txn_deadline(timeout)
+        if txn.state is not TxnState.COMMITTING_TRANSACTION:
+            self._txn_require(txn, "commit_transaction")
+            if self.flush(max(deadline - time.monotonic(), 0.0)):
+                raise ClientTimeout(
+                    "commit_transaction(): records still unsent: call it again to resume"
+                )
+            if txn.failed:
+                assert txn.error is not None
+                raise txn.error
+            txn.state = TxnState.COMMITTING_TRANSACTION
+
+        async def commit() -> None:
+            await txn.end(commit=True)
+
+        self._txn_wait("commit_transaction", commit, deadline)
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        """Abort the transaction: records not sent yet fail with _PURGE_QUEUE, those in flight
+        are waited for, then the coordinator aborts it (EndTxn): read_committed consumers
+        never see its records, and offsets sent with it are discarded. The way out of an
+        abortable error. After a ClientTimeout call it again to resume."""
+        txn = self._txn_manager("abort_transaction")
+        deadline = self._txn_deadline(timeout)
+        if txn.state not in (
+            TxnState.IN_TRANSACTION,
+            TxnState.ABORTABLE_ERROR,
+            TxnState.ABORTING_TRANSACTION,
+        ):
+            raise TransactionStateError(
+                f"abort_transaction(): not in a transaction ({txn.state.value})"
+            )
+        txn.state = TxnState.ABORTING_TRANSACTION
+        self.purge()
+        if self.flush(max(deadline - time.monotonic(), 0.0)):
+            raise ClientTimeout("abort_transaction(): records still in flight: call it again")
+
+        async def abort() -> None:
+            await txn.end(commit=False)
+
+        self._txn_wait("abort_transaction", abort, deadline)
 
     # -- reports --------------------------------------------------------------------------------
 
@@ -417,6 +632,8 @@ class _Sender:
         self._wake_pending = False
         self._fatal: BaseException | None = None
         self._stopped = False
+        #: the producer's transactions (transactional.id), set by the producer
+        self.txn: TransactionManager | None = None
 
     async def start(self) -> None:
         self._event = asyncio.Event()
@@ -472,7 +689,17 @@ class _Sender:
         """One pass of the sender; returns the seconds until there may be more to do."""
         if self.unknown_topics or self._need_metadata:
             await self._update_metadata()
-        if self.idempotent and (self._producer_id is None or self._bump_epoch):
+        txn = self.txn
+        if txn is not None:
+            # init_transactions() gets the producer id; a transaction that failed sends
+            # nothing more (Java's Sender aborts the undrained batches).
+            if txn.failed:
+                if len(self.acc):
+                    assert txn.error is not None
+                    self.acc.fail_all(txn.error.code if txn.error.code > 0 else -172)
+                    self._report()
+                return 1.0
+        elif self.idempotent and (self._producer_id is None or self._bump_epoch):
             if not await self._init_producer_id():
                 return self.backoff
         now = _now_ms()
@@ -481,10 +708,15 @@ class _Sender:
         if not ready:
             return wait if len(self.acc) else max(wait, 1.0)
         by_node: dict[int, list[tuple[str, int]]] = defaultdict(list)
-        blocked = False
+        blocked = adding = False
         for topic, partition in ready:
             if (topic, partition) in self._muted:
                 blocked = True
+                continue
+            if txn is not None and (topic, partition) not in txn.added:
+                # AddPartitionsToTxn first; it wakes the sender when it is answered
+                txn.want((topic, partition))
+                adding = True
                 continue
             leader = self.cluster.leader(topic, partition)
             if leader is None:
@@ -504,6 +736,8 @@ class _Sender:
                 self.runtime.spawn(self._send(node, batches))
         if blocked:
             return self.backoff
+        if adding and not by_node:
+            return 1.0  # the AddPartitionsToTxn answer wakes the sender
         return 0.0 if by_node else wait
 
     # -- metadata -------------------------------------------------------------------------------
@@ -578,7 +812,7 @@ class _Sender:
             for b in batches:
                 topic_data[b.topic].append({"index": b.partition, "records": b.records()})
             body = {
-                "transactional_id": None,
+                "transactional_id": None if self.txn is None else self.txn.transactional_id,
                 "acks": self.acks,
                 "timeout_ms": self.timeout_ms,
                 "topic_data": [
@@ -631,7 +865,9 @@ class _Sender:
                 retry.append(b)
                 self._muted.setdefault(tp, []).append((order, b))
             else:
-                if code in (OutOfOrderSequenceNumber.code, UnknownProducerId.code):
+                if self.txn is not None:
+                    self.txn.batch_failed(code)
+                elif code in (OutOfOrderSequenceNumber.code, UnknownProducerId.code):
                     self._bump_epoch = True
                 expired = now - self._created_ms(b) >= self.delivery_timeout_ms
                 self.acc.complete(b, _REQUEST_TIMED_OUT if expired else code, -1, -1)

@@ -27,8 +27,10 @@ __all__ = [
     "ClientTimeout",
     "CommitFailed",
     "ConsumerGroupMetadata",
+    "OperationConflict",
     "PartitionEOF",
     "TopicPartition",
+    "TransactionStateError",
 ]
 
 #: confluent-kafka's logical offsets: the first offset, the end, the committed one, none.
@@ -114,6 +116,10 @@ class ClientError(KGroupError):
     code: int = -1
     name: str = "_FAIL"
     retriable: bool = False
+    #: as :class:`~kgroup.errors.KafkaError`'s: the producer is unusable / the transaction
+    #: must be aborted
+    fatal: bool = False
+    txn_requires_abort: bool = False
 
 
 class ClientTimeout(ClientError, TimeoutError):
@@ -129,6 +135,23 @@ class ClientClosed(ClientError, RuntimeError):
 
     code = -197
     name = "_DESTROY"
+
+
+class TransactionStateError(ClientError):
+    """A transactional call the producer's state does not allow: begin_transaction() before
+    init_transactions(), commit_transaction() outside a transaction, produce() outside one
+    (librdkafka's ``_STATE``)."""
+
+    code = -172
+    name = "_STATE"
+
+
+class OperationConflict(ClientError):
+    """Another transactional call is still running in the background (one that timed out):
+    call that one again to finish it first (librdkafka's ``_CONFLICT``)."""
+
+    code = -173
+    name = "_CONFLICT"
 
 
 class PartitionEOF(ClientError):

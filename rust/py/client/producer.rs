@@ -370,6 +370,11 @@ impl PyAccumulator {
         self.lock().set_producer_id(producer_id, epoch);
     }
 
+    /// set_transactional: batches drained from now on carry the transactional attribute.
+    fn set_transactional(&self, transactional: bool) {
+        self.lock().set_transactional(transactional);
+    }
+
     #[pyo3(signature = (batch, error_code, base_offset=-1, log_append_time=-1),
            text_signature = "(self, /, batch, error_code, base_offset=-1, log_append_time=-1)")]
     fn complete(
