@@ -24,6 +24,7 @@ from kgroup.broker import Broker
 pytestmark = pytest.mark.network
 
 ck = pytest.importorskip("confluent_kafka")
+import confluent_kafka.admin  # noqa: E402  (ck.admin)
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from support.kgroup_broker import BrokerProcess
 pytestmark = pytest.mark.network
 
 ck = pytest.importorskip("confluent_kafka")
+import confluent_kafka.admin  # noqa: E402  (ck.admin)
 
 RECORDS = 3000
 PARTITIONS = 6
