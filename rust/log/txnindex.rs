@@ -95,8 +95,9 @@ impl TxnIndex {
             es.iter().all(|e| {
                 e.last_offset >= base
                     && e.last_offset < next_offset
-                    && e.first_offset <= e.last_offset
-                    && e.last_stable_offset > e.first_offset
+                    && (0..=e.last_offset).contains(&e.first_offset)
+                    // An earlier open transaction of another producer may hold it lower.
+                    && (0..=e.last_offset + 1).contains(&e.last_stable_offset)
             }) && es.windows(2).all(|w| w[0].last_offset < w[1].last_offset)
         })?;
         Some(TxnIndex {
@@ -237,6 +238,12 @@ mod tests {
         assert_eq!(&bytes[34 + 26..], &7i64.to_be_bytes());
         let back = TxnIndex::load(path.clone(), 0, 10).unwrap();
         assert_eq!(back.entries(), t.entries());
+        // An earlier open transaction keeps the last stable offset below the first offset.
+        let mut low = TxnIndex::new(dir.path().join("low.txnindex"), 0);
+        low.push(txn(2, 4, 6, 1));
+        low.persist(false).unwrap();
+        let low_back = TxnIndex::load(low.path().clone(), 0, 10).unwrap();
+        assert_eq!(low_back.entries(), low.entries());
         // Offsets past the segment, a torn entry or another version: rebuild.
         assert!(TxnIndex::load(path.clone(), 0, 6).is_none());
         std::fs::write(&path, &bytes[..50]).unwrap();
