@@ -195,3 +195,48 @@ def test_producer_id_errors_answer_the_request() -> None:
     assert isinstance(respond, Respond) and respond.token == "tok"
     r = protocol.decode_response(INIT, 4, respond.frame[4:])
     assert r.body.error_code == errors.CoordinatorLoadInProgress.code
+
+
+def test_broker_verification_and_unknown_partitions_through_frames() -> None:
+    # KafkaApis.handleAddPartitionsToTxnRequest: v4+ batches with verify_only (KIP-890 part 1);
+    # an unknown partition fails and the others are not attempted.
+    h = Host(Coordinator())
+    h.coordinator.set_topics({"orders": 2})
+    pid, epoch = h.init("app")
+    r = h.add("app", pid, epoch, "orders", [1, 7])
+    assert [
+        (p.partition_index, p.partition_error_code)
+        for p in r.results_by_topic_v3_and_below[0].results_by_partition
+    ] == [
+        (1, errors.OperationNotAttempted.code),
+        (7, errors.UnknownTopicOrPartition.code),
+    ]
+    assert (
+        h.add("app", pid, epoch, "orders", [1])
+        .results_by_topic_v3_and_below[0]
+        .results_by_partition[0]
+        .partition_error_code
+        == 0
+    )
+    batch = {
+        "transactions": [
+            {
+                "transactional_id": "app",
+                "producer_id": pid,
+                "producer_epoch": epoch,
+                "verify_only": True,
+                "topics": [{"name": "orders", "partitions": [0, 1]}],
+            }
+        ]
+    }
+    r = h.send(ADD_PARTITIONS, 5, batch)
+    [txn] = r.results_by_transaction
+    assert txn.transactional_id == "app"
+    assert [
+        (p.partition_index, p.partition_error_code)
+        for p in txn.topic_results[0].results_by_partition
+    ] == [
+        (0, errors.TransactionAbortable.code),
+        (1, 0),
+    ]
+    assert h.coordinator.verify("app", pid, epoch, "orders", 0) == errors.TransactionAbortable.code
