@@ -463,6 +463,8 @@ fn requests_for_a_loading_or_unloaded_partition_are_refused() {
         h.list(&[], &[], -1).error_code,
         CoordinatorLoadInProgress.code()
     );
+    assert_eq!(h.describe(TXN).error_code, CoordinatorLoadInProgress.code());
+    assert_eq!(h.c.verify(TXN, 1, 0, "a", 0), CoordinatorLoadInProgress);
     let e = h.c.unload(h.now, part);
     h.run(e);
     assert_eq!(h.init_with(TXN, Option::None).0, NotCoordinator);
