@@ -4,14 +4,16 @@
     .venv/bin/python scripts/check_protocol_spec.py [SPECS] [--exact] [--errors]
 
 SPECS is where Kafka's JSON message specs are read from: a checkout of apache/kafka
-(``clients/src/main/resources/common/message/`` and the group coordinator's record schemas in
-``group-coordinator/src/main/resources/common/message/``), a jar that carries them as resources
-under ``common/message/`` (kafka-clients, kafka-group-coordinator), or a folder of jars. By
+(``clients/src/main/resources/common/message/``, and the coordinators' record schemas in
+``group-coordinator/`` and ``transaction-coordinator/src/main/resources/common/message/``), a
+jar that carries them as resources under ``common/message/`` (kafka-clients,
+kafka-group-coordinator, kafka-transaction-coordinator), or a folder of jars. By
 default: the Apache Kafka jars from Maven Central that the tests run
 (``tests/support/apache_kafka.py``'s ``lib_dir()``); ``spec_jars()`` there fetches Kafka 3.9's.
 
 Ours are ``kgroup.protocol.definitions()``: requests, responses, headers and the
-``__consumer_offsets`` record schemas of ``rust/protocol/messages/coordinator_records.rs``.
+``__consumer_offsets`` and ``__transaction_state`` record schemas of
+``rust/protocol/messages/coordinator_records.rs``.
 
 Specs of Kafka 3.9, which the tables were transcribed from, or of no known release are compared
 exactly: message by message (type, api key, valid and flexible versions) and field by field:
@@ -48,6 +50,7 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = "clients/src/main/resources/common/message"
 RECORDS = "group-coordinator/src/main/resources/common/message"
+TXN_RECORDS = "transaction-coordinator/src/main/resources/common/message"
 IN_JAR = "common/message/"
 ERRORS_JAVA = "clients/src/main/java/org/apache/kafka/common/protocol/Errors.java"
 EXCEPTIONS = "clients/src/main/java/org/apache/kafka/common/errors"
@@ -132,8 +135,17 @@ DECLARED: dict[str, Declared] = {
                 "partitions_pending_revocation.assignment_epochs",
             ): 0,
         },
-        # Regex subscriptions (4.0).
-        frozenset({"ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue"}),
+        frozenset(
+            {
+                # Regex subscriptions (4.0).
+                "ConsumerGroupRegularExpressionKey",
+                "ConsumerGroupRegularExpressionValue",
+                # __transaction_state's records: 3.9 keeps them in its core jar, outside the
+                # spec jars (4.0 moved them to transaction-coordinator). Compared with 4.4.
+                "TransactionLogKey",
+                "TransactionLogValue",
+            }
+        ),
     ),
     "4.4": Declared(
         {
@@ -197,7 +209,7 @@ def load_specs(source: Path) -> Specs:
     """Kafka's specs from a checkout of apache/kafka, a jar, or a folder of jars."""
     files: dict[str, dict[str, Any]] = {}
     if source.is_dir() and (source / "clients").is_dir():
-        for folder in (MESSAGES, RECORDS):
+        for folder in (MESSAGES, RECORDS, TXN_RECORDS):
             for path in sorted((source / folder).glob("*.json")):
                 files[path.stem] = load_json(path)
         gradle = source / "gradle.properties"
@@ -309,6 +321,12 @@ def kafka_type(t: str) -> str:
     return t if t in PRIMITIVES else "struct"
 
 
+def kafka_versions(field: dict[str, Any]) -> str | None:
+    """A Kafka field's versions: a tagged field may give only its tagged versions, which are
+    then its versions too (Kafka's ``FieldSpec``; ``TransactionLogValue``'s tagged fields)."""
+    return field.get("versions", field.get("taggedVersions"))
+
+
 def kafka_default(field: dict[str, Any]) -> str | None:
     """A Kafka default normalised as our definitions report it: None for the type's zero."""
     if "default" not in field:
@@ -369,7 +387,7 @@ def compare_fields(
             continue
         checks = [
             ("type", o["type"], kafka_type(k["type"])),
-            ("versions", o["versions"], versions(k.get("versions"))),
+            ("versions", o["versions"], versions(kafka_versions(k))),
             ("nullable versions", o["nullable_versions"], versions(k.get("nullableVersions"))),
             ("tag", o["tag"], k.get("tag")),
             ("tagged versions", o["tagged_versions"], versions(k.get("taggedVersions"))),
@@ -434,7 +452,7 @@ def _at_version(
     for f in fields:
         if common is not None:
             name, ty, children = snake(f["name"]), kafka_type(f["type"]), nested(f, common)
-            in_versions, nullable = f.get("versions"), f.get("nullableVersions")
+            in_versions, nullable = kafka_versions(f), f.get("nullableVersions")
             tag, tagged = f.get("tag"), f.get("taggedVersions")
             override = versions(f["flexibleVersions"]) if "flexibleVersions" in f else None
             default, ignorable = kafka_default(f), bool(f.get("ignorable", False))

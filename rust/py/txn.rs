@@ -168,11 +168,17 @@ fn config_from(config: Option<&Bound<'_, PyAny>>) -> PyResult<Config> {
             .map_err(|_| to_pyerr(py, Error::InvalidType(format!("config key {k}: not a str"))))?;
         let value: i64 = if let Ok(s) = v.cast::<PyString>() {
             s.to_str()?.trim().parse().map_err(|_| {
-                to_pyerr(py, Error::InvalidType(format!("{key}: {s} is not an integer")))
+                to_pyerr(
+                    py,
+                    Error::InvalidType(format!("{key}: {s} is not an integer")),
+                )
             })?
         } else {
             v.extract().map_err(|_| {
-                to_pyerr(py, Error::InvalidType(format!("{key}: {v} is not an integer")))
+                to_pyerr(
+                    py,
+                    Error::InvalidType(format!("{key}: {v} is not an integer")),
+                )
             })?
         };
         c.set(&key, value).py_err(py)?;
@@ -306,7 +312,12 @@ impl PyCoordinator {
         error_code: i16,
     ) -> PyResult<Bound<'py, PyList>> {
         self.inner
-            .appended_into(now_ms, token, ErrorCode::for_code(error_code), &mut self.effects)
+            .appended_into(
+                now_ms,
+                token,
+                ErrorCode::for_code(error_code),
+                &mut self.effects,
+            )
             .py_err(py)?;
         self.effects(py)
     }
@@ -378,8 +389,11 @@ impl PyCoordinator {
 
     /// set_topics(topics) -> None
     fn set_topics(&mut self, topics: Option<HashMap<String, i32>>) {
-        self.inner
-            .set_topics(topics.as_ref().map(|t| t.iter().map(|(k, v)| (k.as_str(), *v))));
+        self.inner.set_topics(
+            topics
+                .as_ref()
+                .map(|t| t.iter().map(|(k, v)| (k.as_str(), *v))),
+        );
     }
 
     /// verify(transactional_id, producer_id, producer_epoch, topic, partition) -> int
@@ -392,7 +406,13 @@ impl PyCoordinator {
         partition: i32,
     ) -> i16 {
         self.inner
-            .verify(transactional_id, producer_id, producer_epoch, topic, partition)
+            .verify(
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                topic,
+                partition,
+            )
             .code()
     }
 
@@ -403,7 +423,9 @@ impl PyCoordinator {
 
     /// transaction_state(transactional_id) -> str | None
     fn transaction_state(&self, transactional_id: &str) -> Option<&'static str> {
-        self.inner.transaction(transactional_id).map(|m| m.state.name())
+        self.inner
+            .transaction(transactional_id)
+            .map(|m| m.state.name())
     }
 
     #[getter]

@@ -224,7 +224,7 @@ impl Coordinator {
         self.topics = topics.map(|t| t.into_iter().map(|(n, c)| (n.to_string(), c)).collect());
     }
 
-    /// state is a transactional id's metadata, None when the coordinator has none.
+    /// transaction is a transactional id's metadata, None when the coordinator has none.
     pub fn transaction(&self, transactional_id: &str) -> Option<&TxnMetadata> {
         self.txns.get(transactional_id)
     }

@@ -463,6 +463,8 @@ fn requests_for_a_loading_or_unloaded_partition_are_refused() {
         h.list(&[], &[], -1).error_code,
         CoordinatorLoadInProgress.code()
     );
+    assert_eq!(h.describe(TXN).error_code, CoordinatorLoadInProgress.code());
+    assert_eq!(h.c.verify(TXN, 1, 0, "a", 0), CoordinatorLoadInProgress);
     let e = h.c.unload(h.now, part);
     h.run(e);
     assert_eq!(h.init_with(TXN, Option::None).0, NotCoordinator);
@@ -1194,17 +1196,21 @@ fn appends_of_an_unloaded_partition_answer_not_coordinator() {
 fn random_request_sequences_keep_the_state_valid() {
     use crate::rng::Rng;
     const IDS: [&str; 3] = ["x", "y", "z"];
+    // How many runs decided a transaction, and saw an id start again with a new producer id.
+    let (mut decided, mut renewed) = (0, 0);
     for seed in 0..40u64 {
         let mut rng = Rng::new(Some(seed));
         let mut h = H::with(Config {
             num_partitions: 3,
+            // Ids expire within a run, and come back with new producer ids.
+            id_expiration_ms: 40_000,
+            remove_interval_ms: 15_000,
             ..Config::default()
         });
         h.hold = true;
         let mut known: BTreeMap<&str, (i64, i16)> = BTreeMap::new();
         let mut last: BTreeMap<&str, (i64, i16)> = BTreeMap::new();
         let mut owners: BTreeMap<i64, &str> = BTreeMap::new();
-        let mut decided = 0;
         let mut sent = Vec::new();
         for _ in 0..300 {
             let id = IDS[(rng.next_u64() % 3) as usize];
@@ -1309,9 +1315,10 @@ fn random_request_sequences_keep_the_state_valid() {
                 "seed {seed}: token {t} never answered"
             );
         }
-        assert!(
-            decided > 0,
-            "seed {seed}: no transaction reached its markers"
-        );
+        renewed += (h.handed.len() > IDS.len()) as usize;
     }
+    assert!(
+        decided > 40 && renewed > 10,
+        "{decided} decisions, {renewed} renewals"
+    );
 }

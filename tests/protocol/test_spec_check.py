@@ -193,7 +193,7 @@ def test_java_string_reads_constant_expressions() -> None:
 
 def test_record_schemas_are_listed() -> None:
     # The binding lists the record schemas of __consumer_offsets after the messages and the
-    # headers, key before value, in record type order.
+    # headers, key before value, in record type order; then __transaction_state's.
     records = [d["name"] for d in check.definitions() if check.is_record(d)]
     assert records[:4] == [
         "OffsetCommitKey",
@@ -203,7 +203,8 @@ def test_record_schemas_are_listed() -> None:
     ]
     kinds = ["Metadata", "PartitionMetadata", "MemberMetadata", "TargetAssignmentMetadata"]
     kinds += ["TargetAssignmentMember", "CurrentMemberAssignment", "RegularExpression"]
-    assert records[4:] == [f"ConsumerGroup{k}{part}" for k in kinds for part in ("Key", "Value")]
+    assert records[4:-2] == [f"ConsumerGroup{k}{part}" for k in kinds for part in ("Key", "Value")]
+    assert records[-2:] == ["TransactionLogKey", "TransactionLogValue"]
 
 
 def test_record_schemas_are_compared(tmp_path: Path, capsys) -> None:

@@ -5,10 +5,16 @@ decode_response), appends and markers carried out and reported, time passed in."
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import pytest
+from support.apache_kafka import run_tool
+
 from kgroup import errors, protocol
+from kgroup.protocol.records import set_base_offset
 from kgroup.txn import CONFIG_KEYS, TXN_API_KEYS, Append, Coordinator, Respond, WriteMarkers
 
 INIT, ADD_PARTITIONS, ADD_OFFSETS, END, DESCRIBE, LIST = 22, 24, 25, 26, 65, 66
@@ -195,3 +201,100 @@ def test_producer_id_errors_answer_the_request() -> None:
     assert isinstance(respond, Respond) and respond.token == "tok"
     r = protocol.decode_response(INIT, 4, respond.frame[4:])
     assert r.body.error_code == errors.CoordinatorLoadInProgress.code
+
+
+def test_broker_verification_and_unknown_partitions_through_frames() -> None:
+    # KafkaApis.handleAddPartitionsToTxnRequest: v4+ batches with verify_only (KIP-890 part 1);
+    # an unknown partition fails and the others are not attempted.
+    h = Host(Coordinator())
+    h.coordinator.set_topics({"orders": 2})
+    pid, epoch = h.init("app")
+    r = h.add("app", pid, epoch, "orders", [1, 7])
+    assert [
+        (p.partition_index, p.partition_error_code)
+        for p in r.results_by_topic_v3_and_below[0].results_by_partition
+    ] == [
+        (1, errors.OperationNotAttempted.code),
+        (7, errors.UnknownTopicOrPartition.code),
+    ]
+    assert (
+        h.add("app", pid, epoch, "orders", [1])
+        .results_by_topic_v3_and_below[0]
+        .results_by_partition[0]
+        .partition_error_code
+        == 0
+    )
+    batch = {
+        "transactions": [
+            {
+                "transactional_id": "app",
+                "producer_id": pid,
+                "producer_epoch": epoch,
+                "verify_only": True,
+                "topics": [{"name": "orders", "partitions": [0, 1]}],
+            }
+        ]
+    }
+    r = h.send(ADD_PARTITIONS, 5, batch)
+    [txn] = r.results_by_transaction
+    assert txn.transactional_id == "app"
+    assert [
+        (p.partition_index, p.partition_error_code)
+        for p in txn.topic_results[0].results_by_partition
+    ] == [
+        (0, errors.TransactionAbortable.code),
+        (1, 0),
+    ]
+    assert h.coordinator.verify("app", pid, epoch, "orders", 0) == errors.TransactionAbortable.code
+
+
+@pytest.mark.slow
+def test_kafkas_dump_log_segments_reads_the_records(tmp_path: Path) -> None:
+    # Kafka's own `kafka-dump-log --transaction-log-decoder` decodes what the coordinator writes
+    # to __transaction_state: the records are Kafka's TransactionLogKey/Value.
+    h = Host(Coordinator({"transaction.state.log.num.partitions": 1}))
+    pid, epoch = h.init("app")
+    h.add("app", pid, epoch, "orders", [0, 1])
+    assert h.end("app", pid, epoch, commit=True) == 0
+    segment = tmp_path / "__transaction_state-0" / "00000000000000000000.log"
+    segment.parent.mkdir()
+    # Each append is one record in a batch at base offset 0; a log gives them consecutive
+    # offsets.
+    data, position, offset = h.logs[0], 0, 0
+    while position < len(data):
+        set_base_offset(data, offset, position)
+        position += 12 + int.from_bytes(data[position + 8 : position + 12], "big")
+        offset += 1
+    segment.write_bytes(data)
+    out = run_tool(
+        "org.apache.kafka.tools.DumpLogSegments",
+        "--files",
+        str(segment),
+        "--transaction-log-decoder",
+        "--print-data-log",
+    ).stdout
+    payloads = [
+        json.loads(line.split(" payload: ")[1]) for line in out.splitlines() if " payload: " in line
+    ]
+    keys = {
+        line.split(" key: ")[1].split(" payload: ")[0]
+        for line in out.splitlines()
+        if " key: " in line
+    }
+    assert keys == {'{"type":"0","data":{"transactionalId":"app"}}'}
+    assert [(p["version"], p["data"]["transactionStatus"]) for p in payloads] == [
+        ("0", "Empty"),
+        ("0", "Ongoing"),
+        ("0", "PrepareCommit"),
+        ("0", "CompleteCommit"),
+    ]
+    ongoing = payloads[1]["data"]
+    assert (ongoing["producerId"], ongoing["producerEpoch"], ongoing["transactionTimeoutMs"]) == (
+        pid,
+        epoch,
+        60_000,
+    )
+    assert ongoing["transactionPartitions"] == [{"topic": "orders", "partitionIds": [0, 1]}]
+    assert ongoing["transactionStartTimestampMs"] == h.now
+    assert payloads[0]["data"]["transactionPartitions"] is None
+    assert payloads[3]["data"]["transactionPartitions"] == []

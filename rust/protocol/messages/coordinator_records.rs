@@ -298,9 +298,7 @@ pub static TRANSACTION_LOG_VALUE: Message = Message {
             .fields(&[f("topic", STRING, "0+"), f("partition_ids", INT32S, "0+")]),
         f("transaction_last_update_timestamp_ms", INT64, "0+"),
         f("transaction_start_timestamp_ms", INT64, "0+"),
-        f("client_transaction_version", INT16, "1+")
-            .default(DefaultValue::Int(0))
-            .tagged(2, "1+"),
+        f("client_transaction_version", INT16, "1+").tagged(2, "1+"),
     ],
 };
 

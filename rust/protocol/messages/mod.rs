@@ -175,7 +175,7 @@ mod tests {
             assert_eq!(a.request.name, format!("{}Request", a.name));
             assert_eq!(a.response.name, format!("{}Response", a.name));
         }
-        assert_eq!(APIS.len(), 32);
+        assert_eq!(APIS.len(), 39);
         assert!(APIS.iter().all(|a| (0..128).contains(&a.key)));
         for a in APIS {
             assert_eq!(api(a.key).map(|x| x.key), Some(a.key));
