@@ -93,7 +93,7 @@ def read_output(bootstrap: str) -> list[bytes]:
     return got
 
 
-@pytest.mark.parametrize("client", ["confluent"])
+@pytest.mark.parametrize("client", ["confluent", "kgroup"])
 def test_exactly_once_through_kill9(tmp_path: Path, client: str) -> None:
     config = {
         "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,

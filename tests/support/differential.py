@@ -150,10 +150,15 @@ class Normaliser:
                 "base_sequence": b.base_sequence,
                 "timestamp_type": b.timestamp_type,
                 "compression": b.compression,
+                "control": b.is_control_batch,
+                "transactional": b.is_transactional,
                 "records": [
                     (
                         r.offset,
-                        r.timestamp if b.timestamp_type == 0 else "<time>",
+                        # A marker's time is its coordinator's clock.
+                        r.timestamp
+                        if b.timestamp_type == 0 and not b.is_control_batch
+                        else "<time>",
                         r.key,
                         r.value,
                         list(r.headers),

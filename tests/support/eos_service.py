@@ -33,6 +33,14 @@ def modules(client: str) -> tuple[Any, Any, Any]:
     return ck.Producer, ck.Consumer, ck.KafkaException
 
 
+def fatal(e: BaseException) -> bool:
+    """Whether the producer cannot go on: confluent-kafka's ``KafkaError.fatal()`` (its
+    exception carries the error), kgroup's ``fatal`` (the exception is the error)."""
+    err = e.args[0] if e.args and hasattr(e.args[0], "fatal") else e
+    flag = getattr(err, "fatal", False)
+    return bool(flag() if callable(flag) else flag)
+
+
 def rewind(consumer: Any) -> None:
     """Go back to the group's committed offsets of every assigned partition."""
     assignment = consumer.assignment()
@@ -98,8 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 producer.commit_transaction(30)
             except KafkaException as e:
-                err = e.args[0] if e.args else None
-                if err is not None and getattr(err, "fatal", lambda: False)():
+                if fatal(e):
                     print(f"fatal {err}", flush=True)
                     return 3
                 print(f"aborted {e}", flush=True)

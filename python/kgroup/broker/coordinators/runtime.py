@@ -218,6 +218,9 @@ class CoordinatorRuntime:
                 self._apply(self.coordinator.unload(now, p))
         if topic is not None and present:
             self._loader = asyncio.get_running_loop().create_task(self._load_all(topic))
+        # The coordinator's first clock arms its periodic timers (offsets expiry, transaction
+        # timeouts), which must run even if no request ever comes.
+        self._apply(self.coordinator.tick(now))
         self._rearm()
 
     def stop(self) -> None:

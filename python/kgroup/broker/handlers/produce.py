@@ -211,8 +211,9 @@ def handle(ctx: RequestContext) -> Any:
             except errors.KafkaError as e:
                 failed = True
                 result["error_code"] = e.code
-                # Of the request's own checks, only the batch size check has a message.
-                if isinstance(e, errors.CorruptMessage):
+                # Of the request's own checks, only the batch size check and a batch outside
+                # its transaction have a message.
+                if isinstance(e, (errors.CorruptMessage, errors.InvalidTxnState)):
                     result["error_message"] = str(e)
                 continue
             try:
