@@ -24,7 +24,7 @@ from kgroup.broker import Broker
 pytestmark = pytest.mark.network
 
 ck = pytest.importorskip("confluent_kafka")
-import confluent_kafka.admin  # noqa: E402  (ck.admin)
+admin_module = pytest.importorskip("confluent_kafka.admin")  # ck.admin
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +37,8 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
 
 def new_topic(broker: Broker, partitions: int = 1) -> str:
     name = f"txn-{uuid.uuid4().hex[:8]}"
-    admin = ck.admin.AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    futures = admin.create_topics([ck.admin.NewTopic(name, partitions, 1)])
+    admin = admin_module.AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    futures = admin.create_topics([admin_module.NewTopic(name, partitions, 1)])
     futures[name].result(10)
     return name
 
@@ -219,7 +219,7 @@ def test_consume_transform_produce(broker: Broker) -> None:
     assert done == 20
     out = read_all(bootstrap, sink, "read_committed", 20)
     assert sorted(out, key=lambda v: int(v[:-1])) == [f"{i}!".encode() for i in range(20)]
-    admin = ck.admin.AdminClient({"bootstrap.servers": bootstrap})
+    admin = admin_module.AdminClient({"bootstrap.servers": bootstrap})
     [(_, f)] = admin.list_consumer_group_offsets(
         [ck.ConsumerGroupTopicPartitions(group, [ck.TopicPartition(source, 0)])]
     ).items()
@@ -315,8 +315,8 @@ def test_kill9_completes_prepared_and_aborts_open(tmp_path) -> None:
     config = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": 500}
     with BrokerProcess(tmp_path / "data", config) as b:
         bootstrap = b.bootstrap
-        admin = ck.admin.AdminClient({"bootstrap.servers": bootstrap})
-        admin.create_topics([ck.admin.NewTopic("t", 1, 1)])["t"].result(10)
+        admin = admin_module.AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([admin_module.NewTopic("t", 1, 1)])["t"].result(10)
         committed = producer(bootstrap, "committed")
         committed.begin_transaction()
         committed.produce("t", b"kept")

@@ -22,7 +22,7 @@ from support.kgroup_broker import BrokerProcess
 pytestmark = pytest.mark.network
 
 ck = pytest.importorskip("confluent_kafka")
-import confluent_kafka.admin  # noqa: E402  (ck.admin)
+admin_module = pytest.importorskip("confluent_kafka.admin")  # ck.admin
 
 RECORDS = 3000
 PARTITIONS = 6
@@ -58,7 +58,7 @@ def service(bootstrap: str, client: str, group: str, index: int, log: Path) -> s
 
 
 def committed_total(bootstrap: str, group: str) -> int:
-    admin = ck.admin.AdminClient({"bootstrap.servers": bootstrap})
+    admin = admin_module.AdminClient({"bootstrap.servers": bootstrap})
     req = ck.ConsumerGroupTopicPartitions(
         group, [ck.TopicPartition("in", p) for p in range(PARTITIONS)]
     )
@@ -103,9 +103,9 @@ def test_exactly_once_through_kill9(tmp_path: Path, client: str) -> None:
     logs = [tmp_path / f"service-{i}.log" for i in range(3)]
     with BrokerProcess(tmp_path / "data", config) as broker:
         bootstrap = broker.bootstrap
-        admin = ck.admin.AdminClient({"bootstrap.servers": bootstrap})
+        admin = admin_module.AdminClient({"bootstrap.servers": bootstrap})
         for name in ("in", "out"):
-            admin.create_topics([ck.admin.NewTopic(name, PARTITIONS, 1)])[name].result(10)
+            admin.create_topics([admin_module.NewTopic(name, PARTITIONS, 1)])[name].result(10)
         seed = ck.Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
         for i in range(RECORDS):
             seed.produce("in", f"{i}".encode(), key=f"{i}".encode())

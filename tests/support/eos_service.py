@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 producer.commit_transaction(30)
             except KafkaException as e:
                 if fatal(e):
-                    print(f"fatal {err}", flush=True)
+                    print(f"fatal {e}", flush=True)
                     return 3
                 print(f"aborted {e}", flush=True)
                 try:

@@ -77,6 +77,7 @@ __all__ = [
     "Effect",
     "Host",
     "InternalTopic",
+    "Other",
     "Respond",
     "StateMachine",
 ]
@@ -107,8 +108,13 @@ class Append(Protocol):
     def records(self) -> bytes: ...
 
 
+class Other(Protocol):
+    """Other is an effect of a coordinator's own kind (the transaction coordinator's
+    WriteMarkers), carried out by its host's ``other`` callback."""
+
+
 #: Effect is what a coordinator asks its host to do.
-Effect: TypeAlias = Respond | Append
+Effect: TypeAlias = Respond | Append | Other
 
 
 class StateMachine(Protocol):
@@ -364,10 +370,11 @@ class CoordinatorRuntime:
             # its own Respond and Append needs nothing here.
             frame = getattr(e, "frame", None)
             if frame is not None:
-                if e.token == mine:
+                token = cast(Respond, e).token
+                if token == mine:
                     found = frame
                     continue
-                future = self._waiting.pop(e.token, None)
+                future = self._waiting.pop(token, None)
                 # None or done: the connection closed meanwhile; nobody reads the answer.
                 if future is not None and not future.done():
                     future.set_result(frame)
