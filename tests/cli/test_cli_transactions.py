@@ -34,7 +34,9 @@ pytestmark = pytest.mark.network
 
 @pytest.fixture(scope="module")
 def txn_kgroup_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    with run_broker(tmp_path_factory.mktemp("txn-cli")) as b:
+    with run_broker(
+        tmp_path_factory.mktemp("txn-cli"), {"transaction.partition.verification.enable": False}
+    ) as b:
         yield b
 
 

@@ -44,7 +44,9 @@ pytestmark = pytest.mark.network
 
 @pytest.fixture(scope="module")
 def txn_kgroup_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    with run_broker(tmp_path_factory.mktemp("txn-admin")) as b:
+    with run_broker(
+        tmp_path_factory.mktemp("txn-admin"), {"transaction.partition.verification.enable": False}
+    ) as b:
         yield b
 
 

@@ -3,7 +3,9 @@ leaves one open (or commits it) on any broker that serves transactions, and a re
 confluent-kafka Consumer reads a partition to its end, as an application would.
 
 The broker fixtures the tests run on are parametrised by name: ``"kafka"`` (the session's
-Apache Kafka) today; ``"kgroup"`` joins once kgroup's broker serves transactions.
+Apache Kafka) and ``"kgroup"`` (a kgroup broker of the test module, started with KIP-890's
+partition verification off, as :func:`without_verification` turns it off on Kafka for a while:
+kgroup's broker configs are static).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from kgroup.protocol import ApiKey
 from kgroup.protocol.records import encode_batch
 
 #: The brokers the transaction admin tests run on (see the module's docstring).
-TXN_BROKERS = ["kafka"]
+TXN_BROKERS = ["kafka", "kgroup"]
 
 #: The open transactions' timeout: longer than any test, short enough that a transaction a
 #: failed test leaves open is aborted by its coordinator soon after.
@@ -151,6 +153,11 @@ def without_verification(bootstrap: str, broker: int) -> Iterator[None]:
                 time.sleep(0.1)
         raise TimeoutError(f"{VERIFICATION} is not {value} after 10 s")
 
+    with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+        current = admin.describe_configs([res], request_timeout=5)[res].result()[VERIFICATION]
+    if current.value == "false":
+        yield  # off already (kgroup's broker of these tests)
+        return
     alter(AlterConfigOpType.SET, "false")
     try:
         yield
