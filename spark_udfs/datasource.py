@@ -497,7 +497,9 @@ def _column(batch: pa.RecordBatch, name: str) -> pa.Array | None:
 
 
 class _TaskProducer:
-    """One task's idempotent producer and its bookkeeping."""
+    """One task's idempotent producer and its bookkeeping; with
+    ``kgroup.transactionalIdPrefix``, a transactional one that writes the task's rows in one
+    transaction, committed by :meth:`finish` and aborted by :meth:`fail`."""
 
     def __init__(self, opts: WriteOptions) -> None:
         from kgroup import Producer
@@ -512,9 +514,16 @@ class _TaskProducer:
             **opts.kafka,
             "partitioner": opts.partitioner,
         }
+        self.transactional = opts.transactional_id_prefix is not None
+        if self.transactional:
+            config["transactional.id"] = f"{opts.transactional_id_prefix}-{_task_partition()}"
         self.producer = Producer(config)
         self.buffer_memory = int(self.producer.config["buffer.memory"])
         self.topics: set[str] = set()
+        if self.transactional:
+            # Fences an earlier attempt of this task and aborts what it left open.
+            self.producer.init_transactions()
+            self.producer.begin_transaction()
 
     def throttle(self, row_bytes: float) -> None:
         # produce_arrow refuses rows beyond buffer.memory: wait while half of it is queued.
@@ -555,10 +564,14 @@ class _TaskProducer:
             failed = self.producer.failed_without_report
             if left or failed:
                 err = self.producer.last_error_without_report
+                if self.transactional:
+                    self.producer.abort_transaction()
                 raise RuntimeError(
                     f"kgroup sink: {failed + left} records were not delivered to Kafka "
                     f"(last error: {err!r})"
                 )
+            if self.transactional:
+                self.producer.commit_transaction()
             return WriteReport(
                 {
                     (t, p): n
@@ -569,6 +582,26 @@ class _TaskProducer:
             )
         finally:
             self.producer.close()
+
+    def fail(self) -> None:
+        """The task failed: its open transaction is aborted (best effort: an attempt that
+        cannot reach the broker leaves it to the transaction timeout, or to the task's next
+        attempt, which fences it), and the producer closed at once."""
+        try:
+            if self.transactional:
+                self.producer.abort_transaction(10)
+        except Exception:  # the task's own error is the one to report
+            pass
+        finally:
+            self.producer.close(0)
+
+
+def _task_partition() -> int:
+    """The Spark partition id of the running task (0 outside Spark)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return ctx.partitionId() if ctx is not None else 0
 
 
 def write_batches(opts: WriteOptions, iterator: Iterator[pa.RecordBatch]) -> WriteReport:
@@ -594,7 +627,7 @@ def write_batches(opts: WriteOptions, iterator: Iterator[pa.RecordBatch]) -> Wri
             for t in uniq:
                 task.produce(t, batch.filter(pc.equal(topics, t)))
     except BaseException:
-        task.producer.close(0)
+        task.fail()
         raise
     return task.finish()
 

@@ -180,7 +180,8 @@ class Planner:
         keys = list(keys)
         if not keys:
             return {}
-        got = self._ask(lambda admin: admin.watermarks(keys, timeout=30))
+        level = self.opts.isolation_level
+        got = self._ask(lambda admin: admin.watermarks(keys, timeout=30, isolation_level=level))
         return {(tp.topic, tp.partition): v for tp, v in got.items()}
 
     def resolve(

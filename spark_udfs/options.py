@@ -63,7 +63,7 @@ _READ_KEYS = {
 }
 # kgroup.commitReport: a file where the driver's commit writes the rows written per partition
 # as JSON {"topic": {"partition": rows}} (Spark runs commit() in a Python worker of its own).
-_WRITE_KEYS = {"topic", "includeheaders", "kgroup.commitreport"}
+_WRITE_KEYS = {"topic", "includeheaders", "kgroup.commitreport", "kgroup.transactionalidprefix"}
 
 log = logging.getLogger("spark_udfs.options")
 
@@ -159,6 +159,13 @@ class ReadOptions:
     fetch_offset_retry_interval_ms: int = 1000
     group_id: str = "spark-kafka-relation-executor"
 
+    @property
+    def isolation_level(self) -> int:
+        """``kafka.isolation.level``: 1 for read_committed (planned ranges then end at each
+        partition's last stable offset, and the tasks' consumers drop aborted records), else
+        0."""
+        return 1 if self.kafka.get("isolation.level") == "read_committed" else 0
+
     def admin_config(self) -> dict[str, Any]:
         """The ``kafka.*`` settings an AdminClient takes (the common ones)."""
         return admin_config(self.kafka)
@@ -172,6 +179,11 @@ class WriteOptions:
     topic: str | None = None
     partitioner: str = "murmur2_builtin"
     report_path: str | None = None
+    #: transactional_id_prefix (``kgroup.transactionalIdPrefix``): each task writes its rows in
+    #: one transaction of ``transactional.id`` ``<prefix>-<Spark partition id>``, so that a
+    #: failed task's rows are never read by read_committed readers (its retry, under the same
+    #: id, fences it and aborts what it left open).
+    transactional_id_prefix: str | None = None
 
 
 def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
@@ -483,4 +495,21 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         topic=topic,
         partitioner=PARTITIONERS[raw],
         report_path=options.get("kgroup.commitreport"),
+        transactional_id_prefix=_transactional_prefix(options, kafka),
     )
+
+
+def _transactional_prefix(options: Mapping[str, str], kafka: Mapping[str, str]) -> str | None:
+    prefix = options.get("kgroup.transactionalidprefix")
+    if prefix is None:
+        return None
+    if not prefix.strip():
+        raise ValueError("option 'kgroup.transactionalIdPrefix' must not be empty")
+    if "transactional.id" in kafka:
+        raise ValueError(
+            "option 'kafka.transactional.id' is not supported: each task needs an id of its "
+            "own; set 'kgroup.transactionalIdPrefix' instead"
+        )
+    if str(kafka.get("enable.idempotence", "true")).lower() == "false":
+        raise ValueError("option 'kgroup.transactionalIdPrefix' needs kafka.enable.idempotence")
+    return prefix

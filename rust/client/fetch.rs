@@ -244,14 +244,20 @@ struct State {
 }
 
 impl State {
-    /// finish_front drops the exhausted chunk at the front.
+    /// finish_front drops the exhausted chunk at the front. Its partition's position is then
+    /// where its fetch ended: past the control batches, aborted records and records before
+    /// the fetch offset it skipped after its last record, as Java's consumer moves its
+    /// position to a drained fetch's next offset.
     fn finish_front(&mut self) {
         if self
             .chunks
             .front()
             .is_some_and(|q| q.pos == q.chunk.records.len())
         {
-            if let Some(q) = self.chunks.pop_front() {
+            if let Some(mut q) = self.chunks.pop_front() {
+                if q.popped.is_some() {
+                    q.popped = q.popped.max(Some(q.chunk.next_fetch_offset));
+                }
                 self.leave(q);
             }
         }
@@ -303,6 +309,19 @@ impl FetchQueue {
     pub fn push(&self, topic: Arc<str>, partition: i32, chunk: Chunk) -> usize {
         let n = chunk.records.len();
         if n == 0 {
+            // Nothing to deliver, but the fetch may have passed offsets (a transaction's
+            // markers, an aborted transaction under read_committed): the position moves past
+            // them once what is buffered before them is popped.
+            let mut s = self.lock();
+            let next = chunk.next_fetch_offset;
+            let same = |q: &Queued| q.partition == partition && q.topic == topic;
+            if let Some(q) = s.chunks.iter_mut().rev().find(|q| same(q)) {
+                q.chunk.next_fetch_offset = q.chunk.next_fetch_offset.max(next);
+            } else {
+                let key = (topic, partition);
+                let pos = s.positions.get(&key).copied().unwrap_or(i64::MIN).max(next);
+                s.positions.insert(key, pos);
+            }
             return 0;
         }
         let bytes: usize = chunk.records.iter().map(FetchedRecord::size).sum();
@@ -584,6 +603,40 @@ mod tests {
         assert_eq!(c.next_fetch_offset, 7);
         let c = decode_fetch(&data, hold_copy(&data), 0, false, &[(1, 0)]).unwrap();
         assert_eq!(offsets(&c), vec![0, 1, 2, 3, 5, 6]);
+    }
+
+    #[test]
+    fn the_position_passes_what_a_fetch_skipped() {
+        // Java's consumer moves its position to a drained fetch's next offset: past a
+        // trailing aborted transaction and its marker, and past a fetch that held nothing to
+        // deliver (FetcherTest.testReturnAbortedTransactionsInUncommittedMode's counterpart).
+        let abort = EndTransactionMarker {
+            commit: false,
+            coordinator_epoch: 0,
+        };
+        let mut data = batch(0, 2, BatchFields::default());
+        data.extend(batch(2, 2, txn(1)));
+        let mut m = abort.batch(4, 1000, -1, 1, 0);
+        m.derive_from_records().unwrap();
+        data.extend(m.encode(None).unwrap());
+        let q = FetchQueue::new();
+        let c = decode_fetch(&data, hold_copy(&data), 0, true, &[(1, 2)]).unwrap();
+        assert_eq!((offsets(&c), c.next_fetch_offset), (vec![0, 1], 5));
+        // An empty fetch behind it raises where the queued chunk ends.
+        let empty = |next| Chunk {
+            next_fetch_offset: next,
+            ..Chunk::default()
+        };
+        let later = empty(9);
+        assert_eq!(q.push("t".into(), 0, c), 2);
+        assert_eq!(q.push("t".into(), 0, later), 0);
+        assert_eq!(q.pop().map(|p| p.span.offset), Some(0));
+        assert_eq!(q.positions(), vec![("t".into(), 0, 1)]);
+        assert_eq!(q.pop().map(|p| p.span.offset), Some(1));
+        assert_eq!(q.positions(), vec![("t".into(), 0, 9)]);
+        // With nothing queued, an empty fetch moves the position at once.
+        assert_eq!(q.push("t".into(), 0, empty(12)), 0);
+        assert_eq!(q.positions(), vec![("t".into(), 0, 12)]);
     }
 
     #[test]

@@ -641,3 +641,60 @@ def test_repartition_by_kafka_key_then_write_gives_one_kafka_partition_per_task(
     assert len(tasks) == n_parts
     for i, rows in enumerate(tasks):
         assert rows == {topic: {str(i): counts[i]}}
+
+
+def test_transactional_write_and_read_committed(kspark, broker):
+    """kgroup.transactionalIdPrefix: each task's rows in one transaction, committed when the
+    task ends; a task that fails leaves nothing a read_committed reader sees, and its retry
+    (the same transactional id) writes its rows once. kafka.isolation.level=read_committed
+    reads only committed rows and stops at an open transaction."""
+    topic = new_topic(broker, 2)
+    df = kspark.range(0, 200, numPartitions=2).select(
+        F.col("id").cast("string").alias("key"), F.col("id").cast("string").alias("value")
+    )
+    prefix = f"spark-txn-{time.monotonic_ns()}"
+    (
+        df.write.format("kgroup")
+        .option("kafka.bootstrap.servers", broker)
+        .option("topic", topic)
+        .option("kgroup.transactionalIdPrefix", prefix)
+        .mode("append")
+        .save()
+    )
+
+    # A job whose task fails after it produced: its transaction is aborted.
+    def boom(it):
+        for row in it:
+            if row.value == "9":
+                raise RuntimeError("task failed on purpose")
+            yield row
+
+    failing = kspark.createDataFrame(df.rdd.mapPartitions(boom), df.schema).coalesce(1)
+    with pytest.raises(Exception, match="task failed on purpose"):
+        (
+            failing.write.format("kgroup")
+            .option("kafka.bootstrap.servers", broker)
+            .option("topic", topic)
+            .option("kgroup.transactionalIdPrefix", prefix + "-f")
+            .mode("append")
+            .save()
+        )
+    # An open transaction in the way: read_committed stops before it.
+    p = kgroup.Producer({"bootstrap.servers": broker, "transactional.id": prefix + "-open"})
+    p.init_transactions()
+    p.begin_transaction()
+    p.produce(topic, b"open", partition=0)
+    p.flush()
+    try:
+        committed = (
+            read(kspark, broker, topic, **{"kafka.isolation.level": "read_committed"})
+            .select(F.col("value").cast("string").alias("v"))
+            .collect()
+        )
+        everything = read(kspark, broker, topic).select(F.col("value").cast("string")).collect()
+    finally:
+        p.abort_transaction()
+        p.close()
+    assert sorted(int(r.v) for r in committed) == list(range(200))
+    # read_uncommitted sees the failed task's rows and the open one too.
+    assert len(everything) > 200

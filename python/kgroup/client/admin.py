@@ -1535,16 +1535,20 @@ class AdminClient:
         self,
         topic_partitions: Iterable[TopicPartition | tuple[str, int]],
         timeout: float | None = None,
+        isolation_level: int = 0,
     ) -> dict[TopicPartition, tuple[int, int]]:
         """Each partition's (log start offset, log end offset), as confluent-kafka's
         ``get_watermark_offsets`` for many partitions at once; raises the first partition's
-        error."""
+        error. With ``isolation_level`` 1 (read_committed) the end is the last stable
+        offset, as a read_committed consumer's watermarks are."""
         t = self._timeout(timeout)
         tps = [_tp(tp) for tp in topic_partitions]
 
         async def go() -> dict[TopicPartition, tuple[int, int]]:
             low = await self._list_offsets({tp: OffsetSpec.earliest() for tp in tps}, 0)
-            high = await self._list_offsets({tp: OffsetSpec.latest() for tp in tps}, 0)
+            high = await self._list_offsets(
+                {tp: OffsetSpec.latest() for tp in tps}, isolation_level
+            )
             out: dict[TopicPartition, tuple[int, int]] = {}
             for tp in tps:
                 lo, hi = low.get(tp), high.get(tp)
