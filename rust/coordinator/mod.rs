@@ -11,6 +11,7 @@
 //!
 //! - [`timers`]: one min-heap of deadlines, keyed by the coordinator's own key type.
 //! - [`effect`]: [`Effect`], [`Token`], [`AppendToken`].
+//! - [`frame`]: a response as a whole frame.
 //! - [`appends`]: what waits on each append, and the record batch an append writes.
 //! - [`load`]: replaying a partition's batches record by record into the coordinator's state,
 //!   and which partitions are loading or given up.
@@ -22,6 +23,7 @@
 
 pub mod appends;
 pub mod effect;
+pub mod frame;
 pub mod load;
 pub mod partition;
 pub mod runtime;

@@ -6,6 +6,7 @@
 //! - everything a version lacks is left at its default (each typed message's `fit`).
 
 use super::api::*;
+use crate::coordinator::frame;
 use crate::errors::{ErrorCode, Result};
 use crate::protocol::primitives::Writer;
 
@@ -17,22 +18,10 @@ pub fn write_frame(
     correlation_id: i32,
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    let start = out.len();
-    let mut w = Writer::over(std::mem::take(out));
-    w.i32(0);
-    w.i32(correlation_id);
-    if response.message().is_flexible(version) {
-        w.unsigned_varint(0);
-    }
-    let written = write_body(response, version, &mut w);
-    *out = w.into_inner();
-    if let Err(e) = written {
-        out.truncate(start);
-        return Err(e);
-    }
-    let size = (out.len() - start - 4) as i32;
-    out[start..start + 4].copy_from_slice(&size.to_be_bytes());
-    Ok(())
+    let flexible = response.message().is_flexible(version);
+    frame::write_frame(flexible, correlation_id, out, |w| {
+        write_body(response, version, w)
+    })
 }
 
 /// encode_response is the whole response frame as a vector of its own.

@@ -26,6 +26,33 @@ use crate::group::pending::{Commit, Pending};
 use crate::group::records::{offset_commit_key, offset_commit_value, OffsetAndMetadata};
 
 impl Coordinator {
+    /// known_partitions splits the places (topic index, partition index) of a commit's
+    /// partitions, given by topic name and partition numbers, into those of partitions the
+    /// broker has and those it does not (every one is known while the broker has not told the
+    /// coordinator its topics).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn known_partitions<'t, P: Iterator<Item = i32>>(
+        &self,
+        topics: impl Iterator<Item = (&'t str, P)>,
+    ) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+        let (mut known, mut unknown) = (Vec::new(), Vec::new());
+        for (ti, (name, partitions)) in topics.enumerate() {
+            let count = self.topics.as_ref().map(|k| k.get(name).copied());
+            for (pi, p) in partitions.enumerate() {
+                let has = match count {
+                    None => true,
+                    Some(n) => n.is_some_and(|n| p >= 0 && p < n),
+                };
+                if has {
+                    known.push((ti, pi));
+                } else {
+                    unknown.push((ti, pi));
+                }
+            }
+        }
+        (known, unknown)
+    }
+
     pub(crate) fn offset_commit(&mut self, token: Token, req: &OffsetCommit<'_>) {
         let mut response = OffsetCommitResponse {
             topics: req
@@ -47,21 +74,14 @@ impl Coordinator {
             ..Default::default()
         };
         // Partitions the broker does not have are answered before the group is looked at.
-        let mut todo: Vec<(usize, usize)> = Vec::new();
-        for (ti, t) in req.topics.iter().enumerate() {
-            let count = self.topics.as_ref().map(|k| k.get(&*t.name).copied());
-            for (pi, p) in t.partitions.iter().enumerate() {
-                let known = match count {
-                    None => true,
-                    Some(n) => n.is_some_and(|n| p.partition_index >= 0 && p.partition_index < n),
-                };
-                if known {
-                    todo.push((ti, pi));
-                } else {
-                    response.topics[ti].partitions[pi].error_code =
-                        ErrorCode::UnknownTopicOrPartition.code();
-                }
-            }
+        let (todo, unknown) = self.known_partitions(
+            req.topics
+                .iter()
+                .map(|t| (&*t.name, t.partitions.iter().map(|p| p.partition_index))),
+        );
+        for (ti, pi) in unknown {
+            response.topics[ti].partitions[pi].error_code =
+                ErrorCode::UnknownTopicOrPartition.code();
         }
         if todo.is_empty() {
             return self.respond(token, GroupResponse::OffsetCommit(response));

@@ -59,21 +59,14 @@ impl Coordinator {
         };
         // Partitions the broker does not have are answered before the group is looked at
         // (Kafka's handleTxnOffsetCommitRequest).
-        let mut todo: Vec<(usize, usize)> = Vec::new();
-        for (ti, t) in req.topics.iter().enumerate() {
-            let count = self.topics.as_ref().map(|k| k.get(&*t.name).copied());
-            for (pi, p) in t.partitions.iter().enumerate() {
-                let known = match count {
-                    None => true,
-                    Some(n) => n.is_some_and(|n| p.partition_index >= 0 && p.partition_index < n),
-                };
-                if known {
-                    todo.push((ti, pi));
-                } else {
-                    response.topics[ti].partitions[pi].error_code =
-                        ErrorCode::UnknownTopicOrPartition.code();
-                }
-            }
+        let (todo, unknown) = self.known_partitions(
+            req.topics
+                .iter()
+                .map(|t| (&*t.name, t.partitions.iter().map(|p| p.partition_index))),
+        );
+        for (ti, pi) in unknown {
+            response.topics[ti].partitions[pi].error_code =
+                ErrorCode::UnknownTopicOrPartition.code();
         }
         if todo.is_empty() {
             return self.respond(token, GroupResponse::TxnOffsetCommit(response));
