@@ -28,18 +28,32 @@ RECORDS = 600
 PARTITIONS = 2
 
 
-def copier(bootstrap: str, group: str, index: int, log: Path) -> subprocess.Popen:
+def copier(
+    bootstrap: str,
+    group: str,
+    index: int,
+    log: Path,
+    source: str = "in",
+    sink: str = "out",
+    partition: int | None = None,
+) -> subprocess.Popen:
+    """A copier in ``group`` (group mode), or of one ``partition`` of ``source`` (assign mode,
+    copying its ``RECORDS / PARTITIONS`` records: the tool counts what is left in offsets,
+    markers and aborted records too, so on transactional input it is told how many)."""
+    if partition is None:
+        mode = ["--input-partition", "0", "--group-mode"]
+    else:
+        mode = ["--input-partition", str(partition), "--max-messages", str(RECORDS // PARTITIONS)]
     return subprocess.Popen(
         tool_command(
             COPIER,
             "--broker-list",
             bootstrap,
             "--input-topic",
-            "in",
-            "--input-partition",
-            "0",
+            source,
+            *mode,
             "--output-topic",
-            "out",
+            sink,
             "--consumer-group",
             group,
             "--transactional-id",
@@ -48,7 +62,6 @@ def copier(bootstrap: str, group: str, index: int, log: Path) -> subprocess.Pope
             "50",
             "--transaction-timeout",
             "10000",
-            "--group-mode",
             "--use-group-metadata",
             "--enable-random-aborts",
         ),
@@ -57,10 +70,12 @@ def copier(bootstrap: str, group: str, index: int, log: Path) -> subprocess.Pope
     )
 
 
-def read_committed(bootstrap: str, expect: int, timeout: float = 20) -> tuple[list, list]:
-    """The output's values as kgroup's and confluent-kafka's read_committed consumers see
+def read_committed(
+    bootstrap: str, expect: int, topic: str = "out", timeout: float = 20
+) -> tuple[list, list]:
+    """``topic``'s values as kgroup's and confluent-kafka's read_committed consumers see
     them."""
-    tps = [kgroup.TopicPartition("out", p, 0) for p in range(PARTITIONS)]
+    tps = [kgroup.TopicPartition(topic, p, 0) for p in range(PARTITIONS)]
     ours = kgroup.Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -76,7 +91,7 @@ def read_committed(bootstrap: str, expect: int, timeout: float = 20) -> tuple[li
             "isolation.level": "read_committed",
         }
     )
-    theirs.assign([ck.TopicPartition("out", p, 0) for p in range(PARTITIONS)])
+    theirs.assign([ck.TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     got: tuple[list, list] = ([], [])
     deadline = time.monotonic() + timeout
     try:
@@ -117,8 +132,27 @@ def test_java_copiers_copy_exactly_once(tmp_path: Path) -> None:
                 p.wait(10)
         # Each copier ends once it copied what its partitions held when they were assigned.
         assert all(p.returncode == 0 for p in procs), [log.read_text()[-3000:] for log in logs]
+        want = {f"{i}".encode() for i in range(RECORDS)}
         ours, theirs = read_committed(bootstrap, RECORDS)
         for got in (ours, theirs):
             counts = Counter(got)
             assert not [v for v, n in counts.items() if n > 1], "a record copied twice"
-            assert set(counts) == {f"{i}".encode() for i in range(RECORDS)}
+            assert set(counts) == want
+        # Java read_committed consumers of that output (copiers of each of its partitions, on
+        # to "out2") skip what the first ones aborted.
+        with kgroup.AdminClient({"bootstrap.servers": bootstrap}) as admin:
+            admin.create_topics([kgroup.NewTopic("out2", PARTITIONS, 1)])["out2"].result(10)
+        logs = [tmp_path / f"copier-out-{p}.log" for p in range(PARTITIONS)]
+        again = [
+            copier(bootstrap, f"{group}-out", 10 + p, logs[p], "out", "out2", partition=p)
+            for p in range(PARTITIONS)
+        ]
+        try:
+            for proc, log in zip(again, logs, strict=True):
+                assert proc.wait(60) == 0, log.read_text()[-3000:]
+        finally:
+            for proc in again:
+                proc.kill()
+                proc.wait(10)
+        for got in read_committed(bootstrap, RECORDS, "out2"):
+            assert sorted(got) == sorted(want)
