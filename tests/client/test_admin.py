@@ -93,7 +93,14 @@ def test_topics_created_listed_described_grown_and_deleted(
             grown.result(30)
     else:
         assert grown.result(30) is None
-        partitions = admin.describe_topics([topic])[topic].result(30).partitions
+        # Kafka's brokers learn of the new partitions from its controller's log a little after
+        # the answer (docs/kafka-differences.md, "Reads right after a write").
+        deadline = time.monotonic() + 10
+        while True:
+            partitions = admin.describe_topics([topic])[topic].result(30).partitions
+            if len(partitions) == 5 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         assert sorted(partitions) == [0, 1, 2, 3, 4]
 
     assert admin.delete_topics([topic], operation_timeout=10)[topic].result(30) is None

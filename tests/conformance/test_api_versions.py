@@ -59,8 +59,8 @@ def test_api_versions_ranges(diff: Differential) -> None:
         if r is not None
     ]
     kgroup, kafka = ranges
-    # SASL and DescribeProducers: declared, not served.
-    assert set(kgroup) == set(protocol.API_VERSIONS) - {17, 36, 61}
+    # SASL: declared, not served.
+    assert set(kgroup) == set(protocol.API_VERSIONS) - {17, 36}
     for key, (low, high) in kgroup.items():
         assert key in kafka, protocol.API_NAMES[key]
         assert high <= kafka[key][1], protocol.API_NAMES[key]

@@ -126,9 +126,10 @@ def _verify(ctx: RequestContext, version: int, records: bytes | None, partition:
     the error the partition answers (see the module's docstring)."""
     if not records or len(records) <= MAGIC_OFFSET or records[MAGIC_OFFSET] < 2:
         return
-    h = read_batch_headers(records, verify_crc=False)[0]
-    if not h.is_transactional or h.producer_id < 0:
+    headers = read_batch_headers(records, verify_crc=False)
+    if not headers or not headers[0].is_transactional or headers[0].producer_id < 0:
         return
+    h = headers[0]
     txn_id = ctx.request.body.transactional_id
     if txn_id is None:
         raise errors.TransactionalIdAuthorizationFailed()
@@ -155,11 +156,11 @@ def _transactional_producers(body: Any) -> set[int]:
             records = pd.records
             if records and len(records) > MAGIC_OFFSET and records[MAGIC_OFFSET] >= 2:
                 try:
-                    h = read_batch_headers(records, verify_crc=False)[0]
+                    headers = read_batch_headers(records, verify_crc=False)
                 except errors.KafkaError:
                     continue  # answered by the partition's own checks
-                if h.is_transactional:
-                    out.add(h.producer_id)
+                if headers and headers[0].is_transactional:
+                    out.add(headers[0].producer_id)
     return out
 
 
