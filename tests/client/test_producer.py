@@ -48,6 +48,20 @@ def create_topic(bootstrap: str, partitions: int = 1) -> str:
     name = f"prod-{uuid.uuid4().hex[:10]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+    # Kafka's brokers lead a new topic's partitions a little after CreateTopics answers: a
+    # produce before then gets NOT_LEADER_OR_FOLLOWER for its first batch and may have a later
+    # one accepted first (docs/kafka-differences.md, "Reads right after a write").
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        t = admin.list_topics(name, timeout=5).topics.get(name)
+        if (
+            t is not None
+            and t.error is None
+            and len(t.partitions) == partitions
+            and all(p.leader >= 0 for p in t.partitions.values())
+        ):
+            break
+        time.sleep(0.05)
     return name
 
 
