@@ -50,6 +50,12 @@ ZSTD = "zstd"
 MAGIC_OFFSET = 16
 # A batch's base offset and size, before the rest of its header.
 LOG_OVERHEAD = 12
+# Where a v2 batch's header keeps its attributes' low byte and its producer id, and the
+# attributes' transactional flag.
+_ATTRIBUTES_LOW = 22
+_PRODUCER_ID = 43
+_PRODUCER_ID_END = 51
+_TRANSACTIONAL = 0x10
 
 
 def _up_convert(records: bytes) -> bytes:
@@ -121,15 +127,28 @@ _RETRY_LATER = frozenset(
 )
 
 
+def _transactional_producer(records: bytes | None) -> int | None:
+    """The producer id of a v2 batch with the transactional flag, read from its header's
+    bytes (the attributes' low byte, the producer id at offset 43); None for any other."""
+    if (
+        records is None
+        or len(records) < _PRODUCER_ID_END
+        or records[MAGIC_OFFSET] != 2
+        or not records[_ATTRIBUTES_LOW] & _TRANSACTIONAL
+    ):
+        return None
+    return int.from_bytes(records[_PRODUCER_ID:_PRODUCER_ID_END], "big", signed=True)
+
+
 def _verify(ctx: RequestContext, version: int, records: bytes | None, partition: Partition) -> None:
     """Check a transactional batch against its transaction before the log writes it: raises
     the error the partition answers (see the module's docstring)."""
-    if not records or len(records) <= MAGIC_OFFSET or records[MAGIC_OFFSET] < 2:
+    if _transactional_producer(records) is None:
         return
-    headers = read_batch_headers(records, verify_crc=False)
-    if not headers or not headers[0].is_transactional or headers[0].producer_id < 0:
+    assert records is not None
+    h = read_batch_headers(records, verify_crc=False)[0]  # whole: _check_records read it
+    if h.producer_id < 0:
         return
-    h = headers[0]
     txn_id = ctx.request.body.transactional_id
     if txn_id is None:
         raise errors.TransactionalIdAuthorizationFailed()
@@ -148,22 +167,6 @@ def _verify(ctx: RequestContext, version: int, records: bytes | None, partition:
     raise error
 
 
-def _transactional_producers(body: Any) -> set[int]:
-    """The producer ids of a request's transactional batches."""
-    out = set()
-    for t in body.topic_data:
-        for pd in t.partition_data:
-            records = pd.records
-            if records and len(records) > MAGIC_OFFSET and records[MAGIC_OFFSET] >= 2:
-                try:
-                    headers = read_batch_headers(records, verify_crc=False)
-                except errors.KafkaError:
-                    continue  # answered by the partition's own checks
-                if headers and headers[0].is_transactional:
-                    out.add(headers[0].producer_id)
-    return out
-
-
 def handle(ctx: RequestContext) -> Any:
     state, request = ctx.state, ctx.request
     body = request.body
@@ -172,8 +175,12 @@ def handle(ctx: RequestContext) -> Any:
     now = now_ms()
     failed = False
     whole: errors.KafkaError | None = None
+    # Each partition's records, copied out of the request once.
+    datas = [[pd.records for pd in t.partition_data] for t in body.topic_data]
     if version >= 3:
-        producers = _transactional_producers(body)
+        producers = {
+            pid for ds in datas for d in ds if (pid := _transactional_producer(d)) is not None
+        }
         if producers and body.transactional_id is None:
             whole = errors.TransactionalIdAuthorizationFailed()
         elif len(producers) > 1:
@@ -182,10 +189,10 @@ def handle(ctx: RequestContext) -> Any:
             )
     appended: list[Partition] = []
     responses = []
-    for t in body.topic_data:
+    for t, ds in zip(body.topic_data, datas, strict=True):
         topic = state.topics.by_name.get(t.name)
         results = []
-        for pd in t.partition_data:
+        for pd, records in zip(t.partition_data, ds, strict=True):
             result: dict[str, Any] = {
                 "index": pd.index,
                 "error_code": 0,
@@ -204,7 +211,6 @@ def handle(ctx: RequestContext) -> Any:
                     raise errors.UnknownTopicOrPartition()
                 if whole is not None:
                     raise whole
-                records = pd.records  # a copy out of the request: take it once
                 _check_records(version, records)
                 partition = topic.partitions[pd.index]
                 if version >= 3:
