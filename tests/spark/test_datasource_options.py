@@ -239,7 +239,7 @@ class FlakyAdmin:
     def __init__(self, log: list[str], fail: bool) -> None:
         self.log, self.fail = log, fail
 
-    def watermarks(self, keys: Any, timeout: float) -> dict:
+    def watermarks(self, keys: Any, timeout: float, isolation_level: int = 0) -> dict:
         self.log.append("ask")
         if self.fail:
             raise ConnectionError("broker down")
