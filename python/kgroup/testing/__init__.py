@@ -417,7 +417,8 @@ class Broker:
     def group(self, group_id: str) -> GroupInfo | None:
         """A group's state, generation or epoch, members and their assignments; None if the
         broker has no such group."""
-        return self._call("group", group_id)  # type: ignore[no-any-return]
+        group: GroupInfo | None = self._call("group", group_id)
+        return group
 
     def groups(self) -> list[str]:
         return list(self._call("groups"))
