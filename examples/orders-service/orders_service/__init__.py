@@ -45,7 +45,8 @@ class Stats:
 
 
 class OrdersService:
-    """OrdersService consumes ``source`` in the group ``group_id`` and writes ``sink``."""
+    """OrdersService consumes ``source`` in the group ``group_id`` and writes ``sink``;
+    ``consumer_config`` adds to (or overrides) its consumer's settings."""
 
     def __init__(
         self,
@@ -54,16 +55,17 @@ class OrdersService:
         group_id: str = "orders-service",
         source: str = "orders",
         sink: str = "priced-orders",
-        extra: Mapping[str, Any] | None = None,
+        consumer_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.source, self.sink = source, sink
-        common = {"bootstrap.servers": bootstrap_servers, **dict(extra or {})}
+        common = {"bootstrap.servers": bootstrap_servers}
         self.consumer = Consumer(
             {
                 **common,
                 "group.id": group_id,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
+                **dict(consumer_config or {}),
             }
         )
         self.producer = Producer({**common, "enable.idempotence": True, "linger.ms": 5})

@@ -34,11 +34,11 @@ def broker(kgroup_broker):
     return kgroup_broker
 
 
-def service(broker, **extra) -> OrdersService:
+def service(broker) -> OrdersService:
     # Short timeouts keep failure tests quick; the service's own code is unchanged.
     return OrdersService(
         broker.bootstrap_servers,
-        extra={"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, **extra},
+        consumer_config={"session.timeout.ms": 6000, "heartbeat.interval.ms": 500},
     )
 
 
