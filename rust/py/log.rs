@@ -3,7 +3,6 @@
 //! with the GIL released; `Log` is safe to share between threads (the broker's asyncio thread
 //! appends and reads while executor threads flush and compact).
 
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
@@ -281,9 +280,10 @@ impl FileSlice {
         self.inner.path()
     }
 
-    /// fileno is the segment file's descriptor (-1 when empty), valid while the slice lives.
+    /// fileno is the segment file's descriptor (-1 when empty or in memory), valid while the
+    /// slice lives.
     fn fileno(&self) -> i32 {
-        self.inner.file().map_or(-1, |f| f.as_raw_fd())
+        self.inner.file().and_then(|f| f.raw_fd()).unwrap_or(-1)
     }
 
     /// read reads the bytes.
