@@ -438,6 +438,32 @@ pub fn write(path: impl AsRef<Path>, data: impl AsRef<[u8]>) -> Result<()> {
     open(path, Mode::Truncate)?.write_all_at(data, 0)
 }
 
+/// write_atomically replaces the file at `path` with `data` through `<path>.tmp` renamed into
+/// place, so a reader (or a restart after a crash, with `sync`) finds the old contents or the
+/// new ones; with `sync` the file is fsynced before the rename and its folder after. For the
+/// broker's small state files; no fault is injected here (see `files::write_atomic` for the
+/// log's own).
+pub fn write_atomically(path: &Path, data: &[u8], sync: bool) -> Result<()> {
+    let mut tmp = path.as_os_str().to_os_string();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let f = open(&tmp, Mode::Truncate)?;
+    f.write_all_at(data, 0)?;
+    if sync {
+        f.sync_data()?;
+    }
+    drop(f);
+    rename(&tmp, path)?;
+    match path.parent() {
+        Some(dir) if sync => sync_dir(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// exists says whether a file or folder is at `path`.
 pub fn exists(path: impl AsRef<Path>) -> bool {
     let path = path.as_ref();
