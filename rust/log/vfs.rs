@@ -116,18 +116,92 @@ impl File {
     }
 }
 
-/// MemFile is a memory file's contents: `bytes` are the bytes written; `len` may run past them
-/// (a sparse extension: zeros that hold no memory).
+/// MemFile is a memory file's contents, in chunks of [`CHUNK`] bytes (every chunk but the last
+/// full), so that a growing segment never reallocates and copies all it holds, nor keeps twice
+/// its size; the last chunk grows as a `Vec`, so a small file holds about its size. The length
+/// may run past the chunks: a sparse tail of zeros that holds no memory.
 #[derive(Debug, Default)]
 pub struct MemFile {
     data: RwLock<MemData>,
 }
 
+/// CHUNK is the size of a memory file's full chunks.
+const CHUNK: usize = 1 << 20;
+
 #[derive(Debug, Default)]
 struct MemData {
-    bytes: Vec<u8>,
+    chunks: Vec<Vec<u8>>,
     len: u64,
     modified_ms: i64,
+}
+
+impl MemData {
+    /// held is the bytes the chunks hold (written, or zeros before a written byte).
+    fn held(&self) -> u64 {
+        match self.chunks.last() {
+            None => 0,
+            Some(last) => ((self.chunks.len() - 1) * CHUNK + last.len()) as u64,
+        }
+    }
+
+    fn read(&self, buf: &mut [u8], pos: u64) {
+        let mut done = 0;
+        while done < buf.len() {
+            let at = pos as usize + done;
+            let (ci, off) = (at / CHUNK, at % CHUNK);
+            let n = (CHUNK - off).min(buf.len() - done);
+            match self.chunks.get(ci) {
+                Some(c) if off < c.len() => {
+                    let m = n.min(c.len() - off);
+                    buf[done..done + m].copy_from_slice(&c[off..off + m]);
+                    done += m;
+                }
+                // Past what the chunks hold: the sparse tail.
+                _ => {
+                    buf[done..done + n].fill(0);
+                    done += n;
+                }
+            }
+        }
+    }
+
+    fn write(&mut self, data: &[u8], pos: u64) {
+        let mut done = 0;
+        while done < data.len() {
+            let at = pos as usize + done;
+            let (ci, off) = (at / CHUNK, at % CHUNK);
+            let n = (CHUNK - off).min(data.len() - done);
+            while self.chunks.len() <= ci {
+                if let Some(last) = self.chunks.last_mut() {
+                    last.resize(CHUNK, 0);
+                }
+                self.chunks.push(Vec::new());
+            }
+            let c = &mut self.chunks[ci];
+            if c.len() < off + n {
+                c.resize(off + n, 0);
+            }
+            c[off..off + n].copy_from_slice(&data[done..done + n]);
+            done += n;
+        }
+        self.len = self.len.max(pos + data.len() as u64);
+    }
+
+    fn cut(&mut self, len: u64) {
+        if self.held() > len {
+            let len = len as usize;
+            let keep = len.div_ceil(CHUNK);
+            self.chunks.truncate(keep);
+            if let Some(last) = self.chunks.last_mut() {
+                last.truncate(len - (keep - 1) * CHUNK);
+                // Give back what a big cut freed.
+                if last.capacity() > 2 * last.len() + (64 << 10) {
+                    last.shrink_to_fit();
+                }
+            }
+        }
+        self.len = len;
+    }
 }
 
 fn now_ms() -> i64 {
@@ -160,57 +234,37 @@ impl MemFile {
 
     /// held is the bytes of memory the file holds (its sparse tail holds none).
     fn held(&self) -> u64 {
-        self.data().bytes.len() as u64
+        self.data().held()
     }
 
     fn read_exact_at(&self, buf: &mut [u8], pos: u64) -> Result<()> {
         let d = self.data();
-        let end = pos.checked_add(buf.len() as u64);
-        if end.is_none_or(|e| e > d.len) {
+        if pos.checked_add(buf.len() as u64).is_none_or(|e| e > d.len) {
             return Err(Error::new(
                 ErrorKind::UnexpectedEof,
                 "failed to fill whole buffer",
             ));
         }
-        let held = d.bytes.len() as u64;
-        let from_held = held.saturating_sub(pos).min(buf.len() as u64) as usize;
-        if from_held > 0 {
-            let p = pos as usize;
-            buf[..from_held].copy_from_slice(&d.bytes[p..p + from_held]);
-        }
-        buf[from_held..].fill(0);
+        d.read(buf, pos);
         Ok(())
     }
 
     fn write_at(&self, data: &[u8], pos: u64) {
         let mut d = self.data_mut();
-        let p = pos as usize;
-        let end = p + data.len();
-        if d.bytes.len() < end {
-            d.bytes.resize(end, 0);
-        }
-        d.bytes[p..end].copy_from_slice(data);
-        d.len = d.len.max(end as u64);
+        d.write(data, pos);
         d.modified_ms = now_ms();
     }
 
     fn set_len(&self, len: u64) {
         let mut d = self.data_mut();
-        if (d.bytes.len() as u64) > len {
-            d.bytes.truncate(len as usize);
-            // Give back what a big cut freed (a compacted or truncated segment).
-            if d.bytes.capacity() > 2 * d.bytes.len() + (1 << 16) {
-                d.bytes.shrink_to_fit();
-            }
-        }
-        d.len = len;
+        d.cut(len);
         d.modified_ms = now_ms();
     }
 
     fn contents(&self) -> Vec<u8> {
         let d = self.data();
-        let mut out = d.bytes.clone();
-        out.resize(d.len as usize, 0);
+        let mut out = vec![0u8; d.len as usize];
+        d.read(&mut out, 0);
         out
     }
 }
@@ -828,6 +882,48 @@ mod tests {
         // Opening to truncate empties it for every handle.
         let g = open(&p, Mode::Truncate).unwrap();
         assert_eq!((f.len().unwrap(), g.len().unwrap()), (0, 0));
+    }
+
+    #[test]
+    fn random_writes_cuts_and_reads_match_a_plain_buffer() {
+        // Chunk boundaries, sparse tails and cuts against a Vec<u8> model of the file.
+        let mut rng = crate::rng::Rng::new(Some(20261128));
+        let f = MemFile::new();
+        let mut model: Vec<u8> = Vec::new();
+        let span = (3 * CHUNK) as u64;
+        for round in 0..400 {
+            let pos = rng.next_u64() % span;
+            match rng.next_u64() % 4 {
+                0 | 1 => {
+                    let n = (rng.next_u64() % (CHUNK as u64 / 2)) as usize;
+                    let data: Vec<u8> = (0..n).map(|i| (i as u8) ^ (round as u8)).collect();
+                    f.write_at(&data, pos);
+                    let end = pos as usize + n;
+                    if model.len() < end {
+                        model.resize(end, 0);
+                    }
+                    model[pos as usize..end].copy_from_slice(&data);
+                }
+                2 => {
+                    f.set_len(pos);
+                    model.resize(pos as usize, 0);
+                }
+                _ => {
+                    let n = (rng.next_u64() % (CHUNK as u64 + 7)) as usize;
+                    let mut buf = vec![0xAAu8; n];
+                    let r = f.read_exact_at(&mut buf, pos);
+                    if pos as usize + n <= model.len() {
+                        r.unwrap();
+                        assert_eq!(buf, model[pos as usize..pos as usize + n], "{round}");
+                    } else {
+                        assert_eq!(r.unwrap_err().kind(), ErrorKind::UnexpectedEof);
+                    }
+                }
+            }
+            assert_eq!(f.len(), model.len() as u64, "{round}");
+            assert!(f.held() <= f.len());
+        }
+        assert_eq!(f.contents(), model);
     }
 
     #[test]

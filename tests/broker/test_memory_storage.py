@@ -14,10 +14,27 @@ from typing import Any
 
 import pytest
 from support.kgroup_broker import Wire
-from support.storage import STORAGE_ERROR, Sender, create_topic, fetch_body, read_all, values
+from support.storage import (
+    STORAGE_ERROR,
+    Sender,
+    create_topic,
+    delete_topic,
+    fetch_body,
+    read_all,
+    values,
+    wait_for,
+)
 
 from kgroup.broker import Broker
-from kgroup.log import clear_faults, drop_memory_root, file_exists, inject_fault, is_memory
+from kgroup.log import (
+    clear_faults,
+    drop_memory_root,
+    file_exists,
+    inject_fault,
+    is_memory,
+    list_dir,
+    memory_used,
+)
 from kgroup.protocol import ApiKey
 
 pytestmark = pytest.mark.network
@@ -110,9 +127,11 @@ def test_a_broker_without_folders_makes_its_own_memory_root(
 ) -> None:
     """No log.dirs nor log.dir: a fresh memory root (not ./kgroup-data), freed at stop.
     DescribeLogDirs' space of a memory folder: what its files hold plus the available
-    memory."""
+    memory. A deleted topic's folder is renamed ``-delete`` and removed after
+    log.segment.delete.delay.ms, as on disk, and its memory given back."""
     monkeypatch.chdir(tmp_path)
-    with Broker(port=0, config=MEMORY) as broker:
+    config = {**MEMORY, "log.segment.delete.delay.ms": 200}
+    with Broker(port=0, config=config) as broker:
         root = broker.config.data_dir
         assert str(root).startswith("/kgroup-memory/") and is_memory(root)
         topic = create_topic(broker.bootstrap_servers)
@@ -120,6 +139,12 @@ def test_a_broker_without_folders_makes_its_own_memory_root(
         assert broker.state is not None
         total, usable = broker.state.topics.log_dirs.metadata_dir.space()
         assert usable > 0 and total >= usable + 50_000
+        held = memory_used(root)
+        assert held is not None and held > 50_000
+        delete_topic(broker.bootstrap_servers, topic)
+        assert any(n.startswith(f"{topic}-0.") and n.endswith("-delete") for n in list_dir(root))
+        wait_for(lambda: not any(n.startswith(topic) for n in list_dir(root)), 5, "the purge")
+        assert (memory_used(root) or 0) < held - 50_000
     assert not is_memory(root) and not file_exists(root)
     assert list(tmp_path.iterdir()) == []
 
