@@ -10,6 +10,10 @@ A deleted topic's log folders are closed at once (no file of theirs stays open),
 ``<topic>-<partition>.<id>-delete`` and removed after ``log.segment.delete.delay.ms``, as
 Kafka's LogManager does; so are the segments that retention, DeleteRecords and compaction take
 out of a log (``.deleted`` files, after the topic's ``file.delete.delay.ms``).
+
+Every file operation here goes through ``kgroup.log``'s storage helpers (``read_text``,
+``write_atomically``, ``list_dir``...), the layer the log engine's files go through, so that
+with ``kgroup.log.storage=memory`` nothing of the broker touches the disk.
 """
 
 from __future__ import annotations
