@@ -31,13 +31,19 @@ from kgroup.log import (
     drop_memory_root,
     file_exists,
     inject_fault,
+    is_dir,
     is_memory,
     list_dir,
+    make_dirs,
+    memory_root,
     memory_used,
+    read_file,
+    read_text,
+    remove_file,
+    remove_tree,
+    write_atomically,
 )
 from kgroup.protocol import ApiKey
-
-pytestmark = pytest.mark.network
 
 MEMORY = {"kgroup.log.storage": "memory", "group.initial.rebalance.delay.ms": 0}
 
@@ -87,6 +93,41 @@ def faults() -> Iterator[None]:
     clear_faults()
 
 
+@pytest.mark.parametrize("storage", ["disk", "memory"])
+def test_the_file_helpers_behave_alike_on_disk_and_in_memory(tmp_path: Path, storage: str) -> None:
+    """kgroup.log's file helpers, which the broker's Python side uses for its own files, give
+    the same answers and the same OSError classes on either storage."""
+    root = tmp_path / "d"
+    if storage == "memory":
+        assert memory_root(root) == root
+    try:
+        make_dirs(root / "a" / "b")
+        make_dirs(root / "a")
+        write_atomically(root / "a" / "state", "one")
+        write_atomically(root / "a" / "state", "two")
+        write_atomically(root / "bin", b"\x00\x01", sync=False)
+        assert read_text(root / "a" / "state") == "two"
+        assert read_file(root / "bin") == b"\x00\x01"
+        assert list_dir(root) == ["a", "bin"] and list_dir(root / "a") == ["b", "state"]
+        assert is_dir(root / "a") and not is_dir(root / "bin") and file_exists(root / "bin")
+        with pytest.raises(FileNotFoundError):
+            read_file(root / "missing")
+        with pytest.raises(FileNotFoundError):
+            list_dir(root / "missing")
+        with pytest.raises(FileNotFoundError):
+            write_atomically(root / "missing" / "x", "y")
+        remove_file(root / "bin")
+        remove_tree(root / "a")
+        assert list_dir(root) == []
+        with pytest.raises(FileNotFoundError):
+            remove_tree(root / "a")
+        assert root.exists() == (storage == "disk")
+        assert (memory_used(root) is not None) == (storage == "memory")
+    finally:
+        drop_memory_root(root)
+
+
+@pytest.mark.network
 def test_clients_work_on_memory_storage_and_a_kept_root_survives_a_restart(
     tmp_path: Path,
 ) -> None:
@@ -122,6 +163,7 @@ def test_clients_work_on_memory_storage_and_a_kept_root_survives_a_restart(
     assert not data.exists()
 
 
+@pytest.mark.network
 def test_a_broker_without_folders_makes_its_own_memory_root(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -149,6 +191,7 @@ def test_a_broker_without_folders_makes_its_own_memory_root(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.network
 def test_a_write_fault_on_a_memory_partition_is_a_storage_error(faults: None) -> None:
     """The log's fault hook applies to memory files as to disk ones: a failed write answers
     KAFKA_STORAGE_ERROR, leaves the log as it was, and the next produce is taken."""
