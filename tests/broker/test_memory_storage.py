@@ -66,7 +66,7 @@ def consume_and_commit(bootstrap: str, topic: str, group: str, n: int) -> list[b
         for _ in range(100):
             for m in c.consume(n - len(got), 0.5):
                 assert m.error() is None, m.error()
-                got.append(m.value())
+                got.append(m.value() or b"")
             if len(got) >= n:
                 break
         c.commit(asynchronous=False)
