@@ -851,6 +851,31 @@ mod tests {
     }
 
     #[test]
+    fn a_reader_beside_atomic_replacements_sees_old_or_new_never_neither() {
+        let r = Root::new();
+        let p = r.0.join("topics.json");
+        write_atomically(&p, &[b'a'; 5000], true).unwrap();
+        let writer = {
+            let p = p.clone();
+            std::thread::spawn(move || {
+                for i in 0..2000u32 {
+                    let b = if i % 2 == 0 { b'b' } else { b'a' };
+                    let n = 1000 + (i as usize % 7) * 1000;
+                    write_atomically(&p, &vec![b; n], i % 3 == 0).unwrap();
+                }
+            })
+        };
+        let mut reads = 0;
+        while !writer.is_finished() || reads == 0 {
+            let data = read(&p).expect("always there");
+            assert!(!data.is_empty() && data.iter().all(|&c| c == data[0]));
+            reads += 1;
+        }
+        writer.join().unwrap();
+        assert_eq!(names(&r.0), ["topics.json"]);
+    }
+
+    #[test]
     fn truncation_and_sparse_length_hold_no_memory() {
         let r = Root::new();
         let p = r.0.join("00000000000000000000.index");
