@@ -212,7 +212,8 @@ class Broker:
             port,
             adv_host,
             adv_port,
-            ", ".join(str(d) for d in self.config.data_dirs),
+            ", ".join(str(d) for d in self.config.data_dirs)
+            + (" (memory)" if self._memory_roots else ""),
             len(state.topics.by_name),
             time.monotonic() - started,
         )
