@@ -25,13 +25,13 @@ import dataclasses
 import itertools
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors, protocol
 from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS
-from kgroup.broker.topics import LEADER_EPOCH, now_ms
+from kgroup.broker.topics import LEADER_EPOCH
 
 if TYPE_CHECKING:
     from kgroup.broker.server import Connection
@@ -767,7 +767,9 @@ class Faults:
         if self._pause_id is not None:
             self.remove(self._pause_id)
 
-    def leaderless(self, topic: str, partition: int | None = None, seconds: float | None = None) -> int:
+    def leaderless(
+        self, topic: str, partition: int | None = None, seconds: float | None = None
+    ) -> int:
         """The partition (every partition of ``topic`` with None) has no leader: Metadata
         answers leader -1 and LEADER_NOT_AVAILABLE for it, Produce, Fetch, ListOffsets,
         OffsetForLeaderEpoch and DeleteRecords NOT_LEADER_OR_FOLLOWER. The leader is back
@@ -821,8 +823,7 @@ class Faults:
         fault.timer = None
         fault.state = "loading"
         runtime = self.state.groups.runtime
-        loads = [runtime.reload_partition(p) for p in fault.partitions]
-        loads = [t for t in loads if t is not None]
+        loads = [t for p in fault.partitions if (t := runtime.reload_partition(p)) is not None]
         if not loads:
             self._drop(fault_id)
             return
@@ -920,9 +921,7 @@ class Faults:
                     self._spend(f)
             else:  # leaderless
                 if api_key == K.METADATA:
-                    rule = _Rule(
-                        errors.LeaderNotAvailable.code, f.filters, handled=True, deep=True
-                    )
+                    rule = _Rule(errors.LeaderNotAvailable.code, f.filters, handled=True, deep=True)
                 else:
                     rule = _Rule(errors.NotLeaderOrFollower.code, f.filters, handled=False)
                 if _Plan(self.state, request, layout, [rule]).matches:
@@ -974,9 +973,7 @@ def _as_body(request: protocol.Request, answer: Any) -> dict[str, Any] | None:
     if answer is None:
         return None
     if isinstance(answer, (bytes, bytearray)):
-        response = protocol.decode_response(
-            request.api_key, request.api_version, bytes(answer[4:])
-        )
+        response = protocol.decode_response(request.api_key, request.api_version, bytes(answer[4:]))
         return dict(_plain(response.body.to_dict()))
     return dict(_plain(answer))
 
@@ -1151,7 +1148,8 @@ class _Plan:
     ) -> None:
         level = self.layout.levels[i]
         entries = container.get(level.request) if level.request else None
-        if entries is None:
+        if entries is None or (self.api_key == K.METADATA and self.version == 0 and not entries):
+            # Everything asked for (a null list; Metadata v0's empty one): found in the answer.
             self.open.append((rule, path))
             return
         for entry in entries:
@@ -1261,9 +1259,7 @@ class _Plan:
             level = levels[i]
             names.append(level.response)
             entries = container.setdefault(level.response, [])
-            found = next(
-                (e for e in entries if _key_of(self.state, e, _rkeys(level)) == key), None
-            )
+            found = next((e for e in entries if _key_of(self.state, e, _rkeys(level)) == key), None)
             if i + 1 < len(path):
                 if found is None:
                     found = self._named(level, key, names, {})

@@ -1,0 +1,791 @@
+"""The fault engine (``kgroup.broker.faults``): error answers shaped as Kafka's for each api and
+version, on the raw wire; and real clients (confluent-kafka) riding out the faults as they
+ride out Kafka's: retries without duplicates, a coordinator that moves, a paused broker, a
+partition without a leader, dropped connections, slow answers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from support.kgroup_broker import Wire, run_broker
+
+from kgroup import errors, protocol
+from kgroup.broker import Broker
+from kgroup.broker.faults import LAYOUTS, Faults, response_fields
+from kgroup.protocol import ApiKey
+from kgroup.protocol.records import decode_batches, encode_batch
+
+K = ApiKey
+NOT_COORDINATOR = errors.NotCoordinator.code
+NOT_LEADER = errors.NotLeaderOrFollower.code
+TIMED_OUT = errors.RequestTimedOut.code
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    config = {"group.initial.rebalance.delay.ms": 0, "offsets.topic.num.partitions": 3}
+    with run_broker(tmp_path_factory.mktemp("faults"), config) as b:
+        yield b
+
+
+@pytest.fixture(autouse=True)
+def _no_faults_left(broker: Broker) -> Iterator[None]:
+    yield
+    on_loop(broker, lambda f: f.clear())
+
+
+def on_loop(broker: Broker, call: Callable[[Faults], Any]) -> Any:
+    """``call(faults)`` on the broker's event loop (its thread), as every Faults method runs;
+    its result."""
+    assert broker.state is not None and broker._loop is not None
+    faults = broker.state.faults
+
+    async def run() -> Any:
+        return call(faults)
+
+    return asyncio.run_coroutine_threadsafe(run(), broker._loop).result(10)
+
+
+def topic(w: Wire, partitions: int = 1) -> str:
+    name = f"faults-{uuid.uuid4().hex[:8]}"
+    body = {
+        "topics": [
+            {
+                "name": name,
+                "num_partitions": partitions,
+                "replication_factor": 1,
+                "assignments": [],
+                "configs": [],
+            }
+        ],
+        "timeout_ms": 5000,
+    }
+    assert w.request(K.CREATE_TOPICS, 5, body).body.topics[0].error_code == 0
+    return name
+
+
+def produce_body(name: str, partitions: list[int], acks: int = 1) -> dict[str, Any]:
+    return {
+        "acks": acks,
+        "timeout_ms": 5000,
+        "topic_data": [
+            {
+                "name": name,
+                "partition_data": [
+                    {"index": p, "records": encode_batch([(0, 1000, b"k", b"v%d" % p)])}
+                    for p in partitions
+                ],
+            }
+        ],
+    }
+
+
+def fetch_body(name: str, partitions: list[int], topic_id: uuid.UUID | None = None) -> dict:
+    entry: dict[str, Any] = {"topic_id": topic_id} if topic_id else {"topic": name}
+    entry["partitions"] = [
+        {"partition": p, "fetch_offset": 0, "partition_max_bytes": 1 << 20} for p in partitions
+    ]
+    return {"max_wait_ms": 0, "min_bytes": 1, "topics": [entry]}
+
+
+def end_offsets(w: Wire, name: str, partitions: list[int]) -> list[int]:
+    lo = {
+        "replica_id": -1,
+        "topics": [
+            {
+                "name": name,
+                "partitions": [{"partition_index": p, "timestamp": -1} for p in partitions],
+            }
+        ],
+    }
+    return [p.offset for p in w.request(K.LIST_OFFSETS, 7, lo).body.topics[0].partitions]
+
+
+# -- the layouts ----------------------------------------------------------------------------
+
+
+def _request_fields(api_key: int, path: list[str]) -> list[dict[str, Any]]:
+    message = next(
+        m for m in protocol.definitions() if m["api_key"] == api_key and m["type"] == "request"
+    )
+    fields = message["fields"]
+    for name in path:
+        fields = next(f for f in fields if f["name"] == name)["fields"]
+    return fields
+
+
+def _in(versions: str, v: int) -> bool:
+    if versions == "none":
+        return False
+    if versions.endswith("+"):
+        return v >= int(versions[:-1])
+    low, _, high = versions.partition("-")
+    return int(low) <= v <= int(high or low)
+
+
+def _has(fields: list[dict[str, Any]], name: str, v: int) -> bool:
+    return any(f["name"] == name and _in(f["versions"], v) for f in fields)
+
+
+@pytest.mark.parametrize("api_key", sorted(LAYOUTS), ids=lambda k: protocol.API_NAMES[k])
+def test_every_layout_names_fields_of_its_versions(api_key: int) -> None:
+    # The table is checked against the message definitions: each field it names exists in
+    # every version its layout serves, and the layouts cover the api's versions once.
+    covered: list[int] = []
+    for layout in LAYOUTS[api_key]:
+        for v in range(layout.versions[0], layout.versions[1] + 1):
+            covered.append(v)
+            for field in layout.top.values():
+                assert _has(_request_fields(api_key, []), field, v), (field, v)
+            if layout.error is not None:
+                assert _has(response_fields(api_key, []), layout.error, v)
+            req: list[str] = []
+            resp: list[str] = []
+            for level in layout.levels:
+                if level.request:
+                    assert _has(_request_fields(api_key, req), level.request, v), (level, v)
+                    req.append(level.request)
+                    for key in level.key:
+                        if key != "topic_id" or v >= 13 or api_key != K.FETCH:
+                            assert any(f["name"] == key for f in _request_fields(api_key, req)), (
+                                key,
+                                v,
+                            )
+                assert _has(response_fields(api_key, resp), level.response, v), (level, v)
+                resp.append(level.response)
+                inner = response_fields(api_key, resp)
+                assert any(f["name"] == level.response_key for f in inner), (level, v)
+                if level.error is not None:
+                    assert _has(inner, level.error, v), (level, v)
+                for name in level.entry:
+                    assert any(f["name"] == name for f in inner), (name, level)
+    low, high = protocol.API_VERSIONS[api_key]
+    assert sorted(covered) == list(range(low, high + 1))
+
+
+def test_an_api_without_a_layout_or_a_filter_it_lacks_is_refused(broker: Broker) -> None:
+    with pytest.raises(ValueError, match="DescribeCluster"):
+        on_loop(broker, lambda f: f.fail(K.DESCRIBE_CLUSTER, 1))
+    with pytest.raises(ValueError, match="topic"):
+        on_loop(broker, lambda f: f.fail(K.HEARTBEAT, 1, topic="t"))
+    with pytest.raises(ValueError, match="needs a topic"):
+        on_loop(broker, lambda f: f.fail(K.PRODUCE, 1, partition=0))
+
+
+# -- error answers on the wire ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [3, 9, 11])
+def test_produce_refused_partitions_are_not_appended(broker: Broker, version: int) -> None:
+    # ProduceResponse.PartitionResponse(error): base offset, append time and log start -1.
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w, 2)
+        on_loop(broker, lambda f: f.fail(K.PRODUCE, NOT_LEADER, topic=name, partition=1))
+        r = w.request(K.PRODUCE, version, produce_body(name, [0, 1])).body.to_dict()
+        parts = r["responses"][0]["partition_responses"]
+        assert [p["index"] for p in parts] == [0, 1]
+        assert (parts[0]["error_code"], parts[0]["base_offset"]) == (0, 0)
+        refused = {k: v for k, v in parts[1].items() if k not in ("record_errors",)}
+        assert refused == {
+            "index": 1,
+            "error_code": NOT_LEADER,
+            "base_offset": -1,
+            "log_append_time_ms": -1,
+            **({"log_start_offset": -1} if version >= 5 else {}),
+            **({"error_message": None} if version >= 8 else {}),
+            # A tagged field, left at its default: no leader known (KIP-951).
+            **({"current_leader": {"leader_id": -1, "leader_epoch": -1}} if version >= 10 else {}),
+        }
+        assert end_offsets(w, name, [0, 1]) == [1, 0]
+        # times=1: the next one is served.
+        r = w.request(K.PRODUCE, version, produce_body(name, [1])).body
+        assert r.responses[0].partition_responses[0].error_code == 0
+        assert end_offsets(w, name, [0, 1]) == [1, 1]
+
+
+def test_produce_handled_appends_and_answers_the_error(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w)
+        on_loop(broker, lambda f: f.fail(K.PRODUCE, TIMED_OUT, handled=True, times=2))
+        for _ in range(2):
+            p = w.request(K.PRODUCE, 9, produce_body(name, [0])).body.responses[0]
+            assert (p.partition_responses[0].error_code, p.partition_responses[0].base_offset) == (
+                TIMED_OUT,
+                -1,
+            )
+        assert end_offsets(w, name, [0]) == [2]
+        assert on_loop(broker, lambda f: f.active()) == []
+
+
+@pytest.mark.parametrize("version", [4, 11, 13])
+def test_fetch_error_partitions_are_kafkas_partition_response(broker: Broker, version: int) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w, 2)
+        w.request(K.PRODUCE, 9, produce_body(name, [0, 1]))
+        assert broker.state is not None
+        tid = broker.state.topics.by_name[name].id
+        on_loop(broker, lambda f: f.fail(K.FETCH, NOT_LEADER, topic=name, partition=0))
+        body = fetch_body(name, [0, 1], tid if version >= 13 else None)
+        r = w.request(K.FETCH, version, body).body.to_dict()
+        t = r["responses"][0]
+        assert t.get("topic_id", name) == (tid if version >= 13 else name)
+        p0, p1 = t["partitions"]
+        assert (p0["partition_index"], p0["error_code"], p0["high_watermark"]) == (
+            0,
+            NOT_LEADER,
+            -1,
+        )
+        assert p0["last_stable_offset"] == -1
+        assert p0.get("log_start_offset", -1) == -1
+        assert not p0["records"]
+        assert (p1["partition_index"], p1["error_code"], p1["high_watermark"]) == (1, 0, 1)
+        assert len(decode_batches(p1["records"])) == 1
+
+
+def test_a_fetch_whose_partitions_all_fail_does_not_wait(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w)
+        on_loop(broker, lambda f: f.fail(K.FETCH, NOT_LEADER, topic=name))
+        body = fetch_body(name, [0])
+        body["max_wait_ms"] = 5000
+        started = time.monotonic()
+        r = w.request(K.FETCH, 12, body).body
+        assert time.monotonic() - started < 2
+        assert r.responses[0].partitions[0].error_code == NOT_LEADER
+
+
+def test_list_offsets_leader_epoch_and_delete_records_partitions(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w, 2)
+        w.request(K.PRODUCE, 9, produce_body(name, [0, 1]))
+        on_loop(broker, lambda f: f.fail(K.LIST_OFFSETS, NOT_LEADER, topic=name, partition=1))
+        assert end_offsets(w, name, [0, 1]) == [1, -1]
+        lo = {
+            "replica_id": -1,
+            "topics": [{"name": name, "partitions": [{"partition_index": 0, "timestamp": -1}]}],
+        }
+        on_loop(broker, lambda f: f.fail(K.LIST_OFFSETS, NOT_LEADER))
+        p = w.request(K.LIST_OFFSETS, 0, lo).body.topics[0].partitions[0]
+        assert (p.error_code, p.old_style_offsets) == (NOT_LEADER, [])
+        on_loop(broker, lambda f: f.fail(K.OFFSET_FOR_LEADER_EPOCH, NOT_LEADER, topic=name))
+        ofle = {
+            "topics": [
+                {
+                    "topic": name,
+                    "partitions": [
+                        {"partition": 0, "leader_epoch": 0},
+                        {"partition": 1, "leader_epoch": 0},
+                    ],
+                }
+            ]
+        }
+        r = w.request(K.OFFSET_FOR_LEADER_EPOCH, 4, ofle).body.to_dict()
+        assert r["topics"][0]["partitions"] == [
+            {"error_code": NOT_LEADER, "partition": p, "leader_epoch": -1, "end_offset": -1}
+            for p in (0, 1)
+        ]
+        on_loop(broker, lambda f: f.fail(K.DELETE_RECORDS, NOT_LEADER, topic=name, partition=0))
+        dr = {
+            "topics": [
+                {
+                    "name": name,
+                    "partitions": [
+                        {"partition_index": 0, "offset": 1},
+                        {"partition_index": 1, "offset": 1},
+                    ],
+                }
+            ],
+            "timeout_ms": 5000,
+        }
+        r = w.request(K.DELETE_RECORDS, 2, dr).body.to_dict()
+        assert r["topics"][0]["partitions"] == [
+            {"partition_index": 0, "low_watermark": -1, "error_code": NOT_LEADER},
+            {"partition_index": 1, "low_watermark": 1, "error_code": 0},
+        ]
+
+
+def test_metadata_topic_errors_and_leaderless_partitions(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w, 2)
+        on_loop(
+            broker, lambda f: f.fail(K.METADATA, errors.UnknownTopicOrPartition.code, topic=name)
+        )
+        r = w.request(K.METADATA, 12, {"topics": [{"name": name}]}).body.to_dict()
+        t = r["topics"][0]
+        assert (t["name"], t["error_code"], t["partitions"], t["is_internal"]) == (
+            name,
+            errors.UnknownTopicOrPartition.code,
+            [],
+            False,
+        )
+        assert r["brokers"]
+        fid = on_loop(broker, lambda f: f.leaderless(name, 1))
+        assert broker.state is not None
+        node = broker.state.node_id
+        # v0: an empty list asks for every topic.
+        for version, body in (
+            (0, {"topics": []}),
+            (12, {"topics": None}),
+            (5, {"topics": [{"name": name}]}),
+        ):
+            r = w.request(K.METADATA, version, body).body.to_dict()
+            t = next(t for t in r["topics"] if t["name"] == name)
+            p0, p1 = t["partitions"]
+            assert (p0["error_code"], p0["leader_id"]) == (0, node)
+            assert (p1["error_code"], p1["leader_id"]) == (errors.LeaderNotAvailable.code, -1)
+            assert p1["replica_nodes"] == [node]
+        p = w.request(K.PRODUCE, 9, produce_body(name, [0, 1])).body.responses[0]
+        assert [x.error_code for x in p.partition_responses] == [0, NOT_LEADER]
+        on_loop(broker, lambda f: f.remove(fid))
+        r = w.request(K.METADATA, 12, {"topics": [{"name": name}]}).body
+        assert [p.leader_id for p in r.topics[0].partitions] == [node, node]
+
+
+def test_leaderless_ends_by_itself(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w)
+        on_loop(broker, lambda f: f.leaderless(name, seconds=0.3))
+        assert on_loop(broker, lambda f: f.active())[0]["kind"] == "leaderless"
+        time.sleep(0.5)
+        assert on_loop(broker, lambda f: f.active()) == []
+        p = w.request(K.PRODUCE, 9, produce_body(name, [0])).body.responses[0]
+        assert p.partition_responses[0].error_code == 0
+
+
+def test_group_apis_answer_a_top_level_error_as_kafkas_get_error_response(broker: Broker) -> None:
+    # JoinGroupRequest.getErrorResponse: generation -1, protocol name "" (null from v7), no
+    # leader, no member id; SyncGroup: an empty assignment; the others only the error.
+    join = {
+        "group_id": "g-join",
+        "session_timeout_ms": 10000,
+        "rebalance_timeout_ms": 10000,
+        "member_id": "",
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b""}],
+    }
+    cases: list[tuple[int, int, dict[str, Any], dict[str, Any]]] = [
+        (
+            K.JOIN_GROUP,
+            5,
+            join,
+            {
+                "generation_id": -1,
+                "protocol_name": "",
+                "leader": "",
+                "member_id": "",
+                "members": [],
+            },
+        ),
+        (
+            K.JOIN_GROUP,
+            9,
+            join,
+            {
+                "generation_id": -1,
+                "protocol_name": None,
+                "protocol_type": None,
+                "leader": "",
+                "member_id": "",
+                "members": [],
+                "skip_assignment": False,
+            },
+        ),
+        (
+            K.SYNC_GROUP,
+            5,
+            {"group_id": "g-join", "generation_id": 1, "member_id": "m", "assignments": []},
+            {"protocol_type": None, "protocol_name": None, "assignment": b""},
+        ),
+        (K.HEARTBEAT, 0, {"group_id": "g-join", "generation_id": 1, "member_id": "m"}, {}),
+        (K.HEARTBEAT, 4, {"group_id": "g-join", "generation_id": 1, "member_id": "m"}, {}),
+        (K.LEAVE_GROUP, 0, {"group_id": "g-join", "member_id": "m"}, {}),
+        (
+            K.LEAVE_GROUP,
+            5,
+            {"group_id": "g-join", "members": [{"member_id": "m"}]},
+            {"members": []},
+        ),
+        (K.LIST_GROUPS, 5, {}, {"groups": []}),
+        (
+            K.CONSUMER_GROUP_HEARTBEAT,
+            1,
+            {
+                "group_id": "g-join",
+                "member_id": "",
+                "member_epoch": 0,
+                "subscribed_topic_names": ["t"],
+            },
+            {
+                "error_message": None,
+                "member_id": None,
+                "member_epoch": 0,
+                "heartbeat_interval_ms": 0,
+                "assignment": None,
+            },
+        ),
+    ]
+    with Wire(broker.bootstrap_servers) as w:
+        for api, version, body, rest in cases:
+            group = None if api == K.LIST_GROUPS else "g-join"
+            on_loop(
+                broker, lambda f, api=api, group=group: f.fail(api, NOT_COORDINATOR, group=group)
+            )
+            got = w.request(api, version, body).body.to_dict()
+            got.pop("throttle_time_ms", None)
+            assert got == {"error_code": NOT_COORDINATOR, **rest}, (
+                protocol.API_NAMES[api],
+                version,
+            )
+        # Another group's requests are not the fault's.
+        w.request(K.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": ["g-other"]})
+        on_loop(broker, lambda f: f.fail(K.HEARTBEAT, NOT_COORDINATOR, group="g-join"))
+        other = {"group_id": "g-other", "generation_id": 1, "member_id": "m"}
+        assert w.request(K.HEARTBEAT, 4, other).body.error_code != NOT_COORDINATOR
+        assert len(on_loop(broker, lambda f: f.active())) == 1
+
+
+def test_offset_commit_and_fetch_errors_per_version(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w, 2)
+        commit = {
+            "group_id": "g-off",
+            "generation_id_or_member_epoch": -1,
+            "member_id": "",
+            "topics": [
+                {
+                    "name": name,
+                    "partitions": [
+                        {"partition_index": p, "committed_offset": 5, "committed_metadata": "m"}
+                        for p in (0, 1)
+                    ],
+                }
+            ],
+        }
+        w.request(K.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": ["g-off"]})
+        on_loop(
+            broker,
+            lambda f: f.fail(
+                K.OFFSET_COMMIT, NOT_COORDINATOR, group="g-off", topic=name, partition=1
+            ),
+        )
+        r = w.request(K.OFFSET_COMMIT, 8, commit).body.to_dict()
+        assert r["topics"] == [
+            {
+                "name": name,
+                "partitions": [
+                    {"partition_index": 0, "error_code": 0},
+                    {"partition_index": 1, "error_code": NOT_COORDINATOR},
+                ],
+            }
+        ]
+        asked = {"group_id": "g-off", "topics": [{"name": name, "partition_indexes": [0, 1]}]}
+        # v1: no top-level error: every partition asked for gets it (getErrorResponse).
+        on_loop(broker, lambda f: f.fail(K.OFFSET_FETCH, NOT_COORDINATOR, group="g-off"))
+        r = w.request(K.OFFSET_FETCH, 1, asked).body.to_dict()
+        assert r["topics"][0]["partitions"] == [
+            {
+                "partition_index": p,
+                "committed_offset": -1,
+                "metadata": "",
+                "error_code": NOT_COORDINATOR,
+            }
+            for p in (0, 1)
+        ]
+        # v2-7: the top-level error, no topics.
+        on_loop(broker, lambda f: f.fail(K.OFFSET_FETCH, NOT_COORDINATOR, group="g-off"))
+        r = w.request(K.OFFSET_FETCH, 5, asked).body.to_dict()
+        assert (r["error_code"], r["topics"]) == (NOT_COORDINATOR, [])
+        # ... and a partition's error with a topic filter; the other partition is read.
+        # (partition 1's commit was refused above).
+        on_loop(broker, lambda f: f.fail(K.OFFSET_FETCH, NOT_COORDINATOR, topic=name, partition=0))
+        r = w.request(K.OFFSET_FETCH, 5, asked).body.to_dict()
+        assert r["error_code"] == 0
+        assert [(p["error_code"], p["committed_offset"]) for p in r["topics"][0]["partitions"]] == [
+            (NOT_COORDINATOR, -1),
+            (0, -1),
+        ]
+        r = w.request(K.OFFSET_FETCH, 5, asked).body.to_dict()
+        assert [p["committed_offset"] for p in r["topics"][0]["partitions"]] == [5, -1]
+        # v8+: a group's error, the other group answered.
+        groups = {
+            "groups": [
+                {"group_id": "g-off", "topics": None},
+                {"group_id": "g-none", "topics": [{"name": name, "partition_indexes": [0]}]},
+            ],
+            "require_stable": False,
+        }
+        on_loop(broker, lambda f: f.fail(K.OFFSET_FETCH, NOT_COORDINATOR, group="g-off"))
+        r = w.request(K.OFFSET_FETCH, 9, groups).body.to_dict()
+        assert r["groups"][0] == {"group_id": "g-off", "topics": [], "error_code": NOT_COORDINATOR}
+        assert r["groups"][1]["group_id"] == "g-none" and r["groups"][1]["error_code"] == 0
+        # A null topic list (all topics): the committed partitions of the topic found in the
+        # answer get the error.
+        on_loop(broker, lambda f: f.fail(K.OFFSET_FETCH, NOT_COORDINATOR, topic=name, partition=0))
+        r = w.request(K.OFFSET_FETCH, 9, groups).body.to_dict()
+        parts = r["groups"][0]["topics"][0]["partitions"]
+        assert [(p["partition_index"], p["error_code"], p["committed_offset"]) for p in parts] == [
+            (0, NOT_COORDINATOR, -1)
+        ]
+
+
+def test_find_coordinator_errors_per_key_from_v4(broker: Broker) -> None:
+    message = errors.CoordinatorNotAvailable.message
+    with Wire(broker.bootstrap_servers) as w:
+        on_loop(
+            broker,
+            lambda f: f.fail(K.FIND_COORDINATOR, errors.CoordinatorNotAvailable.code, group="g-a"),
+        )
+        r = w.request(K.FIND_COORDINATOR, 3, {"key": "g-a", "key_type": 0}).body.to_dict()
+        r.pop("throttle_time_ms")
+        assert r == {
+            "error_code": errors.CoordinatorNotAvailable.code,
+            "error_message": message,
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+        }
+        on_loop(
+            broker,
+            lambda f: f.fail(K.FIND_COORDINATOR, errors.CoordinatorNotAvailable.code, group="g-a"),
+        )
+        # A transactional id of the same name is not the group's.
+        r = w.request(K.FIND_COORDINATOR, 3, {"key": "g-a", "key_type": 1}).body
+        assert r.error_code == 0
+        r = w.request(
+            K.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": ["g-b", "g-a"]}
+        ).body.to_dict()
+        assert r["coordinators"][0]["error_code"] == 0
+        assert r["coordinators"][1] == {
+            "key": "g-a",
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+            "error_code": errors.CoordinatorNotAvailable.code,
+            "error_message": message,
+        }
+
+
+def test_describe_and_delete_groups_errors_per_group(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        w.request(K.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": ["g-d"]})
+        on_loop(broker, lambda f: f.fail(K.DESCRIBE_GROUPS, NOT_COORDINATOR, group="g-d"))
+        r = w.request(K.DESCRIBE_GROUPS, 5, {"groups": ["g-x", "g-d"]}).body.to_dict()
+        assert [g["group_id"] for g in r["groups"]] == ["g-x", "g-d"]
+        assert r["groups"][0]["error_code"] == 0
+        assert r["groups"][1] == {
+            "error_code": NOT_COORDINATOR,
+            "group_id": "g-d",
+            "group_state": "",
+            "protocol_type": "",
+            "protocol_data": "",
+            "members": [],
+            "authorized_operations": -(2**31),
+        }
+        on_loop(broker, lambda f: f.fail(K.CONSUMER_GROUP_DESCRIBE, NOT_COORDINATOR))
+        r = w.request(K.CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": ["g-d"]}).body.to_dict()
+        assert r["groups"][0]["error_code"] == NOT_COORDINATOR
+        assert (r["groups"][0]["group_id"], r["groups"][0]["members"]) == ("g-d", [])
+        on_loop(broker, lambda f: f.fail(K.DELETE_GROUPS, NOT_COORDINATOR, group="g-d"))
+        r = w.request(K.DELETE_GROUPS, 2, {"groups_names": ["g-d", "g-x"]}).body.to_dict()
+        assert r["results"][0] == {"group_id": "g-d", "error_code": NOT_COORDINATOR}
+        assert r["results"][1]["group_id"] == "g-x"
+
+
+def test_transaction_apis(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w, 2)
+        w.request(K.FIND_COORDINATOR, 4, {"key_type": 1, "coordinator_keys": ["tx"]})
+        init = {"transactional_id": "tx", "transaction_timeout_ms": 60000}
+        on_loop(
+            broker, lambda f: f.fail(K.INIT_PRODUCER_ID, NOT_COORDINATOR, transactional_id="tx")
+        )
+        r = w.request(K.INIT_PRODUCER_ID, 4, init).body.to_dict()
+        assert r == {
+            "throttle_time_ms": 0,
+            "error_code": NOT_COORDINATOR,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        }
+        # An idempotent producer's InitProducerId (no transactional id) is not the fault's.
+        on_loop(
+            broker, lambda f: f.fail(K.INIT_PRODUCER_ID, NOT_COORDINATOR, transactional_id="tx")
+        )
+        idem = w.request(
+            K.INIT_PRODUCER_ID, 4, {"transactional_id": None, "transaction_timeout_ms": 1}
+        )
+        assert idem.body.error_code == 0
+        r = w.request(K.INIT_PRODUCER_ID, 4, init).body
+        assert r.error_code == NOT_COORDINATOR
+        r = w.request(K.INIT_PRODUCER_ID, 4, init).body
+        assert r.error_code == 0
+        pid, epoch = r.producer_id, r.producer_epoch
+        add_v3 = {
+            "v3_and_below_transactional_id": "tx",
+            "v3_and_below_producer_id": pid,
+            "v3_and_below_producer_epoch": epoch,
+            "v3_and_below_topics": [{"name": name, "partitions": [0, 1]}],
+        }
+        on_loop(
+            broker,
+            lambda f: f.fail(K.ADD_PARTITIONS_TO_TXN, NOT_COORDINATOR, topic=name, partition=1),
+        )
+        r = w.request(K.ADD_PARTITIONS_TO_TXN, 3, add_v3).body.to_dict()
+        assert r["results_by_topic_v3_and_below"] == [
+            {
+                "name": name,
+                "results_by_partition": [
+                    {"partition_index": 0, "partition_error_code": 0},
+                    {"partition_index": 1, "partition_error_code": NOT_COORDINATOR},
+                ],
+            }
+        ]
+        add_v4 = {
+            "transactions": [
+                {
+                    "transactional_id": "tx",
+                    "producer_id": pid,
+                    "producer_epoch": epoch,
+                    "verify_only": False,
+                    "topics": [{"name": name, "partitions": [1]}],
+                }
+            ]
+        }
+        on_loop(
+            broker,
+            lambda f: f.fail(K.ADD_PARTITIONS_TO_TXN, NOT_COORDINATOR, transactional_id="tx"),
+        )
+        r = w.request(K.ADD_PARTITIONS_TO_TXN, 4, add_v4).body.to_dict()
+        assert r["error_code"] == 0
+        assert r["results_by_transaction"] == [
+            {
+                "transactional_id": "tx",
+                "topic_results": [
+                    {
+                        "name": name,
+                        "results_by_partition": [
+                            {"partition_index": 1, "partition_error_code": NOT_COORDINATOR}
+                        ],
+                    }
+                ],
+            }
+        ]
+        offsets = {
+            "transactional_id": "tx",
+            "producer_id": pid,
+            "producer_epoch": epoch,
+            "group_id": "g-tx",
+        }
+        on_loop(broker, lambda f: f.fail(K.ADD_OFFSETS_TO_TXN, NOT_COORDINATOR, group="g-tx"))
+        assert w.request(K.ADD_OFFSETS_TO_TXN, 3, offsets).body.error_code == NOT_COORDINATOR
+        assert w.request(K.ADD_OFFSETS_TO_TXN, 3, offsets).body.error_code == 0
+        w.request(K.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": ["g-tx"]})
+        commit = {
+            "transactional_id": "tx",
+            "group_id": "g-tx",
+            "producer_id": pid,
+            "producer_epoch": epoch,
+            "topics": [
+                {
+                    "name": name,
+                    "partitions": [
+                        {"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}
+                    ],
+                }
+            ],
+        }
+        on_loop(broker, lambda f: f.fail(K.TXN_OFFSET_COMMIT, NOT_COORDINATOR, group="g-tx"))
+        r = w.request(K.TXN_OFFSET_COMMIT, 3, commit).body.to_dict()
+        assert r["topics"][0]["partitions"] == [
+            {"partition_index": 0, "error_code": NOT_COORDINATOR}
+        ]
+        end = {
+            "transactional_id": "tx",
+            "producer_id": pid,
+            "producer_epoch": epoch,
+            "committed": False,
+        }
+        on_loop(broker, lambda f: f.fail(K.END_TXN, NOT_COORDINATOR))
+        assert w.request(K.END_TXN, 3, end).body.to_dict() == {
+            "throttle_time_ms": 0,
+            "error_code": NOT_COORDINATOR,
+        }
+        assert w.request(K.END_TXN, 3, end).body.error_code == 0
+
+
+def test_admin_apis(broker: Broker) -> None:
+    with Wire(broker.bootstrap_servers) as w:
+        keep = topic(w)
+        name = f"faults-{uuid.uuid4().hex[:8]}"
+        body = {
+            "topics": [
+                {
+                    "name": n,
+                    "num_partitions": 1,
+                    "replication_factor": 1,
+                    "assignments": [],
+                    "configs": [],
+                }
+                for n in (name, f"{name}-b")
+            ],
+            "timeout_ms": 5000,
+        }
+        on_loop(broker, lambda f: f.fail(K.CREATE_TOPICS, errors.NotController.code, topic=name))
+        r = w.request(K.CREATE_TOPICS, 7, body).body.to_dict()
+        refused = r["topics"][0]
+        assert (refused["name"], refused["error_code"], refused["num_partitions"]) == (
+            name,
+            errors.NotController.code,
+            -1,
+        )
+        assert (refused["replication_factor"], refused["configs"]) == (-1, None)
+        assert r["topics"][1]["error_code"] == 0
+        assert broker.state is not None
+        assert name not in broker.state.topics.by_name
+        on_loop(broker, lambda f: f.fail(K.DELETE_TOPICS, errors.NotController.code, topic=keep))
+        r = w.request(K.DELETE_TOPICS, 5, {"topic_names": [keep, f"{name}-b"], "timeout_ms": 5000})
+        assert [(t.name, t.error_code) for t in r.body.responses] == [
+            (keep, errors.NotController.code),
+            (f"{name}-b", 0),
+        ]
+        tid = broker.state.topics.by_name[keep].id
+        on_loop(broker, lambda f: f.fail(K.DELETE_TOPICS, errors.NotController.code, topic=keep))
+        r = w.request(
+            K.DELETE_TOPICS, 6, {"topics": [{"name": None, "topic_id": tid}], "timeout_ms": 5000}
+        )
+        t = r.body.responses[0]
+        assert (t.name, t.topic_id, t.error_code) == (keep, tid, errors.NotController.code)
+        assert keep in broker.state.topics.by_name
+        on_loop(
+            broker, lambda f: f.fail(K.DESCRIBE_CONFIGS, errors.UnknownServerError.code, topic=keep)
+        )
+        dc = {
+            "resources": [
+                {
+                    "resource_type": 4,
+                    "resource_name": "1",
+                    "configuration_keys": ["log.retention.ms"],
+                },
+                {"resource_type": 2, "resource_name": keep, "configuration_keys": None},
+            ]
+        }
+        r = w.request(K.DESCRIBE_CONFIGS, 4, dc).body.to_dict()
+        assert r["results"][0]["error_code"] == 0
+        assert r["results"][1] == {
+            "error_code": errors.UnknownServerError.code,
+            "error_message": errors.UnknownServerError.message,
+            "resource_type": 2,
+            "resource_name": keep,
+            "configs": [],
+        }
+        # ApiVersions: UNSUPPORTED_VERSION lists ApiVersions' own versions (KIP-511).
+        on_loop(broker, lambda f: f.fail(K.API_VERSIONS, errors.UnsupportedVersion.code))
+        r = w.request(
+            K.API_VERSIONS, 3, {"client_software_name": "w", "client_software_version": "1"}
+        )
+        assert r.body.error_code == errors.UnsupportedVersion.code
+        assert [k.api_key for k in r.body.api_keys] == [K.API_VERSIONS]
