@@ -248,16 +248,19 @@ def test_fetch_error_partitions_are_kafkas_partition_response(broker: Broker, ve
         assert len(decode_batches(p1["records"])) == 1
 
 
-def test_a_fetch_whose_partitions_all_fail_does_not_wait(broker: Broker) -> None:
+def test_a_fetch_with_a_partition_in_error_does_not_wait(broker: Broker) -> None:
+    # Kafka's fetch answers at once when a partition is in error.
     with Wire(broker.bootstrap_servers) as w:
-        name = topic(w)
-        on_loop(broker, lambda f: f.fail(K.FETCH, NOT_LEADER, topic=name))
-        body = fetch_body(name, [0])
-        body["max_wait_ms"] = 5000
-        started = time.monotonic()
-        r = w.request(K.FETCH, 12, body).body
-        assert time.monotonic() - started < 2
-        assert r.responses[0].partitions[0].error_code == NOT_LEADER
+        name = topic(w, 2)
+        for partitions in ([0], [0, 1]):
+            on_loop(broker, lambda f: f.fail(K.FETCH, NOT_LEADER, topic=name, partition=0))
+            body = fetch_body(name, partitions)
+            body["max_wait_ms"] = 5000
+            started = time.monotonic()
+            r = w.request(K.FETCH, 12, body).body
+            assert time.monotonic() - started < 2
+            codes = [p.error_code for p in r.responses[0].partitions]
+            assert codes == [NOT_LEADER, 0][: len(partitions)]
 
 
 def test_list_offsets_leader_epoch_and_delete_records_partitions(broker: Broker) -> None:
@@ -349,9 +352,16 @@ def test_metadata_topic_errors_and_leaderless_partitions(broker: Broker) -> None
 
 def test_leaderless_ends_by_itself(broker: Broker) -> None:
     with Wire(broker.bootstrap_servers) as w:
-        name = topic(w)
+        name = topic(w, 2)
         on_loop(broker, lambda f: f.leaderless(name, seconds=0.3))
         assert on_loop(broker, lambda f: f.active())[0]["kind"] == "leaderless"
+        # Every partition of the topic.
+        r = w.request(K.METADATA, 12, {"topics": [{"name": name}]}).body
+        assert [(p.error_code, p.leader_id) for p in r.topics[0].partitions] == [
+            (errors.LeaderNotAvailable.code, -1)
+        ] * 2
+        p = w.request(K.PRODUCE, 9, produce_body(name, [0, 1])).body.responses[0]
+        assert [x.error_code for x in p.partition_responses] == [NOT_LEADER] * 2
         time.sleep(0.5)
         assert on_loop(broker, lambda f: f.active()) == []
         p = w.request(K.PRODUCE, 9, produce_body(name, [0])).body.responses[0]

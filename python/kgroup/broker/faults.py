@@ -777,7 +777,9 @@ class Faults:
         fault = _Fault(
             next(self._ids),
             "leaderless",
-            filters={"topic": topic, "partition": partition},
+            filters={"topic": topic}
+            if partition is None
+            else {"topic": topic, "partition": partition},
             seconds=seconds,
         )
         self._add(fault)
@@ -1221,6 +1223,9 @@ class _Plan:
 
         if not prune(body, 0, ()):
             return None
+        if self.api_key == K.FETCH:
+            # Kafka answers a fetch with a partition in error at once, without its long poll.
+            body["max_wait_ms"] = 0
         frame = protocol.encode_request(
             self.api_key,
             self.version,
