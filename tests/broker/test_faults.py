@@ -1139,3 +1139,116 @@ def test_delay_adds_latency_to_a_producer(broker: Broker) -> None:
         slow = time.monotonic() - started
         assert slow >= 0.4 > quick
         assert records(w, name) == [b"x", b"y", b"z"]
+
+
+# -- beside Apache Kafka ----------------------------------------------------------------------
+
+
+def test_partition_errors_are_shaped_as_apache_kafkas(broker: Broker, kafka: Any) -> None:
+    # Kafka answers a partition its topic lacks with UNKNOWN_TOPIC_OR_PARTITION through the
+    # same per-partition error values the fault engine writes (base offset -1, high watermark
+    # -1, ...): the fault's answer for an existing partition must read the same.
+    code = errors.UnknownTopicOrPartition.code
+    name = f"faults-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(1, name=name)
+    with Wire(broker.bootstrap_servers) as ours, Wire(kafka.bootstrap) as theirs:
+        ours.request(
+            K.CREATE_TOPICS,
+            5,
+            {
+                "topics": [
+                    {
+                        "name": name,
+                        "num_partitions": 1,
+                        "replication_factor": 1,
+                        "assignments": [],
+                        "configs": [],
+                    }
+                ],
+                "timeout_ms": 5000,
+            },
+        )
+        theirs_id = (
+            theirs.request(K.METADATA, 12, {"topics": [{"name": name}]}).body.topics[0].topic_id
+        )
+        assert broker.state is not None
+        ours_id = broker.state.topics.by_name[name].id
+        cases: list[
+            tuple[int, int, Callable[[int, uuid.UUID], dict[str, Any]], Callable[[Any], Any]]
+        ] = [
+            (
+                K.PRODUCE,
+                9,
+                lambda p, _: produce_body(name, [p]),
+                lambda b: b.responses[0].partition_responses[0],
+            ),
+            (
+                K.PRODUCE,
+                11,
+                lambda p, _: produce_body(name, [p]),
+                lambda b: b.responses[0].partition_responses[0],
+            ),
+            (
+                K.FETCH,
+                12,
+                lambda p, _: fetch_body(name, [p]),
+                lambda b: b.responses[0].partitions[0],
+            ),
+            (
+                K.FETCH,
+                16,
+                lambda p, tid: fetch_body(name, [p], tid),
+                lambda b: b.responses[0].partitions[0],
+            ),
+            (
+                K.LIST_OFFSETS,
+                7,
+                lambda p, _: {
+                    "replica_id": -1,
+                    "topics": [
+                        {"name": name, "partitions": [{"partition_index": p, "timestamp": -1}]}
+                    ],
+                },
+                lambda b: b.topics[0].partitions[0],
+            ),
+            (
+                K.OFFSET_FOR_LEADER_EPOCH,
+                4,
+                lambda p, _: {
+                    "topics": [{"topic": name, "partitions": [{"partition": p, "leader_epoch": 0}]}]
+                },
+                lambda b: b.topics[0].partitions[0],
+            ),
+            (
+                K.DELETE_RECORDS,
+                2,
+                lambda p, _: {
+                    "topics": [{"name": name, "partitions": [{"partition_index": p, "offset": 0}]}],
+                    "timeout_ms": 5000,
+                },
+                lambda b: b.topics[0].partitions[0],
+            ),
+        ]
+        for api, version, body, entry in cases:
+            want = entry(theirs.request(api, version, body(7, theirs_id)).body).to_dict()
+            on_loop(broker, lambda f, api=api: f.fail(api, code, topic=name, partition=0))
+            got = entry(ours.request(api, version, body(0, ours_id)).body).to_dict()
+            for key in ("index", "partition_index", "partition"):
+                if key in want:
+                    want[key] = 0
+            assert got == want, (protocol.API_NAMES[api], version)
+
+
+def test_find_coordinator_errors_are_shaped_as_apache_kafkas(broker: Broker, kafka: Any) -> None:
+    # Kafka answers an unknown key type with its getErrorResponse (INVALID_REQUEST): per key
+    # from v4 (Node.noNode() and the error's message), at the top before.
+    code = errors.InvalidRequest.code
+    with Wire(broker.bootstrap_servers) as ours, Wire(kafka.bootstrap) as theirs:
+        for version, body in (
+            (3, {"key": "g-kafka", "key_type": 0}),
+            (4, {"key_type": 0, "coordinator_keys": ["g-kafka", "g-other"]}),
+        ):
+            want = theirs.request(K.FIND_COORDINATOR, version, {**body, "key_type": 9}).body
+            on_loop(broker, lambda f: f.fail(K.FIND_COORDINATOR, code))
+            got = ours.request(K.FIND_COORDINATOR, version, body).body
+            assert got.to_dict() == want.to_dict(), version

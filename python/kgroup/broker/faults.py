@@ -169,7 +169,7 @@ LAYOUTS: dict[int, tuple[Layout, ...]] = {
                         "high_watermark": -1,
                         "last_stable_offset": -1,
                         "log_start_offset": -1,
-                        "aborted_transactions": None,
+                        "aborted_transactions": [],
                         "preferred_read_replica": -1,
                         "records": b"",
                     },
