@@ -42,7 +42,6 @@ __all__ = ["LAYOUTS", "Faults", "Layout", "Level"]
 log = logging.getLogger("kgroup.broker")
 
 K = protocol.ApiKey
-FILTERS = ("topic", "partition", "group", "transactional_id")
 #: LEADERLESS_APIS answer NOT_LEADER_OR_FOLLOWER for a partition without a leader.
 LEADERLESS_APIS = (
     K.PRODUCE,
@@ -76,19 +75,26 @@ class Level:
     ``request`` and ``response`` name the lists' fields; ``key`` and ``response_key`` the
     fields that name an entry (several: the first set one; empty: the entry is the name
     itself, an ``[]int32`` of partitions); ``filter`` is the fault filter that selects
-    entries (``topic``, ``partition``, ``group``, ``transactional_id``, or a function of the
-    request's body giving one). ``error`` is the response entry's error field, None when the
-    error goes deeper; ``stop``: a fault with no filter below this level errs here, rather than
-    in every entry below. ``entry`` are an entry's other fields in error."""
+    entries (``topic``, ``partition``, ``group``, ``transactional_id``), or several, of which
+    ``choose(body, entry)`` gives an entry's (a FindCoordinator key is a group's or a
+    transactional id's by the request's key type). ``error`` is the response entry's error
+    field, None when the error goes deeper; ``stop``: a fault with no filter below this level
+    errs here, rather than in every entry below. ``entry`` are an entry's other fields in
+    error."""
 
     request: str
     key: tuple[str, ...]
     response: str
     response_key: str
-    filter: str | Callable[[Any], str | None]
+    filter: str | tuple[str, ...]
     error: str | None = "error_code"
     stop: bool = False
     entry: Mapping[str, Value] = dataclasses.field(default_factory=dict)
+    choose: Callable[[Any, Any], str | None] | None = None
+
+    @property
+    def filters(self) -> tuple[str, ...]:
+        return (self.filter,) if isinstance(self.filter, str) else self.filter
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,13 +126,14 @@ def _node(site: _Site) -> list[int]:
     return [site.state.node_id]
 
 
-def _find_coordinator_filter(body: Any) -> str | None:
-    key_type = body.get("key_type", 0)
-    return {0: "group", 1: "transactional_id"}.get(key_type)
+def _key_type(body: Any, entry: Any = None) -> str | None:
+    """What a FindCoordinator key names, by the request's key type (v0: groups)."""
+    return {0: "group", 1: "transactional_id"}.get(body.get("key_type", 0))
 
 
-def _config_filter(body: Any) -> str | None:
-    return None  # resolved per entry: see _entry_filter
+def _resource_type(body: Any, entry: Any) -> str | None:
+    """What a DescribeConfigs resource's name names (Kafka's ConfigResource.Type)."""
+    return {2: "topic", 32: "group"}.get(entry.get("resource_type"))
 
 
 _TOPIC = ("name",)
@@ -310,7 +317,8 @@ LAYOUTS: dict[int, tuple[Layout, ...]] = {
                     (),
                     "coordinators",
                     "key",
-                    _find_coordinator_filter,
+                    ("group", "transactional_id"),
+                    choose=_key_type,
                     entry={"error_message": _message, "node_id": -1, "host": "", "port": -1},
                 ),
             ),
@@ -421,7 +429,8 @@ LAYOUTS: dict[int, tuple[Layout, ...]] = {
                     error="partition_error_code",
                 ),
             ),
-            stop=False,
+            # A fault on no transaction: the top-level error (getErrorResponse, v4+).
+            stop=True,
         ),
     ),
     K.ADD_OFFSETS_TO_TXN: (
@@ -550,7 +559,8 @@ LAYOUTS: dict[int, tuple[Layout, ...]] = {
                     ("resource_name",),
                     "results",
                     "resource_name",
-                    _config_filter,
+                    ("topic", "group"),
+                    choose=_resource_type,
                     entry={
                         "error_message": _message,
                         "resource_type": _copy("resource_type"),
@@ -563,9 +573,6 @@ LAYOUTS: dict[int, tuple[Layout, ...]] = {
         ),
     ),
 }
-
-# Resource types of DescribeConfigs whose names a filter reads (Kafka's ConfigResource.Type).
-_RESOURCE_FILTER = {2: "topic", 32: "group"}
 
 
 def layout_for(api_key: int, version: int) -> Layout | None:
@@ -582,12 +589,7 @@ def _filters_of(api_key: int) -> set[str]:
     for layout in LAYOUTS.get(api_key, ()):
         found.update(layout.top)
         for level in layout.levels:
-            if isinstance(level.filter, str):
-                found.add(level.filter)
-    if api_key == K.FIND_COORDINATOR:
-        found.update(("group", "transactional_id"))
-    if api_key == K.DESCRIBE_CONFIGS:
-        found.update(("topic", "group"))
+            found.update(level.filters)
     return found
 
 
@@ -1085,17 +1087,13 @@ class _Plan:
 
     def _names(self, level: Level) -> set[str]:
         """The filters that select entries of ``level``."""
-        if isinstance(level.filter, str):
-            return {level.filter}
-        return _filters_of(self.api_key)
+        return set(level.filters)
 
     def _filter(self, level: Level, entry: Any) -> str | None:
         """The filter that selects ``entry`` of ``level``."""
-        if isinstance(level.filter, str):
-            return level.filter
-        if self.api_key == K.DESCRIBE_CONFIGS:
-            return _RESOURCE_FILTER.get(entry.get("resource_type"))
-        return level.filter(self.body)
+        if level.choose is None:
+            return level.filters[0]
+        return level.choose(self.body, entry)
 
     def _depth(self, rule: _Rule) -> int:
         """How many levels deep the error goes: 0 the top; else the first level that may hold
@@ -1128,7 +1126,7 @@ class _Plan:
             wanted = rule.filters.get(name)
             if wanted is None:
                 continue
-            if self.api_key == K.FIND_COORDINATOR and _find_coordinator_filter(body) != name:
+            if self.api_key == K.FIND_COORDINATOR and _key_type(body) != name:
                 return None
             if body.get(field) != wanted:
                 return None
