@@ -15,7 +15,20 @@ A request is split: the entries a fault matches get the error, the rest go to th
 as a request of their own, and both answers are merged in the request's order
 (``handled=True``: the whole request is handled first and the matching entries' answers are
 replaced). A test (``tests/broker/test_faults.py``) checks every layout against the message
-definitions.
+definitions, and some answers against Apache Kafka's.
+
+Where the error goes: at the level of the deepest filter given, or deeper where that level has
+no error field (a topic filter on Produce errs in each of its partitions). A fault with no
+filter errs where Kafka's ``getErrorResponse`` puts a whole request's error: at the top for the
+apis that have one there (OffsetFetch v2-7, AddPartitionsToTxn v4+, JoinGroup ...), else in
+every entry (each partition of a Produce, Fetch or OffsetCommit; each key of FindCoordinator
+v4+; each group of DescribeGroups; each group of OffsetFetch v8+). Metadata is always handled
+and its answer changed (a topic refused from v0's list would leave it empty, which asks for
+every topic). A Fetch with a partition in error is answered at once, as Kafka answers it. An
+acks=0 Produce gets no answer; its connection is closed, as Kafka closes it on an error.
+
+While a moved coordinator's partition loads, the coordinator answers as Kafka's classic one:
+COORDINATOR_LOAD_IN_PROGRESS, but a Heartbeat blindly (no error).
 """
 
 from __future__ import annotations
@@ -647,7 +660,9 @@ class _Rule:
 
 class Faults:
     """Faults arms failures on one broker. Not thread-safe: every method runs on the broker's
-    event loop. See the module's docstring."""
+    event loop. Each arming method returns a fault id for :meth:`remove` (``disconnect()``
+    now: the number of connections closed); faults with ``seconds`` or ``times`` end by
+    themselves. See the module's docstring."""
 
     def __init__(self, state: BrokerState) -> None:
         self.state = state
