@@ -1256,3 +1256,29 @@ def test_find_coordinator_errors_are_shaped_as_apache_kafkas(broker: Broker, kaf
             on_loop(broker, lambda f: f.fail(K.FIND_COORDINATOR, code))
             got = ours.request(K.FIND_COORDINATOR, version, body).body
             assert got.to_dict() == want.to_dict(), version
+
+
+def test_kafka_python_retries_a_refused_produce_once_appended(broker: Broker) -> None:
+    # A refused partition is not appended: a producer without idempotence retrying it writes
+    # each record once.
+    from kafka import KafkaProducer
+
+    with Wire(broker.bootstrap_servers) as w:
+        name = topic(w)
+        on_loop(broker, lambda f: f.fail(K.PRODUCE, NOT_LEADER, topic=name, times=2))
+        p = KafkaProducer(
+            bootstrap_servers=broker.bootstrap_servers,
+            acks=1,
+            retries=5,
+            retry_backoff_ms=50,
+            # One batch at a time: a retried batch is not overtaken (no reordering to allow for).
+            max_in_flight_requests_per_connection=1,
+        )
+        try:
+            futures = [p.send(name, b"v%d" % i, partition=0) for i in range(5)]
+            p.flush(20)
+            assert [f.get(10).offset for f in futures] == list(range(5))
+        finally:
+            p.close(5)
+        assert on_loop(broker, lambda f: f.active()) == []
+        assert records(w, name) == [b"v%d" % i for i in range(5)]
