@@ -13,7 +13,9 @@ version the broker does not speak is answered with a v0 UNSUPPORTED_VERSION body
 other unknown api key or version, a frame above ``socket.request.max.bytes`` or a request that
 does not decode closes that connection only (Kafka's ``InvalidRequestException``), with a log
 line. Bytes after a request's body are ignored, as Kafka's parser ignores them (librdkafka
-sends some).
+sends some). While a test's fault is armed (``kgroup.broker.faults``: one attribute read per
+request otherwise), each request is offered to it first, on either path; it may answer it
+(an error, late), close the connection, or hold every connection (a pause).
 
 A Fetch response's record batches are not copied through Python when ``kgroup.fetch.sendfile``
 is on (the default): the handler answers with FileSlices of the segment files, the response is
