@@ -21,6 +21,7 @@ The broker runs in a thread: every inspection runs on its event loop (:func:`on_
 from __future__ import annotations
 
 import asyncio
+import pickle
 import threading
 import time
 import uuid
@@ -192,6 +193,7 @@ def test_records_read_back_exactly(broker: Broker) -> None:
     assert on_loop(broker, inspect.producers, topic, 1) == []
 
     assert on_loop(broker, inspect.records, topic, 1) == [last]
+    assert pickle.loads(pickle.dumps(got)) == got
     with pytest.raises(Exception) as e:
         on_loop(broker, inspect.records, topic, 3)
     assert type(e.value).__name__ == "UnknownTopicOrPartition"
@@ -334,6 +336,8 @@ def test_classic_group_members_assignments_and_offsets(broker: Broker) -> None:
         for c, cid in zip(consumers, ("a", "b"), strict=True):
             assert sorted(tp.partition for tp in c.assignment()) == by_client[cid]
         assert group in on_loop(broker, inspect.groups)
+        # Plain data: what a broker in another process sends over a pipe.
+        assert pickle.loads(pickle.dumps(info)) == info
 
         consumers[0].commit(
             offsets=[ck.TopicPartition(topic, 0, 5), ck.TopicPartition(topic, 1, 7)],
