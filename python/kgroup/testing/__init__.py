@@ -144,7 +144,7 @@ class Broker:
         self.config: dict[str, Any] = {**TEST_DEFAULTS, **dict(config or {})}
         self._data_dir = Path(data_dir) if data_dir is not None else None
         self._own_dir: Path | None = None
-        self._memory_root: str | None = None
+        self._memory_root: Path | None = None
         self._backend: _InProcess | _ChildProcess | None = None
         self._lock = threading.Lock()
 
@@ -183,7 +183,7 @@ class Broker:
                 config["kgroup.log.storage"] = "memory"
                 # The kit owns the root: a restart finds the data, stop() frees it.
                 config["kgroup.log.storage.keep"] = True
-                data_dir = Path(self._memory_root)
+                data_dir = self._memory_root
             backend: _InProcess | _ChildProcess
             if self.process:
                 backend = _ChildProcess(self, data_dir, config)
