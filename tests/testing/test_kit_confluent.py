@@ -474,3 +474,39 @@ def test_open_transaction_is_listed_and_its_records_not_committed(broker: Broker
     assert [r.value for r in broker.records("t")] == [b"open", b"done"]
     [txn] = broker.transactions()
     assert txn.state == "CompleteCommit"
+
+
+# -- errors where Kafka answers them ------------------------------------------------------------
+
+
+def test_partition_filter_fails_only_that_partition(broker: Broker) -> None:
+    # Kafka answers errors per partition: a produce to two partitions where one is refused
+    # (a non-retriable error here, reported at once) delivers the other.
+    broker.create_topic("t", partitions=2)
+    p = Producer(rdkafka_conf(broker.bootstrap_servers, {"linger.ms": 50}))
+    assert p.list_topics("t", timeout=5).topics["t"].error is None
+    broker.fail("produce", "INVALID_RECORD", topic="t", partition=0, times=None)
+    d0, d1 = Deliveries(), Deliveries()
+    p.produce("t", value=b"refused", partition=0, on_delivery=d0)
+    p.produce("t", value=b"written", partition=1, on_delivery=d1)
+    assert p.flush(10) == 0
+    assert [e.code() for e in d0.failed] == [KafkaError.INVALID_RECORD]
+    assert d1.failed == [] and d1.values == [b"written"]
+    assert values(broker, "t", 0) == [] and values(broker, "t", 1) == [b"written"]
+    assert len(broker.faults()) == 1  # times=None: until removed
+
+
+def test_transactional_id_filter_and_a_retried_concurrent_transactions(broker: Broker) -> None:
+    # Kafka: AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS (the previous transaction
+    # still completing) is retried by the producer; only the filtered transactional id meets it.
+    broker.create_topic("t")
+    p = Producer(rdkafka_conf(broker.bootstrap_servers, {"transactional.id": "tx"}))
+    p.init_transactions(10)
+    broker.fail("add_partitions_to_txn", "CONCURRENT_TRANSACTIONS", transactional_id="other")
+    broker.fail("add_partitions_to_txn", "CONCURRENT_TRANSACTIONS", transactional_id="tx", times=2)
+    p.begin_transaction()
+    p.produce("t", value=b"committed")
+    p.commit_transaction(10)
+    assert [f["transactional_id"] for f in broker.faults()] == ["other"]
+    assert values(broker, "t") == [b"committed"]
+    assert [r.value for r in broker.records("t", committed_only=True)] == [b"committed"]

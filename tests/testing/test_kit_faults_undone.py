@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from support.kit import Deliveries, rdkafka_conf, rdkafka_consumer_conf, wait_until
 
 from kgroup.testing import Broker
@@ -127,3 +127,43 @@ def test_spent_faults_are_gone(topic_broker: Broker) -> None:
     assert p.flush(10) == 0
     assert d.failed == []
     assert_served_normally(topic_broker)
+
+
+def test_failed_fsync_takes_the_log_offline_until_clear_faults_restarts(broker: Broker) -> None:
+    # kgroup (as Kafka taking a log directory offline): a failed fsync takes the partition's
+    # log offline until the broker restarts; clear_faults() restarts it, on its data.
+    broker.create_topic("t", partitions=2, config={"flush.messages": 1})
+    port = broker.bootstrap_servers
+    p = Producer(
+        rdkafka_conf(
+            broker.bootstrap_servers,
+            {"enable.idempotence": False, "message.send.max.retries": 0},
+        )
+    )
+    d = Deliveries()
+    p.produce("t", value=b"before", partition=0, on_delivery=d)
+    assert p.flush(10) == 0 and d.failed == []
+    broker.fail_disk("t", 0, op="sync")
+    p.produce("t", value=b"synced badly", partition=0, on_delivery=d)
+    p.flush(10)
+
+    def refused() -> bool:
+        p.produce("t", value=b"refused", partition=0, on_delivery=d)
+        p.flush(10)
+        return bool(d.failed)
+
+    wait_until(refused, 10, "the log to go offline")
+    assert d.failed[-1].code() == KafkaError.KAFKA_STORAGE_ERROR
+    broker.clear_faults()
+    assert broker.running and broker.bootstrap_servers == port
+    assert b"before" in [r.value for r in broker.records("t", 0)]
+    assert_served_normally(broker)
+
+
+def test_faults_of_a_broker_in_a_child_process_are_undone() -> None:
+    with Broker(process=True) as broker:
+        broker.create_topic("t", partitions=2)
+        arm_all(broker)
+        assert len(broker.faults()) >= 7
+        broker.clear_faults()
+        assert_served_normally(broker)
