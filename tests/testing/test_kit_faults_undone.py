@@ -95,6 +95,20 @@ def test_clear_faults_after_clients_met_the_faults(topic_broker: Broker) -> None
     assert_served_normally(topic_broker)
 
 
+def test_removing_a_delay_releases_the_answers_it_holds(topic_broker: Broker) -> None:
+    # Undone means undone: an answer a delay holds back is sent once the delay is removed,
+    # not at the end of the latency it was given (a session broker's next test would meet it).
+    p = Producer(rdkafka_conf(topic_broker.bootstrap_servers))
+    assert p.list_topics("t", timeout=5).topics["t"].error is None
+    fault = topic_broker.delay(5.0, "produce")
+    p.produce("t", value=b"held", partition=0)
+    assert p.flush(0.3) == 1
+    fault.remove()
+    start = time.monotonic()
+    assert p.flush(10) == 0
+    assert time.monotonic() - start < 1.0
+
+
 def test_faults_end_with_remove_and_with_their_block(topic_broker: Broker) -> None:
     with topic_broker.leaderless("t"):
         assert len(topic_broker.faults()) == 1

@@ -10,9 +10,14 @@ import pytest
 pytestmark = pytest.mark.network
 
 PLUGIN = "kgroup.testing.pytest_plugin"
-#: ARGS load the plugin where the dev environment has not registered its pytest11 entry point
-#: (loading it twice would be an error).
-ARGS = [] if any(ep.value == PLUGIN for ep in entry_points(group="pytest11")) else ["-p", PLUGIN]
+
+
+def plugin_args() -> list[str]:
+    """``-p`` for the plugin where the environment has not registered its pytest11 entry point
+    (loading it twice is an error). Asked at each run: an install may register it meanwhile."""
+    names = {ep.value for ep in entry_points(group="pytest11")}
+    return [] if PLUGIN in names else ["-p", PLUGIN]
+
 
 #: SHARED_TESTS are three tests that tell apart a broker per test from one per session: the
 #: first creates a topic and arms one fault of each kind, the second sees the topic (or not)
@@ -69,7 +74,7 @@ def shared_tests(shared: bool) -> str:
 
 def test_function_scope_gives_each_test_a_fresh_broker(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=shared_tests(False))
-    result = pytester.runpytest(*ARGS)
+    result = pytester.runpytest(*plugin_args())
     result.assert_outcomes(passed=3)
 
 
@@ -77,14 +82,14 @@ def test_session_scope_option_shares_one_broker_and_undoes_faults(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_inner=shared_tests(True))
-    result = pytester.runpytest(*ARGS, "--kgroup-broker-scope=session")
+    result = pytester.runpytest(*plugin_args(), "--kgroup-broker-scope=session")
     result.assert_outcomes(passed=3)
 
 
 def test_session_scope_ini_option(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nkgroup_broker_scope = session\n")
     pytester.makepyfile(test_inner=shared_tests(True))
-    result = pytester.runpytest(*ARGS)
+    result = pytester.runpytest(*plugin_args())
     result.assert_outcomes(passed=3)
 
 
@@ -93,7 +98,7 @@ def test_session_scope_marker(pytester: pytest.Pytester) -> None:
         test_inner="import pytest\n"
         "pytestmark = pytest.mark.kgroup_broker(scope='session')\n" + shared_tests(True)
     )
-    result = pytester.runpytest(*ARGS)
+    result = pytester.runpytest(*plugin_args())
     result.assert_outcomes(passed=3)
 
 
@@ -132,7 +137,7 @@ def test_marker_options_give_a_test_its_own_broker(pytester: pytest.Pytester) ->
             assert "shared" in kgroup_broker.topics()
         """
     )
-    result = pytester.runpytest(*ARGS, "--kgroup-broker-scope=session")
+    result = pytester.runpytest(*plugin_args(), "--kgroup-broker-scope=session")
     result.assert_outcomes(passed=4)
 
 
@@ -162,13 +167,13 @@ def test_session_broker_killed_by_a_test_is_back_for_the_next(
             assert kgroup_broker.topics() == {"t": 1}
         """
     )
-    result = pytester.runpytest(*ARGS, "--kgroup-broker-scope=session")
+    result = pytester.runpytest(*plugin_args(), "--kgroup-broker-scope=session")
     result.assert_outcomes(passed=2)
 
 
 def test_unknown_scope_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nkgroup_broker_scope = module\n")
     pytester.makepyfile(test_inner="def test_it(kgroup_broker):\n    pass\n")
-    result = pytester.runpytest(*ARGS)
+    result = pytester.runpytest(*plugin_args())
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*kgroup_broker_scope must be one of*"])
