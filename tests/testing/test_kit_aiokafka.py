@@ -190,3 +190,29 @@ def test_expired_member_rejoins() -> None:
                 await c.stop()
 
     run(test)
+
+
+def test_consumer_retries_find_coordinator_and_fetch_errors() -> None:
+    # Kafka: COORDINATOR_NOT_AVAILABLE from FindCoordinator and NOT_LEADER_OR_FOLLOWER from
+    # Fetch are retriable: the consumer looks again, then reads everything once.
+    async def test() -> None:
+        async with Broker() as broker:
+            broker.create_topic("t")
+            p = producer(broker)
+            await p.start()
+            try:
+                for i in range(3):
+                    await p.send_and_wait("t", value=b"%d" % i)
+            finally:
+                await p.stop()
+            broker.fail("find_coordinator", "COORDINATOR_NOT_AVAILABLE", group="g", times=2)
+            broker.fail("fetch", "NOT_LEADER_OR_FOLLOWER", topic="t", times=2)
+            c = consumer(broker, "g", "t")
+            await c.start()
+            try:
+                assert await asyncio.wait_for(consume(c, 3), 10) == [b"0", b"1", b"2"]
+                assert broker.faults() == []
+            finally:
+                await c.stop()
+
+    run(test)

@@ -512,3 +512,32 @@ def test_transactional_id_filter_and_a_retried_concurrent_transactions(broker: B
     assert [f["transactional_id"] for f in broker.faults()] == ["other"]
     assert values(broker, "t") == [b"committed"]
     assert [r.value for r in broker.records("t", committed_only=True)] == [b"committed"]
+
+
+def test_sync_group_rebalance_in_progress_makes_the_member_join_again(broker: Broker) -> None:
+    # Kafka: SyncGroup answered REBALANCE_IN_PROGRESS sends the member back to JoinGroup; it
+    # ends up assigned in a later generation.
+    broker.create_topic("t")
+    broker.fail("sync_group", "REBALANCE_IN_PROGRESS", group="g")
+    c = Consumer(rdkafka_consumer_conf(broker.bootstrap_servers, "g"))
+    c.subscribe(["t"])
+    try:
+        wait_until(lambda: c.poll(0.05) is None and c.assignment() != [], 10, "an assignment")
+        assert broker.faults() == []
+        g = broker.group("g")
+        assert g is not None and g.state == "Stable" and len(g.members) == 1
+    finally:
+        c.close()
+
+
+def test_metadata_error_for_a_topic_holds_its_records(broker: Broker) -> None:
+    # Kafka: a topic Metadata answers LEADER_NOT_AVAILABLE for (as while it is being
+    # created) keeps its records in the producer until Metadata knows it.
+    broker.create_topic("t")
+    broker.fail("metadata", "LEADER_NOT_AVAILABLE", topic="t", times=3)
+    p = Producer(rdkafka_conf(broker.bootstrap_servers))
+    d = Deliveries()
+    p.produce("t", value=b"x", on_delivery=d)
+    assert p.flush(10) == 0
+    assert d.failed == [] and broker.faults() == []
+    assert values(broker, "t") == [b"x"]

@@ -211,3 +211,34 @@ def test_transactions_are_inspected(broker: Broker) -> None:
     finally:
         p.close()  # left open: the broker keeps it until its timeout
     assert broker.transactions()[0].state == "Ongoing"
+
+
+def test_load_in_progress_is_waited_out(broker: Broker) -> None:
+    # Kafka: COORDINATOR_LOAD_IN_PROGRESS (a coordinator still loading its partition) is
+    # retriable for InitProducerId and OffsetFetch alike.
+    broker.create_topic("t")
+    broker.fail("init_producer_id", "COORDINATOR_LOAD_IN_PROGRESS", transactional_id="tx")
+    p = producer(broker, transactional_id="tx")
+    try:
+        p.init_transactions(10)
+        p.begin_transaction()
+        for i in range(4):
+            p.produce("t", value=b"%d" % i)
+        p.commit_transaction(10)
+    finally:
+        p.close()
+    first = consumer(broker, "g")
+    first.subscribe(["t"])
+    try:
+        assert poll_values(first, 2) == [b"0", b"1"]
+        first.commit(offsets=[kgroup.TopicPartition("t", 0, 2)], asynchronous=False)
+    finally:
+        first.close()
+    broker.fail("offset_fetch", "COORDINATOR_LOAD_IN_PROGRESS", group="g", times=2)
+    second = consumer(broker, "g")
+    second.subscribe(["t"])
+    try:
+        assert poll_values(second, 2) == [b"2", b"3"]  # from the committed offset
+        assert broker.faults() == []
+    finally:
+        second.close()
