@@ -138,3 +138,17 @@ def test_start_is_quick() -> None:
         took = time.monotonic() - start
         broker.create_topic("t")
     assert took < 0.5
+
+
+def test_a_killed_child_leaves_no_control_socket_behind() -> None:
+    with Broker(process=True) as broker:
+        backend = broker._backend
+        assert backend is not None
+        first = backend.control_dir  # type: ignore[union-attr]
+        assert first is not None and first.is_dir()
+        broker.kill()
+        assert not first.exists()
+        broker.restart()
+        second = backend.control_dir  # type: ignore[union-attr]
+        assert second is not None and second != first
+    assert not second.exists()

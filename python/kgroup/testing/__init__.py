@@ -490,6 +490,9 @@ class _ChildProcess:
         self.config = config
         self.proc: subprocess.Popen[bytes] | None = None
         self.conn: Connection | None = None
+        #: control_dir: the child's folder of its control socket (the child removes it when
+        #: it stops; after a kill, the kit does).
+        self.control_dir: Path | None = None
         self._lock = threading.Lock()
 
     @property
@@ -520,6 +523,7 @@ class _ChildProcess:
         ready = json.loads(line)
         proc.stdout.close()
         self.owner.port = int(ready["port"])
+        self.control_dir = Path(ready["control"]).parent
         self.conn = Client(ready["control"], family="AF_UNIX", authkey=authkey)
         self.proc = proc
 
@@ -560,6 +564,9 @@ class _ChildProcess:
         if conn is not None:
             conn.close()
         self.conn = None
+        if self.control_dir is not None:
+            shutil.rmtree(self.control_dir, ignore_errors=True)
+            self.control_dir = None
         # proc stays: restart() starts a new one on the same data and port.
         self.proc = proc
 
