@@ -179,7 +179,7 @@ class Broker:
                 from kgroup import log as klog
 
                 if self._memory_root is None:
-                    self._memory_root = klog.memory_root()
+                    self._memory_root = str(klog.memory_root())
                 config["kgroup.log.storage"] = "memory"
                 # The kit frees the memory in stop(); the broker keeps it when it stops, so
                 # that restart() (and clear_faults() after a failed fsync) find their data.
