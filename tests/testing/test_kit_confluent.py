@@ -427,7 +427,9 @@ def test_group_and_committed_offsets_are_inspected(broker: Broker) -> None:
             "consumer",
             "range",
         )
-        assert g.generation >= 1
+        assert g.generation >= 1 and g.assignment_epoch == -1
+        assert all("127.0.0.1" in m.client_host for m in g.members)
+        assert all(m.group_instance_id is None for m in g.members)
         by_client = {m.client_id: m for m in g.members}
         assert sorted(by_client) == ["client-0", "client-1"]
         for i, c in enumerate(consumers):
@@ -541,3 +543,24 @@ def test_metadata_error_for_a_topic_holds_its_records(broker: Broker) -> None:
     assert p.flush(10) == 0
     assert d.failed == [] and broker.faults() == []
     assert values(broker, "t") == [b"x"]
+
+
+def test_static_member_stays_until_its_session_expires(broker: Broker) -> None:
+    # Kafka (KIP-345): a static member that closes sends no LeaveGroup; the group keeps it
+    # (and its partitions) until its session expires, which expire_member makes happen now.
+    broker.create_topic("t")
+    c = Consumer(
+        rdkafka_consumer_conf(broker.bootstrap_servers, "g", {"group.instance.id": "static-1"})
+    )
+    c.subscribe(["t"])
+    try:
+        wait_until(lambda: c.poll(0.05) is None and c.assignment() != [], 10, "an assignment")
+    finally:
+        c.close()
+    g = broker.group("g")
+    assert g is not None and g.state == "Stable"
+    [m] = g.members
+    assert m.group_instance_id == "static-1" and dict(m.assignment) == {"t": [0]}
+    broker.expire_member("g", m.member_id)
+    g = broker.group("g")
+    assert g is not None and g.members == [] and g.state == "Empty"

@@ -196,18 +196,21 @@ def consumer_protocol_member_rejoins(broker: Broker) -> None:
 
 def test_transactions_are_inspected(broker: Broker) -> None:
     broker.create_topic("t")
-    p = producer(broker, transactional_id="tx-open")
+    p = producer(broker, transactional_id="tx-open", transaction_timeout_ms=20000)
     try:
         p.init_transactions(10)
         p.begin_transaction()
         p.produce("t", value=b"pending")
         assert p.flush(10) == 0
         by_id = {t.transactional_id: t for t in broker.transactions()}
-        assert by_id["tx-open"].state == "Ongoing"
+        txn = by_id["tx-open"]
+        assert (txn.state, txn.timeout_ms, list(txn.partitions)) == ("Ongoing", 20000, [("t", 0)])
+        assert txn.start_time_ms > 0
         assert values(broker, "t") == [b"pending"]
         assert values(broker, "t", committed_only=True) == []
         [prod] = broker.producers("t", 0)
-        assert prod.producer_id == by_id["tx-open"].producer_id
+        assert (prod.producer_id, prod.producer_epoch) == (txn.producer_id, txn.producer_epoch)
+        assert prod.current_txn_start_offset == 0
     finally:
         p.close()  # left open: the broker keeps it until its timeout
     assert broker.transactions()[0].state == "Ongoing"
