@@ -181,8 +181,7 @@ class Broker:
                 if self._memory_root is None:
                     self._memory_root = str(klog.memory_root())
                 config["kgroup.log.storage"] = "memory"
-                # The kit frees the memory in stop(); the broker keeps it when it stops, so
-                # that restart() (and clear_faults() after a failed fsync) find their data.
+                # The kit owns the root: a restart finds the data, stop() frees it.
                 config["kgroup.log.storage.keep"] = True
                 data_dir = Path(self._memory_root)
             backend: _InProcess | _ChildProcess
