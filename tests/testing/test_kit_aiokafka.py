@@ -141,14 +141,14 @@ def test_latency_on_every_api_is_observed() -> None:
             await p.start()
             try:
                 await p.send_and_wait("t", value=b"warm")
-                fault = broker.delay(0.4)
+                fault = broker.delay(0.8)
                 start = time.monotonic()
                 await p.send_and_wait("t", value=b"slow")
-                assert time.monotonic() - start >= 0.4
+                assert time.monotonic() - start >= 0.8
                 fault.remove()
                 start = time.monotonic()
                 await p.send_and_wait("t", value=b"quick")
-                assert time.monotonic() - start < 0.35
+                assert time.monotonic() - start < 0.6
             finally:
                 await p.stop()
 

@@ -132,12 +132,13 @@ def test_async_broker_in_a_child_process() -> None:
 
 def test_start_is_quick() -> None:
     # Issue 23: a broker in this process starts in milliseconds (50 ms is the target on a
-    # quiet machine; the bound here leaves room for a loaded CI runner).
+    # quiet machine, measured by the benchmarks; the bound here leaves room for a loaded CI
+    # runner and only catches a start that waits for something).
     start = time.monotonic()
     with Broker() as broker:
         took = time.monotonic() - start
         broker.create_topic("t")
-    assert took < 0.5
+    assert took < 1.0
 
 
 def test_a_killed_child_leaves_no_control_socket_behind() -> None:
