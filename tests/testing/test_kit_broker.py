@@ -69,8 +69,13 @@ def test_a_given_data_dir_is_kept(tmp_path: Path) -> None:
 def test_kill_needs_a_child_process_and_disk() -> None:
     with Broker() as broker, pytest.raises(RuntimeError):
         broker.kill()
-    with Broker(process=True, storage="memory") as broker, pytest.raises(RuntimeError):
-        broker.kill()
+    with Broker(process=True, storage="memory") as broker:
+        broker.create_topic("t")
+        with pytest.raises(RuntimeError):
+            broker.kill()
+        with pytest.raises(RuntimeError):  # its memory would go with its process
+            broker.restart()
+        assert broker.running and broker.topics() == {"t": 1}
     with pytest.raises(ValueError):
         Broker(storage="tape")
     with pytest.raises(ValueError):

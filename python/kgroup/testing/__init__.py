@@ -212,11 +212,17 @@ class Broker:
 
     def restart(self) -> None:
         """Stop the broker cleanly (if it runs) and start it again on its data and port:
-        clients reconnect by themselves."""
+        clients reconnect by themselves. A child process's memory dies with it: a broker in
+        memory restarts in this process only."""
         with self._lock:
             backend = self._backend
             if backend is None:
                 raise BrokerNotRunning("the broker was never started")
+            if isinstance(backend, _ChildProcess) and self.storage == "memory":
+                raise RuntimeError(
+                    "a broker in memory in a child process loses its data when it stops: "
+                    "storage='disk' (or process=False) to restart it"
+                )
             if backend.running:
                 backend.stop()
             backend.start()
