@@ -158,3 +158,25 @@ def test_a_killed_child_leaves_no_control_socket_behind() -> None:
         second = backend.control_dir  # type: ignore[union-attr]
         assert second is not None and second != first
     assert not second.exists()
+
+
+@pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
+def test_faults_the_broker_cannot_arm_are_refused(process: bool) -> None:
+    # Refused in the test, whichever process the broker runs in (the child's exception
+    # comes back over the pipe), and nothing stays armed.
+    with Broker(process=process) as broker:
+        broker.create_topic("t")
+        with pytest.raises(ValueError):
+            broker.fail("heartbeat", "NOT_COORDINATOR", topic="t")  # no topics in Heartbeat
+        with pytest.raises(ValueError):
+            broker.fail("produce", "NO_SUCH_ERROR")
+        with pytest.raises(ValueError):
+            broker.fail("no_such_api", "NOT_COORDINATOR")
+        with pytest.raises(ValueError):
+            broker.fail("produce", "NOT_LEADER_OR_FOLLOWER", partition=0)  # without a topic
+        with pytest.raises(errors.UnknownTopicOrPartition):
+            broker.fail_disk("nothing")
+        assert broker.faults() == []
+        fault = broker.fail(0, errors.NotLeaderOrFollower, times=None)
+        assert broker.faults()[0]["id"] == fault.id
+        assert "PRODUCE" in repr(fault) or "Produce" in repr(fault)
