@@ -60,6 +60,13 @@ SHARED_TESTS = """
         [part] = p.list_topics("kept", timeout=5).topics["kept"].partitions.values()
         assert part.leader >= 0 and part.error is None
         assert [r.value for r in kgroup_broker.records("kept")] == [b"x"]
+        c = confluent_kafka.Consumer(
+            {"bootstrap.servers": kgroup_broker.bootstrap_servers, "group.id": "g"}
+        )
+        c.commit(offsets=[confluent_kafka.TopicPartition("kept", 0, 1)], asynchronous=False)
+        c.close()
+        assert kgroup_broker.committed("g")[("kept", 0)].offset == 1
+        assert time.monotonic() - start < 3
 
 
     def test_third(kgroup_broker):
