@@ -245,3 +245,28 @@ def test_load_in_progress_is_waited_out(broker: Broker) -> None:
         assert broker.faults() == []
     finally:
         second.close()
+
+
+def test_killed_broker_keeps_what_it_acknowledged_and_the_producer_goes_on() -> None:
+    # Kafka: acks=all records acknowledged before a crash survive it; the idempotent producer
+    # reconnects to the restarted broker and delivers the rest, each record once.
+    with Broker(process=True) as broker:
+        broker.create_topic("t", partitions=3)
+        p = producer(broker, acks="all", enable_idempotence=True)
+        d = Deliveries()
+        try:
+            for i in range(30):
+                p.produce("t", key=b"%d" % i, value=b"a%d" % i, on_delivery=d)
+            assert p.flush(10) == 0
+            acked = set(d.values)
+            for i in range(30):
+                p.produce("t", key=b"%d" % i, value=b"b%d" % i, on_delivery=d)
+            broker.kill()
+            broker.restart()
+            assert acked <= {r.value for r in broker.records("t")}
+            assert p.flush(15) == 0
+        finally:
+            p.close()
+        assert d.failed == []
+        stored = [r.value for r in broker.records("t")]
+        assert len(stored) == len(set(stored)) == 60
