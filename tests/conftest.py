@@ -8,6 +8,9 @@ import pytest
 from support.apache_kafka import KafkaCluster, run_kafka
 from support.tansu import Tansu, run_tansu
 
+# pytester: tests/testing/test_kit_plugin.py runs pytest sessions of its own.
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture(scope="session")
 def tansu() -> Iterator[Tansu]:

@@ -674,6 +674,8 @@ class Faults:
         self._faults: dict[int, _Fault] = {}
         self._ids = itertools.count(1)
         self._pause_id: int | None = None
+        #: _held: by delay fault id, the answers it holds back (released when it is removed).
+        self._held: dict[int, set[asyncio.Future[None]]] = {}
 
     # -- arming --------------------------------------------------------------------------
 
@@ -857,7 +859,9 @@ class Faults:
 
     def remove(self, fault_id: int) -> None:
         """Remove a fault: a pause resumes, a leaderless partition gets its leader back, a moved
-        coordinator comes back (loading its partitions now). Unknown ids are ignored."""
+        coordinator comes back (loading its partitions now), the answers a delay holds back
+        are sent now (also those of a delay already spent). Unknown ids are ignored."""
+        self._release(fault_id)
         fault = self._faults.get(fault_id)
         if fault is None:
             return
@@ -872,6 +876,13 @@ class Faults:
         """Remove every fault (see :meth:`remove`)."""
         for fid in list(self._faults):
             self.remove(fid)
+        for fid in list(self._held):
+            self._release(fid)
+
+    def _release(self, fault_id: int) -> None:
+        for waiter in self._held.pop(fault_id, ()):
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _add(self, fault: _Fault) -> int:
         self._faults[fault.id] = fault
@@ -927,9 +938,11 @@ class Faults:
         layout = layout_for(api_key, request.api_version)
         rules: list[_Rule] = []
         delay = 0.0
+        delays: list[int] = []
         for f in candidates:
             if f.kind == "delay":
                 delay = max(delay, f.seconds or 0.0)
+                delays.append(f.id)
                 self._spend(f)
             elif layout is None:
                 continue
@@ -947,7 +960,7 @@ class Faults:
                     rules.append(rule)
         if not rules and delay == 0:
             return False
-        conn.answer_later(request, self._answer(conn, request, layout, rules, delay))
+        conn.answer_later(request, self._answer(conn, request, layout, rules, delay, delays))
         return True
 
     def _spend(self, fault: _Fault) -> None:
@@ -963,6 +976,7 @@ class Faults:
         layout: Layout | None,
         rules: list[_Rule],
         delay: float,
+        delays: Sequence[int] = (),
     ) -> Any:
         if rules:
             assert layout is not None
@@ -970,8 +984,31 @@ class Faults:
         else:
             body = await _resolve(_handle(self.state, conn, request))
         if delay:
-            await asyncio.sleep(delay)
+            await self._late(delay, delays)
         return body
+
+    async def _late(self, seconds: float, fault_ids: Sequence[int]) -> None:
+        """Wait ``seconds``, or until one of the delay faults ``fault_ids`` is removed."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+
+        def done() -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        timer = loop.call_later(seconds, done)
+        for fid in fault_ids:
+            self._held.setdefault(fid, set()).add(waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            for fid in fault_ids:
+                held = self._held.get(fid)
+                if held is not None:
+                    held.discard(waiter)
+                    if not held:
+                        del self._held[fid]
 
 
 # -- serving a request in parts ---------------------------------------------------------------

@@ -179,7 +179,7 @@ class Broker:
                 from kgroup import log as klog
 
                 if self._memory_root is None:
-                    self._memory_root = klog.memory_root()
+                    self._memory_root = str(klog.memory_root())
                 config["kgroup.log.storage"] = "memory"
                 # The kit owns the root: a restart finds the data, stop() frees it.
                 config["kgroup.log.storage.keep"] = True
@@ -212,11 +212,17 @@ class Broker:
 
     def restart(self) -> None:
         """Stop the broker cleanly (if it runs) and start it again on its data and port:
-        clients reconnect by themselves."""
+        clients reconnect by themselves. A child process's memory dies with it: a broker in
+        memory restarts in this process only."""
         with self._lock:
             backend = self._backend
             if backend is None:
                 raise BrokerNotRunning("the broker was never started")
+            if isinstance(backend, _ChildProcess) and self.storage == "memory":
+                raise RuntimeError(
+                    "a broker in memory in a child process loses its data when it stops: "
+                    "storage='disk' (or process=False) to restart it"
+                )
             if backend.running:
                 backend.stop()
             backend.start()
@@ -489,6 +495,9 @@ class _ChildProcess:
         self.config = config
         self.proc: subprocess.Popen[bytes] | None = None
         self.conn: Connection | None = None
+        #: control_dir: the child's folder of its control socket (the child removes it when
+        #: it stops; after a kill, the kit does).
+        self.control_dir: Path | None = None
         self._lock = threading.Lock()
 
     @property
@@ -519,6 +528,7 @@ class _ChildProcess:
         ready = json.loads(line)
         proc.stdout.close()
         self.owner.port = int(ready["port"])
+        self.control_dir = Path(ready["control"]).parent
         self.conn = Client(ready["control"], family="AF_UNIX", authkey=authkey)
         self.proc = proc
 
@@ -559,6 +569,9 @@ class _ChildProcess:
         if conn is not None:
             conn.close()
         self.conn = None
+        if self.control_dir is not None:
+            shutil.rmtree(self.control_dir, ignore_errors=True)
+            self.control_dir = None
         # proc stays: restart() starts a new one on the same data and port.
         self.proc = proc
 
