@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
-
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECTION = "## Testing an application that uses Kafka"
 

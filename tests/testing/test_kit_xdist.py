@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
-
 TESTS = """
 import json, os, pathlib
 
