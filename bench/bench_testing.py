@@ -56,6 +56,7 @@ import contextlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -378,9 +379,12 @@ def _plugin_args() -> list[str]:
 
 def _run_suite(folder: Path, env: dict[str, str], tag: str) -> dict[str, float]:
     """Run the suite in ``folder`` by ``python -m pytest`` in a subprocess: its wall time, the
-    sum and mean of pytest's durations of the tests, and how many passed."""
+    sum, mean and p90 of pytest's durations of the tests (JUnit XML), and the mean of each
+    test's setup, call and teardown (``--durations``; the broker's start is in the setup, its
+    stop in the teardown)."""
     report = folder / f"{tag}.xml"
-    argv = [sys.executable, "-m", "pytest", "-q", str(folder), f"--junitxml={report}"]
+    argv = [sys.executable, "-m", "pytest", "-vv", str(folder), f"--junitxml={report}"]
+    argv += ["--durations=0", "--durations-min=0"]
     argv += _plugin_args() if "BENCH_KIT_BOOTSTRAP" not in env else []
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True)
@@ -389,12 +393,16 @@ def _run_suite(folder: Path, env: dict[str, str], tag: str) -> dict[str, float]:
         raise RuntimeError(f"the {tag} suite failed:\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
     cases = ET.parse(report).getroot().iter("testcase")
     times = [float(c.get("time", "nan")) for c in cases]
+    phases = {"setup": 0.0, "call": 0.0, "teardown": 0.0}
+    for m in re.finditer(r"^([0-9.]+)s (setup|call|teardown) ", done.stdout, re.M):
+        phases[m.group(2)] += float(m.group(1))
     return {
         "wall s": wall,
         "tests": len(times),
         "tests s": sum(times),
         "per test ms": 1000 * statistics.mean(times),
         "per test p90 ms": 1000 * _p90(times),
+        **{f"{k} ms": 1000 * v / len(times) for k, v in phases.items()},
     }
 
 
@@ -568,10 +576,18 @@ def _summary_suite() -> list[str]:
         if kit and not name.startswith("kit"):
             line += f"{values[0] / kit['wall s']:11.2f}x"
         lines.append(line)
+    for name, got in (("kit", kit), ("kafka", kafka)):
+        if got:
+            lines.append(
+                f"  {name}, mean per test: setup {got['setup ms']:.1f} ms, call "
+                f"{got['call ms']:.1f} ms, teardown {got['teardown ms']:.1f} ms"
+            )
     if kafka:
         lines.append(
             f"  Apache Kafka's start before its suite: {kafka['start s']:.2f} s (format, start, "
-            f"ready for topics; {kafka['start until ApiVersions s']:.2f} s of it until ApiVersions)"
+            f"ready for topics; {kafka['start until ApiVersions s']:.2f} s of it until "
+            "ApiVersions; formatted in the tool shell's warm JVM, KGROUP_TOOL_SHELL=0: a JVM "
+            "of its own)"
         )
     lines.append(
         "  (kit ahead: the Kafka suite's time over the kit's, above 1x the kit is faster; "
