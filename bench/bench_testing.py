@@ -56,7 +56,6 @@ import contextlib
 import importlib.metadata
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -301,9 +300,16 @@ def test_start_server(benchmark, name: str) -> None:
 # -- 3: the suite --------------------------------------------------------------------------------
 
 _CONFTEST = '''
+import json
 import os
 
 import pytest
+
+
+def pytest_runtest_logreport(report):
+    """Each phase's duration (setup: the broker's start; teardown: its stop), for the bench."""
+    with open(os.environ["BENCH_KIT_PHASES"], "a") as f:
+        f.write(json.dumps([report.when, report.duration]) + "\\n")
 
 
 @pytest.fixture
@@ -380,11 +386,12 @@ def _plugin_args() -> list[str]:
 def _run_suite(folder: Path, env: dict[str, str], tag: str) -> dict[str, float]:
     """Run the suite in ``folder`` by ``python -m pytest`` in a subprocess: its wall time, the
     sum, mean and p90 of pytest's durations of the tests (JUnit XML), and the mean of each
-    test's setup, call and teardown (``--durations``; the broker's start is in the setup, its
-    stop in the teardown)."""
+    test's setup, call and teardown (the suite's conftest writes them: the broker's start is in
+    the setup, its stop in the teardown)."""
     report = folder / f"{tag}.xml"
-    argv = [sys.executable, "-m", "pytest", "-vv", str(folder), f"--junitxml={report}"]
-    argv += ["--durations=0", "--durations-min=0"]
+    phases_file = folder / f"{tag}.phases"
+    env = {**env, "BENCH_KIT_PHASES": str(phases_file)}
+    argv = [sys.executable, "-m", "pytest", "-q", str(folder), f"--junitxml={report}"]
     argv += _plugin_args() if "BENCH_KIT_BOOTSTRAP" not in env else []
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True)
@@ -394,8 +401,9 @@ def _run_suite(folder: Path, env: dict[str, str], tag: str) -> dict[str, float]:
     cases = ET.parse(report).getroot().iter("testcase")
     times = [float(c.get("time", "nan")) for c in cases]
     phases = {"setup": 0.0, "call": 0.0, "teardown": 0.0}
-    for m in re.finditer(r"^([0-9.]+)s (setup|call|teardown) ", done.stdout, re.M):
-        phases[m.group(2)] += float(m.group(1))
+    for line in phases_file.read_text().splitlines():
+        when, duration = json.loads(line)
+        phases[when] += duration
     return {
         "wall s": wall,
         "tests": len(times),
