@@ -129,6 +129,22 @@ def _rss_mb(pid: int) -> float:
     return servers.rss_mb(pid)
 
 
+def _idle(m: dict[str, list[float]], pid: int) -> None:
+    """Record process ``pid``'s idle memory in ``m``: VmRSS, and its anonymous part (the heap,
+    Python's objects, thread stacks) and file-backed part (code of the interpreter, of the
+    extension modules and of the libraries they load, shared with other processes mapping
+    them)."""
+    with open(f"/proc/{pid}/status") as f:
+        got = {
+            k: int(v.split()[0]) * 1024 / 1e6
+            for k, v in (line.split(":", 1) for line in f)
+            if k in ("VmRSS", "RssAnon", "RssFile")
+        }
+    m.setdefault("idle", []).append(got["VmRSS"])
+    m.setdefault("anonymous", []).append(got["RssAnon"])
+    m.setdefault("file", []).append(got["RssFile"])
+
+
 # -- 1 and 2: start and idle memory --------------------------------------------------------------
 
 
@@ -164,10 +180,10 @@ _FRESH = textwrap.dedent(
     import time
     started = time.perf_counter()
 
-    def rss():
+    def rss(what="VmRSS"):
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(what + ":"):
                     return int(line.split()[1]) * 1024 / 1e6
 
     before = rss()
@@ -189,7 +205,8 @@ _FRESH = textwrap.dedent(
     print(json.dumps({
         "start_s": answered - started, "import_s": imported - started,
         "rss_before": before, "rss_import": after_import, "rss_answering": at_answer,
-        "rss_idle": rss(), "modules": len(sys.modules),
+        "rss_idle": rss(), "rss_anonymous": rss("RssAnon"), "rss_file": rss("RssFile"),
+        "modules": len(sys.modules),
     }), flush=True)
     b.stop()
     """
@@ -230,6 +247,8 @@ def test_start_fresh_interpreter(benchmark) -> None:
             m.setdefault("after import kgroup.testing", []).append(got["rss_import"])
             m.setdefault("answering", []).append(got["rss_answering"])
             m.setdefault("idle", []).append(got["rss_idle"])
+            m.setdefault("anonymous", []).append(got["rss_anonymous"])
+            m.setdefault("file", []).append(got["rss_file"])
 
     benchmark.pedantic(run, rounds=1, iterations=1)
 
@@ -255,7 +274,7 @@ def test_start_child(benchmark, storage: str) -> None:
                 m = _memory.setdefault(way, {})
                 m.setdefault("answering", []).append(_rss_mb(pid))
                 time.sleep(IDLE_SECONDS)
-                m.setdefault("idle", []).append(_rss_mb(pid))
+                _idle(m, pid)
             stopping = time.perf_counter()
             b.stop()
             _stops.setdefault(way, []).append(time.perf_counter() - stopping)
@@ -290,7 +309,7 @@ def test_start_server(benchmark, name: str) -> None:
                     m = _memory.setdefault(way, {})
                     m.setdefault("answering", []).append(s.rss_mb())
                     time.sleep(IDLE_SECONDS)
-                    m.setdefault("idle", []).append(s.rss_mb())
+                    _idle(m, s.proc.pid)
                 stopping = time.perf_counter()
             _stops.setdefault(way, []).append(time.perf_counter() - stopping)
 
@@ -484,8 +503,12 @@ def _table(
         first = values[0]
         for other, w in ((KAFKA, 12), (KGROUP, 18)):
             o = ratio_of(other)
+            # The indented rows detail the row above them: no ratio of their own.
+            detail = name.startswith(" ")
             line += (
-                f"{'-':>{w}}" if not first or not o or name == other else f"{o / first:{w - 1}.2f}x"
+                f"{'-':>{w}}"
+                if detail or not first or not o or name == other
+                else f"{o / first:{w - 1}.2f}x"
             )
         out.append(line)
     return out
@@ -528,18 +551,22 @@ def _summary_start() -> list[str]:
             med = {k: statistics.median(v) for k, v in m.items()}
             if way == KIT:
                 cost = med["idle"] - med["after import kgroup.testing"]
-                rows.append(("kit in process: the broker's cost", [cost, None]))
-                rows.append((f"  {KIT}: interpreter at its start", [med["interpreter"], None]))
+                rows.append(("kit in process: the broker's cost", [cost, None, None, None]))
                 rows.append(
-                    (
-                        f"  {KIT}: after import kgroup.testing",
-                        [med["after import kgroup.testing"], None],
-                    )
+                    (f"  {KIT}: interpreter at its start", [med["interpreter"], None, None, None])
                 )
-                rows.append((f"  {KIT}: whole interpreter", [med["idle"], med["answering"]]))
+                imported = med["after import kgroup.testing"]
+                rows.append((f"  {KIT}: after import kgroup.testing", [imported, None, None, None]))
+                whole = [med["idle"], med["answering"], med["anonymous"], med["file"]]
+                rows.append((f"  {KIT}: whole interpreter", whole))
             else:
-                rows.append((way, [med["idle"], med["answering"]]))
-        lines += _table(rows, ["idle", "answering"], lambda w: idle.get(w, 0))
+                rows.append((way, [med["idle"], med["answering"], med["anonymous"], med["file"]]))
+        heads = ["idle", "answering", "anonymous", "file"]
+        lines += _table(rows, heads, lambda w: idle.get(w, 0))
+        lines.append(
+            "  (anonymous: the heap, Python's objects, stacks; file: code pages of the "
+            "interpreter, extensions and libraries, shared with other processes mapping them)"
+        )
         lines.append(f"  ({load_average()})")
     lines += [f"  note: {n}" for n in dict.fromkeys(_notes) if "suite" not in n]
     return lines
