@@ -14,9 +14,9 @@ export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
 # What `make lint` and `make fmt` check and format: every Python tree of the repository.
-PY_PATHS := python tests bench spark_udfs scripts pyspark_kgroup.py
+PY_PATHS := python tests bench spark_udfs scripts examples pyspark_kgroup.py
 
-.PHONY: run test test-rust test-python test-spark-compat test-compat bench bench-kafka lint fmt \
+.PHONY: run test test-rust test-python test-example test-spark-compat test-compat bench bench-kafka lint fmt \
 	build build-bench venv clean fuzz kafka-ref generate bench-848 bench-testing
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
@@ -26,13 +26,28 @@ RUN_ARGS ?=
 run: build
 	$(PY) -m spark_udfs.demo $(RUN_ARGS)
 
-test: test-rust test-python
+test: test-rust test-python test-example
 
 test-rust:
 	cargo test --release --quiet
 
 test-python: build kafka-ref
 	$(PY) -m pytest -q tests
+
+# The example project (examples/orders-service, a service tested with kgroup.testing) run as a
+# user runs it: kgroup's wheel built afresh, a clean virtualenv, pip install of the wheel and of
+# a copy of the example (the working tree stays clean), then pytest, whose kgroup_broker
+# fixture comes from the wheel's pytest11 entry point.
+EXAMPLE_DIR := $(or $(TMPDIR),/tmp)/kgroup-example
+test-example: $(STAMPS)/venv
+	rm -rf $(EXAMPLE_DIR) && mkdir -p $(EXAMPLE_DIR)
+	$(VENV)/bin/maturin build --release --quiet --out $(EXAMPLE_DIR)/wheels
+	cp -r examples/orders-service $(EXAMPLE_DIR)/orders-service
+	$(PYTHON) -m venv $(EXAMPLE_DIR)/venv
+	cd $(EXAMPLE_DIR) && env -u VIRTUAL_ENV venv/bin/python -m pip install --quiet \
+		wheels/kgroup-*.whl './orders-service[test]'
+	cd $(EXAMPLE_DIR)/orders-service && env -u VIRTUAL_ENV ../venv/bin/python -m pytest -q \
+		-p no:cacheprovider
 
 # Apache Kafka beside kgroup (tests/support/apache_kafka.py): Java and Maven from Debian when the
 # machine lacks them, then Kafka's jars from Maven Central into ~/.cache/kgroup, once, and the

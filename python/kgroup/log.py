@@ -53,7 +53,21 @@ checks). Compaction never cleans past the first unstable offset and keeps marker
 data.
 
 A ``Log`` is safe to use from several threads; the slow calls release the GIL.
+
+Storage: every file operation of the log engine goes through one layer that serves a path
+under a *memory root* from an in-process memory filesystem (same names, renames, listings,
+truncation and recovery; fsync does nothing, injected faults apply alike) and every other path
+from the disk. ``memory_root(path=None)`` registers one (a fresh ``/kgroup-memory/<pid>-<n>``
+by default) and returns its path; ``drop_memory_root(path)`` frees it; ``is_memory(path)`` and
+``memory_used(path)`` (bytes held) tell about it. Memory roots are per process. The broker's
+own small files go through the same layer with ``read_file``, ``read_text``,
+``write_atomically`` (``<path>.tmp``, fsync, rename, fsync of the folder), ``file_exists``,
+``is_dir``, ``make_dirs``, ``list_dir`` (sorted names), ``remove_file`` and ``remove_tree``,
+which raise ``OSError`` as the ``os`` functions do (``FileNotFoundError``...); unlike the log's
+writes they are not subject to ``inject_fault``.
 """
+
+import os
 
 from kgroup._native.log import (
     AppendResult,
@@ -65,7 +79,19 @@ from kgroup._native.log import (
     RecoveryReport,
     TimestampOffset,
     clear_faults,
+    drop_memory_root,
+    file_exists,
     inject_fault,
+    is_dir,
+    is_memory,
+    list_dir,
+    make_dirs,
+    memory_root,
+    memory_used,
+    read_file,
+    remove_file,
+    remove_tree,
+    write_file_atomically,
 )
 
 __all__ = [
@@ -78,5 +104,30 @@ __all__ = [
     "RecoveryReport",
     "TimestampOffset",
     "clear_faults",
+    "drop_memory_root",
+    "file_exists",
     "inject_fault",
+    "is_dir",
+    "is_memory",
+    "list_dir",
+    "make_dirs",
+    "memory_root",
+    "memory_used",
+    "read_file",
+    "read_text",
+    "remove_file",
+    "remove_tree",
+    "write_atomically",
 ]
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """The file's text (UTF-8), from memory or disk."""
+    return read_file(path).decode()
+
+
+def write_atomically(path: str | os.PathLike[str], data: str | bytes, sync: bool = True) -> None:
+    """Replace the file with ``data`` (text is written as UTF-8) through ``<path>.tmp``
+    renamed into place: a reader, or a restart after a crash, finds the old contents or the new
+    ones. With ``sync`` the file is fsynced before the rename and its folder after."""
+    write_file_atomically(path, data.encode() if isinstance(data, str) else data, sync)

@@ -313,7 +313,7 @@ impl Log {
         self.delete_segments(group.to_vec(), super::now_wall_ms())?;
         files::sync_dir(&self.dir)?;
         let txn_swap = txn_swap_path(&self.dir, cleaned.base_offset);
-        if txn_swap.exists() {
+        if super::vfs::exists(&txn_swap) {
             files::rename(
                 &txn_swap,
                 &self

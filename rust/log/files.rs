@@ -1,11 +1,10 @@
 //! Files of a log folder: Kafka's names (`<offset, 20 digits>.<suffix>`), the small checkpoint
 //! files, and the one helper that turns an `std::io::Error` into [`Error::Io`].
 
-use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::faults::{self, Op};
+use super::vfs::{self, File, Mode};
 use crate::errors::{Error, Result};
 
 pub const LOG_SUFFIX: &str = ".log";
@@ -67,8 +66,7 @@ impl<T> IoContext<T> for std::io::Result<T> {
 /// sync_dir fsyncs a folder, making the creation, rename and deletion of its files durable.
 pub fn sync_dir(dir: &Path) -> Result<()> {
     faults::check(Op::Sync, dir)
-        .and_then(|_| File::open(dir))
-        .and_then(|f| f.sync_all())
+        .and_then(|_| vfs::sync_dir(dir))
         .ctx("syncing folder", dir)
 }
 
@@ -97,28 +95,21 @@ pub fn sync_data(file: &File, path: &Path) -> std::io::Result<()> {
 /// rename renames a file or folder.
 pub fn rename(from: &Path, to: &Path) -> Result<()> {
     faults::check(Op::Rename, from)
-        .and_then(|_| fs::rename(from, to))
+        .and_then(|_| vfs::rename(from, to))
         .ctx("renaming", from)
 }
 
 /// create_rw creates (or empties) a file for reading and writing.
 pub fn create_rw(path: &Path) -> Result<File> {
     faults::check(Op::Create, path)
-        .and_then(|_| {
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(path)
-        })
+        .and_then(|_| vfs::open(path, Mode::Truncate))
         .ctx("creating", path)
 }
 
 /// remove deletes a file; one already gone is not an error.
 pub fn remove(path: &Path) -> Result<()> {
     faults::check(Op::Remove, path).ctx("deleting", path)?;
-    match fs::remove_file(path) {
+    match vfs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e, "deleting", path)),
         _ => Ok(()),
     }
@@ -156,7 +147,7 @@ impl Checkpoint {
     /// open reads the checkpoint at `path`; a missing or unreadable one has no value.
     pub fn open(path: PathBuf) -> Checkpoint {
         let mut best: Option<(u64, i64)> = None;
-        if let Ok(data) = fs::read(&path) {
+        if let Ok(data) = vfs::read(&path) {
             for slot in data.chunks_exact(SLOT).take(2) {
                 let seq = u64::from_be_bytes(slot[..8].try_into().unwrap_or_default());
                 let value = i64::from_be_bytes(slot[8..16].try_into().unwrap_or_default());
@@ -187,16 +178,10 @@ impl Checkpoint {
     /// write stores `value` in the older slot, fsyncing it if `sync`. Returns whether the file
     /// was created (its folder then needs a sync to keep it).
     pub fn write(&mut self, value: i64, sync: bool) -> Result<bool> {
-        let created = self.file.is_none() && !self.path.exists();
+        let created = self.file.is_none() && !vfs::exists(&self.path);
         if self.file.is_none() {
             faults::check(Op::Create, &self.path).ctx("opening", &self.path)?;
-            let f = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&self.path)
-                .ctx("opening", &self.path)?;
+            let f = vfs::open(&self.path, Mode::Create).ctx("opening", &self.path)?;
             self.file = Some(f);
         }
         let seq = self.seq + 1;
@@ -241,11 +226,11 @@ mod tests {
         }
         assert_eq!(Checkpoint::open(path.clone()).value(), Some(9));
         // Tear the slot of the last write: the one before it is read.
-        let mut data = fs::read(&path).unwrap();
+        let mut data = vfs::read(&path).unwrap();
         // The third write went to slot 1.
         let at = SLOT + 10;
         data[at] ^= 0xff;
-        fs::write(&path, &data).unwrap();
+        vfs::write(&path, &data).unwrap();
         assert_eq!(Checkpoint::open(path).value(), Some(7));
     }
 }

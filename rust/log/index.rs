@@ -3,10 +3,10 @@
 //! relative offset u32). Entries live in memory (a few MB per GB of log); the files are written
 //! from memory on flush and read back, checked, on open.
 
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use super::files::IoContext;
+use super::vfs::{self, File, Mode};
 use crate::errors::Result;
 
 /// OffsetEntry: the last offset of a batch and the batch's position in the segment.
@@ -101,7 +101,7 @@ impl<E: Entry> Index<E> {
     /// load reads the index file; `None` when it is missing, its size is not a whole number of
     /// entries, or `check` rejects its entries (Kafka's `sanityCheck`: rebuild it then).
     pub fn load(path: PathBuf, base: i64, check: impl Fn(&[E]) -> bool) -> Option<Self> {
-        let data = std::fs::read(&path).ok()?;
+        let data = vfs::read(&path).ok()?;
         if data.len() % E::SIZE != 0 {
             return None;
         }
@@ -202,13 +202,7 @@ impl<E: Entry> Index<E> {
 }
 
 fn open_rw(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .ctx("opening", path)
+    vfs::open(path, Mode::Create).ctx("opening", path)
 }
 
 impl Index<OffsetEntry> {
@@ -342,7 +336,7 @@ mod tests {
             position: 999,
         });
         i.persist(true).unwrap();
-        let bytes = std::fs::read(&path).unwrap();
+        let bytes = vfs::read(&path).unwrap();
         assert_eq!(bytes, [0, 0, 0, 5, 0, 0, 0, 77, 0, 0, 0, 10, 0, 0, 3, 231]);
         let l = Index::<OffsetEntry>::load(path, 1000, |_| true).unwrap();
         assert_eq!(l.entries, i.entries);

@@ -29,7 +29,8 @@
 //! [`Log::aborted_transactions`] answers their aborted-transaction list. The files:
 //! `mod.rs` (the log, appends, reads, retention), `open.rs` (recovery), `segment.rs`,
 //! `index.rs`, `txnindex.rs`, `producer.rs`, `validate.rs`, `cleaner.rs`, `config.rs`,
-//! `files.rs`, `faults.rs`.
+//! `files.rs`, `faults.rs`, and `vfs.rs`, through which every file operation goes (a log folder
+//! under a registered memory root lives in memory, see [`vfs`]).
 
 pub mod cleaner;
 pub mod config;
@@ -40,11 +41,11 @@ pub mod producer;
 pub mod segment;
 pub mod txnindex;
 pub mod validate;
+pub mod vfs;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -167,7 +168,7 @@ impl FileSlice {
     }
 
     /// file is the open segment file (None for an empty slice).
-    pub fn file(&self) -> Option<&fs::File> {
+    pub fn file(&self) -> Option<&vfs::File> {
         self.segment.as_ref().map(|s| s.file())
     }
 
@@ -1119,7 +1120,7 @@ impl Log {
         st.recovery_ckpt.write(end, true)?;
         st.recovery_point = end;
         let marker = self.dir.join(files::CLEAN_SHUTDOWN);
-        fs::write(&marker, b"").ctx("writing", &marker)?;
+        vfs::write(&marker, b"").ctx("writing", &marker)?;
         files::sync_dir(&self.dir)?;
         st.dir_dirty = false;
         st.closed = true;
@@ -1150,7 +1151,7 @@ impl Log {
             }
             return Ok(());
         }
-        match fs::remove_dir_all(&self.dir) {
+        match vfs::remove_dir_all(&self.dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(files::io(e, "deleting", &self.dir))
             }
@@ -1183,13 +1184,10 @@ fn remove_below_start(st: &mut State) -> Vec<Arc<Segment>> {
 /// list_suffix lists the files of `dir` named `<offset><suffix>`.
 fn list_suffix(dir: &Path, suffix: &str) -> Result<Vec<(i64, PathBuf)>> {
     let mut out = Vec::new();
-    for e in fs::read_dir(dir).ctx("listing", dir)? {
-        let e = e.ctx("listing", dir)?;
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if let Some((o, s)) = files::parse(name) {
+    for (name, path) in vfs::read_dir(dir).ctx("listing", dir)? {
+        if let Some((o, s)) = files::parse(&name) {
             if s == suffix {
-                out.push((o, e.path()));
+                out.push((o, path));
             }
         }
     }

@@ -8,7 +8,6 @@
 //! no later than the first such segment (Kafka's `LogSegment.recover` with a producer state
 //! rebuilt up to the segment).
 
-use std::fs;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -17,6 +16,7 @@ use super::producer::ProducerState;
 use super::segment::{self, scan, Segment};
 use super::txnindex::AbortedTxn;
 use super::validate::read_marker;
+use super::vfs;
 use super::{list_suffix, now_wall_ms, Log, LogConfig, RecoveryReport, State};
 use crate::errors::Result;
 
@@ -25,11 +25,11 @@ impl Log {
     /// an unclean stop; see the module doc of `open.rs` for what it checks. I/O failures are
     /// [`Error::Io`](crate::Error::Io).
     pub fn open(dir: &Path, config: LogConfig, now_ms: i64) -> Result<(Log, RecoveryReport)> {
-        fs::create_dir_all(dir).ctx("creating", dir)?;
+        vfs::create_dir_all(dir).ctx("creating", dir)?;
         let mut report = RecoveryReport::default();
         let interval = config.index_interval_bytes;
         let marker = dir.join(files::CLEAN_SHUTDOWN);
-        report.clean = marker.exists();
+        report.clean = vfs::exists(&marker);
 
         resolve_leftovers(dir, &mut report)?;
 
@@ -161,10 +161,7 @@ impl Log {
 fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
     let mut swaps = Vec::new();
     let mut indexes = Vec::new();
-    for e in fs::read_dir(dir).ctx("listing", dir)? {
-        let e = e.ctx("listing", dir)?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        let path = e.path();
+    for (name, path) in vfs::read_dir(dir).ctx("listing", dir)? {
         if name.ends_with(files::CLEANED_SUFFIX)
             || name.ends_with(".tmp")
             || name.ends_with(files::DELETED_SUFFIX)
@@ -199,7 +196,7 @@ fn resolve_leftovers(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
         }
         drop(seg);
         let txn_swap = super::cleaner::txn_swap_path(dir, base);
-        if txn_swap.exists() {
+        if vfs::exists(&txn_swap) {
             files::rename(
                 &txn_swap,
                 &dir.join(files::name(base, files::TXN_INDEX_SUFFIX)),
@@ -253,7 +250,7 @@ fn load_producers(
             // Valid, but past a segment whose index the replay must rebuild.
             continue;
         }
-        match fs::read(&path)
+        match vfs::read(&path)
             .ok()
             .and_then(|d| ProducerState::decode(&d).ok())
         {

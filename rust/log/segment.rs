@@ -7,8 +7,6 @@
 //! sit behind the segment's own mutex, held for a lookup or an update, never for I/O on the log
 //! file.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -18,6 +16,7 @@ use super::files::{
 };
 use super::index::{Index, OffsetEntry, TimeEntry};
 use super::txnindex::{AbortedTxn, TxnIndex};
+use super::vfs::{self, File, Mode};
 use crate::errors::Result;
 use crate::protocol::records::{BatchHeader, BATCH_OVERHEAD, LOG_OVERHEAD};
 
@@ -255,18 +254,10 @@ impl Segment {
     /// open opens an existing segment file; its indexes are loaded by [`load`](Self::load) or
     /// rebuilt by [`recover`](Self::recover).
     pub fn open(path: PathBuf, base_offset: i64) -> Result<Segment> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .ctx("opening", &path)?;
-        let md = file.metadata().ctx("reading metadata of", &path)?;
-        let created = md
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_millis() as i64);
-        Ok(Segment::new(base_offset, file, path, md.len(), created))
+        let file = vfs::open(&path, Mode::ReadWrite).ctx("opening", &path)?;
+        let len = file.len().ctx("reading metadata of", &path)?;
+        let created = file.modified_ms().unwrap_or(0);
+        Ok(Segment::new(base_offset, file, path, len, created))
     }
 
     /// size is the segment's committed length in bytes: everything below it is whole batches.
@@ -287,7 +278,8 @@ impl Segment {
             .clone()
     }
 
-    /// file is the open segment file (for sendfile: valid while the segment is held).
+    /// file is the open segment file (for sendfile, if on disk: valid while the segment is
+    /// held).
     pub fn file(&self) -> &File {
         &self.file
     }
@@ -313,7 +305,7 @@ impl Segment {
             let mut err = files::io(e, "appending to", &path);
             // Nothing to cut if nothing was written (a read-only filesystem fails the write
             // and the cut alike); torn only if part of the batch stays past `pos`.
-            let longer = self.file.metadata().map_or(true, |m| m.len() > pos);
+            let longer = self.file.len().map_or(true, |l| l > pos);
             if let Err(cut) =
                 files::set_len(&self.file, pos, &path).or_else(
                     |e| {
@@ -404,11 +396,7 @@ impl Segment {
     /// the scan and the bytes cut.
     pub fn recover(&self, min_offset: i64, index_interval: u64) -> Result<(Scan, u64)> {
         let path = self.path();
-        let size = self
-            .file
-            .metadata()
-            .ctx("reading metadata of", &path)?
-            .len();
+        let size = self.file.len().ctx("reading metadata of", &path)?;
         let mut m = self.meta();
         m.offsets.reset();
         m.times.reset();
@@ -643,12 +631,7 @@ impl Segment {
         if ts >= 0 {
             return ts;
         }
-        self.file
-            .metadata()
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_millis() as i64)
+        self.file.modified_ms().unwrap_or(0)
     }
 
     /// rename_to moves the segment file (and points its indexes at their new names, written on

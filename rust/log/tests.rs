@@ -2,10 +2,16 @@
 
 use std::path::{Path, PathBuf};
 
-/// TempDir is a folder under /tmp removed on drop.
-pub struct TempDir(PathBuf);
+/// TempDir is a folder under /tmp removed on drop, or (from [`TempDir::memory`]) a memory root
+/// dropped on drop.
+pub struct TempDir(PathBuf, bool);
 
 impl TempDir {
+    /// memory is a fresh memory root (see [`vfs`]): nothing under it touches the disk.
+    pub fn memory() -> Self {
+        TempDir(vfs::register_root(None).unwrap(), true)
+    }
+
     pub fn new() -> Self {
         use std::sync::atomic::{AtomicU64, Ordering};
         static N: AtomicU64 = AtomicU64::new(0);
@@ -16,7 +22,7 @@ impl TempDir {
         ));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
+        TempDir(p, false)
     }
 
     pub fn path(&self) -> &Path {
@@ -26,7 +32,26 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if self.1 {
+            vfs::drop_root(&self.0);
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// There is what the tests ask of a path, answered through [`vfs`] (memory or disk).
+trait There {
+    fn is_there(&self) -> bool;
+    fn is_folder(&self) -> bool;
+}
+
+impl<P: AsRef<Path>> There for P {
+    fn is_there(&self) -> bool {
+        vfs::exists(self.as_ref())
+    }
+    fn is_folder(&self) -> bool {
+        vfs::is_dir(self.as_ref())
     }
 }
 
@@ -38,6 +63,51 @@ use crate::protocol::records::{BatchFields, Compression, Record, RecordBatch, Ti
 use crate::rng::Rng;
 
 const NOW: i64 = 1_700_000_000_000;
+
+/// disk_and_memory runs each named test (a function of how it makes its folders) twice: in
+/// `on_disk::` on a temporary folder, in `in_memory::` on a memory root (see [`vfs`]), which
+/// must behave the same.
+macro_rules! disk_and_memory {
+    ($($name:ident),* $(,)?) => {
+        mod on_disk {
+            $(#[test]
+            fn $name() {
+                super::$name(super::TempDir::new)
+            })*
+        }
+        mod in_memory {
+            $(#[test]
+            fn $name() {
+                super::$name(super::TempDir::memory)
+            })*
+        }
+    };
+}
+
+disk_and_memory!(
+    append_read_round_trip_across_rolls,
+    index_lookups_find_every_offset,
+    a_flush_after_a_roll_syncs_the_rolled_segments_indexes,
+    recovery_cuts_a_torn_tail_at_the_last_whole_batch,
+    recovery_drops_segments_after_a_cut,
+    clean_close_skips_recovery_and_flushed_segments_are_trusted,
+    damaged_indexes_are_rebuilt_from_the_log,
+    retention_by_size_keeps_the_newest_segments,
+    producer_state_survives_restart_with_and_without_a_snapshot,
+    compaction_keeps_the_latest_record_per_key_and_offsets,
+    compaction_beside_an_appender_and_a_reader,
+    an_interrupted_compaction_is_finished_or_undone_on_open,
+    random_damage_never_panics_and_recovery_keeps_exactly_the_valid_prefix,
+    rolls_when_the_index_is_full_and_after_segment_ms,
+    deleted_leftovers_go_at_the_next_open_and_delay_zero_deletes_at_once,
+    a_failed_write_leaves_the_log_as_it_was_and_it_serves_on,
+    a_failed_fsync_takes_the_log_offline_and_recovery_checks_it,
+    a_torn_append_takes_the_log_offline_and_recovery_cuts_it,
+    aborted_transactions_are_indexed_and_collected_for_fetches,
+    a_crash_keeps_open_transactions_open_and_rebuilds_the_aborted_index,
+    a_compaction_swap_finished_on_open_keeps_the_aborted_index,
+    txn_indexes_go_with_their_segments_and_below_the_log_start,
+);
 
 /// Producer describes the producer fields of a test batch.
 #[derive(Clone, Copy)]
@@ -139,10 +209,9 @@ fn seg_path(dir: &Path, base: i64, suffix: &str) -> PathBuf {
     dir.join(files::name(base, suffix))
 }
 
-#[test]
-fn append_read_round_trip_across_rolls() {
+fn append_read_round_trip_across_rolls(mk: fn() -> TempDir) {
     // Kafka's UnifiedLogTest.testAppendAndReadWithSequentialOffsets and testLogRolls shape.
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, report) = open(dir.path(), cfg(&[("segment.bytes", "2000")]));
     assert_eq!(report.log_end_offset, 0);
     let mut expected = Vec::new();
@@ -182,10 +251,9 @@ fn append_read_round_trip_across_rolls() {
     );
 }
 
-#[test]
-fn index_lookups_find_every_offset() {
+fn index_lookups_find_every_offset(mk: fn() -> TempDir) {
     // Kafka's LogSegmentTest.testReadBeforeFirstOffset / testReadAfterLast and index density.
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, _) = open(dir.path(), cfg(&[("index.interval.bytes", "300")]));
     for _ in 0..200 {
         log.append(&values(2, 50, NOW, Compression::None, NO_PRODUCER), NOW, 0)
@@ -206,14 +274,13 @@ fn index_lookups_find_every_offset() {
     // writes them.
     log.flush().unwrap();
     let index = seg_path(dir.path(), 0, files::INDEX_SUFFIX);
-    assert!(std::fs::read(&index).map_or(true, |b| b.len() < entries * 8));
+    assert!(vfs::read(&index).map_or(true, |b| b.len() < entries * 8));
     log.close().unwrap();
-    assert_eq!(std::fs::read(&index).unwrap().len(), entries * 8);
+    assert_eq!(vfs::read(&index).unwrap().len(), entries * 8);
 }
 
-#[test]
-fn a_flush_after_a_roll_syncs_the_rolled_segments_indexes() {
-    let dir = TempDir::new();
+fn a_flush_after_a_roll_syncs_the_rolled_segments_indexes(mk: fn() -> TempDir) {
+    let dir = mk();
     let (log, _) = open(
         dir.path(),
         cfg(&[("index.interval.bytes", "100"), ("segment.bytes", "2000")]),
@@ -226,7 +293,7 @@ fn a_flush_after_a_roll_syncs_the_rolled_segments_indexes() {
     assert!(bases.len() > 2, "{bases:?}");
     log.flush().unwrap();
     for base in &bases[..bases.len() - 1] {
-        let bytes = std::fs::read(seg_path(dir.path(), *base, files::INDEX_SUFFIX)).unwrap();
+        let bytes = vfs::read(seg_path(dir.path(), *base, files::INDEX_SUFFIX)).unwrap();
         assert!(!bytes.is_empty(), "segment {base}");
     }
 }
@@ -246,17 +313,16 @@ fn fill(log: &Log, n: usize) -> Vec<u64> {
     ends
 }
 
-#[test]
-fn recovery_cuts_a_torn_tail_at_the_last_whole_batch() {
+fn recovery_cuts_a_torn_tail_at_the_last_whole_batch(mk: fn() -> TempDir) {
     // Kafka's LogLoaderTest.testCorruptLog / LogSegmentTest.testRecoveryFixesCorruptIndex:
     // a partial batch, garbage and a flipped CRC byte, each cut exactly.
     for damage in ["partial", "garbage", "crc"] {
-        let dir = TempDir::new();
+        let dir = mk();
         let (log, _) = open(dir.path(), cfg(&[]));
         let ends = fill(&log, 10);
         drop(log); // kill -9: no close, no flush
         let path = seg_path(dir.path(), 0, files::LOG_SUFFIX);
-        let mut data = std::fs::read(&path).unwrap();
+        let mut data = vfs::read(&path).unwrap();
         let expect_end = match damage {
             "partial" => {
                 data.truncate(ends[9] as usize - 7);
@@ -272,7 +338,7 @@ fn recovery_cuts_a_torn_tail_at_the_last_whole_batch() {
             }
         };
         let before = data.len() as u64;
-        std::fs::write(&path, &data).unwrap();
+        vfs::write(&path, &data).unwrap();
         let (log, report) = open(dir.path(), cfg(&[]));
         assert!(!report.clean);
         assert_eq!(report.bytes_truncated, before - expect_end, "{damage}");
@@ -288,9 +354,8 @@ fn recovery_cuts_a_torn_tail_at_the_last_whole_batch() {
     }
 }
 
-#[test]
-fn recovery_drops_segments_after_a_cut() {
-    let dir = TempDir::new();
+fn recovery_drops_segments_after_a_cut(mk: fn() -> TempDir) {
+    let dir = mk();
     let (log, _) = open(dir.path(), cfg(&[("segment.bytes", "1000")]));
     fill(&log, 30);
     let bases = log.segment_bases();
@@ -298,18 +363,17 @@ fn recovery_drops_segments_after_a_cut() {
     drop(log);
     // Corrupt the second segment's first batch: it and every later segment go.
     let path = seg_path(dir.path(), bases[1], files::LOG_SUFFIX);
-    let mut data = std::fs::read(&path).unwrap();
+    let mut data = vfs::read(&path).unwrap();
     data[40] ^= 0xff;
-    std::fs::write(&path, &data).unwrap();
+    vfs::write(&path, &data).unwrap();
     let (log, report) = open(dir.path(), cfg(&[("segment.bytes", "1000")]));
     assert_eq!(report.segments_deleted, bases.len() - 2);
     assert_eq!(log.log_end_offset(), bases[1]);
     assert_eq!(log.segment_bases(), &bases[..2]);
 }
 
-#[test]
-fn clean_close_skips_recovery_and_flushed_segments_are_trusted() {
-    let dir = TempDir::new();
+fn clean_close_skips_recovery_and_flushed_segments_are_trusted(mk: fn() -> TempDir) {
+    let dir = mk();
     let c = cfg(&[("segment.bytes", "1000")]);
     let (log, _) = open(dir.path(), c.clone());
     fill(&log, 30);
@@ -337,31 +401,30 @@ fn clean_close_skips_recovery_and_flushed_segments_are_trusted() {
     assert_eq!(log.log_end_offset(), 72);
 }
 
-#[test]
-fn damaged_indexes_are_rebuilt_from_the_log() {
+fn damaged_indexes_are_rebuilt_from_the_log(mk: fn() -> TempDir) {
     // Kafka's LogLoaderTest.testRebuildIndexesOnCorruption / testCorruptIndexRebuild: deleted,
     // cut and garbage index files after a clean close.
     for damage in ["deleted", "truncated", "garbage", "past-end"] {
-        let dir = TempDir::new();
+        let dir = mk();
         let c = cfg(&[("segment.bytes", "3000"), ("index.interval.bytes", "100")]);
         let (log, _) = open(dir.path(), c.clone());
         fill(&log, 60);
         let before = all_records(&log, 0);
         log.close().unwrap();
         let index = seg_path(dir.path(), 0, files::INDEX_SUFFIX);
-        let mut data = std::fs::read(&index).unwrap();
+        let mut data = vfs::read(&index).unwrap();
         assert!(data.len() >= 16);
         match damage {
-            "deleted" => std::fs::remove_file(&index).unwrap(),
-            "truncated" => std::fs::write(&index, &data[..data.len() - 3]).unwrap(),
+            "deleted" => vfs::remove_file(&index).unwrap(),
+            "truncated" => vfs::write(&index, &data[..data.len() - 3]).unwrap(),
             "garbage" => {
                 data[8..16].copy_from_slice(&[0; 8]);
-                std::fs::write(&index, &data).unwrap()
+                vfs::write(&index, &data).unwrap()
             }
             _ => {
                 let n = data.len();
                 data[n - 4..].copy_from_slice(&u32::MAX.to_be_bytes());
-                std::fs::write(&index, &data).unwrap()
+                vfs::write(&index, &data).unwrap()
             }
         }
         let (log, report) = open(dir.path(), c);
@@ -370,7 +433,7 @@ fn damaged_indexes_are_rebuilt_from_the_log() {
         assert_eq!(report.bytes_truncated, 0);
         assert_eq!(all_records(&log, 0), before, "{damage}");
         log.flush().unwrap();
-        assert_eq!(std::fs::read(&index).unwrap().len() % 8, 0);
+        assert_eq!(vfs::read(&index).unwrap().len() % 8, 0);
     }
 }
 
@@ -413,10 +476,9 @@ fn retention_by_time_rolls_and_deletes_the_active_segment_too() {
     assert_eq!((log.log_start_offset(), log.log_end_offset()), (20, 20));
 }
 
-#[test]
-fn retention_by_size_keeps_the_newest_segments() {
+fn retention_by_size_keeps_the_newest_segments(mk: fn() -> TempDir) {
     // Kafka's UnifiedLogTest.shouldDeleteSizeBasedSegments.
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, _) = open(
         dir.path(),
         cfg(&[("segment.bytes", "1000"), ("retention.bytes", "2500")]),
@@ -429,7 +491,7 @@ fn retention_by_size_keeps_the_newest_segments() {
     assert!(log.size() >= 2500 - 1000, "{}", log.size());
     assert!(log.size() - log.read_state().segments[0].size() < 2500 + 1000);
     // compact only: no deletion.
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, _) = open(
         dir.path(),
         cfg(&[
@@ -456,7 +518,7 @@ fn delete_records_moves_the_start_and_survives_reopen() {
     let target = bases[2] + 1;
     assert_eq!(log.delete_records(target, 60).unwrap(), target);
     assert_eq!(log.segment_bases()[0], bases[2]);
-    assert!(!seg_path(dir.path(), bases[0], files::LOG_SUFFIX).exists());
+    assert!(!seg_path(dir.path(), bases[0], files::LOG_SUFFIX).is_there());
     assert_eq!(
         code(log.read(target - 1, 100, 60, true).unwrap_err()),
         ErrorCode::OffsetOutOfRange
@@ -538,12 +600,11 @@ fn idempotent_retries_of_the_last_five_batches_are_duplicates() {
     assert!(!log.append(&other, NOW, 0).unwrap().duplicate);
 }
 
-#[test]
-fn producer_state_survives_restart_with_and_without_a_snapshot() {
+fn producer_state_survives_restart_with_and_without_a_snapshot(mk: fn() -> TempDir) {
     // Kafka's UnifiedLogTest.testProducerIdMapTruncateFullyAndStartAt... / LogLoaderTest
     // .testSkipLoadingIfEmptyProducerStateBeforeTruncation shape: retries after a kill -9.
     for mode in ["kill", "close", "kill-no-snapshot", "kill-torn-snapshot"] {
-        let dir = TempDir::new();
+        let dir = mk();
         let c = cfg(&[("segment.bytes", "600")]);
         let (log, _) = open(dir.path(), c.clone());
         let mut sent = Vec::new();
@@ -560,14 +621,14 @@ fn producer_state_survives_restart_with_and_without_a_snapshot() {
                 let mut snaps = list_suffix(dir.path(), files::SNAPSHOT_SUFFIX).unwrap();
                 snaps.sort();
                 let (_, last) = snaps.pop().unwrap();
-                let data = std::fs::read(&last).unwrap();
-                std::fs::write(&last, &data[..data.len() / 2]).unwrap();
+                let data = vfs::read(&last).unwrap();
+                vfs::write(&last, &data[..data.len() / 2]).unwrap();
             }
             _ => {
                 drop(log);
                 for (o, p) in list_suffix(dir.path(), files::SNAPSHOT_SUFFIX).unwrap() {
                     let _ = o;
-                    std::fs::remove_file(p).unwrap();
+                    vfs::remove_file(p).unwrap();
                 }
             }
         }
@@ -883,10 +944,9 @@ fn legacy_message_sets_are_converted_to_v2() {
     }
 }
 
-#[test]
-fn compaction_keeps_the_latest_record_per_key_and_offsets() {
+fn compaction_keeps_the_latest_record_per_key_and_offsets(mk: fn() -> TempDir) {
     // Kafka's LogCleanerTest.testCleanSegments / testCleaningWithDeletes.
-    let dir = TempDir::new();
+    let dir = mk();
     let c = cfg(&[
         ("cleanup.policy", "compact"),
         ("segment.bytes", "400"),
@@ -1013,9 +1073,8 @@ fn compaction_keeps_each_producers_last_batch() {
     );
 }
 
-#[test]
-fn compaction_beside_an_appender_and_a_reader() {
-    let dir = TempDir::new();
+fn compaction_beside_an_appender_and_a_reader(mk: fn() -> TempDir) {
+    let dir = mk();
     let log = Arc::new(
         open(
             dir.path(),
@@ -1095,10 +1154,9 @@ fn compaction_beside_an_appender_and_a_reader() {
     assert_eq!(all_records(&log, 0), before);
 }
 
-#[test]
-fn an_interrupted_compaction_is_finished_or_undone_on_open() {
+fn an_interrupted_compaction_is_finished_or_undone_on_open(mk: fn() -> TempDir) {
     // Kafka's LogLoaderTest.testRecoveryAfterCrashDuringSplitPhase... / swap file handling.
-    let dir = TempDir::new();
+    let dir = mk();
     let c = cfg(&[("cleanup.policy", "compact"), ("segment.bytes", "400")]);
     let (log, _) = open(dir.path(), c.clone());
     for i in 0..40i64 {
@@ -1112,7 +1170,7 @@ fn an_interrupted_compaction_is_finished_or_undone_on_open() {
     let cleaned = dir
         .path()
         .join(format!("{}.cleaned", files::name(0, files::LOG_SUFFIX)));
-    std::fs::write(&cleaned, b"partial").unwrap();
+    vfs::write(&cleaned, b"partial").unwrap();
     // A complete .swap of the first two segments: it replaces them.
     let (log, _) = open(dir.path(), c.clone());
     let keep: Vec<u8> = {
@@ -1123,11 +1181,11 @@ fn an_interrupted_compaction_is_finished_or_undone_on_open() {
     let swap = dir
         .path()
         .join(format!("{}.swap", files::name(0, files::LOG_SUFFIX)));
-    std::fs::write(&swap, &keep).unwrap();
-    std::fs::write(&cleaned, b"partial").unwrap();
+    vfs::write(&swap, &keep).unwrap();
+    vfs::write(&cleaned, b"partial").unwrap();
     let (log, report) = open(dir.path(), c);
     assert_eq!(report.swaps_completed, 1);
-    assert!(!cleaned.exists() && !swap.exists());
+    assert!(!cleaned.is_there() && !swap.is_there());
     assert_eq!(log.segment_bases()[0], 0);
     assert_eq!(log.segment_bases()[1], bases[2]);
     let offsets: Vec<i64> = all_records(&log, 0).iter().map(|r| r.0).collect();
@@ -1206,21 +1264,20 @@ fn valid_prefix(data: &[u8]) -> (u64, i64) {
     (end, next)
 }
 
-#[test]
-fn random_damage_never_panics_and_recovery_keeps_exactly_the_valid_prefix() {
+fn random_damage_never_panics_and_recovery_keeps_exactly_the_valid_prefix(mk: fn() -> TempDir) {
     let mut rng = Rng::new(Some(20240917));
     for round in 0..60 {
-        let dir = TempDir::new();
+        let dir = mk();
         let (log, _) = open(dir.path(), cfg(&[("index.interval.bytes", "200")]));
         fill(&log, 12);
         if round % 3 == 0 {
             log.close().unwrap();
             // A clean marker with damaged data: the index check or the tail scan finds it.
-            std::fs::remove_file(dir.path().join(files::CLEAN_SHUTDOWN)).unwrap();
+            vfs::remove_file(dir.path().join(files::CLEAN_SHUTDOWN)).unwrap();
         }
         drop(log);
         let path = seg_path(dir.path(), 0, files::LOG_SUFFIX);
-        let mut data = std::fs::read(&path).unwrap();
+        let mut data = vfs::read(&path).unwrap();
         for _ in 0..1 + rng.next_u64() % 3 {
             let at = (rng.next_u64() % data.len() as u64) as usize;
             match rng.next_u64() % 3 {
@@ -1232,7 +1289,7 @@ fn random_damage_never_panics_and_recovery_keeps_exactly_the_valid_prefix() {
                 break;
             }
         }
-        std::fs::write(&path, &data).unwrap();
+        vfs::write(&path, &data).unwrap();
         let (end, next) = valid_prefix(&data);
         let (log, report) = open(dir.path(), cfg(&[("index.interval.bytes", "200")]));
         assert_eq!(
@@ -1282,9 +1339,7 @@ fn full_disk_child() {
     assert_eq!(log.log_end_offset(), end);
     assert_eq!(log.size(), size);
     assert_eq!(
-        std::fs::metadata(seg_path(dir.path(), 0, files::LOG_SUFFIX))
-            .unwrap()
-            .len(),
+        vfs::file_len(seg_path(dir.path(), 0, files::LOG_SUFFIX)).unwrap(),
         size
     );
     assert_eq!(all_records(&log, 0).len() as i64, end);
@@ -1332,10 +1387,9 @@ fn log_is_send_and_sync() {
     check::<FileSlice>();
 }
 
-#[test]
-fn rolls_when_the_index_is_full_and_after_segment_ms() {
+fn rolls_when_the_index_is_full_and_after_segment_ms(mk: fn() -> TempDir) {
     // Kafka's UnifiedLogTest.testIndexRollOnFullIndex... / testTimeBasedLogRoll.
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, _) = open(
         dir.path(),
         cfg(&[("segment.index.bytes", "32"), ("index.interval.bytes", "0")]),
@@ -1346,7 +1400,7 @@ fn rolls_when_the_index_is_full_and_after_segment_ms() {
     }
     // 4 offset entries (32 / 8) per segment, the first batch of each unindexed: 5 batches.
     assert_eq!(log.segment_bases(), [0, 5, 10]);
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, _) = open(dir.path(), cfg(&[("segment.ms", "1000")]));
     log.append(&keyed(&[("a", Some("b"))], NOW), NOW, 0)
         .unwrap();
@@ -1402,9 +1456,10 @@ fn open_fds_under(dir: &Path) -> usize {
 }
 
 fn names_with(dir: &Path, suffix: &str) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
+    let mut v: Vec<String> = vfs::read_dir(dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .into_iter()
+        .map(|e| e.0)
         .filter(|n| n.ends_with(suffix))
         .collect();
     v.sort();
@@ -1433,8 +1488,8 @@ fn removed_segments_wait_renamed_for_file_delete_delay_then_go() {
     let deleted = names_with(dir.path(), ".log.deleted");
     assert_eq!(deleted.len(), gone.len(), "{deleted:?}");
     for base in gone {
-        assert!(!seg_path(dir.path(), *base, files::LOG_SUFFIX).exists());
-        assert!(seg_path(dir.path(), *base, ".log.deleted").exists());
+        assert!(!seg_path(dir.path(), *base, files::LOG_SUFFIX).is_there());
+        assert!(seg_path(dir.path(), *base, ".log.deleted").is_there());
     }
     assert_eq!(log.next_purge_ms(), Some(NOW + 60_000));
     assert_eq!(log.purge(NOW + 59_999).unwrap(), 0);
@@ -1454,9 +1509,8 @@ fn removed_segments_wait_renamed_for_file_delete_delay_then_go() {
     assert_eq!(open_deleted, 0);
 }
 
-#[test]
-fn deleted_leftovers_go_at_the_next_open_and_delay_zero_deletes_at_once() {
-    let dir = TempDir::new();
+fn deleted_leftovers_go_at_the_next_open_and_delay_zero_deletes_at_once(mk: fn() -> TempDir) {
+    let dir = mk();
     let c = || {
         cfg(&[
             ("segment.bytes", "1000"),
@@ -1474,7 +1528,7 @@ fn deleted_leftovers_go_at_the_next_open_and_delay_zero_deletes_at_once() {
     assert!(names_with(dir.path(), ".deleted").is_empty());
     assert_eq!(log.log_start_offset(), start);
     drop(log);
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, _) = open(
         dir.path(),
         cfg(&[
@@ -1500,7 +1554,7 @@ fn a_deleted_log_closes_every_file_at_once() {
     assert!(open_fds_under(&folder) > 0);
     let to = dir.path().join("t-0.abc-delete");
     log.delete(Some(&to)).unwrap();
-    assert!(!folder.exists() && to.is_dir());
+    assert!(!folder.is_there() && to.is_folder());
     assert_eq!(open_fds_under(dir.path()), 0);
     assert_eq!(
         code(
@@ -1514,13 +1568,12 @@ fn a_deleted_log_closes_every_file_at_once() {
     let (log, _) = open(&folder, cfg(&[]));
     fill(&log, 3);
     log.delete(None).unwrap();
-    assert!(!folder.exists());
+    assert!(!folder.is_there());
     assert_eq!(open_fds_under(&folder), 0);
 }
 
-#[test]
-fn a_failed_write_leaves_the_log_as_it_was_and_it_serves_on() {
-    let dir = TempDir::new();
+fn a_failed_write_leaves_the_log_as_it_was_and_it_serves_on(mk: fn() -> TempDir) {
+    let dir = mk();
     let (log, _) = open(dir.path(), cfg(&[]));
     fill(&log, 3);
     let (end, size) = (log.log_end_offset(), log.size());
@@ -1548,11 +1601,10 @@ fn a_failed_write_leaves_the_log_as_it_was_and_it_serves_on() {
     assert_eq!(rows.last().unwrap().1.as_deref(), Some(&b"b"[..]));
 }
 
-#[test]
-fn a_failed_fsync_takes_the_log_offline_and_recovery_checks_it() {
+fn a_failed_fsync_takes_the_log_offline_and_recovery_checks_it(mk: fn() -> TempDir) {
     // A failed fsync is never retried into a success: the log takes nothing more, is not
     // closed cleanly, and the next open recovers it from its last good fsync.
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, _) = open(dir.path(), cfg(&[]));
     fill(&log, 3);
     log.flush().unwrap();
@@ -1575,7 +1627,7 @@ fn a_failed_fsync_takes_the_log_offline_and_recovery_checks_it() {
     // The fault is spent: a later fsync would succeed, and still the log stays offline.
     assert_eq!(code(log.flush().unwrap_err()), ErrorCode::KafkaStorageError);
     assert_eq!(code(log.close().unwrap_err()), ErrorCode::KafkaStorageError);
-    assert!(!dir.path().join(files::CLEAN_SHUTDOWN).exists());
+    assert!(!dir.path().join(files::CLEAN_SHUTDOWN).is_there());
     drop(log);
     let (log, report) = open(dir.path(), cfg(&[]));
     assert!(!report.clean);
@@ -1586,11 +1638,10 @@ fn a_failed_fsync_takes_the_log_offline_and_recovery_checks_it() {
         .unwrap();
 }
 
-#[test]
-fn a_torn_append_takes_the_log_offline_and_recovery_cuts_it() {
+fn a_torn_append_takes_the_log_offline_and_recovery_cuts_it(mk: fn() -> TempDir) {
     // Part of a batch written and not cut back: the log takes nothing more (a later append
     // would sit after the partial batch), and the next open cuts it.
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, _) = open(dir.path(), cfg(&[]));
     fill(&log, 3);
     let (end, size) = (log.log_end_offset(), log.size());
@@ -1601,10 +1652,7 @@ fn a_torn_append_takes_the_log_offline_and_recovery_cuts_it() {
     assert!(log.append(&batch, NOW, 0).is_err());
     assert!(log.failure().is_some());
     let file = seg_path(dir.path(), 0, files::LOG_SUFFIX);
-    assert_eq!(
-        std::fs::metadata(&file).unwrap().len(),
-        size + batch.len() as u64 / 2
-    );
+    assert_eq!(vfs::file_len(&file).unwrap(), size + batch.len() as u64 / 2);
     assert_eq!(
         code(
             log.append(&keyed(&[("a", Some("1"))], NOW), NOW, 0)
@@ -1701,12 +1749,11 @@ fn first_unstable_offset_follows_open_transactions() {
     );
 }
 
-#[test]
-fn aborted_transactions_are_indexed_and_collected_for_fetches() {
+fn aborted_transactions_are_indexed_and_collected_for_fetches(mk: fn() -> TempDir) {
     // Kafka's UnifiedLogTest.testTransactionIndexUpdated and testCollectAbortedTransactions...:
     // every aborted transaction overlapping the fetched range, across segments; commits are not
     // indexed; a fetch past a transaction's marker does not see it.
-    let dir = TempDir::new();
+    let dir = mk();
     let (log, _) = open(dir.path(), cfg(&[("segment.bytes", "300")]));
     // pid 1: 0..=1 aborted at 3; pid 2: 2 committed at 4; pid 3: 5..=6 aborted at 8 with
     // pid 4 open from 7 (so the entry's last stable offset is 7).
@@ -1838,14 +1885,13 @@ fn coordinator_batches_skip_client_only_checks() {
     assert_eq!(log.first_unstable_offset(), None);
 }
 
-#[test]
-fn a_crash_keeps_open_transactions_open_and_rebuilds_the_aborted_index() {
+fn a_crash_keeps_open_transactions_open_and_rebuilds_the_aborted_index(mk: fn() -> TempDir) {
     // Kafka's LogLoaderTest.testRecoveryRebuildsTransactionIndex... /
     // UnifiedLogTest.testRecoverTransactionIndex shape: kill -9 (no close, no flush) after
     // segments were cut, then reopen: the open transaction still bounds the LSO, the aborted
     // transactions are collected again, and a second crash after the reopen keeps them.
     for damage in ["none", "rescan-all", "corrupt-txnindex"] {
-        let dir = TempDir::new();
+        let dir = mk();
         let c = cfg(&[("segment.bytes", "300")]);
         let (log, _) = open(dir.path(), c.clone());
         log.append(&txn_batch(1, 0, 0, &["a", "b"]), NOW, 0)
@@ -1874,16 +1920,16 @@ fn a_crash_keeps_open_transactions_open_and_rebuilds_the_aborted_index() {
                 for n in idx {
                     let p = dir.path().join(n);
                     if damage == "rescan-all" {
-                        std::fs::remove_file(&p).unwrap();
+                        vfs::remove_file(&p).unwrap();
                     } else {
-                        std::fs::write(&p, [0u8; 20]).unwrap();
+                        vfs::write(&p, [0u8; 20]).unwrap();
                     }
                 }
                 // Kafka trusts a flushed segment without a .txnindex; kgroup only rescans
                 // when told by a damaged file, so drop the recovery point as a crash before
                 // the flush would.
                 if damage == "rescan-all" {
-                    std::fs::remove_file(dir.path().join(files::RECOVERY_POINT)).unwrap();
+                    vfs::remove_file(dir.path().join(files::RECOVERY_POINT)).unwrap();
                 }
             }
             _ => {}
@@ -1905,12 +1951,11 @@ fn a_crash_keeps_open_transactions_open_and_rebuilds_the_aborted_index() {
     }
 }
 
-#[test]
-fn txn_indexes_go_with_their_segments_and_below_the_log_start() {
+fn txn_indexes_go_with_their_segments_and_below_the_log_start(mk: fn() -> TempDir) {
     // Kafka's UnifiedLogTest.testDeleteOldSegments... with transactions: retention deletes a
     // segment's .txnindex with it; DeleteRecords hides the aborted transactions below the log
     // start offset.
-    let dir = TempDir::new();
+    let dir = mk();
     let c = cfg(&[("segment.bytes", "250"), ("retention.bytes", "1")]);
     let (log, _) = open(dir.path(), c.clone());
     log.append(&txn_batch(1, 0, 0, &["a"]), NOW, 0).unwrap();
@@ -2006,12 +2051,11 @@ fn compaction_stops_at_the_first_unstable_offset_and_keeps_transactions() {
     assert_eq!(aborted(&log, 0, 100), vec![(1, 1)]);
 }
 
-#[test]
-fn a_compaction_swap_finished_on_open_keeps_the_aborted_index() {
+fn a_compaction_swap_finished_on_open_keeps_the_aborted_index(mk: fn() -> TempDir) {
     // Kafka's LogLoaderTest swap recovery with a transaction index: a complete `.log.swap`
     // (with its `.txnindex.swap`) replaces the segment, and its aborted transactions are there
     // after the open; a `.txnindex.swap` without its segment's swap is deleted.
-    let dir = TempDir::new();
+    let dir = mk();
     let c = cfg(&[("cleanup.policy", "compact"), ("segment.bytes", "300")]);
     let (log, _) = open(dir.path(), c.clone());
     log.append(&txn_batch(1, 0, 0, &["a"]), NOW, 0).unwrap();
@@ -2023,20 +2067,20 @@ fn a_compaction_swap_finished_on_open_keeps_the_aborted_index() {
     }
     let bases = log.segment_bases();
     assert!(bases.len() > 2);
-    let seg0 = std::fs::read(seg_path(dir.path(), 0, files::LOG_SUFFIX)).unwrap();
+    let seg0 = vfs::read(seg_path(dir.path(), 0, files::LOG_SUFFIX)).unwrap();
     log.close().unwrap();
     let idx = seg_path(dir.path(), 0, files::TXN_INDEX_SUFFIX);
-    let entries = std::fs::read(&idx).unwrap();
+    let entries = vfs::read(&idx).unwrap();
     assert_eq!(entries.len(), 34);
-    std::fs::remove_file(&idx).unwrap();
-    std::fs::write(seg_path(dir.path(), 0, ".log.swap"), &seg0).unwrap();
-    std::fs::write(seg_path(dir.path(), 0, ".txnindex.swap"), &entries).unwrap();
+    vfs::remove_file(&idx).unwrap();
+    vfs::write(seg_path(dir.path(), 0, ".log.swap"), &seg0).unwrap();
+    vfs::write(seg_path(dir.path(), 0, ".txnindex.swap"), &entries).unwrap();
     let orphan = seg_path(dir.path(), bases[1], ".txnindex.swap");
-    std::fs::write(&orphan, &entries).unwrap();
+    vfs::write(&orphan, &entries).unwrap();
     let (log, report) = open(dir.path(), c);
     assert_eq!(report.swaps_completed, 1);
-    assert!(!orphan.exists());
-    assert_eq!(std::fs::read(&idx).unwrap(), entries);
+    assert!(!orphan.is_there());
+    assert_eq!(vfs::read(&idx).unwrap(), entries);
     assert_eq!(aborted(&log, 0, 100), vec![(1, 0)]);
 }
 

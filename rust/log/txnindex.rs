@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use super::files;
 use super::index::{Entry, Index};
+use super::vfs;
 use crate::errors::Result;
 
 /// AbortedTxn is one entry of the index (Kafka's `AbortedTxn`).
@@ -78,7 +79,7 @@ impl TxnIndex {
     /// there is none, None if it is damaged (not whole entries, an unknown version, last offsets
     /// not increasing or outside the segment), when the segment's index must be rebuilt.
     pub fn load(path: PathBuf, base: i64, next_offset: i64) -> Option<Self> {
-        let data = match std::fs::read(&path) {
+        let data = match vfs::read(&path) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Some(TxnIndex::new(path, base))

@@ -3,7 +3,6 @@
 //! with the GIL released; `Log` is safe to share between threads (the broker's asyncio thread
 //! appends and reads while executor threads flush and compact).
 
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
@@ -24,7 +23,113 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FileSlice>()?;
     m.add_function(wrap_pyfunction!(inject_fault, m)?)?;
     m.add_function(wrap_pyfunction!(clear_faults, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_root, m)?)?;
+    m.add_function(wrap_pyfunction!(drop_memory_root, m)?)?;
+    m.add_function(wrap_pyfunction!(is_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_used, m)?)?;
+    m.add_function(wrap_pyfunction!(read_file, m)?)?;
+    m.add_function(wrap_pyfunction!(write_file_atomically, m)?)?;
+    m.add_function(wrap_pyfunction!(file_exists, m)?)?;
+    m.add_function(wrap_pyfunction!(is_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(make_dirs, m)?)?;
+    m.add_function(wrap_pyfunction!(list_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(remove_file, m)?)?;
+    m.add_function(wrap_pyfunction!(remove_tree, m)?)?;
     Ok(())
+}
+
+// -- storage: memory roots and the file helpers of the broker's Python side -------------------
+
+/// memory_root(path=None): make `path` (a fresh `/kgroup-memory/<pid>-<n>` if None) a memory
+/// root of this process and return its normalised path: every file under it, the log's and
+/// the helpers below alike, lives in memory. A root already registered is kept with its files.
+/// ValueError if it would sit inside or around another root.
+#[pyfunction]
+#[pyo3(signature = (path=None))]
+fn memory_root(path: Option<PathBuf>) -> PyResult<PathBuf> {
+    log::vfs::register_root(path.as_deref()).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            pyo3::exceptions::PyValueError::new_err(e.to_string())
+        } else {
+            e.into()
+        }
+    })
+}
+
+/// drop_memory_root(path): unregister the memory root and free its files (logs still open on
+/// it keep theirs until closed). Returns whether it was a root.
+#[pyfunction]
+fn drop_memory_root(path: PathBuf) -> bool {
+    log::vfs::drop_root(&path)
+}
+
+/// is_memory(path): whether `path` is under a memory root.
+#[pyfunction]
+fn is_memory(path: PathBuf) -> bool {
+    log::vfs::is_memory(&path)
+}
+
+/// memory_used(path): the bytes held by the files of the memory root serving `path` (None if
+/// it is on disk). A file extended without being written (a sparse tail) holds nothing.
+#[pyfunction]
+fn memory_used(path: PathBuf) -> Option<u64> {
+    log::vfs::memory_used(&path)
+}
+
+/// read_file(path): the file's bytes (OSError as `open` raises it: FileNotFoundError...).
+#[pyfunction]
+fn read_file<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyBytes>> {
+    let data = log::vfs::read(&path)?;
+    Ok(PyBytes::new(py, &data))
+}
+
+/// write_file_atomically(path, data, sync=True): replace the file through `<path>.tmp` renamed
+/// into place, fsynced (file, then folder) if `sync`.
+#[pyfunction]
+#[pyo3(signature = (path, data, sync=true))]
+fn write_file_atomically(path: PathBuf, data: &[u8], sync: bool) -> PyResult<()> {
+    Ok(log::vfs::write_atomically(&path, data, sync)?)
+}
+
+/// file_exists(path): whether a file or folder is there.
+#[pyfunction]
+fn file_exists(path: PathBuf) -> bool {
+    log::vfs::exists(&path)
+}
+
+/// is_dir(path): whether a folder is there.
+#[pyfunction]
+fn is_dir(path: PathBuf) -> bool {
+    log::vfs::is_dir(&path)
+}
+
+/// make_dirs(path): create the folder and its missing parents (an existing one is fine).
+#[pyfunction]
+fn make_dirs(path: PathBuf) -> PyResult<()> {
+    Ok(log::vfs::create_dir_all(&path)?)
+}
+
+/// list_dir(path): the names in a folder, sorted.
+#[pyfunction]
+fn list_dir(path: PathBuf) -> PyResult<Vec<String>> {
+    let mut names: Vec<String> = log::vfs::read_dir(&path)?
+        .into_iter()
+        .map(|e| e.0)
+        .collect();
+    names.sort_unstable();
+    Ok(names)
+}
+
+/// remove_file(path): delete a file.
+#[pyfunction]
+fn remove_file(path: PathBuf) -> PyResult<()> {
+    Ok(log::vfs::remove_file(&path)?)
+}
+
+/// remove_tree(path): delete a folder and everything in it.
+#[pyfunction]
+fn remove_tree(path: PathBuf) -> PyResult<()> {
+    Ok(log::vfs::remove_dir_all(&path)?)
 }
 
 /// inject_fault(op, path_contains, errno, times=None): fail the next `times` storage
@@ -281,9 +386,10 @@ impl FileSlice {
         self.inner.path()
     }
 
-    /// fileno is the segment file's descriptor (-1 when empty), valid while the slice lives.
+    /// fileno is the segment file's descriptor (-1 when empty or in memory), valid while the
+    /// slice lives.
     fn fileno(&self) -> i32 {
-        self.inner.file().map_or(-1, |f| f.as_raw_fd())
+        self.inner.file().and_then(|f| f.raw_fd()).unwrap_or(-1)
     }
 
     /// read reads the bytes.

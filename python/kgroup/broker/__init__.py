@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from kgroup import errors
 from kgroup.broker.config import LONG_MAX, BrokerConfig
+from kgroup.broker.logdirs import close_memory_storage, open_memory_storage
 from kgroup.broker.server import Connection
 from kgroup.broker.state import BrokerState
 from kgroup.broker.topics import Partition, now_ms
@@ -97,6 +98,12 @@ class Broker:
     with Broker(...)`` as tasks of the running event loop. Either way ``bootstrap_servers`` is
     then its address. Leaving the block finishes the requests in flight, flushes every log and
     closes it cleanly, so that the next start needs no recovery.
+
+    With ``kgroup.log.storage=memory`` every file of the broker lives in this process's memory
+    (``kgroup.log.memory_root``): ``log.dirs`` are registered as memory roots at start (a fresh
+    one when no folder is given: ``config.data_dirs`` names it once started) and freed at stop,
+    unless ``kgroup.log.storage.keep`` is set: then a broker started later in this process on
+    the same ``log.dirs`` (with the same two configs) finds everything the first one kept.
     """
 
     def __init__(
@@ -132,6 +139,8 @@ class Broker:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
+        #: _memory_roots are the memory roots this broker registered (memory storage).
+        self._memory_roots: list[Path] = []
 
     # -- address -------------------------------------------------------------------------
 
@@ -164,7 +173,13 @@ class Broker:
             adv_host, adv_port = _listener(self._advertised)
             if adv_port == 0:
                 adv_port = port
-        state = BrokerState(self.config, adv_host, adv_port)
+        try:
+            self._memory_roots = open_memory_storage(self.config)
+            state = BrokerState(self.config, adv_host, adv_port)
+        except BaseException:
+            sock.close()
+            close_memory_storage(self.config, self._memory_roots)
+            raise
         try:
             await loop.run_in_executor(None, state.topics.load)
             state.groups.start()
@@ -177,6 +192,7 @@ class Broker:
             state.transactions.stop()
             state.groups.stop()
             state.close()
+            close_memory_storage(self.config, self._memory_roots)
             raise
         self.state = state
         self._stopped = asyncio.Event()
@@ -196,7 +212,8 @@ class Broker:
             port,
             adv_host,
             adv_port,
-            ", ".join(str(d) for d in self.config.data_dirs),
+            ", ".join(str(d) for d in self.config.data_dirs)
+            + (" (memory)" if self._memory_roots else ""),
             len(state.topics.by_name),
             time.monotonic() - started,
         )
@@ -226,6 +243,8 @@ class Broker:
             for c in list(state.connections):
                 c.close()
             await asyncio.get_running_loop().run_in_executor(None, state.close)
+            close_memory_storage(self.config, self._memory_roots)
+            self._memory_roots = []
             stats = state.send_stats
             if stats.sendfile_calls or stats.copied_bytes:
                 log.info(

@@ -710,6 +710,28 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             at_least(1),
         ),
         _broker(
+            "kgroup.log.storage",
+            T.STRING,
+            "disk",
+            "kgroup's own: where the broker keeps its data. disk: the folders of log.dirs. "
+            "memory: an in-process memory filesystem with the disk's semantics (the same "
+            "recovery, retention and compaction run; fsync does nothing), for tests; log.dirs "
+            "then names memory paths, and when neither log.dirs nor log.dir is set the broker "
+            "makes a fresh one (/kgroup-memory/<pid>-<n>). Fetch copies records into its "
+            "responses (no sendfile); the memory is freed when the broker stops unless "
+            "kgroup.log.storage.keep is set.",
+            one_of("disk", "memory"),
+        ),
+        _broker(
+            "kgroup.log.storage.keep",
+            T.BOOLEAN,
+            False,
+            "kgroup's own: with kgroup.log.storage=memory, whether the broker's memory "
+            "filesystem outlives its stop, so that a broker started later in the same process "
+            "on the same log.dirs finds its topics, records and offsets (the test kit's "
+            "restart); whoever set it frees the memory with kgroup.log.drop_memory_root.",
+        ),
+        _broker(
             "kgroup.fetch.sendfile",
             T.BOOLEAN,
             True,

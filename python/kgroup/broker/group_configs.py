@@ -35,7 +35,7 @@ from kgroup.broker.config import (
     at_least,
     format_value,
 )
-from kgroup.broker.topics import _write_atomically
+from kgroup.log import file_exists, read_text, write_atomically
 
 __all__ = ["GROUP_CONFIGS", "GroupConfigDef", "GroupConfigs", "describe", "validate"]
 
@@ -535,8 +535,8 @@ class GroupConfigs:
     def load(self) -> None:
         """Read the file, if any, and hand every group's configs to ``on_change``. Values are
         not checked against the broker's bounds again: Kafka checks them when they are set."""
-        if self.path.exists():
-            self.raw = json.loads(self.path.read_text())
+        if file_exists(self.path):
+            self.raw = json.loads(read_text(self.path))
         for group in self.raw:
             self.on_change(group, coordinator_configs(self.parsed(group)))
 
@@ -552,7 +552,7 @@ class GroupConfigs:
             self.raw[group] = dict(raw)
         else:
             self.raw.pop(group, None)
-        _write_atomically(self.path, json.dumps(self.raw, indent=1, sort_keys=True))
+        write_atomically(self.path, json.dumps(self.raw, indent=1, sort_keys=True))
         self.on_change(group, coordinator_configs(parsed))
 
     def parsed(self, group: str) -> dict[str, Any]:

@@ -19,6 +19,11 @@ cause; while failures persist a WARNING sums them up every ``kgroup.log.dir.fail
 small ones, and that logs one line a period, not one per flip); a period with successful
 writes and no failure ends the episode, logged as writes succeeding again. DescribeLogDirs reports a
 directory in error with KAFKA_STORAGE_ERROR, beside its partitions' sizes and its space.
+
+With ``kgroup.log.storage=memory`` the directories are memory roots (``kgroup.log.memory_root``):
+:func:`open_memory_storage` registers them when the broker starts, and :func:`close_memory_storage`
+frees them when it stops (unless ``kgroup.log.storage.keep``). A memory directory's space is the
+bytes its files hold plus the memory the machine could still give them (``MemAvailable``).
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgroup import errors
+from kgroup.broker.config import BrokerConfig
+from kgroup.log import drop_memory_root, memory_root, memory_used
 
-__all__ = ["DirFailure", "LogDir", "LogDirs"]
+__all__ = ["DirFailure", "LogDir", "LogDirs", "close_memory_storage", "open_memory_storage"]
 
 log = logging.getLogger("kgroup.broker")
 
@@ -83,12 +90,53 @@ class LogDir:
 
     def space(self) -> tuple[int, int]:
         """(total bytes, usable bytes) of the directory's filesystem; (-1, -1) if unknown,
-        as DescribeLogDirs v4 reports them."""
+        as DescribeLogDirs v4 reports them. For a memory directory: usable is the memory the
+        machine still has available, total that plus what the directory's files hold."""
+        used = memory_used(self.path)
+        if used is not None:
+            free = available_memory()
+            return (used + free, free) if free >= 0 else (-1, -1)
         try:
             st = os.statvfs(self.path)
         except OSError:
             return -1, -1
         return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+
+
+def available_memory() -> int:
+    """The memory the machine can still give (Linux's MemAvailable, in bytes); -1 if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return -1
+
+
+def open_memory_storage(config: BrokerConfig) -> list[Path]:
+    """With ``kgroup.log.storage=memory``: register the broker's log directories as memory
+    roots (kept with their files if already registered, as after a stop with
+    ``kgroup.log.storage.keep``) and return them; when neither ``log.dirs`` nor ``log.dir`` is
+    set, a fresh root becomes ``log.dirs``. Nothing for disk storage."""
+    if config.get("kgroup.log.storage") != "memory":
+        return []
+    if not config.explicit.get("log.dirs") and not config.explicit.get("log.dir"):
+        config.explicit["log.dirs"] = str(memory_root())
+    return [memory_root(d) for d in config.data_dirs]
+
+
+def close_memory_storage(config: BrokerConfig, roots: list[Path]) -> None:
+    """Free the memory roots :func:`open_memory_storage` registered, unless
+    ``kgroup.log.storage.keep`` is set."""
+    if config.get("kgroup.log.storage.keep"):
+        return
+    for root in roots:
+        drop_memory_root(root)
 
 
 def failure_kind(error: BaseException) -> str:

@@ -8,7 +8,6 @@ import asyncio
 import collections
 import concurrent.futures
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,6 +19,7 @@ from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
 from kgroup.broker.output import SendStats
 from kgroup.broker.topics import Partition, Topics
+from kgroup.log import file_exists, read_text, write_atomically
 
 __all__ = ["BrokerState", "Flusher", "Peer", "ProducerIds"]
 
@@ -165,18 +165,13 @@ class ProducerIds:
         self._path = path
         self._next = 0
         self._end = 0
-        if path.exists():
-            self._next = self._end = int(path.read_text().strip() or 0)
+        if file_exists(path):
+            self._next = self._end = int(read_text(path).strip() or 0)
 
     def next(self) -> int:
         if self._next >= self._end:
             end = self._next + self.BLOCK
-            tmp = self._path.with_name(self._path.name + ".tmp")
-            with open(tmp, "w") as f:
-                f.write(f"{end}\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self._path)
+            write_atomically(self._path, f"{end}\n")
             self._end = end
         pid = self._next
         self._next += 1
@@ -210,7 +205,11 @@ class BrokerState:
         #: acks_all_fsync: acks=all is answered once fsynced (kgroup.acks.all.fsync).
         self.acks_all_fsync = bool(config.get("kgroup.acks.all.fsync"))
         #: fetch_sendfile: Fetch sends records from the segment files (kgroup.fetch.sendfile).
-        self.fetch_sendfile = bool(config.get("kgroup.fetch.sendfile"))
+        #: Memory storage has no file to send from: its records are copied into the response.
+        self.fetch_sendfile = (
+            bool(config.get("kgroup.fetch.sendfile"))
+            and config.get("kgroup.log.storage") != "memory"
+        )
         #: send_stats counts the fetched bytes sent by sendfile and those copied.
         self.send_stats = SendStats()
         #: requests counts the request frames received, by api key (Kafka's RequestsPerSec

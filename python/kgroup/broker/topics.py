@@ -10,6 +10,10 @@ A deleted topic's log folders are closed at once (no file of theirs stays open),
 ``<topic>-<partition>.<id>-delete`` and removed after ``log.segment.delete.delay.ms``, as
 Kafka's LogManager does; so are the segments that retention, DeleteRecords and compaction take
 out of a log (``.deleted`` files, after the topic's ``file.delete.delay.ms``).
+
+Every file operation here goes through ``kgroup.log``'s storage helpers (``read_text``,
+``write_atomically``, ``list_dir``...), the layer the log engine's files go through, so that
+with ``kgroup.log.storage=memory`` nothing of the broker touches the disk.
 """
 
 from __future__ import annotations
@@ -19,9 +23,7 @@ import base64
 import contextlib
 import json
 import logging
-import os
 import re
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -32,7 +34,16 @@ from typing import Any
 from kgroup import errors
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.logdirs import LogDir, LogDirs
-from kgroup.log import Log
+from kgroup.log import (
+    Log,
+    file_exists,
+    is_dir,
+    list_dir,
+    make_dirs,
+    read_text,
+    remove_tree,
+    write_atomically,
+)
 
 __all__ = [
     "INTERNAL_TOPICS",
@@ -155,15 +166,16 @@ class Topics:
         """Open the data folders: meta.properties, topics.json, and every partition's log
         (recovering it after an unclean stop)."""
         for d in self.log_dirs:
-            d.path.mkdir(parents=True, exist_ok=True)
+            make_dirs(d.path)
         self.cluster_id = self._meta(self.log_dirs.metadata_dir, None)
         for d in self.log_dirs.dirs[1:]:
             self._meta(d, self.cluster_id)
         state = self._read_state()
         delay = int(self.config.topic_defaults()["file.delete.delay.ms"])
         for d in self.log_dirs:
-            for child in d.path.iterdir():
-                if child.is_dir() and child.name.endswith("-delete"):
+            for name in list_dir(d.path):
+                child = d.path / name
+                if name.endswith("-delete") and is_dir(child):
                     # A deleted topic's folder left by the last run: removed after the delay.
                     self.doomed.append((now_ms() + delay, child))
         for name, t in state.items():
@@ -175,8 +187,9 @@ class Topics:
             self._add(topic)
         known = {f"{t}-{p.index}" for t in self.by_name for p in self.by_name[t].partitions}
         for d in self.log_dirs:
-            for child in d.path.iterdir():
-                if child.is_dir() and child.name not in known and re.match(r".+-\d+$", child.name):
+            for name in list_dir(d.path):
+                child = d.path / name
+                if name not in known and re.match(r".+-\d+$", name) and is_dir(child):
                     log.warning("Ignoring folder %s: no topic of this broker owns it", child)
         if any(not t.get("dirs") for t in state.values()) and state:
             self._save()
@@ -193,7 +206,7 @@ class Topics:
                 f"({', '.join(str(d.path) for d in self.log_dirs)})"
             )
         for d in self.log_dirs:
-            if (d.path / folder).is_dir():
+            if is_dir(d.path / folder):
                 return d
         return self._least_used()
 
@@ -221,10 +234,10 @@ class Topics:
         """Read (or write) the meta.properties of ``d``: its cluster id, which must be
         ``cluster_id`` when given, and its directory id. Returns the cluster id."""
         path = d.path / "meta.properties"
-        if path.exists():
+        if file_exists(path):
             values = dict(
                 line.split("=", 1)
-                for line in path.read_text().splitlines()
+                for line in read_text(path).splitlines()
                 if "=" in line and not line.startswith("#")
             )
             node = values.get("node.id")
@@ -244,7 +257,7 @@ class Topics:
         if cluster_id is None:
             cluster_id = _b64(uuid.uuid4())
         d.id = _b64(uuid.uuid4())
-        _write_atomically(
+        write_atomically(
             path,
             f"#\n#{time.ctime()}\nnode.id={self.config.node_id}\nversion=1\n"
             f"cluster.id={cluster_id}\ndirectory.id={d.id}\n",
@@ -253,9 +266,9 @@ class Topics:
 
     def _read_state(self) -> dict[str, Any]:
         path = self.dir / "topics.json"
-        if not path.exists():
+        if not file_exists(path):
             return {}
-        return json.loads(path.read_text())
+        return json.loads(read_text(path))
 
     def _save(self) -> None:
         state = {
@@ -267,7 +280,7 @@ class Topics:
             }
             for t in self.by_name.values()
         }
-        _write_atomically(self.dir / "topics.json", json.dumps(state, indent=1, sort_keys=True))
+        write_atomically(self.dir / "topics.json", json.dumps(state, indent=1, sort_keys=True))
 
     # -- configs ---------------------------------------------------------------------------
 
@@ -383,7 +396,8 @@ class Topics:
                     self.doomed.append((now_ms() + delay, doomed))
             except errors.KGroupError as e:
                 self.storage_failed(p, "deleting", e)
-                shutil.rmtree(p.dir.path / p.name, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    remove_tree(p.dir.path / p.name)
         log.info(
             "Deleted topic %s; its files go in %d ms (log.segment.delete.delay.ms)",
             topic.name,
@@ -400,7 +414,7 @@ class Topics:
         self.doomed = [d for d in self.doomed if d[0] > now]
         for _, path in due:
             try:
-                shutil.rmtree(path)
+                remove_tree(path)
             except FileNotFoundError:
                 pass
             except OSError as e:
@@ -449,17 +463,3 @@ class Topics:
 
 def _b64(u: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dirfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dirfd)
-    finally:
-        os.close(dirfd)

@@ -181,6 +181,8 @@ class Broker:
                 if self._memory_root is None:
                     self._memory_root = klog.memory_root()
                 config["kgroup.log.storage"] = "memory"
+                # The kit owns the root: a restart finds the data, stop() frees it.
+                config["kgroup.log.storage.keep"] = True
                 data_dir = Path(self._memory_root)
             backend: _InProcess | _ChildProcess
             if self.process:
