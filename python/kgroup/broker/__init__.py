@@ -230,6 +230,9 @@ class Broker:
         if state is not None:
             # No new requests; long polls answer now with what they have.
             state.stopping = True
+            # A paused broker resumes (what it holds is answered), a moved coordinator's
+            # partitions load again: the stop below then runs as usual.
+            state.faults.clear()
             for c in list(state.connections):
                 c.stop_reading()
             for part in state.topics.partitions():

@@ -13,7 +13,9 @@ version the broker does not speak is answered with a v0 UNSUPPORTED_VERSION body
 other unknown api key or version, a frame above ``socket.request.max.bytes`` or a request that
 does not decode closes that connection only (Kafka's ``InvalidRequestException``), with a log
 line. Bytes after a request's body are ignored, as Kafka's parser ignores them (librdkafka
-sends some).
+sends some). While a test's fault is armed (``kgroup.broker.faults``: one attribute read per
+request otherwise), each request is offered to it first, on either path; it may answer it
+(an error, late), close the connection, or hold every connection (a pause).
 
 A Fetch response's record batches are not copied through Python when ``kgroup.fetch.sendfile``
 is on (the default): the handler answers with FileSlices of the segment files, the response is
@@ -97,6 +99,9 @@ class Connection(asyncio.BufferedProtocol):
         self._output: Output | None = None
         #: corked: a read's requests are being handled; their answers wait for its end.
         self._corked = False
+        self._faults = state.faults
+        #: held: the broker is paused (``Faults.pause``): nothing is read or answered.
+        self._held = False
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -115,6 +120,8 @@ class Connection(asyncio.BufferedProtocol):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._output = Output(self.transport, self.state.send_stats, self._broken, self._sendfile)
         self.state.connections.add(self)
+        if self._faults.paused:
+            self.hold()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
@@ -201,6 +208,8 @@ class Connection(asyncio.BufferedProtocol):
         if len(frame) >= 4:
             api_key = int.from_bytes(frame[0:2], "big", signed=True)
             self.state.requests[api_key] += 1
+            if self._faults.armed and self._faults.intercept(self, api_key, frame):
+                return
             versions = _GROUP_VERSIONS.get(api_key)
             if versions is not None and (
                 versions[0] <= int.from_bytes(frame[2:4], "big", signed=True) <= versions[1]
@@ -290,6 +299,7 @@ class Connection(asyncio.BufferedProtocol):
             and len(self._tasks) < self._max_in_flight // 2
             and not self._closed
             and not self.state.stopping
+            and not self._held
         ):
             self._paused = False
             assert self.transport is not None
@@ -325,7 +335,7 @@ class Connection(asyncio.BufferedProtocol):
     def _flush(self) -> None:
         """Write the answers that are next in order (all at once: one write for a run of
         whole frames); while a read's requests are being handled, wait for its end."""
-        if self._corked:
+        if self._corked or self._held:
             return
         slots = self._slots
         output = self._output
@@ -360,6 +370,32 @@ class Connection(asyncio.BufferedProtocol):
             exc_info=e,
         )
         self.close()
+
+    def answer_later(self, request: protocol.RequestHeader, answer: Any) -> None:
+        """Answer ``request`` with what the awaitable ``answer`` gives (a body, a whole frame,
+        or None for no answer), in this connection's order (the fault engine's answers)."""
+        slot = _Slot()
+        self._slots.append(slot)
+        self._await(answer, slot, request)
+
+    def hold(self) -> None:
+        """Read nothing and answer nothing until :meth:`release` (``Faults.pause``)."""
+        if self._closed or self._held:
+            return
+        self._held = True
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+    def release(self) -> None:
+        """Serve again after :meth:`hold`: read what waits, send the answers held."""
+        if not self._held:
+            return
+        self._held = False
+        if self._closed:
+            return
+        if self.transport is not None and not self._paused and not self.state.stopping:
+            self.transport.resume_reading()
+        self._flush()
 
     def stop_reading(self) -> None:
         """Read no more requests (the broker is stopping); those in flight still get answers."""

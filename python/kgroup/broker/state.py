@@ -17,6 +17,7 @@ from kgroup import errors
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
+from kgroup.broker.faults import Faults
 from kgroup.broker.output import SendStats
 from kgroup.broker.topics import Partition, Topics
 from kgroup.log import file_exists, read_text, write_atomically
@@ -215,6 +216,8 @@ class BrokerState:
         #: requests counts the request frames received, by api key (Kafka's RequestsPerSec
         #: meter of kafka.network:type=RequestMetrics, as a plain count).
         self.requests: collections.Counter[int] = collections.Counter()
+        #: faults are the failures a test armed (``kgroup.broker.faults``); none by default.
+        self.faults = Faults(self)
 
     @property
     def cluster_id(self) -> str:

@@ -196,6 +196,8 @@ class CoordinatorRuntime:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0
         self._loader: asyncio.Task[None] | None = None
+        #: _reloads are the loads of partitions taken back (reload_partition).
+        self._reloads: set[asyncio.Task[int]] = set()
         self._stopped = False
         #: owned are the partitions of the internal topic whose keys this broker serves
         #: (loaded, or loading).
@@ -235,6 +237,8 @@ class CoordinatorRuntime:
         self._stopped = True
         if self._loader is not None:
             self._loader.cancel()
+        for task in self._reloads:
+            task.cancel()
         now = now_ms()
         for p in sorted(self.owned):
             self._apply(self.coordinator.unload(now, p))
@@ -242,6 +246,33 @@ class CoordinatorRuntime:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+    def unload_partition(self, partition: int) -> None:
+        """Give one partition up, as when its leadership moves to another broker: parked
+        requests of its keys are answered NOT_COORDINATOR, its keys' state is dropped and they
+        answer NOT_COORDINATOR until :meth:`reload_partition`."""
+        if partition in self.owned:
+            self.owned.discard(partition)
+            self.loading.discard(partition)
+            self._apply(self.coordinator.unload(now_ms(), partition))
+            self._rearm()
+
+    def reload_partition(self, partition: int) -> asyncio.Task[int] | None:
+        """Take one partition back, as when its leadership returns: its keys answer
+        COORDINATOR_LOAD_IN_PROGRESS while it is replayed from the log, in the background (the
+        task returned; None when the internal topic lacks that partition)."""
+        topic = self.state.topics.by_name.get(self.internal.name)
+        if self._stopped or topic is None or not 0 <= partition < len(topic.partitions):
+            return None
+        if partition in self.owned:
+            return None
+        self.coordinator.load(partition, b"", last=False)
+        self.owned.add(partition)
+        self.loading.add(partition)
+        task = asyncio.get_running_loop().create_task(self._load(topic.partitions[partition]))
+        self._reloads.add(task)
+        task.add_done_callback(self._reloads.discard)
+        return task
 
     async def _load_all(self, topic: Topic) -> None:
         started = time.monotonic()
