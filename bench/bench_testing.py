@@ -52,6 +52,7 @@ Run (``make bench-testing``)::
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import importlib.metadata
 import json
@@ -148,6 +149,18 @@ def _idle(m: dict[str, list[float]], pid: int) -> None:
 # -- 1 and 2: start and idle memory --------------------------------------------------------------
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _bytecode() -> None:
+    """kgroup's modules compiled to bytecode once, as pip compiles an installed wheel's: where
+    PYTHONDONTWRITEBYTECODE is set and kgroup runs from its sources (an editable install),
+    every new interpreter would otherwise compile them again (some 60 ms of each fresh start
+    and child process here), which no user's start pays. Interpreters read the files
+    whatever that variable says."""
+    import kgroup
+
+    compileall.compile_dir(Path(kgroup.__file__).parent, quiet=1)
+
+
 def test_start_in_process(benchmark) -> None:
     """``Broker()`` in this process, warm: STARTS starts, each until the first answer."""
     from kgroup.testing import Broker
@@ -235,6 +248,7 @@ def test_start_fresh_interpreter(benchmark) -> None:
     benchmark.group = f"kgroup.testing: start until ApiVersions is answered ({storage})"
 
     def run() -> None:
+        _fresh(storage, 0)  # the files it reads into the page cache, outside the clock
         for _ in range(FRESH_STARTS):
             wall, got = _fresh(storage, 0)
             _starts.setdefault(FRESH, []).append(got["start_s"])
