@@ -5,9 +5,9 @@ Every broker gets kgroup.testing's test settings (``TEST_DEFAULTS``: no initial 
 delay, 5 partitions for the internal topics), Apache Kafka as well: Kafka's own test harness
 (``TestUtils.createBrokerConfig``) sets the same. The ways compared:
 
-- ``kit``: ``kgroup.testing.Broker()`` in this process (a thread and its event loop; memory
-  storage, or disk in a build without it: the summary says which), started again and again in
-  a warm process (imports done, one start before the clock);
+- ``kit``: ``kgroup.testing.Broker()`` in this process (a thread and its event loop, memory
+  storage), started again and again in a warm process (imports done, one start before the
+  clock);
 - ``kit, fresh``: the same in a new interpreter that times itself from its first statement, so
   ``import kgroup.testing`` and the first start's imports are counted (the interpreter's own
   start is not; the summary gives the wall time from its launch as well);
@@ -40,6 +40,13 @@ Figures:
 
 Targets (issue 23): 50 ms from start to the first answer in process, 30 MB idle, and the
 per-test-broker suite faster than the shared Kafka one.
+
+kgroup's modules are compiled to bytecode before anything is timed, as pip compiles an installed
+wheel's (where ``PYTHONDONTWRITEBYTECODE`` is set and kgroup runs from its sources, every new
+interpreter would compile them again). Under pytest, kgroup's modules are also rewritten for
+pytest's assertions as they are imported (pytest does so for every package of a distribution
+with a ``pytest11`` entry point) and the result is cached only where bytecode is written: the
+suite's first setup (the first broker of the pytest process) shows what that costs.
 
 Run (``make bench-testing``)::
 
@@ -84,7 +91,6 @@ PROFILE = os.environ.get("KGROUP_BENCH_KIT_PROFILE")
 
 KIT, FRESH, CHILD_DISK, CHILD_MEMORY = "kit", "kit, fresh", "kit child, disk", "kit child, memory"
 KGROUP, KAFKA = "kgroup broker", "kafka"
-WAYS = [KIT, FRESH, CHILD_DISK, CHILD_MEMORY, KGROUP, KAFKA]
 
 #: Targets of issue 23.
 TARGET_START_MS = 50.0
@@ -97,24 +103,12 @@ _stops: dict[str, list[float]] = {}
 _memory: dict[str, dict[str, list[float]]] = {}
 #: _suites: by way, "wall s" (the suite's subprocess), "tests" (sum of pytest's durations), ...
 _suites: dict[str, dict[str, float]] = {}
-_notes: list[str] = []
 
 
 def _test_config() -> dict[str, object]:
     from kgroup.testing import TEST_DEFAULTS
 
     return dict(TEST_DEFAULTS)
-
-
-def _memory_storage() -> bool:
-    """Whether this build has the log's memory storage (issue 23's ``kgroup.log.memory_root``)."""
-    from kgroup import log as klog
-
-    return hasattr(klog, "memory_root")
-
-
-def _in_process_storage() -> str:
-    return "memory" if _memory_storage() else "disk"
 
 
 def _port(bootstrap: str) -> int:
@@ -165,10 +159,8 @@ def test_start_in_process(benchmark) -> None:
     """``Broker()`` in this process, warm: STARTS starts, each until the first answer."""
     from kgroup.testing import Broker
 
-    storage = _in_process_storage()
-    benchmark.group = f"kgroup.testing: start until ApiVersions is answered ({storage})"
-    if storage != "memory":
-        _notes.append("kit in process: disk storage (this build has no memory storage)")
+    storage = "memory"
+    benchmark.group = "kgroup.testing: start until ApiVersions is answered (in process)"
 
     def run() -> None:
         with Broker(storage=storage) as b:  # the first start's imports, outside the clock
@@ -244,8 +236,8 @@ def _fresh(storage: str, idle: float) -> tuple[float, dict[str, float]]:
 def test_start_fresh_interpreter(benchmark) -> None:
     """``Broker()`` as the first thing a new interpreter does (FRESH_STARTS of them), then its
     memory (MEMORY_ROUNDS of them idle IDLE_SECONDS)."""
-    storage = _in_process_storage()
-    benchmark.group = f"kgroup.testing: start until ApiVersions is answered ({storage})"
+    storage = "memory"
+    benchmark.group = "kgroup.testing: start until ApiVersions is answered (in process)"
 
     def run() -> None:
         _fresh(storage, 0)  # the files it reads into the page cache, outside the clock
@@ -272,8 +264,6 @@ def test_start_child(benchmark, storage: str) -> None:
     """``Broker(process=True, storage=...)``: CHILD_STARTS starts, its process's memory."""
     from kgroup.testing import Broker
 
-    if storage == "memory" and not _memory_storage():
-        pytest.skip("this build has no memory storage")
     way = CHILD_DISK if storage == "disk" else CHILD_MEMORY
     benchmark.group = "kgroup.testing: start until ApiVersions is answered (child process)"
 
@@ -352,13 +342,6 @@ def bootstrap(request):
     if shared:
         return shared
     return request.getfixturevalue("kgroup_broker").bootstrap_servers
-
-
-if os.environ.get("BENCH_KIT_STORAGE"):  # a build without memory storage
-
-    @pytest.fixture(scope="session")
-    def kgroup_broker_options():
-        return {"storage": os.environ["BENCH_KIT_STORAGE"]}
 '''
 
 _TESTS = """
@@ -464,9 +447,6 @@ def test_suite_broker_per_test(benchmark, tmp_path: Path) -> None:
     _write_suite(tmp_path)
 
     env = _suite_env()
-    if not _memory_storage():
-        env["BENCH_KIT_STORAGE"] = "disk"
-        _notes.append("the kit suite: disk storage (this build has no memory storage)")
 
     def run() -> None:
         _suites["kit"] = _run_suite(tmp_path, env, "kit")
@@ -575,7 +555,12 @@ def _summary_start() -> list[str]:
                 )
                 imported = med["after import kgroup.testing"]
                 rows.append((f"  {KIT}: after import kgroup.testing", [imported, None, None, None]))
-                whole = [med["idle"], med["answering"], med["anonymous"], med["file"]]
+                whole: list[float | None] = [
+                    med["idle"],
+                    med["answering"],
+                    med["anonymous"],
+                    med["file"],
+                ]
                 rows.append((f"  {KIT}: whole interpreter", whole))
             else:
                 rows.append((way, [med["idle"], med["answering"], med["anonymous"], med["file"]]))
@@ -586,7 +571,6 @@ def _summary_start() -> list[str]:
             "interpreter, extensions and libraries, shared with other processes mapping them)"
         )
         lines.append(f"  ({load_average()})")
-    lines += [f"  note: {n}" for n in dict.fromkeys(_notes) if "suite" not in n]
     return lines
 
 
@@ -626,8 +610,9 @@ def _summary_suite() -> list[str]:
     for name, values in rows:
         line = f"  {name:<{width}}"
         line += "".join(f"{'-':>12}" if v is None else f"{v:12.2f}" for v in values)
-        if kit and not name.startswith("kit"):
-            line += f"{values[0] / kit['wall s']:11.2f}x"
+        first = values[0]
+        if kit and first is not None and not name.startswith("kit"):
+            line += f"{first / kit['wall s']:11.2f}x"
         lines.append(line)
     for name, got in (("kit", kit), ("kafka", kafka)):
         if got:
@@ -647,5 +632,4 @@ def _summary_suite() -> list[str]:
         "  (kit ahead: the Kafka suite's time over the kit's, above 1x the kit is faster; "
         f"target: above 1x without Kafka's start; {load_average()})"
     )
-    lines += [f"  note: {n}" for n in dict.fromkeys(_notes) if "suite" in n]
     return lines
