@@ -58,6 +58,16 @@ The rest of the host's surface:
   through which consumer groups (KIP-848) resolve the topic names they subscribe to.
 - ``partition_for(group_id)``, ``group_state(group_id)``, ``group_count``, ``pending_appends``,
   ``waiting`` (requests not answered yet).
+- Inspection (read only: no timer fires): ``group_ids()``; ``inspect_group(group_id)``, a group
+  as plain data (its type, state, protocol, generation or epochs, and members with their
+  subscriptions and assignments decoded, topics by name), None when not held;
+  ``committed_offsets(group_id)``, its stable offsets as ``(topic, partition, offset,
+  leader_epoch, metadata)``. What ``kgroup.broker.inspect`` reads.
+- ``expire_member(now_ms, group_id, member_id=None)``: the member's session (every member's)
+  ends now, through its session timer's own code: a classic group removes it and rebalances
+  (a member with a request parked keeps its session, as Kafka's ``onExpireHeartbeat``), a
+  consumer group fences it. Effects as any call's; raises GroupIdNotFound, UnknownMemberId,
+  NotCoordinator or CoordinatorLoadInProgress, changing nothing.
 
 :func:`assign_consumer_group` runs one of the consumer groups' server-side assignors
 (``uniform``, ``range``) alone, on a group given as plain data: ``members`` in the order the

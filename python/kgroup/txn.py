@@ -60,6 +60,10 @@ The host's surface:
   transaction.
 - ``partition_for(transactional_id)``, ``transaction_state(transactional_id)``,
   ``transaction_count``, ``pending_appends``, ``waiting``.
+- ``transactions()``: every transactional id held but Dead ones, by id, as dicts of plain data
+  (``transactional_id``, ``producer_id``, ``producer_epoch``, ``state``, ``pending_state``,
+  ``timeout_ms``, ``partitions``, ``start_time_ms``, ``update_time_ms``): what
+  ``kgroup.broker.inspect.transactions`` reads.
 """
 
 from __future__ import annotations

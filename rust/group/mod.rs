@@ -19,8 +19,10 @@
 //!   straight into its generated typed message and normalises older versions' shapes into a
 //!   [`GroupRequest`], [`responses`] writes a [`GroupResponse`] as the frame of that version),
 //!   `__consumer_offsets` records, configuration, loading and unloading (`load.rs`), offset
-//!   expiry and deleted topics (`cleanup.rs`), and the admin apis over every group type
-//!   (`describe_groups.rs`, `list_groups.rs`, `delete_groups.rs`).
+//!   expiry and deleted topics (`cleanup.rs`), the admin apis over every group type
+//!   (`describe_groups.rs`, `list_groups.rs`, `delete_groups.rs`), and what a test harness
+//!   reads and does beyond the apis (`inspect.rs`: groups as plain data, a member's session
+//!   ended now).
 //! - `classic/`: the classic group type (JoinGroup, SyncGroup, Heartbeat, LeaveGroup): the
 //!   group and its members, [`GroupState`] with each state's actions and transitions, one module
 //!   per api, and the rebalance mechanics they share.
@@ -51,6 +53,7 @@ pub mod consumer;
 mod coordinator;
 mod delete_groups;
 mod describe_groups;
+mod inspect;
 mod list_groups;
 mod load;
 mod name;
@@ -71,5 +74,6 @@ pub use classic::classic_group::CONSUMER_PROTOCOL_TYPE;
 pub use classic::state::GroupState;
 pub use config::{Config, GroupConfig, NEW_MEMBER_JOIN_TIMEOUT_MS};
 pub use coordinator::Coordinator;
+pub use inspect::{GroupKind, GroupView, MemberView};
 pub use load::LoadStats;
 pub use records::{partition_for, OffsetAndMetadata};

@@ -431,6 +431,84 @@ impl PyCoordinator {
         self.inner.group_state(group_id).map(|s| s.name())
     }
 
+    /// group_ids() -> list[str]
+    fn group_ids(&self) -> Vec<String> {
+        self.inner.group_ids()
+    }
+
+    /// inspect_group(group_id) -> dict[str, Any] | None
+    ///
+    /// The group as it stands (see `kgroup.group`): `group_id`, `type` (`classic` or
+    /// `consumer`), `state`, `protocol_type`, `protocol`, `generation`, `assignment_epoch`,
+    /// `members`, each a dict of `member_id`, `group_instance_id`, `client_id`,
+    /// `client_host`, `subscription` (sorted topic names), `subscribed_regex`, `assignment`
+    /// and `target` ({topic: [partitions ascending]}), `member_epoch`.
+    fn inspect_group<'py>(
+        &self,
+        py: Python<'py>,
+        group_id: &str,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(v) = self.inner.inspect_group(group_id) else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("group_id", &v.group_id)?;
+        d.set_item("type", v.kind.name())?;
+        d.set_item("state", v.state)?;
+        d.set_item("protocol_type", &v.protocol_type)?;
+        d.set_item("protocol", &v.protocol)?;
+        d.set_item("generation", v.generation)?;
+        d.set_item("assignment_epoch", v.assignment_epoch)?;
+        let members = PyList::empty(py);
+        for m in &v.members {
+            let md = PyDict::new(py);
+            md.set_item("member_id", &m.member_id)?;
+            md.set_item("group_instance_id", &m.group_instance_id)?;
+            md.set_item("client_id", &m.client_id)?;
+            md.set_item("client_host", &m.client_host)?;
+            md.set_item("subscription", &m.subscription)?;
+            md.set_item("subscribed_regex", &m.subscribed_regex)?;
+            md.set_item("assignment", &m.assignment)?;
+            md.set_item("target", &m.target)?;
+            md.set_item("member_epoch", m.member_epoch)?;
+            members.append(md)?;
+        }
+        d.set_item("members", members)?;
+        Ok(Some(d))
+    }
+
+    /// committed_offsets(group_id) -> list[tuple[str, int, int, int, str]] | None
+    ///
+    /// The group's stable committed offsets as (topic, partition, offset, leader_epoch,
+    /// metadata), by topic then partition; None when the coordinator has no such group.
+    fn committed_offsets(&self, group_id: &str) -> Option<Vec<CommittedRow>> {
+        self.inner.committed_offsets(group_id).map(|all| {
+            all.into_iter()
+                .map(|(t, p, o)| (t, p, o.offset, o.leader_epoch, o.metadata.to_string()))
+                .collect()
+        })
+    }
+
+    /// expire_member(now_ms, group_id, member_id=None) -> list[Respond | Append]
+    ///
+    /// Ends the member's session (every member's, when None) as its session timer would.
+    /// Raises GroupIdNotFound, UnknownMemberId, NotCoordinator or CoordinatorLoadInProgress.
+    #[pyo3(signature = (now_ms, group_id, member_id=None))]
+    fn expire_member<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_ms: i64,
+        group_id: &str,
+        member_id: Option<&str>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let e = self
+            .inner
+            .expire_member(now_ms, group_id, member_id)
+            .py_err(py)?;
+        self.effects.extend(e);
+        self.effects(py)
+    }
+
     #[getter]
     fn group_count(&self) -> usize {
         self.inner.group_count()
@@ -447,6 +525,10 @@ impl PyCoordinator {
         self.waiting.len()
     }
 }
+
+/// CommittedRow is one committed offset as `committed_offsets` answers it: topic, partition,
+/// offset, leader epoch, metadata.
+type CommittedRow = (String, i32, i64, i32, String);
 
 /// partition_for(group_id, partitions=50) -> int
 #[pyfunction]

@@ -15,7 +15,7 @@ use super::errors::{to_pyerr, IntoPyResult};
 use crate::assignors::fxhash::FxMap;
 use crate::coordinator::effect::Effect as E;
 use crate::errors::{Error, ErrorCode};
-use crate::txn::{requests, responses, Config, Coordinator, Effect, TXN_API_KEYS};
+use crate::txn::{requests, responses, Config, Coordinator, Effect, TxnState, TXN_API_KEYS};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCoordinator>()?;
@@ -426,6 +426,36 @@ impl PyCoordinator {
         self.inner
             .transaction(transactional_id)
             .map(|m| m.state.name())
+    }
+
+    /// transactions() -> list[dict[str, Any]]
+    ///
+    /// Every transactional id the coordinator holds but Dead ones (as DescribeTransactions
+    /// answers for them), by id: `transactional_id`, `producer_id`, `producer_epoch`, `state`
+    /// (Kafka's names), `pending_state` (the state a change not yet durable leads to, or
+    /// None), `timeout_ms`, `partitions` ([(topic, partition)], sorted), `start_time_ms` (-1
+    /// without a partition), `update_time_ms`.
+    fn transactions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for m in self.inner.transactions() {
+            if m.state == TxnState::Dead || m.pending == Some(TxnState::Dead) {
+                continue;
+            }
+            let d = PyDict::new(py);
+            d.set_item("transactional_id", &m.transactional_id)?;
+            d.set_item("producer_id", m.producer_id)?;
+            d.set_item("producer_epoch", m.producer_epoch)?;
+            d.set_item("state", m.state.name())?;
+            d.set_item("pending_state", m.pending.map(TxnState::name))?;
+            d.set_item("timeout_ms", m.timeout_ms)?;
+            let parts: Vec<(&str, i32)> =
+                m.partitions.iter().map(|(t, p)| (t.as_str(), *p)).collect();
+            d.set_item("partitions", parts)?;
+            d.set_item("start_time_ms", m.start_timestamp)?;
+            d.set_item("update_time_ms", m.update_timestamp)?;
+            out.append(d)?;
+        }
+        Ok(out)
     }
 
     #[getter]

@@ -229,6 +229,12 @@ impl Coordinator {
         self.txns.get(transactional_id)
     }
 
+    /// transactions are every transactional id's metadata, by id (Dead ones included: the
+    /// caller filters as DescribeTransactions does).
+    pub fn transactions(&self) -> impl Iterator<Item = &TxnMetadata> + '_ {
+        self.txns.values()
+    }
+
     /// transaction_count is the number of transactional ids held.
     pub fn transaction_count(&self) -> usize {
         self.txns.len()

@@ -220,6 +220,38 @@ def test_sessions_expire_on_ticks() -> None:
     assert h.coordinator.group_state("g") == "Empty"
 
 
+def test_expire_member_answers_parked_requests_and_inspect_shows_the_group() -> None:
+    # Kafka's onExpireHeartbeat through the binding: ending the follower's session completes
+    # the rebalance the leader's parked JoinGroup waits on; inspect_group reads the group.
+    h = host(**{"group.initial.rebalance.delay.ms": 100})
+    a, b = h.join(3), h.join(3)
+    h.advance(100)
+    h.advance(100)
+    leader, follower = h.body(a)["member_id"], h.body(b)["member_id"]
+    assert h.body(a)["leader"] == leader
+    generation = h.body(a)["generation_id"]
+    h.sync(3, generation, leader, {leader: b"", follower: b""})
+    h.sync(3, generation, follower, {})
+    view = h.coordinator.inspect_group("g")
+    assert view is not None
+    assert (view["type"], view["state"], view["generation"]) == ("classic", "Stable", generation)
+    assert [m["member_id"] for m in view["members"]] == [leader, follower]
+    assert view["members"][0]["subscription"] == ["orders"]
+    assert h.coordinator.group_ids() == ["g"]
+    t = h.join(3, leader)
+    assert t not in h.answers
+    h.apply(h.coordinator.expire_member(h.now, "g", follower))
+    assert h.body(t)["error_code"] == 0
+    assert h.body(t)["generation_id"] == generation + 1
+    assert [m["member_id"] for m in h.coordinator.inspect_group("g")["members"]] == [leader]
+    with pytest.raises(errors.UnknownMemberId):
+        h.coordinator.expire_member(h.now, "g", follower)
+    with pytest.raises(errors.GroupIdNotFound):
+        h.coordinator.expire_member(h.now, "other")
+    assert h.coordinator.inspect_group("other") is None
+    assert h.coordinator.committed_offsets("other") is None
+
+
 def commit(h: Host, version: int, offsets: dict[tuple[str, int], int], **kw: Any) -> int:
     topics: dict[str, list[dict[str, Any]]] = {}
     for (topic, p), o in offsets.items():

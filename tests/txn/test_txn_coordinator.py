@@ -150,6 +150,23 @@ def test_a_transaction_commits_through_frames() -> None:
     assert list(lst.unknown_state_filters) == ["Nope"]
 
 
+def test_transactions_are_read_as_describe_transactions_answers() -> None:
+    # transactions() is DescribeTransactions' view of every id, as plain data.
+    h = Host(Coordinator({"transaction.state.log.num.partitions": 5}))
+    assert h.coordinator.transactions() == []
+    pid, epoch = h.init("app-1")
+    h.add("app-1", pid, epoch, "orders", [1, 0])
+    [t] = h.coordinator.transactions()
+    d = h.send(DESCRIBE, 0, {"transactional_ids": ["app-1"]})
+    [s] = d.transaction_states
+    assert t["transactional_id"] == "app-1"
+    assert (t["producer_id"], t["producer_epoch"]) == (s.producer_id, s.producer_epoch)
+    assert (t["state"], t["pending_state"]) == (s.transaction_state, None) == ("Ongoing", None)
+    assert t["timeout_ms"] == s.transaction_timeout_ms
+    assert t["start_time_ms"] == s.transaction_start_time_ms
+    assert t["partitions"] == [("orders", 0), ("orders", 1)]
+
+
 def test_a_new_instance_fences_the_old_one() -> None:
     # Kafka's TransactionCoordinatorTest
     # .shouldAbortTransactionOnHandleInitPidWhenExistingTransactionInOngoingState

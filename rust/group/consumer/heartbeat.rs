@@ -1136,10 +1136,17 @@ impl Coordinator {
         let Some(member_id) = self.consumer_timer_member(g, slot) else {
             return;
         };
-        if self.part(g).group.has_member(&member_id) {
-            let _ = self.fence_members(g, &[member_id], None, None);
+        self.expire_consumer_member(g, &member_id);
+    }
+
+    /// expire_consumer_member is the end of `member_id`'s session, whether its timer fired or
+    /// a host ended it ([`Coordinator::expire_member`]): the member is fenced; a member the
+    /// group no longer has only loses its timers.
+    pub(crate) fn expire_consumer_member(&mut self, g: u32, member_id: &str) {
+        if self.part(g).group.has_member(member_id) {
+            let _ = self.fence_members(g, &[member_id.to_string()], None, None);
         } else {
-            self.part_mut(g).drop_timers(&member_id);
+            self.part_mut(g).drop_timers(member_id);
         }
     }
 

@@ -13,6 +13,8 @@ use crate::protocol::records::{decode_batches, DecodeOptions};
 
 #[path = "group_configs.rs"]
 mod group_configs;
+#[path = "inspect_consumer.rs"]
+mod inspect_consumer;
 #[path = "migration.rs"]
 mod migration;
 

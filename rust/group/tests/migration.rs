@@ -557,3 +557,61 @@ fn an_upgraded_group_survives_a_restart() {
     ));
     assert_eq!(r.join_error(t), ErrorCode::None);
 }
+
+// expire_member on a classic member inside a consumer group: fenced as by its own session
+// timeout (classic_members_are_fenced_by_their_own_timeouts); its heartbeat is then
+// UNKNOWN_MEMBER_ID.
+#[test]
+fn expiring_a_classic_member_of_a_consumer_group_fences_it() {
+    let mut h = h();
+    hb(&mut h, &join("m1", &["foo"]));
+    let t = h.join(&classic_join("c2", &["foo"], &[]).session(10_000));
+    let jr = h.join_response(t).clone();
+    let s = sync_in(&mut h, jr.generation_id, "c2");
+    assert_eq!(h.sync_error(s), ErrorCode::None);
+    let v = h.c.inspect_group(G).unwrap();
+    assert_eq!(v.kind, crate::group::GroupKind::Consumer);
+    let ids: Vec<&str> = v.members.iter().map(|m| m.member_id.as_str()).collect();
+    assert_eq!(ids, ["c2", "m1"]);
+    assert_eq!(v.members[0].subscription, ["foo"]);
+    let effects = h.c.expire_member(h.now, G, Some("c2")).unwrap();
+    h.apply(effects);
+    assert!(!member_types(&mut h).contains_key("c2"));
+    assert_eq!(
+        heartbeat(&mut h, "c2", jr.generation_id),
+        ErrorCode::UnknownMemberId
+    );
+}
+
+// expire_member on the last consumer-protocol member of an upgraded group: the group turns
+// classic again as when that member leaves
+// (the_last_consumer_member_leaving_downgrades_the_group); expiring every member then empties
+// it, whatever type each expiry leaves it.
+#[test]
+fn expiring_the_last_consumer_member_downgrades_the_group() {
+    let mut h = h();
+    let (leader, follower, _) = classic_group(&mut h);
+    hb(&mut h, &join("m3", &["foo"]));
+    assert_eq!(
+        h.c.inspect_group(G).unwrap().kind,
+        crate::group::GroupKind::Consumer
+    );
+    let effects = h.c.expire_member(h.now, G, Some("m3")).unwrap();
+    h.apply(effects);
+    let v = h.c.inspect_group(G).unwrap();
+    assert_eq!(v.kind, crate::group::GroupKind::Classic);
+    assert_eq!(v.state, "PreparingRebalance");
+    let mut ids: Vec<String> = v.members.iter().map(|m| m.member_id.clone()).collect();
+    ids.sort();
+    let mut want = vec![leader, follower];
+    want.sort();
+    assert_eq!(ids, want);
+
+    let mut h2 = self::h();
+    classic_group(&mut h2);
+    hb(&mut h2, &join("m3", &["foo"]));
+    let effects = h2.c.expire_member(h2.now, G, Option::None).unwrap();
+    h2.apply(effects);
+    let v = h2.c.inspect_group(G).unwrap();
+    assert_eq!((v.state, v.members.len()), ("Empty", 0));
+}

@@ -16,6 +16,7 @@ mod admin;
 mod consumer;
 mod consumer_props;
 mod heartbeat;
+mod inspect;
 mod join;
 mod leave;
 mod matrix;

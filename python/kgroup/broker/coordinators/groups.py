@@ -161,6 +161,17 @@ class GroupHost:
         effects = self.coordinator.handle(now_ms(), token, ctx.request, ctx.connection.client_host)
         return runtime.answer(token, effects)
 
+    # -- actions -------------------------------------------------------------------------
+
+    def expire_member(self, group_id: str, member_id: str | None = None) -> None:
+        """End the session of ``member_id`` of ``group_id`` (of every member, when None) now,
+        as its session timer would: a classic group removes it and rebalances (a member with
+        a JoinGroup or SyncGroup parked keeps its session, as Kafka's ``onExpireHeartbeat``
+        keeps it); a consumer group fences it. Its effects are carried out as any event's:
+        records appended, parked requests answered. Raises GroupIdNotFound, UnknownMemberId,
+        NotCoordinator or CoordinatorLoadInProgress."""
+        self.runtime.apply(self.coordinator.expire_member(now_ms(), group_id, member_id))
+
     @property
     def waiting(self) -> int:
         """Requests handed to the coordinator and not answered yet."""
