@@ -17,7 +17,7 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 PY_PATHS := python tests bench spark_udfs scripts examples pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python test-example test-spark-compat test-compat bench bench-kafka lint fmt \
-	build build-bench venv clean fuzz kafka-ref generate bench-848
+	build build-bench venv clean fuzz kafka-ref generate bench-848 bench-testing
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -119,6 +119,15 @@ bench-848: build kafka-ref
 	$(PY) -m pytest -q bench/bench_consumer_protocol.py -o python_files='bench_*.py' \
 		-p no:cacheprovider --benchmark-only --benchmark-columns=min,median,rounds \
 		--benchmark-sort=name
+	uptime
+
+# kgroup.testing (issue 23's benchmarks, bench/bench_testing.py), one run: a test broker's start
+# and idle memory beside Apache Kafka 4.4's, and 200 produce-and-consume tests with a broker per
+# test against one shared Kafka; the load average prints around it.
+bench-testing: build kafka-ref
+	uptime
+	$(PY) -m pytest -q bench/bench_testing.py -o python_files='bench_*.py' -p no:cacheprovider \
+		--benchmark-only --benchmark-columns=min,median,rounds --benchmark-sort=name
 	uptime
 
 lint: build
