@@ -7,11 +7,22 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 RDKAFKA_LOG = logging.getLogger("librdkafka")
+
+PLUGIN = "kgroup.testing.pytest_plugin"
+
+
+def plugin_args() -> list[str]:
+    """``-p`` for the kit's pytest plugin where the environment has not registered its pytest11
+    entry point (loading it twice is an error). Asked at each run: an install may register it
+    meanwhile."""
+    names = {ep.value for ep in entry_points(group="pytest11")}
+    return [] if PLUGIN in names else ["-p", PLUGIN]
 
 
 def wait_until(predicate: Callable[[], T], timeout: float = 10.0, what: str = "the condition") -> T:

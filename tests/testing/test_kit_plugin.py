@@ -3,20 +3,10 @@ the ``kgroup_broker`` fixture's scopes, its options, and faults undone between t
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
-
 import pytest
+from support.kit import plugin_args
 
 pytestmark = pytest.mark.network
-
-PLUGIN = "kgroup.testing.pytest_plugin"
-
-
-def plugin_args() -> list[str]:
-    """``-p`` for the plugin where the environment has not registered its pytest11 entry point
-    (loading it twice is an error). Asked at each run: an install may register it meanwhile."""
-    names = {ep.value for ep in entry_points(group="pytest11")}
-    return [] if PLUGIN in names else ["-p", PLUGIN]
 
 
 #: SHARED_TESTS are three tests that tell apart a broker per test from one per session: the
@@ -184,3 +174,24 @@ def test_unknown_scope_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(*plugin_args())
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*kgroup_broker_scope must be one of*"])
+
+
+def test_kgroup_itself_is_not_rewritten(pytester: pytest.Pytester) -> None:
+    """pytest rewrites the asserts of every package of a distribution with a pytest11 entry
+    point; the plugin takes kgroup's off that list, so the broker runs under test as it runs in
+    production, while the test's own asserts are still rewritten."""
+    pytester.makepyfile(
+        """
+        def test_loaders(kgroup_broker):
+            import kgroup.broker.server, kgroup.client.consumer
+            for module in (kgroup.broker.server, kgroup.client.consumer):
+                assert type(module.__loader__).__name__ == "SourceFileLoader", module
+
+        def test_own_asserts_rewritten():
+            x = 1
+            assert x == 2
+        """
+    )
+    result = pytester.runpytest_subprocess(*plugin_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*assert 1 == 2*"])

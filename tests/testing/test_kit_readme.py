@@ -4,11 +4,11 @@ would run it (the fixture from the entry point where kgroup is installed)."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 from pathlib import Path
 
 import pytest
+from support.kit import plugin_args
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECTION = "## Testing an application that uses Kafka"
@@ -19,13 +19,6 @@ def section_blocks() -> list[str]:
     start = text.index(SECTION)
     end = text.index("\n## ", start + len(SECTION))
     return re.findall(r"```python\n(.*?)```", text[start:end], re.S)
-
-
-def plugin_args() -> list[str]:
-    """``-p`` for the plugin unless its entry point already loads it (a second registration
-    under another name is an error)."""
-    names = {ep.name for ep in importlib.metadata.entry_points(group="pytest11")}
-    return [] if "kgroup" in names else ["-p", "kgroup.testing.pytest_plugin"]
 
 
 def test_every_example_is_a_test() -> None:

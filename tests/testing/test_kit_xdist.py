@@ -4,11 +4,11 @@ every test has its own, whichever worker runs it."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 from pathlib import Path
 
 import pytest
+from support.kit import plugin_args
 
 TESTS = """
 import json, os, pathlib
@@ -24,11 +24,6 @@ def test_uses_broker(kgroup_broker, n):
     with open(pathlib.Path(os.environ["KIT_OUT"]), "a") as f:
         f.write(json.dumps(line) + "\\n")
 """
-
-
-def plugin_args() -> list[str]:
-    names = {ep.name for ep in importlib.metadata.entry_points(group="pytest11")}
-    return [] if "kgroup" in names else ["-p", "kgroup.testing.pytest_plugin"]
 
 
 def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *args: str) -> list[dict]:

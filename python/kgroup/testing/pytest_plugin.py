@@ -28,6 +28,22 @@ from kgroup.testing import Broker
 SCOPES = ("function", "session")
 
 
+#: UNREWRITTEN are the wheel's top-level packages: pytest marks every package of a distribution
+#: with a pytest11 entry point for assertion rewriting, which would recompile kgroup's broker
+#: and client on import (slower where bytecode cannot be cached) and change what their own
+#: asserts do under test. Only test code is rewritten.
+UNREWRITTEN = ("kgroup", "spark_udfs", "pyspark_kgroup")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Called as the plugin registers, before any broker module is imported: take kgroup's
+    packages off the rewrite list (pytest has no public call for it; if its internals change,
+    rewriting simply stays on)."""
+    must_rewrite = getattr(getattr(pluginmanager, "rewrite_hook", None), "_must_rewrite", None)
+    if isinstance(must_rewrite, set):
+        must_rewrite.difference_update(UNREWRITTEN)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kgroup", "kgroup.testing: a Kafka broker per test")
     group.addoption(
