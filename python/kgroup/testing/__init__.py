@@ -511,11 +511,12 @@ class _ChildProcess:
             "port": self.owner.port,
             "config": self.config,
             "log_level": self.owner.log_level,
+            "event_loop": "asyncio",
         }
         authkey = secrets.token_bytes(16)
         env = dict(os.environ, KGROUP_TESTING_AUTHKEY=authkey.hex(), PYTHONUNBUFFERED="1")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kgroup.testing._child", json.dumps(options)],
+            [sys.executable, "-c", _CHILD_BOOT, json.dumps(options)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             env=env,
@@ -574,6 +575,16 @@ class _ChildProcess:
             self.control_dir = None
         # proc stays: restart() starts a new one on the same data and port.
         self.proc = proc
+
+
+#: _CHILD_BOOT starts a child broker lean: without OpenSSL, whose libraries asyncio loads only when
+#: ``ssl`` imports and hmac (the control socket's handshake) only when ``_hashlib`` does (it falls
+#: back to Python's own digests); a test broker's listener is plaintext. It runs on asyncio's own
+#: loop (uvloop needs ssl). An idle child holds about 6 MB less (bench/bench_testing.py).
+_CHILD_BOOT = (
+    "import sys; sys.modules['ssl'] = None; sys.modules['_hashlib'] = None; "
+    "from kgroup.testing._child import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
 def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
