@@ -101,6 +101,7 @@ def test_a_killed_broker_answers_nothing_until_restarted() -> None:
 
 def test_defaults_and_overrides() -> None:
     assert TEST_DEFAULTS["group.initial.rebalance.delay.ms"] == 0
+    assert TEST_DEFAULTS["group.consumer.heartbeat.interval.ms"] == 500
     broker = Broker(config={"offsets.topic.num.partitions": 1, "num.partitions": 4})
     assert broker.config["offsets.topic.num.partitions"] == 1
     assert broker.config["group.initial.rebalance.delay.ms"] == 0

@@ -65,13 +65,17 @@ __all__ = ["TEST_DEFAULTS", "Broker", "BrokerNotRunning", "Fault"]
 
 #: TEST_DEFAULTS are the broker settings a test broker starts with, on top of Kafka's defaults,
 #: as Kafka's own test harness sets them: no initial rebalance delay (a group's first member
-#: is assigned at once, not after 3 s), and 5 partitions, not 50, for the internal topics
-#: (fewer logs to make on the first FindCoordinator). ``Broker(config=...)`` overrides them:
+#: is assigned at once, not after 3 s), 5 partitions, not 50, for the internal topics (fewer
+#: logs to make on the first FindCoordinator), and KIP-848 consumers told to heartbeat every
+#: 500 ms, not 5 s (Kafka's PlaintextConsumerPollTest), so that they learn of a new assignment or
+#: a fence quickly. ``Broker(config=...)`` overrides them:
 #: ``config={"group.initial.rebalance.delay.ms": 3000}`` gives Kafka's default back.
 TEST_DEFAULTS: dict[str, Any] = {
     "group.initial.rebalance.delay.ms": 0,
     "offsets.topic.num.partitions": 5,
     "transaction.state.log.num.partitions": 5,
+    "group.consumer.heartbeat.interval.ms": 500,
+    "group.consumer.min.heartbeat.interval.ms": 500,
 }
 
 
