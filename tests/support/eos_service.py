@@ -78,20 +78,34 @@ def main(argv: list[str] | None = None) -> int:
             "heartbeat.interval.ms": 500,
         }
     )
-    producer = Producer(
-        {
-            "bootstrap.servers": args.bootstrap,
-            "transactional.id": args.transactional_id,
-            "transaction.timeout.ms": args.transaction_timeout_ms,
-            "linger.ms": 5,
-        }
-    )
+    producer_config = {
+        "bootstrap.servers": args.bootstrap,
+        "transactional.id": args.transactional_id,
+        "transaction.timeout.ms": args.transaction_timeout_ms,
+        "linger.ms": 5,
+    }
+    if args.client == "confluent":
+        # librdkafka (2.10 on) re-bootstraps when every broker it knows is down, as the one
+        # broker is while it restarts, and decommissions the broker's handle; its coordinator
+        # cache can keep that dead handle as the group's coordinator, and then
+        # send_offsets_to_transaction waits for it forever, past its timeout (librdkafka
+        # issues 5511 and 5456): TxnOffsetCommit is never sent, consume() is never called
+        # again, the group cannot finish its rebalance. With one broker on one address a
+        # re-bootstrap has nothing to find; without it the handle reconnects to the restarted
+        # broker as before 2.10.
+        producer_config["metadata.recovery.strategy"] = "none"
+    producer = Producer(producer_config)
     producer.init_transactions(30)
     consumer.subscribe([args.input])
     last_seen = time.monotonic()
     try:
         while time.monotonic() - last_seen < args.idle:
-            msgs = [m for m in consumer.consume(args.batch, 0.5) if m.error() is None]
+            msgs = []
+            for m in consumer.consume(args.batch, 0.5):
+                if m.error() is None:
+                    msgs.append(m)
+                else:
+                    print(f"consume error {m.error()}", flush=True)
             if not msgs:
                 continue
             last_seen = time.monotonic()
