@@ -183,7 +183,7 @@ class Broker:
                 from kgroup import log as klog
 
                 if self._memory_root is None:
-                    self._memory_root = str(klog.memory_root())
+                    self._memory_root = klog.memory_root()
                 config["kgroup.log.storage"] = "memory"
                 # The kit owns the root: a restart finds the data, stop() frees it.
                 config["kgroup.log.storage.keep"] = True
