@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from kgroup import errors
 from kgroup.broker.config import LONG_MAX, BrokerConfig
+from kgroup.broker.faults import Faults
 from kgroup.broker.logdirs import close_memory_storage, open_memory_storage
 from kgroup.broker.server import Connection
 from kgroup.broker.state import BrokerState
@@ -176,6 +177,7 @@ class Broker:
         try:
             self._memory_roots = open_memory_storage(self.config)
             state = BrokerState(self.config, adv_host, adv_port)
+            state.faults = Faults(state)
         except BaseException:
             sock.close()
             close_memory_storage(self.config, self._memory_roots)

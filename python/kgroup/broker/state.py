@@ -17,12 +17,11 @@ from kgroup import errors
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
-from kgroup.broker.faults import Faults
 from kgroup.broker.output import SendStats
 from kgroup.broker.topics import Partition, Topics
 from kgroup.log import file_exists, read_text, write_atomically
 
-__all__ = ["BrokerState", "Flusher", "Peer", "ProducerIds"]
+__all__ = ["BrokerState", "FaultHooks", "Flusher", "NoFaults", "Peer", "ProducerIds"]
 
 log = logging.getLogger("kgroup.broker")
 
@@ -39,6 +38,32 @@ class Peer(Protocol):
     def close_for(self, e: Exception) -> None: ...
     def stop_reading(self) -> None: ...
     def close(self) -> None: ...
+
+
+class FaultHooks(Protocol):
+    """FaultHooks is what the server asks of a test's faults (``kgroup.broker.faults.Faults``,
+    which the Broker installs as it starts; kept apart here so that this module does not import
+    the fault engine, which imports the handlers, which import this module)."""
+
+    @property
+    def armed(self) -> bool: ...
+    @property
+    def paused(self) -> bool: ...
+    def intercept(self, conn: Any, api_key: int, frame: bytes | bytearray) -> bool: ...
+    def clear(self) -> None: ...
+
+
+class NoFaults:
+    """NoFaults: nothing is ever armed (a BrokerState before its Broker installs the engine)."""
+
+    armed = False
+    paused = False
+
+    def intercept(self, conn: Any, api_key: int, frame: bytes | bytearray) -> bool:
+        return False
+
+    def clear(self) -> None:
+        pass
 
 
 class Flusher:
@@ -216,8 +241,9 @@ class BrokerState:
         #: requests counts the request frames received, by api key (Kafka's RequestsPerSec
         #: meter of kafka.network:type=RequestMetrics, as a plain count).
         self.requests: collections.Counter[int] = collections.Counter()
-        #: faults are the failures a test armed (``kgroup.broker.faults``); none by default.
-        self.faults = Faults(self)
+        #: faults are the failures a test armed: the Broker installs ``kgroup.broker.faults``'
+        #: engine as it starts; nothing is armed by default.
+        self.faults: FaultHooks = NoFaults()
 
     @property
     def cluster_id(self) -> str:

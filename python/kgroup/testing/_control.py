@@ -15,6 +15,7 @@ from kgroup import log as klog
 
 if TYPE_CHECKING:
     from kgroup.broker import Broker
+    from kgroup.broker.faults import Faults
     from kgroup.broker.state import BrokerState
 
 __all__ = ["Control", "api_key", "error_code"]
@@ -69,6 +70,17 @@ class Control:
         self.disk_faults = False
 
     @property
+    def faults(self) -> Faults:
+        """The broker's fault engine (installed by the Broker as it starts)."""
+        # Imported here: the plugin imports this module before pytest is told to leave
+        # kgroup's modules unrewritten, so it must not import the broker.
+        from kgroup.broker.faults import Faults
+
+        faults = self.state.faults
+        assert isinstance(faults, Faults)
+        return faults
+
+    @property
     def state(self) -> BrokerState:
         state = self.broker.state
         if state is None:
@@ -108,31 +120,31 @@ class Control:
     # -- faults ------------------------------------------------------------------------------
 
     def op_fail(self, api: int, error: int, **kwargs: Any) -> int:
-        return int(self.state.faults.fail(api, error, **kwargs))
+        return int(self.faults.fail(api, error, **kwargs))
 
     def op_delay(self, seconds: float, api: int | None = None, **kwargs: Any) -> int:
-        return int(self.state.faults.delay(seconds, api, **kwargs))
+        return int(self.faults.delay(seconds, api, **kwargs))
 
     def op_disconnect(self, after: int = 0, api: int | None = None) -> int:
-        return int(self.state.faults.disconnect(after, api))
+        return int(self.faults.disconnect(after, api))
 
     def op_pause(self) -> None:
-        self.state.faults.pause()
+        self.faults.pause()
 
     def op_resume(self) -> None:
-        self.state.faults.resume()
+        self.faults.resume()
 
     def op_leaderless(self, topic: str, partition: int | None, seconds: float | None) -> int:
-        return int(self.state.faults.leaderless(topic, partition, seconds))
+        return int(self.faults.leaderless(topic, partition, seconds))
 
     def op_move_coordinator(self, group: str | None, seconds: float) -> int:
-        return int(self.state.faults.move_coordinator(group, seconds=seconds))
+        return int(self.faults.move_coordinator(group, seconds=seconds))
 
     def op_remove_fault(self, fault_id: int) -> None:
-        self.state.faults.remove(fault_id)
+        self.faults.remove(fault_id)
 
     def op_faults(self) -> list[dict[str, Any]]:
-        return list(self.state.faults.active())
+        return list(self.faults.active())
 
     def op_fail_disk(
         self, topic: str, partition: int | None, times: int | None, op: str, errno: int
@@ -149,7 +161,7 @@ class Control:
 
     def op_clear_faults(self) -> bool:
         """Undo every fault; whether a log went offline (only a restart brings it back)."""
-        self.state.faults.clear()
+        self.faults.clear()
         if self.disk_faults:
             klog.clear_faults()
             self.disk_faults = False
