@@ -569,6 +569,20 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "Each listener name's security protocol, comma-separated NAME:PROTOCOL.",
         ),
         _broker(
+            "quota.window.num",
+            T.INT,
+            11,
+            "The number of samples kept in memory for client quotas.",
+            at_least(1),
+        ),
+        _broker(
+            "quota.window.size.seconds",
+            T.INT,
+            1,
+            "The time span of each sample for client quotas.",
+            at_least(1),
+        ),
+        _broker(
             "controller.listener.names",
             T.STRING,
             None,

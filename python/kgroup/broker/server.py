@@ -34,6 +34,7 @@ import functools
 import inspect
 import logging
 import socket
+import time
 from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
@@ -41,6 +42,7 @@ from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import Output
+from kgroup.broker.quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
 from kgroup.group import GROUP_API_KEYS
 from kgroup.log import FileSlice
 
@@ -53,6 +55,7 @@ log = logging.getLogger("kgroup.broker")
 
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _FETCH = int(protocol.ApiKey.FETCH)
+_PRODUCE = int(protocol.ApiKey.PRODUCE)
 #: _GROUP_VERSIONS are the versions the broker serves of each api whose raw frame goes to the
 #: group coordinator.
 _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
@@ -68,12 +71,14 @@ SCRATCH = 256 * 1024
 class _Slot:
     """_Slot holds a response until every response before it was written."""
 
-    __slots__ = ("frame", "ready")
+    __slots__ = ("frame", "ready", "throttle")
 
     def __init__(self) -> None:
         #: frame is the response: bytes, or a Fetch response's segments (bytes and FileSlices).
         self.frame: bytes | list[bytes | FileSlice] | None = None
         self.ready = False
+        #: throttle is the request's quota throttle in ms (None: no quota is set).
+        self.throttle: int | None = None
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -113,6 +118,8 @@ class Connection(asyncio.BufferedProtocol):
         self._faults = state.faults
         #: held: the broker is paused (``Faults.pause``): nothing is read or answered.
         self._held = False
+        #: _muted_until: the loop time until which a quota throttle stops reading (0: none).
+        self._muted_until = 0.0
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -257,14 +264,20 @@ class Connection(asyncio.BufferedProtocol):
             )
             return
         ctx = RequestContext(self.state, request, self)
+        quotas = self.state.quotas.active
+        started = time.perf_counter() if quotas else 0.0
         try:
             result = module.handle(ctx)
         except Exception as e:  # a handler's bug must not take the broker down
             self._failed(request, e)
             return
+        throttle = self._charge(request, len(frame), started) if quotas else None
         if result is None:
+            if throttle:
+                self._mute(throttle)
             return  # no response (Produce with acks=0)
         slot = _Slot()
+        slot.throttle = throttle
         self._slots.append(slot)
         if inspect.isawaitable(result):
             self._await(result, slot, request)
@@ -312,6 +325,7 @@ class Connection(asyncio.BufferedProtocol):
             and not self._closed
             and not self.state.stopping
             and not self._held
+            and not self._muted_until
         ):
             self._paused = False
             assert self.transport is not None
@@ -324,7 +338,44 @@ class Connection(asyncio.BufferedProtocol):
             return
         self._fill(slot, request, task.result())
 
+    def _charge(self, request: protocol.Request, size: int, started: float) -> int:
+        """Count a request against its client's quotas: its bytes for a Produce, the time its
+        handler took (Kafka's request time, as a percentage of one thread); the throttle in
+        ms, the larger of the two."""
+        quotas = self.state.quotas
+        client = request.client_id or ""
+        seconds = time.perf_counter() - started
+        throttle = quotas.record(REQUEST_PERCENTAGE, self.principal, client, seconds * 100)
+        if request.api_key == _PRODUCE:
+            throttle = max(
+                throttle, quotas.record(PRODUCER_BYTE_RATE, self.principal, client, size)
+            )
+        return throttle
+
+    def _throttle_fetch(self, request: protocol.RequestHeader, slot: _Slot, body: Any) -> Any:
+        """Count a Fetch response's records against the consumer byte rate. Over it, the
+        answer carries no records (they are not counted) and the throttle time, as Kafka's
+        throttled fetch response."""
+        size = sum(
+            len(p.get("records") or b"")
+            for t in body.get("responses", ())
+            for p in t.get("partitions", ())
+        )
+        quotas = self.state.quotas
+        client = request.client_id or ""
+        throttle = quotas.record(CONSUMER_BYTE_RATE, self.principal, client, size)
+        if throttle > 0:
+            quotas.unrecord(CONSUMER_BYTE_RATE, self.principal, client, size)
+            body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": []}
+        slot.throttle = max(slot.throttle or 0, throttle)
+        return body
+
     def _fill(self, slot: _Slot, request: protocol.RequestHeader, body: Any) -> None:
+        if slot.throttle is not None and isinstance(body, dict):
+            if request.api_key == _FETCH:
+                body = self._throttle_fetch(request, slot, body)
+            if slot.throttle and "throttle_time_ms" in body:
+                body["throttle_time_ms"] = slot.throttle
         try:
             if body is None or type(body) is bytes:
                 # bytes: a whole frame already (the group coordinator writes its own).
@@ -353,7 +404,10 @@ class Connection(asyncio.BufferedProtocol):
         output = self._output
         frames: list[bytes] = []
         while slots and slots[0].ready:
-            frame = slots.popleft().frame
+            slot = slots.popleft()
+            frame = slot.frame
+            if slot.throttle:
+                self._mute(slot.throttle)
             if frame is None or output is None or self._closed:
                 continue
             if type(frame) is bytes:
@@ -390,6 +444,25 @@ class Connection(asyncio.BufferedProtocol):
         self._slots.append(slot)
         self._await(answer, slot, request)
 
+    def _mute(self, ms: int) -> None:
+        """Read nothing from this client for ``ms`` (its quota throttle, KIP-219): its answer
+        still goes out now."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + ms / 1000
+        if until <= self._muted_until:
+            return
+        self._muted_until = until
+        if self.transport is not None and not self._closed:
+            self.transport.pause_reading()
+        loop.call_at(until, self._unmute)
+
+    def _unmute(self) -> None:
+        if asyncio.get_running_loop().time() < self._muted_until or self._closed:
+            return
+        self._muted_until = 0.0
+        if self.transport is not None and not (self._paused or self._held or self.state.stopping):
+            self.transport.resume_reading()
+
     def hold(self) -> None:
         """Read nothing and answer nothing until :meth:`release` (``Faults.pause``)."""
         if self._closed or self._held:
@@ -405,7 +478,12 @@ class Connection(asyncio.BufferedProtocol):
         self._held = False
         if self._closed:
             return
-        if self.transport is not None and not self._paused and not self.state.stopping:
+        if (
+            self.transport is not None
+            and not self._paused
+            and not self.state.stopping
+            and not self._muted_until
+        ):
             self.transport.resume_reading()
         self._flush()
 

@@ -19,6 +19,7 @@ from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import SendStats
+from kgroup.broker.quotas import Quotas
 from kgroup.broker.topics import Partition, Topics
 from kgroup.log import file_exists, read_text, write_atomically
 
@@ -252,6 +253,13 @@ class BrokerState:
         #: faults are the failures a test armed: the Broker installs ``kgroup.broker.faults``'
         #: engine as it starts; nothing is armed by default.
         self.faults: FaultHooks = NoFaults()
+        #: quotas are the client quotas (``kgroup.broker.quotas``): measured only once one
+        #: is set.
+        self.quotas = Quotas(
+            config.data_dir,
+            int(config.get("quota.window.size.seconds")),
+            int(config.get("quota.window.num")),
+        )
 
     @property
     def cluster_id(self) -> str:
