@@ -34,6 +34,7 @@ import functools
 import inspect
 import logging
 import socket
+import time
 from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
@@ -41,6 +42,7 @@ from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import Output
+from kgroup.broker.sasl import Authenticator
 from kgroup.group import GROUP_API_KEYS
 from kgroup.log import FileSlice
 
@@ -53,6 +55,7 @@ log = logging.getLogger("kgroup.broker")
 
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _FETCH = int(protocol.ApiKey.FETCH)
+_SASL_HANDSHAKE = int(protocol.ApiKey.SASL_HANDSHAKE)
 #: _GROUP_VERSIONS are the versions the broker serves of each api whose raw frame goes to the
 #: group coordinator.
 _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
@@ -113,6 +116,16 @@ class Connection(asyncio.BufferedProtocol):
         self._faults = state.faults
         #: held: the broker is paused (``Faults.pause``): nothing is read or answered.
         self._held = False
+        #: auth authenticates the client on a SASL listener (``kgroup.broker.sasl``); None on
+        #: the others. Until it is done, frames go to it, and none may be larger than
+        #: ``sasl.server.max.receive.size``.
+        self.auth: Authenticator | None = None
+        sasl = state.sasl.get(listener.name) if listener.uses_sasl else None
+        if sasl is not None:
+            self.auth = Authenticator(
+                sasl, self._respond_now, self._auth_closed, self._auth_api_versions
+            )
+            self._max_frame = min(self._max_frame, sasl.max_receive_size)
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -217,9 +230,16 @@ class Connection(asyncio.BufferedProtocol):
     # -- requests -------------------------------------------------------------------------
 
     def _request(self, frame: bytes | bytearray) -> None:
+        auth = self.auth
+        if auth is not None:
+            if len(frame) >= 4 and not auth.raw_tokens:
+                self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
+            if self._authenticating(auth, frame):
+                return
+        elif len(frame) >= 4:
+            self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
         if len(frame) >= 4:
             api_key = int.from_bytes(frame[0:2], "big", signed=True)
-            self.state.requests[api_key] += 1
             if self._faults.armed and self._faults.intercept(self, api_key, frame):
                 return
             versions = _GROUP_VERSIONS.get(api_key)
@@ -270,6 +290,48 @@ class Connection(asyncio.BufferedProtocol):
             self._await(result, slot, request)
         else:
             self._fill(slot, request, result)
+
+    def _authenticating(self, auth: Authenticator, frame: bytes | bytearray) -> bool:
+        """Whether SASL took ``frame``: before authentication (or while re-authenticating)
+        every frame; after it a SaslHandshake that starts re-authentication; and any request
+        once the session expired closes the connection (Kafka's "Disconnecting expired
+        channel")."""
+        if auth.authenticating:
+            was = auth.principal
+            auth.receive(bytes(frame))
+            if not auth.authenticating and not self._closed:
+                self._authenticated(auth, was)
+            return True
+        now = time.monotonic()
+        if len(frame) >= 2 and int.from_bytes(frame[0:2], "big", signed=True) == _SASL_HANDSHAKE:
+            if auth.maybe_reauthenticate(bytes(frame), now):
+                self._max_frame = min(self._max_frame, auth.settings.max_receive_size)
+                if not auth.authenticating and not self._closed:
+                    self._authenticated(auth, auth.principal)
+                return True
+        if auth.expired(now):
+            log.info("Disconnecting expired SASL session of %s (%s)", self.peer, self.principal)
+            self.close()
+            return True
+        return False
+
+    def _authenticated(self, auth: Authenticator, was: str | None) -> None:
+        assert auth.principal is not None
+        self.principal = auth.principal
+        self._max_frame = int(self.state.config.get("socket.request.max.bytes"))
+        if was is None:
+            log.debug("%s authenticated as %s with %s", self.peer, self.principal, auth.mechanism)
+
+    def _auth_closed(self, why: str) -> None:
+        log.info("Failed authentication with %s (%s)", self.peer, why)
+        self.close()
+
+    def _auth_api_versions(self, request: protocol.Request | None) -> Any:
+        """ApiVersions before authentication: the broker's answer (None: the request's version
+        is unknown, the v0 UNSUPPORTED_VERSION body)."""
+        if request is None:
+            return api_versions.unsupported_body(self.state.config)
+        return api_versions.handle(RequestContext(self.state, request, self))
 
     def _group_request(self, frame: bytes) -> None:
         """A request of a group api: its raw frame to the group coordinator, which answers with
