@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import collections
 import dataclasses
 import hashlib
 import hmac
@@ -197,6 +198,9 @@ class ListenerSasl:
     max_reauth_ms: dict[str, int]
     max_receive_size: int
     scram: ScramCredentials
+    #: counts are what happened on the listener: ``authenticated``, ``reauthenticated``,
+    #: ``failed``, ``expired`` (connections closed because their session ended).
+    counts: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
 
 
 def _jaas_for(config: BrokerConfig, listener: Listener, mechanism: str) -> dict[str, str]:
@@ -712,6 +716,7 @@ class Authenticator:
 
     def _fail(self, why: str, frame: bytes | None = None) -> None:
         self.state = FAILED
+        self.settings.counts["failed"] += 1
         if frame is not None:
             self._respond(frame)
         self._close(why)
@@ -849,6 +854,7 @@ class Authenticator:
                 )
             )
         if server.complete:
+            self.settings.counts["reauthenticated" if self._previous else "authenticated"] += 1
             self.principal = f"User:{server.authorization_id}"
             self.state = COMPLETE
             self._previous = None

@@ -310,6 +310,7 @@ class Connection(asyncio.BufferedProtocol):
                     self._authenticated(auth, auth.principal)
                 return True
         if auth.expired(now):
+            auth.settings.counts["expired"] += 1
             log.info("Disconnecting expired SASL session of %s (%s)", self.peer, self.principal)
             self.close()
             return True
