@@ -185,10 +185,34 @@ def parse_jaas(text: str) -> list[JaasModule]:
 # -- listener settings --------------------------------------------------------------------
 
 
+def _java_string_hash(text: str) -> int:
+    h = 0
+    for unit in text.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_set_order(items: list[str]) -> list[str]:
+    """``items`` in the order Java's ``new ArrayList<>(new HashSet<>(items))`` gives them: the
+    order SaslHandshake lists a Kafka broker's enabled mechanisms in (SaslServerAuthenticator
+    copies sasl.enabled.mechanisms through a HashSet). By bucket (the spread String.hashCode
+    modulo the table size), then in insertion order within a bucket."""
+    unique = list(dict.fromkeys(items))
+    size = 16
+    while size < int(len(unique) / 0.75) + 1:
+        size *= 2
+
+    def bucket(item: str) -> int:
+        h = _java_string_hash(item)
+        return (h ^ (h >> 16)) & (size - 1)
+
+    return sorted(unique, key=bucket)  # stable: insertion order within a bucket
+
+
 @dataclasses.dataclass
 class ListenerSasl:
     """ListenerSasl is one SASL listener's settings: its enabled mechanisms (in the order
-    ``sasl.enabled.mechanisms`` gives them, as SaslHandshake lists them), each one's JAAS
+    a Kafka broker's SaslHandshake lists them: see ``java_hash_set_order``), each one's JAAS
     options and session lifetime (``connections.max.reauth.ms``, 0: none), the largest
     frame taken before authentication, and the SCRAM credentials."""
 
@@ -268,7 +292,7 @@ def sasl_listeners(
             _oauth_settings(options["OAUTHBEARER"])  # refuse bad options at start
         out[lst.name] = ListenerSasl(
             listener=lst.name,
-            mechanisms=served,
+            mechanisms=java_hash_set_order(served),
             options=options,
             max_reauth_ms=reauth,
             max_receive_size=int(config.for_listener(lst.name, "sasl.server.max.receive.size")),
@@ -847,7 +871,7 @@ class Authenticator:
                     request,
                     {
                         "error_code": 0,
-                        "error_message": None,
+                        "error_message": "",  # Kafka leaves it at its default, "", not null
                         "auth_bytes": answer,
                         "session_lifetime_ms": lifetime_ms,
                     },
