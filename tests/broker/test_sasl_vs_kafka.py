@@ -22,7 +22,6 @@ from support.ports import free_port
 from support.wire import read_frame
 
 from kgroup import protocol
-from kgroup.broker import Broker
 from kgroup.client.admin import (
     AdminClient,
     ScramCredentialInfo,
