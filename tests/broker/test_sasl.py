@@ -282,3 +282,47 @@ def test_missing_jaas_config_is_refused_at_start(tmp_path) -> None:
     ):
         with Broker(tmp_path, config=config):
             pass
+
+
+def test_frames_above_the_sasl_receive_size_close_before_authentication(sasl_broker) -> None:
+    # sasl.server.max.receive.size (512 KB): Kafka's "invalid receive size", then closed.
+    with connect(sasl_broker) as s:
+        s.sendall((600_000).to_bytes(4, "big") + b"\0" * 1000)
+        assert closed(s)
+
+
+def test_unsecured_jwt_validation_as_kafkas_default_validator() -> None:
+    import time
+
+    from kgroup.broker.sasl import _InvalidToken, _oauth_settings, validate_unsecured_jwt
+
+    now = int(time.time() * 1000)
+    plain = _oauth_settings({})
+    token = sasl.unsecured_jwt(sasl.jwt_claims("alice", scope="read write"))
+    principal, expiry = validate_unsecured_jwt(token, plain, now)
+    assert principal == "alice" and expiry > now
+    # Another principal claim, a required scope (a space-separated scope claim is one scope,
+    # as Kafka reads a string claim; a list is several).
+    settings = _oauth_settings(
+        {
+            "unsecuredValidatorPrincipalClaimName": "client",
+            "unsecuredValidatorRequiredScope": "read",
+            "unsecuredValidatorAllowableClockSkewMs": "5000",
+        }
+    )
+    token = sasl.unsecured_jwt(sasl.jwt_claims("x", client="svc", scope=["read", "write"]))
+    assert validate_unsecured_jwt(token, settings, now)[0] == "svc"
+    token = sasl.unsecured_jwt(sasl.jwt_claims("x", client="svc", scope="read write"))
+    with pytest.raises(_InvalidToken) as e:
+        validate_unsecured_jwt(token, settings, now)
+    assert e.value.scope == "[read]"
+    # Expired 3 s ago: within the 5 s skew it passes; without skew it does not.
+    t = time.time()
+    token = sasl.unsecured_jwt(
+        {"sub": "x", "client": "svc", "scope": ["read"], "iat": t - 60, "exp": t - 3}
+    )
+    assert validate_unsecured_jwt(token, settings, now)[0] == "svc"
+    with pytest.raises(_InvalidToken, match="past the Expiration Time"):
+        validate_unsecured_jwt(token, plain, now)
+    with pytest.raises(ConfigError, match="must not be negative"):
+        _oauth_settings({"unsecuredValidatorAllowableClockSkewMs": "-1"})

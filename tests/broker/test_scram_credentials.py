@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import confluent_kafka.admin as ck
 import pytest
@@ -143,3 +144,46 @@ def test_kgroup_configs_as_kafka_configs_sh(tmp_path) -> None:
             "SCRAM-SHA-256=iterations=8192\n"
         )
         assert kgroup(*bs, "--describe", "--entity-type", "users", "--entity-name", "bob") == ""
+
+
+def test_add_scram_at_start_as_kafka_storage_format(tmp_path) -> None:
+    add = ["SCRAM-SHA-256=[name=alice,password=alice-secret,iterations=8192]"]
+    config = {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        **sasl.sasl_config(),
+    }
+    with Broker(tmp_path, config=config, add_scram=add) as b:
+        c = sasl.client_config(
+            b.address("SASL_PLAINTEXT"), "SCRAM-SHA-256", "alice", "alice-secret"
+        )
+        assert ck.AdminClient(c).list_topics(timeout=10).brokers
+        with AdminClient({"bootstrap.servers": b.bootstrap_servers}) as admin:
+            assert results(admin, [upsert("alice", 4096)]) == {"alice": None}
+    # A credential changed since is kept at the next start.
+    with Broker(tmp_path, add_scram=add) as b:
+        with AdminClient({"bootstrap.servers": b.bootstrap_servers}) as admin:
+            d = admin.describe_user_scram_credentials(["alice"])["alice"].result(10)
+            assert d.scram_credential_infos[0].iterations == 4096
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        (
+            "SCRAM-SHA-1=[name=a,password=b]",
+            "The add-scram mechanism SCRAM-SHA-1 is not supported.",
+        ),
+        ("SCRAM-SHA-256=name=a", "Expected configuration string to start with ["),
+        ("SCRAM-SHA-256=[password=b]", "You must supply 'name' to add-scram"),
+        (
+            "SCRAM-SHA-256=[name=a,password=b,iterations=10]",
+            "The 'iterations' value must be >= 4096",
+        ),
+        ("SCRAM-SHA-256=[name=a,password=b,colour=red]", "Unknown SCRAM configurations: colour"),
+    ],
+)
+def test_add_scram_errors_as_kafka(tmp_path, arg, message) -> None:
+    from kgroup.broker.config import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Broker(tmp_path, add_scram=[arg])

@@ -28,6 +28,7 @@ __all__ = [
     "ScramCredential",
     "ScramCredentials",
     "credential",
+    "parse_add_scram",
     "salted_password",
 ]
 
@@ -152,3 +153,66 @@ class ScramCredentials:
             },
         }
         write_atomically(self._path, json.dumps(data, indent=1, sort_keys=True))
+
+
+def parse_add_scram(text: str) -> tuple[str, str, ScramCredential]:
+    """One ``--add-scram`` argument as kafka-storage format reads it
+    (``SCRAM-SHA-256=[name=alice,password=alice-secret]``, optionally ``iterations``,
+    ``salt`` and ``saltedpassword`` in base64): (mechanism, user, credential). ValueError with
+    Kafka's ScramParser message when it cannot."""
+    text = text.strip()
+    mechanism, sep, rest = text.partition("=")
+    if not sep:
+        raise ValueError(f"Failed to find equals sign in SCRAM argument '{text}'")
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"The add-scram mechanism {mechanism} is not supported.")
+    if not rest.startswith("["):
+        raise ValueError("Expected configuration string to start with [")
+    if not rest.endswith("]"):
+        raise ValueError("Expected configuration string to end with ]")
+    parts: dict[str, str] = {}
+    for component in rest[1:-1].split(","):
+        key, sep, value = component.partition("=")
+        if not sep:
+            raise ValueError(f"No equals sign found in SCRAM component: {component}")
+        if len(value) >= 2 and value.startswith('"') and value.endswith('"'):
+            value = value[1:-1]
+        parts[key] = value
+    name = parts.pop("name", None)
+    if name is None:
+        raise ValueError("You must supply 'name' to add-scram")
+    salt_text = parts.pop("salt", None)
+    try:
+        salt = base64.b64decode(salt_text, validate=True) if salt_text is not None else None
+    except ValueError as e:
+        raise ValueError(f"Failed to decode given salt: {salt_text}") from e
+    iterations_text = parts.pop("iterations", None)
+    try:
+        iterations = int(iterations_text) if iterations_text is not None else MIN_ITERATIONS
+    except ValueError as e:
+        raise ValueError(f"Failed to parse iterations count: {iterations_text}") from e
+    password = parts.pop("password", None)
+    salted_text = parts.pop("saltedpassword", None)
+    if password is None and salted_text is None:
+        raise ValueError("You must supply one of 'password' or 'saltedpassword' to add-scram")
+    if password is None and salt is None:
+        raise ValueError("You must supply 'salt' with 'saltedpassword' to add-scram")
+    if parts:
+        raise ValueError(f"Unknown SCRAM configurations: {', '.join(sorted(parts))}")
+    if iterations < MIN_ITERATIONS:
+        raise ValueError(
+            f"The 'iterations' value must be >= {MIN_ITERATIONS} for add-scram using {mechanism}"
+        )
+    if iterations > MAX_ITERATIONS:
+        raise ValueError(
+            f"The 'iterations' value must be <= {MAX_ITERATIONS} for add-scram using {mechanism}"
+        )
+    salt = salt if salt is not None else os.urandom(32)
+    if password is not None:
+        salted = salted_password(mechanism, password.encode(), salt, iterations)
+    else:
+        try:
+            salted = base64.b64decode(str(salted_text), validate=True)
+        except ValueError as e:
+            raise ValueError(f"Failed to decode given saltedPassword: {salted_text}") from e
+    return mechanism, name, credential(mechanism, salted, salt, iterations)

@@ -17,6 +17,12 @@ sends some). While a test's fault is armed (``kgroup.broker.faults``: one attrib
 request otherwise), each request is offered to it first, on either path; it may answer it
 (an error, late), close the connection, or hold every connection (a pause).
 
+On a SASL listener (SASL_PLAINTEXT, SASL_SSL) a connection's frames go to its authenticator
+(``kgroup.broker.sasl``) until the client has authenticated, and again while it
+re-authenticates (KIP-368); frames above ``sasl.server.max.receive.size`` are refused until
+then. Its principal (``conn.principal``) is then ``User:<name>``; a request after the session
+expired closes the connection.
+
 A Fetch response's record batches are not copied through Python when ``kgroup.fetch.sendfile``
 is on (the default): the handler answers with FileSlices of the segment files, the response is
 encoded around them (``protocol.encode_response_segments``) and ``output.Output`` sends them
