@@ -809,7 +809,11 @@ class Authenticator:
         except errors.DecodeError as e:
             self._fail(str(e))
             return
-        self._respond(protocol.encode_response(request, self._api_versions(request)))
+        answer = self._api_versions(request)
+        if answer.get("error_code"):
+            # Refused (INVALID_REQUEST): Kafka lets the client send ApiVersions again.
+            self.state = HANDSHAKE_OR_VERSIONS
+        self._respond(protocol.encode_response(request, answer))
 
     def _handshake(self, request: protocol.Request) -> None:
         mechanism = str(request.body.mechanism)
