@@ -626,6 +626,41 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             at_least(1),
         ),
         _broker(
+            "sasl.enabled.mechanisms",
+            T.LIST,
+            ["GSSAPI"],
+            "The SASL mechanisms SASL listeners offer: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
+            "OAUTHBEARER (kgroup has no GSSAPI, Kafka's default: a SASL listener needs another). "
+            "Each needs its listener.name.<listener>.<mechanism>.sasl.jaas.config.",
+        ),
+        _broker(
+            "sasl.jaas.config",
+            T.PASSWORD,
+            None,
+            "A JAAS login module configuration. A broker reads it per listener and mechanism: "
+            "listener.name.<listener>.<mechanism lower>.sasl.jaas.config.",
+        ),
+        _broker(
+            "sasl.mechanism.inter.broker.protocol",
+            T.STRING,
+            "GSSAPI",
+            "The SASL mechanism brokers use between themselves (a single kgroup broker has "
+            "no peers).",
+        ),
+        _broker(
+            "connections.max.reauth.ms",
+            T.LONG,
+            0,
+            "The longest a SASL session lasts before the client must re-authenticate "
+            "(KIP-368; 0: sessions never expire). Clients learn it from SaslAuthenticate v1+.",
+        ),
+        _broker(
+            "sasl.server.max.receive.size",
+            T.INT,
+            524_288,
+            "The largest frame taken before SASL authentication completes.",
+        ),
+        _broker(
             "log.retention.check.interval.ms",
             T.LONG,
             300_000,

@@ -17,6 +17,12 @@ sends some). While a test's fault is armed (``kgroup.broker.faults``: one attrib
 request otherwise), each request is offered to it first, on either path; it may answer it
 (an error, late), close the connection, or hold every connection (a pause).
 
+On a SASL listener (SASL_PLAINTEXT, SASL_SSL) a connection's frames go to its authenticator
+(``kgroup.broker.sasl``) until the client has authenticated, and again while it
+re-authenticates (KIP-368); frames above ``sasl.server.max.receive.size`` are refused until
+then. Its principal (``conn.principal``) is then ``User:<name>``; a request after the session
+expired closes the connection.
+
 A Fetch response's record batches are not copied through Python when ``kgroup.fetch.sendfile``
 is on (the default): the handler answers with FileSlices of the segment files, the response is
 encoded around them (``protocol.encode_response_segments``) and ``output.Output`` sends them
@@ -43,6 +49,7 @@ from kgroup.broker.handlers import HANDLERS, api_versions
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import Output
 from kgroup.broker.quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
+from kgroup.broker.sasl import Authenticator
 from kgroup.group import GROUP_API_KEYS
 from kgroup.log import FileSlice
 
@@ -56,6 +63,7 @@ log = logging.getLogger("kgroup.broker")
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _FETCH = int(protocol.ApiKey.FETCH)
 _PRODUCE = int(protocol.ApiKey.PRODUCE)
+_SASL_HANDSHAKE = int(protocol.ApiKey.SASL_HANDSHAKE)
 #: _GROUP_VERSIONS are the versions the broker serves of each api whose raw frame goes to the
 #: group coordinator.
 _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
@@ -120,6 +128,16 @@ class Connection(asyncio.BufferedProtocol):
         self._held = False
         #: _muted_until: the loop time until which a quota throttle stops reading (0: none).
         self._muted_until = 0.0
+        #: auth authenticates the client on a SASL listener (``kgroup.broker.sasl``); None on
+        #: the others. Until it is done, frames go to it, and none may be larger than
+        #: ``sasl.server.max.receive.size``.
+        self.auth: Authenticator | None = None
+        sasl = state.sasl.get(listener.name) if listener.uses_sasl else None
+        if sasl is not None:
+            self.auth = Authenticator(
+                sasl, self._respond_now, self._auth_closed, self._auth_api_versions
+            )
+            self._max_frame = min(self._max_frame, sasl.max_receive_size)
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -224,9 +242,16 @@ class Connection(asyncio.BufferedProtocol):
     # -- requests -------------------------------------------------------------------------
 
     def _request(self, frame: bytes | bytearray) -> None:
+        auth = self.auth
+        if auth is not None:
+            if len(frame) >= 4 and not auth.raw_tokens:
+                self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
+            if self._authenticating(auth, frame):
+                return
+        elif len(frame) >= 4:
+            self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
         if len(frame) >= 4:
             api_key = int.from_bytes(frame[0:2], "big", signed=True)
-            self.state.requests[api_key] += 1
             if self._faults.armed and self._faults.intercept(self, api_key, frame):
                 return
             versions = _GROUP_VERSIONS.get(api_key)
@@ -283,6 +308,49 @@ class Connection(asyncio.BufferedProtocol):
             self._await(result, slot, request)
         else:
             self._fill(slot, request, result)
+
+    def _authenticating(self, auth: Authenticator, frame: bytes | bytearray) -> bool:
+        """Whether SASL took ``frame``: before authentication (or while re-authenticating)
+        every frame; after it a SaslHandshake that starts re-authentication; and any request
+        once the session expired closes the connection (Kafka's "Disconnecting expired
+        channel")."""
+        if auth.authenticating:
+            was = auth.principal
+            auth.receive(bytes(frame))
+            if not auth.authenticating and not self._closed:
+                self._authenticated(auth, was)
+            return True
+        now = time.monotonic()
+        if len(frame) >= 2 and int.from_bytes(frame[0:2], "big", signed=True) == _SASL_HANDSHAKE:
+            if auth.maybe_reauthenticate(bytes(frame), now):
+                self._max_frame = min(self._max_frame, auth.settings.max_receive_size)
+                if not auth.authenticating and not self._closed:
+                    self._authenticated(auth, auth.principal)
+                return True
+        if auth.expired(now):
+            auth.settings.counts["expired"] += 1
+            log.info("Disconnecting expired SASL session of %s (%s)", self.peer, self.principal)
+            self.close()
+            return True
+        return False
+
+    def _authenticated(self, auth: Authenticator, was: str | None) -> None:
+        assert auth.principal is not None
+        self.principal = auth.principal
+        self._max_frame = int(self.state.config.get("socket.request.max.bytes"))
+        if was is None:
+            log.debug("%s authenticated as %s with %s", self.peer, self.principal, auth.mechanism)
+
+    def _auth_closed(self, why: str) -> None:
+        log.info("Failed authentication with %s (%s)", self.peer, why)
+        self.close()
+
+    def _auth_api_versions(self, request: protocol.Request | None) -> Any:
+        """ApiVersions before authentication: the broker's answer (None: the request's version
+        is unknown, the v0 UNSUPPORTED_VERSION body)."""
+        if request is None:
+            return api_versions.unsupported_body(self.state.config)
+        return api_versions.handle(RequestContext(self.state, request, self))
 
     def _group_request(self, frame: bytes) -> None:
         """A request of a group api: its raw frame to the group coordinator, which answers with
