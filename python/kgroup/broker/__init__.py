@@ -163,6 +163,17 @@ class Broker:
         """Open the data folder (recovering logs after an unclean stop), then listen."""
         loop = asyncio.get_running_loop()
         started = time.monotonic()
+        # A TLS listener's key store is read first: one that cannot be read stops the start,
+        # as Kafka's does. ssl (OpenSSL) is loaded only by a broker that serves TLS.
+        contexts: dict[str, Any] = {}
+        if any(lst.uses_ssl for lst in self.listeners):
+            from kgroup.broker import tls
+
+            contexts = {
+                lst.name: tls.server_context(self.config, lst)
+                for lst in self.listeners
+                if lst.uses_ssl
+            }
         # Bind first (port 0 picks one), load the topics, then accept: no client ever reaches
         # a broker that is still recovering its logs.
         socks: list[socket.socket] = []
@@ -191,7 +202,10 @@ class Broker:
             for lst, sock in zip(listeners, socks, strict=True):
                 self._servers.append(
                     await loop.create_server(
-                        functools.partial(Connection, state, lst), sock=sock, backlog=512
+                        functools.partial(Connection, state, lst),
+                        sock=sock,
+                        backlog=512,
+                        ssl=contexts.get(lst.name),
                     )
                 )
         except BaseException:

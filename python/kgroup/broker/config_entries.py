@@ -13,6 +13,7 @@ from kgroup.broker.config import (
     TOPIC_CONFIGS,
     ConfigSource,
     ConfigSpec,
+    ConfigType,
     format_value,
 )
 
@@ -30,13 +31,17 @@ def _entry(
     include_synonyms: bool,
     include_documentation: bool,
 ) -> dict[str, Any]:
+    # A password is never shown, set or not: Kafka answers null and is_sensitive.
+    sensitive = spec.type is ConfigType.PASSWORD
+    if sensitive:
+        synonyms = [dict(s, value=None) for s in synonyms]
     return {
         "name": spec.name,
-        "value": format_value(spec, value),
+        "value": None if sensitive else format_value(spec, value),
         "read_only": spec.read_only,
         "is_default": source == ConfigSource.DEFAULT_CONFIG,
         "config_source": int(source),
-        "is_sensitive": False,
+        "is_sensitive": sensitive,
         "synonyms": synonyms if include_synonyms else [],
         "config_type": int(spec.type),
         "documentation": spec.doc if include_documentation else None,

@@ -1,0 +1,364 @@
+"""TLS on the broker's SSL and SASL_SSL listeners, from Kafka's ``ssl.*`` settings.
+
+:func:`server_context` builds one listener's ``ssl.SSLContext`` as Kafka's
+``DefaultSslEngineFactory`` reads the same settings (each may be overridden per listener with
+``listener.name.<listener>.``): the key store as a PEM file (``ssl.keystore.type=PEM``: the
+private key and its certificate chain in one file, the key under ``ssl.key.password``), inline
+PEM (``ssl.keystore.key`` and ``ssl.keystore.certificate.chain``) or PKCS#12 (read with
+``cryptography``, the ``kgroup[tls]`` extra); the trust store likewise (``ssl.truststore.*``);
+``ssl.client.auth``, ``ssl.enabled.protocols`` and ``ssl.cipher.suites``. Java's JKS stores
+cannot be read here: they are refused with the command that converts them. A key store that
+cannot be read stops the broker's start with a :class:`ConfigError`, as Kafka's start fails.
+
+The principal a client certificate gives is ``kgroup.broker.principals``'.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import ssl
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kgroup.broker.config import ConfigError
+
+if TYPE_CHECKING:
+    from kgroup.broker.config import BrokerConfig
+    from kgroup.broker.listeners import Listener
+
+__all__ = ["openssl_cipher_name", "server_context"]
+
+log = logging.getLogger("kgroup.broker")
+
+_VERSIONS = {
+    "TLSv1": ssl.TLSVersion.TLSv1,
+    "TLSv1.1": ssl.TLSVersion.TLSv1_1,
+    "TLSv1.2": ssl.TLSVersion.TLSv1_2,
+    "TLSv1.3": ssl.TLSVersion.TLSv1_3,
+}
+_CLIENT_AUTH = {
+    "none": ssl.CERT_NONE,
+    "requested": ssl.CERT_OPTIONAL,
+    "required": ssl.CERT_REQUIRED,
+}
+_JKS = (
+    "kgroup cannot read Java KeyStore (JKS) files: convert it to PKCS12 "
+    "(keytool -importkeystore -srckeystore {path} -destkeystore {stem}.p12 "
+    "-deststoretype PKCS12) and set {key}=PKCS12, or use PEM files ({key}=PEM)"
+)
+
+
+# -- the SSLContext ------------------------------------------------------------------------
+
+
+def server_context(config: BrokerConfig, listener: Listener) -> ssl.SSLContext:
+    """server_context is the SSLContext of ``listener`` (an SSL or SASL_SSL one), from its
+    ``ssl.*`` settings. ConfigError says what is wrong when the key store or trust store is
+    missing, unreadable or inconsistent, or a setting cannot be honoured."""
+
+    def get(key: str) -> Any:
+        return config.for_listener(listener.name, key)
+
+    where = f"listener {listener.name}"
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    _protocols(ctx, get("ssl.protocol"), get("ssl.enabled.protocols"), where)
+    suites = get("ssl.cipher.suites")
+    if suites:
+        _cipher_suites(ctx, suites, where)
+    _keystore(ctx, get, where)
+    auth = get("ssl.client.auth") or "none"
+    ctx.verify_mode = _CLIENT_AUTH[auth]
+    if ctx.verify_mode != ssl.CERT_NONE:
+        _truststore(ctx, get)
+    # Session tickets would let a client resume without presenting its certificate again; the
+    # principal is read from the certificate of each connection, so each one presents it.
+    ctx.options |= ssl.OP_NO_TICKET
+    return ctx
+
+
+def _protocols(ctx: ssl.SSLContext, protocol: str, enabled: list[str] | None, where: str) -> None:
+    names = [p for p in (enabled or []) if p] or [protocol]
+    unknown = [p for p in names if p not in _VERSIONS]
+    if unknown:
+        raise ConfigError(
+            f"Invalid value {','.join(unknown)} for configuration ssl.enabled.protocols on "
+            f"{where}: supported protocols are {', '.join(_VERSIONS)}"
+        )
+    versions = sorted(_VERSIONS[p] for p in names)
+    ctx.minimum_version = versions[0]
+    ctx.maximum_version = versions[-1]
+    # A list with a gap (TLSv1.1,TLSv1.3) leaves out what lies between.
+    for name, flag in (("TLSv1.1", ssl.OP_NO_TLSv1_1), ("TLSv1.2", ssl.OP_NO_TLSv1_2)):
+        if versions[0] < _VERSIONS[name] < versions[-1] and name not in names:
+            ctx.options |= flag
+
+
+# Java's cipher suite names (IANA's) as OpenSSL's: TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 is
+# ECDHE-RSA-AES128-GCM-SHA256.
+_KX = {"ECDHE_RSA": "ECDHE-RSA-", "ECDHE_ECDSA": "ECDHE-ECDSA-", "DHE_RSA": "DHE-RSA-", "RSA": ""}
+_BULK = {
+    "AES_128_GCM": "AES128-GCM",
+    "AES_256_GCM": "AES256-GCM",
+    "AES_128_CBC": "AES128",
+    "AES_256_CBC": "AES256",
+    "CHACHA20_POLY1305": "CHACHA20-POLY1305",
+}
+_TLS13_SUITES = {
+    "TLS_AES_128_GCM_SHA256",
+    "TLS_AES_256_GCM_SHA384",
+    "TLS_CHACHA20_POLY1305_SHA256",
+    "TLS_AES_128_CCM_SHA256",
+    "TLS_AES_128_CCM_8_SHA256",
+}
+
+
+def openssl_cipher_name(name: str) -> str | None:
+    """The OpenSSL name of a TLS 1.2 cipher suite named as Java (IANA) names it, or ``name``
+    itself when it is OpenSSL's already; None for one not translated."""
+    if not name.startswith("TLS_"):
+        return name
+    m = re.fullmatch(r"TLS_(\w+?)_WITH_(\w+?)_(SHA|SHA256|SHA384)", name)
+    if m is None or m.group(1) not in _KX or m.group(2) not in _BULK:
+        return None
+    kx, bulk, mac = _KX[m.group(1)], _BULK[m.group(2)], m.group(3)
+    if bulk == "CHACHA20-POLY1305":
+        return kx + bulk
+    return f"{kx}{bulk}-{mac}"
+
+
+def _cipher_suites(ctx: ssl.SSLContext, suites: list[str], where: str) -> None:
+    tls12 = [s for s in suites if s not in _TLS13_SUITES]
+    if not tls12:
+        # Python's ssl cannot narrow TLS 1.3's suites (all of them are strong).
+        return
+    names = []
+    for suite in tls12:
+        name = openssl_cipher_name(suite)
+        if name is None:
+            raise ConfigError(f"Unsupported cipher suite {suite} in ssl.cipher.suites on {where}")
+        names.append(name)
+    try:
+        ctx.set_ciphers(":".join(names))
+    except ssl.SSLError:
+        raise ConfigError(
+            f"None of the cipher suites {','.join(suites)} in ssl.cipher.suites on {where} is "
+            f"supported"
+        ) from None
+
+
+def _password(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _keystore(ctx: ssl.SSLContext, get: Callable[[str], Any], where: str) -> None:
+    kind = str(get("ssl.keystore.type") or "JKS").upper()
+    path = get("ssl.keystore.location")
+    password = _password(get("ssl.keystore.password"))
+    key_password = _password(get("ssl.key.password"))
+    key = get("ssl.keystore.key")
+    chain = get("ssl.keystore.certificate.chain")
+    # The same checks, in the same order, as Kafka's DefaultSslEngineFactory.createKeystore.
+    if key is not None:
+        if kind != "PEM":
+            raise ConfigError(
+                f"SSL private key can be specified only for PEM, but key store type is {kind}."
+            )
+        if chain is None:
+            raise ConfigError(
+                "SSL private key is specified, but certificate chain is not specified."
+            )
+        if path is not None:
+            raise ConfigError("Both SSL key store location and separate private key are specified.")
+        if password is not None:
+            raise ConfigError(
+                "SSL key store password cannot be specified with PEM format, only key password "
+                "may be specified."
+            )
+        _load_pem(ctx, f"{key}\n{chain}\n", key_password, "the PEM key store configs")
+        return
+    if chain is not None:
+        raise ConfigError("SSL certificate chain is specified, but private key is not specified")
+    if path is None:
+        raise ConfigError(
+            f"{where} serves TLS but has no key store: set ssl.keystore.location (or "
+            f"ssl.keystore.key and ssl.keystore.certificate.chain)"
+        )
+    if kind == "PEM":
+        if password is not None:
+            raise ConfigError(
+                "SSL key store password cannot be specified with PEM format, only key password "
+                "may be specified"
+            )
+        try:
+            text = Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"Failed to load PEM SSL keystore {path}: {e}") from None
+        _load_pem(ctx, text, key_password, f"PEM SSL keystore {path}")
+        return
+    if kind == "JKS":
+        raise ConfigError(
+            _JKS.format(path=path, stem=Path(path).with_suffix(""), key="ssl.keystore.type")
+        )
+    if password is None:
+        raise ConfigError("SSL key store is specified, but key store password is not specified.")
+    if kind != "PKCS12":
+        raise ConfigError(f"Failed to load SSL keystore {path} of type {kind}: unknown type")
+    pem = _pkcs12_key_and_chain(path, password, key_password)
+    _load_pem(ctx, pem, None, f"SSL keystore {path} of type PKCS12")
+
+
+def _load_pem(ctx: ssl.SSLContext, text: str, password: str | None, what: str) -> None:
+    """Load a private key and its certificate chain, both in ``text`` (PEM), into ``ctx``."""
+    if "PRIVATE KEY-----" not in text:
+        raise ConfigError(f"Failed to load {what}: Private key not provided")
+    if "-----BEGIN CERTIFICATE-----" not in text:
+        raise ConfigError(
+            f"Failed to load {what}: At least one certificate expected, but none found"
+        )
+    if "ENCRYPTED PRIVATE KEY" in text and password is None:
+        raise ConfigError(
+            f"Failed to load {what}: the private key is encrypted and ssl.key.password is not set"
+        )
+    with _secret_file(text.encode()) as file:
+        try:
+            # A callable, so that OpenSSL never prompts on the terminal for a key's password.
+            ctx.load_cert_chain(file, file, password=lambda: password or "")
+        except (ssl.SSLError, OSError, ValueError) as e:
+            raise ConfigError(f"Failed to load {what}: {e}") from None
+
+
+@contextlib.contextmanager
+def _secret_file(data: bytes) -> Iterator[str]:
+    """A path OpenSSL can read ``data`` from for the time of the block: an anonymous
+    in-memory file where Linux has them (nothing reaches the disk), else a private temporary
+    file."""
+    memfd = getattr(os, "memfd_create", None)
+    if memfd is not None:
+        fd = memfd("kgroup-tls", 0)
+        try:
+            os.write(fd, data)
+            path = f"/proc/self/fd/{fd}"
+            if os.path.exists(path):
+                yield path
+                return
+        finally:
+            os.close(fd)
+    with tempfile.TemporaryDirectory(prefix="kgroup-tls-") as folder:
+        path = os.path.join(folder, "store.pem")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        yield path
+
+
+def _cryptography(what: str) -> Any:
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.serialization import pkcs12
+    except ImportError:
+        raise ConfigError(
+            f"{what} is PKCS12, which kgroup reads with the cryptography package: install it "
+            f"(pip install 'kgroup[tls]'), or use PEM files"
+        ) from None
+    return serialization, pkcs12
+
+
+def _pkcs12_key_and_chain(path: str, password: str, key_password: str | None) -> str:
+    serialization, pkcs12 = _cryptography(f"The key store {path}")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ConfigError(f"Failed to load SSL keystore {path} of type PKCS12: {e}") from None
+    store = None
+    problem: Exception | None = None
+    # Java reads the key with ssl.key.password when set, else with the store's password.
+    for pw in dict.fromkeys(p for p in (password, key_password) if p is not None):
+        try:
+            store = pkcs12.load_pkcs12(data, pw.encode())
+            break
+        except ValueError as e:
+            problem = e
+    if store is None:
+        raise ConfigError(f"Failed to load SSL keystore {path} of type PKCS12: {problem}")
+    if store.key is None or store.cert is None:
+        raise ConfigError(
+            f"Failed to load SSL keystore {path} of type PKCS12: it holds no private key entry"
+        )
+    pem = store.key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    certs = [store.cert.certificate] + [c.certificate for c in store.additional_certs]
+    return (pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs)).decode()
+
+
+def _truststore(ctx: ssl.SSLContext, get: Callable[[str], Any]) -> None:
+    kind = str(get("ssl.truststore.type") or "JKS").upper()
+    path = get("ssl.truststore.location")
+    password = _password(get("ssl.truststore.password"))
+    certs = get("ssl.truststore.certificates")
+    # Kafka's DefaultSslEngineFactory.createTruststore, in its order.
+    if certs is not None:
+        if kind != "PEM":
+            raise ConfigError(
+                f"SSL trust store certs can be specified only for PEM, but trust store type is "
+                f"{kind}."
+            )
+        if path is not None:
+            raise ConfigError(
+                "Both SSL trust store location and separate trust certificates are specified."
+            )
+        if password is not None:
+            raise ConfigError("SSL trust store password cannot be specified for PEM format.")
+        _load_trusted(ctx, str(certs), "the PEM trust store configs")
+        return
+    if kind == "PEM" and path is not None:
+        if password is not None:
+            raise ConfigError("SSL trust store password cannot be specified for PEM format.")
+        try:
+            text = Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"Failed to load PEM SSL keystore {path}: {e}") from None
+        _load_trusted(ctx, text, f"PEM SSL truststore {path}")
+        return
+    if path is None and password is not None:
+        raise ConfigError(
+            "SSL trust store is not specified, but trust store password is specified."
+        )
+    if path is None:
+        # Java's default trust store (the JVM's CA certificates): here the system's.
+        ctx.load_default_certs(ssl.Purpose.CLIENT_AUTH)
+        return
+    if kind == "JKS":
+        raise ConfigError(
+            _JKS.format(path=path, stem=Path(path).with_suffix(""), key="ssl.truststore.type")
+        )
+    if kind != "PKCS12":
+        raise ConfigError(f"Failed to load SSL keystore {path} of type {kind}: unknown type")
+    serialization, pkcs12 = _cryptography(f"The trust store {path}")
+    try:
+        store = pkcs12.load_pkcs12(
+            Path(path).read_bytes(), password.encode() if password is not None else None
+        )
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"Failed to load SSL keystore {path} of type PKCS12: {e}") from None
+    found = ([store.cert] if store.cert is not None else []) + list(store.additional_certs)
+    pems = "".join(c.certificate.public_bytes(serialization.Encoding.PEM).decode() for c in found)
+    _load_trusted(ctx, pems, f"SSL truststore {path} of type PKCS12")
+
+
+def _load_trusted(ctx: ssl.SSLContext, pem: str, what: str) -> None:
+    if "-----BEGIN CERTIFICATE-----" not in pem:
+        raise ConfigError(
+            f"Failed to load {what}: At least one certificate expected, but none found"
+        )
+    try:
+        ctx.load_verify_locations(cadata=pem)
+    except (ssl.SSLError, ValueError) as e:
+        raise ConfigError(f"Failed to load {what}: {e}") from None
