@@ -16,6 +16,14 @@ from .certs import Certs, Identity
 from .ports import free_port
 
 
+def clear_keystore(certs: Certs, who: Identity) -> Path:
+    """A PEM key store of ``who`` with its key in the clear (the JDKs Kafka runs on here cannot
+    decrypt the PBES2 keys ``Certs`` writes)."""
+    path = certs.folder / f"{who.name}.clear.keystore.pem"
+    path.write_bytes(who.key.read_bytes() + who.cert.read_bytes())
+    return path
+
+
 def broker_ssl(
     certs: Certs, client_auth: str = "none", prefix: str = "", encrypted: bool = True
 ) -> dict[str, str]:
@@ -27,9 +35,7 @@ def broker_ssl(
         values["ssl.keystore.location"] = str(certs.broker.keystore_pem)
         values["ssl.key.password"] = certs.password
     else:
-        clear = certs.folder / "broker.clear.keystore.pem"
-        clear.write_bytes(certs.broker.key.read_bytes() + certs.broker.cert.read_bytes())
-        values["ssl.keystore.location"] = str(clear)
+        values["ssl.keystore.location"] = str(clear_keystore(certs, certs.broker))
     values |= {
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": str(certs.ca),
@@ -63,13 +69,8 @@ def java(certs: Certs, who: Identity | None = None) -> dict[str, str]:
         "ssl.truststore.location": str(certs.ca),
     }
     if who is not None:
-        conf.update(
-            {
-                "ssl.keystore.type": "PEM",
-                "ssl.keystore.location": str(who.keystore_pem),
-                "ssl.key.password": certs.password,
-            }
-        )
+        store = clear_keystore(certs, who)
+        conf.update({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(store)})
     return conf
 
 

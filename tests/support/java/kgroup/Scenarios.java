@@ -163,6 +163,13 @@ public final class Scenarios {
   Properties common() {
     Properties p = new Properties();
     p.put("bootstrap.servers", bootstrap);
+    // client.<key>=<value> options are client settings for every client a scenario makes
+    // (security.protocol=SSL and its ssl.* settings).
+    for (Map.Entry<String, String> e : opts.entrySet()) {
+      if (e.getKey().startsWith("client.")) {
+        p.put(e.getKey().substring("client.".length()), e.getValue());
+      }
+    }
     return p;
   }
 
