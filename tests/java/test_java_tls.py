@@ -5,6 +5,7 @@ result on both (tests/java/test_java_clients.py runs them over PLAINTEXT)."""
 from __future__ import annotations
 
 import concurrent.futures
+import subprocess
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -87,3 +88,28 @@ def test_group_over_tls(kafka_ssl: str, broker: Broker, certs: Certs) -> None:
     assert got == ref
     assert got["problems"] == []
     assert got["committed"] == got["produced"]
+
+
+def test_a_client_without_a_certificate_gets_an_authentication_error(
+    kafka_ssl: str, broker: Broker, certs: Certs
+) -> None:
+    # ssl.client.auth=required and no key store: Kafka's client fails with
+    # SslAuthenticationException (the broker's TLS alert), on both brokers alike.
+    opts = {f"client.{k}": v for k, v in client_tls.java(certs).items()}
+    opts["client.default.api.timeout.ms"] = "20000"
+
+    def run(address: str) -> str:
+        got = subprocess.run(
+            java_scenarios.command("produce", address, records=1, **opts),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert got.returncode != 0
+        return got.stderr
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        on_kafka = pool.submit(run, kafka_ssl)
+        on_kgroup = pool.submit(run, broker.address("SSL"))
+        for stderr in (on_kafka.result(), on_kgroup.result()):
+            assert "SslAuthenticationException" in stderr

@@ -202,10 +202,9 @@ class Broker:
             for lst, sock in zip(listeners, socks, strict=True):
                 self._servers.append(
                     await loop.create_server(
-                        functools.partial(Connection, state, lst),
+                        self._protocol_factory(state, lst, contexts.get(lst.name)),
                         sock=sock,
                         backlog=512,
-                        ssl=contexts.get(lst.name),
                     )
                 )
         except BaseException:
@@ -248,6 +247,18 @@ class Broker:
             len(state.topics.by_name),
             time.monotonic() - started,
         )
+
+    @staticmethod
+    def _protocol_factory(
+        state: BrokerState, listener: Listener, context: Any
+    ) -> Callable[[], asyncio.BaseProtocol]:
+        """What serves each connection of ``listener``: a Connection, behind a TLS layer on a
+        TLS listener (``context`` its SSLContext)."""
+        if context is None:
+            return functools.partial(Connection, state, listener)
+        from kgroup.broker.tls import TlsProtocol
+
+        return lambda: TlsProtocol(context, Connection(state, listener))
 
     async def stop(self, grace: float = 10.0) -> None:
         """Stop listening, finish the requests in flight (within ``grace`` seconds), flush

@@ -15,6 +15,7 @@ The principal a client certificate gives is ``kgroup.broker.principals``'.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -23,15 +24,16 @@ import ssl
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kgroup.broker.config import ConfigError
 
 if TYPE_CHECKING:
     from kgroup.broker.config import BrokerConfig
     from kgroup.broker.listeners import Listener
+    from kgroup.broker.server import Connection
 
-__all__ = ["openssl_cipher_name", "server_context"]
+__all__ = ["TlsProtocol", "openssl_cipher_name", "server_context"]
 
 log = logging.getLogger("kgroup.broker")
 
@@ -362,3 +364,249 @@ def _load_trusted(ctx: ssl.SSLContext, pem: str, what: str) -> None:
         ctx.load_verify_locations(cadata=pem)
     except (ssl.SSLError, ValueError) as e:
         raise ConfigError(f"Failed to load {what}: {e}") from None
+
+
+# -- the TLS layer of a connection ---------------------------------------------------------
+
+#: HANDSHAKE_TIMEOUT_S is how long a client has to finish its TLS handshake.
+HANDSHAKE_TIMEOUT_S = 60.0
+_WANT = (ssl.SSLWantReadError, ssl.SSLWantWriteError)
+
+
+class TlsProtocol(asyncio.Protocol):
+    """TlsProtocol is the TLS layer of one connection of a TLS listener: it runs the handshake
+    over the raw TCP transport, then hands the connection (a :class:`Connection`) a transport
+    of its own that encrypts what it writes and gives it what the client sent, decrypted,
+    through its ``get_buffer``/``buffer_updated``.
+
+    The event loops' own TLS transports would do that too, but when a handshake fails (a client
+    certificate that is missing or not trusted, a PLAINTEXT client) they close the connection
+    without sending the TLS alert OpenSSL wrote: Kafka sends it, and Kafka's clients tell a
+    refused certificate (Java's SslAuthenticationException, librdkafka's "alert bad
+    certificate") from a broken connection by it. Not thread-safe: it lives on the broker's
+    event loop."""
+
+    def __init__(self, context: ssl.SSLContext, app: Connection) -> None:
+        self._context = context
+        self._app = app
+        self._raw: asyncio.Transport | None = None
+        self._incoming = ssl.MemoryBIO()
+        self._outgoing = ssl.MemoryBIO()
+        self._sslobj: ssl.SSLObject | None = None
+        self._transport: _TlsTransport | None = None
+        self._handshaking = True
+        self._reading_paused = False
+        self._closed = False
+        self._timeout: asyncio.TimerHandle | None = None
+        self.peer = "?"
+
+    # -- the raw transport's protocol --------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._raw = raw = transport  # type: ignore[assignment]
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self._sslobj = self._context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._timeout = asyncio.get_running_loop().call_later(
+            HANDSHAKE_TIMEOUT_S, self._handshake_timed_out
+        )
+        assert raw is not None
+
+    def data_received(self, data: bytes) -> None:
+        self._incoming.write(data)
+        if self._handshaking:
+            self._handshake()
+        if not self._handshaking and not self._reading_paused:
+            self._read()
+
+    def eof_received(self) -> bool | None:
+        self._incoming.write_eof()
+        return False  # close
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        if self._timeout is not None:
+            self._timeout.cancel()
+        if self._transport is not None:
+            self._app.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self._transport is not None:
+            self._app.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._transport is not None:
+            self._app.resume_writing()
+
+    # -- TLS -------------------------------------------------------------------------------
+
+    def _handshake(self) -> None:
+        assert self._sslobj is not None
+        try:
+            self._sslobj.do_handshake()
+        except _WANT:
+            self._flush()
+            return
+        except (ssl.SSLError, OSError) as e:
+            # The alert OpenSSL wrote goes out before the close, as Kafka's does.
+            log.info("Failed authentication with %s (SSL handshake failed: %s)", self.peer, e)
+            self._abandon()
+            return
+        self._handshaking = False
+        if self._timeout is not None:
+            self._timeout.cancel()
+            self._timeout = None
+        self._flush()
+        self._transport = _TlsTransport(self)
+        self._app.connection_made(self._transport)
+
+    def _handshake_timed_out(self) -> None:
+        if self._handshaking and not self._closed:
+            log.info("Closing %s: no TLS handshake within %.0f s", self.peer, HANDSHAKE_TIMEOUT_S)
+            self._abandon()
+
+    def _abandon(self) -> None:
+        """Send what is pending (an alert) and close."""
+        self._flush()
+        self._closed = True
+        if self._raw is not None:
+            self._raw.close()
+
+    def _read(self) -> None:
+        """Hand the connection what was received, decrypted, while it reads."""
+        sslobj = self._sslobj
+        app = self._app
+        assert sslobj is not None
+        while not self._reading_paused and not self._closed:
+            buf = app.get_buffer(-1)
+            try:
+                # With a buffer, read returns how much it put there.
+                n = cast(int, sslobj.read(len(buf), buf))
+            except _WANT:
+                break
+            except ssl.SSLZeroReturnError:
+                # The client's close_notify: it is done.
+                self._close()
+                return
+            except (ssl.SSLError, OSError) as e:
+                log.info("Closing %s: %s", self.peer, e)
+                self._abandon()
+                return
+            if n == 0:
+                self._close()
+                return
+            app.buffer_updated(n)
+        # A TLS 1.3 key update or session ticket may have written something.
+        if self._outgoing.pending:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._outgoing.pending and self._raw is not None and not self._raw.is_closing():
+            self._raw.write(self._outgoing.read())
+
+    # -- the connection's transport --------------------------------------------------------
+
+    def _write(self, data: bytes | bytearray | memoryview) -> None:
+        if self._closed:
+            return
+        assert self._sslobj is not None
+        view = memoryview(data)
+        while view:
+            try:
+                n = self._sslobj.write(view)
+            except (ssl.SSLError, OSError) as e:
+                log.info("Closing %s: %s", self.peer, e)
+                self._abandon()
+                return
+            view = view[n:]
+        self._flush()
+
+    def _pause_reading(self) -> None:
+        if not self._reading_paused:
+            self._reading_paused = True
+            if self._raw is not None and not self._closed:
+                self._raw.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self._reading_paused:
+            self._reading_paused = False
+            if self._raw is not None and not self._closed:
+                self._raw.resume_reading()
+                # What was received before the pause is still in the BIO (or in OpenSSL).
+                asyncio.get_running_loop().call_soon(self._read_pending)
+
+    def _read_pending(self) -> None:
+        if not self._reading_paused and not self._closed and not self._handshaking:
+            self._read()
+
+    def _close(self) -> None:
+        """Close after what was written: a close_notify, then the TCP connection."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._sslobj is not None:
+            with contextlib.suppress(ssl.SSLError, OSError):
+                self._sslobj.unwrap()
+        self._flush()
+        if self._raw is not None:
+            self._raw.close()
+
+
+class _TlsTransport(asyncio.Transport):
+    """The transport a connection of a TLS listener writes to: TlsProtocol's, over the raw
+    one."""
+
+    def __init__(self, tls: TlsProtocol) -> None:
+        super().__init__()
+        self._tls = tls
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        tls = self._tls
+        if name == "ssl_object":
+            return tls._sslobj
+        if name == "sslcontext":
+            return tls._context
+        if name == "peercert":
+            return tls._sslobj.getpeercert() if tls._sslobj is not None else default
+        if name == "cipher":
+            return tls._sslobj.cipher() if tls._sslobj is not None else default
+        assert tls._raw is not None
+        return tls._raw.get_extra_info(name, default)
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._tls._write(data)
+
+    def writelines(self, list_of_data: Any) -> None:
+        for data in list_of_data:
+            self._tls._write(data)
+
+    def pause_reading(self) -> None:
+        self._tls._pause_reading()
+
+    def resume_reading(self) -> None:
+        self._tls._resume_reading()
+
+    def is_reading(self) -> bool:
+        return not self._tls._reading_paused
+
+    def close(self) -> None:
+        self._tls._close()
+
+    def abort(self) -> None:
+        self._tls._closed = True
+        if self._tls._raw is not None:
+            self._tls._raw.abort()
+
+    def is_closing(self) -> bool:
+        return self._tls._closed
+
+    def get_write_buffer_size(self) -> int:
+        assert self._tls._raw is not None
+        return self._tls._raw.get_write_buffer_size()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        assert self._tls._raw is not None
+        self._tls._raw.set_write_buffer_limits(high, low)
+
+    def can_write_eof(self) -> bool:
+        return False
