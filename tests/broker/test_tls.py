@@ -410,3 +410,16 @@ def test_tls_protocol_versions_follow_ssl_enabled_protocols(tmp_path: Any, certs
         with socket.create_connection((host, int(port)), timeout=5) as raw:
             with pytest.raises(ssl.SSLError):
                 ctx.wrap_socket(raw, server_hostname="localhost")
+
+
+def test_a_test_broker_in_a_child_process_serves_tls(certs: Certs) -> None:
+    # kgroup.testing's child broker starts without ssl, unless a listener needs it.
+    from kgroup.testing import Broker as TestBroker
+
+    config = {"listeners": "SSL://127.0.0.1:0", **client_tls.broker_ssl(certs, "required")}
+    with TestBroker(process=True, config=config) as broker:
+        conf = {
+            "bootstrap.servers": broker.bootstrap_servers,
+            **client_tls.confluent(certs, certs.client("grace")),
+        }
+        assert len(roundtrip(conf, n=10)) == 10
