@@ -496,6 +496,8 @@ class TlsProtocol(asyncio.Protocol):
                 self._close()
                 return
             app.buffer_updated(n)
+            if not self._incoming.pending and not sslobj.pending():
+                break  # all read: no need to ask OpenSSL (and catch its SSLWantReadError)
         # A TLS 1.3 key update or session ticket may have written something.
         if self._outgoing.pending:
             self._flush()
