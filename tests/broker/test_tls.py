@@ -423,3 +423,20 @@ def test_a_test_broker_in_a_child_process_serves_tls(certs: Certs) -> None:
             **client_tls.confluent(certs, certs.client("grace")),
         }
         assert len(roundtrip(conf, n=10)) == 10
+
+
+def test_sasl_ssl_asks_for_certificates_only_when_its_own_setting_says_so(certs: Certs) -> None:
+    # Kafka's ChannelBuilders: the broker-wide ssl.client.auth applies to SSL listeners only;
+    # a SASL_SSL listener requests certificates with listener.name.<l>.ssl.client.auth.
+    from kgroup.broker import tls
+
+    base = {
+        "listeners": "SASL_SSL://127.0.0.1:0,OTHER://127.0.0.1:0",
+        "listener.security.protocol.map": "SASL_SSL:SASL_SSL,OTHER:SASL_SSL",
+        **client_tls.broker_ssl(certs, "required"),
+        "listener.name.other.ssl.client.auth": "requested",
+    }
+    config = BrokerConfig(base)
+    sasl_ssl, other = parse_listeners(config)
+    assert tls.server_context(config, sasl_ssl).verify_mode == ssl.CERT_NONE
+    assert tls.server_context(config, other).verify_mode == ssl.CERT_OPTIONAL

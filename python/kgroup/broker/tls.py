@@ -74,6 +74,20 @@ def server_context(config: BrokerConfig, listener: Listener) -> ssl.SSLContext:
         _cipher_suites(ctx, suites, where)
     _keystore(ctx, get, where)
     auth = get("ssl.client.auth") or "none"
+    if (
+        listener.security_protocol == "SASL_SSL"
+        and "ssl.client.auth" not in config.per_listener.get(listener.name.lower(), {})
+    ):
+        # Kafka (ChannelBuilders) asks SASL_SSL clients for certificates only when the
+        # listener's own ssl.client.auth says so: the broker-wide one is for SSL listeners.
+        if auth != "none":
+            log.warning(
+                "Broker configuration 'ssl.client.auth' is applied only to SSL listeners: "
+                "set listener.name.%s.ssl.client.auth for the SASL_SSL listener %s",
+                listener.name.lower(),
+                listener.name,
+            )
+        auth = "none"
     ctx.verify_mode = _CLIENT_AUTH[auth]
     if ctx.verify_mode != ssl.CERT_NONE:
         _truststore(ctx, get)
