@@ -394,10 +394,12 @@ def test_passwords_are_sensitive_in_describe_configs(broker: Broker) -> None:
     assert not entries["ssl.keystore.type"].is_sensitive
 
 
-def test_tls_protocol_versions_follow_ssl_enabled_protocols(tmp_path: Any, certs: Certs) -> None:
+def test_protocols_and_cipher_suites_follow_the_settings(tmp_path: Any, certs: Certs) -> None:
     config = {
         "listeners": "SSL://127.0.0.1:0",
         "ssl.enabled.protocols": "TLSv1.2",
+        # Java's names for TLS 1.2 suites, as Kafka's server.properties has them.
+        "ssl.cipher.suites": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
         **client_tls.broker_ssl(certs),
     }
     with Broker(tmp_path, config=config) as b:
@@ -406,6 +408,7 @@ def test_tls_protocol_versions_follow_ssl_enabled_protocols(tmp_path: Any, certs
         with socket.create_connection((host, int(port)), timeout=5) as raw:
             with ctx.wrap_socket(raw, server_hostname="localhost") as s:
                 assert s.version() == "TLSv1.2"
+                assert s.cipher()[0] == "ECDHE-ECDSA-AES256-GCM-SHA384"
         ctx.minimum_version = ssl.TLSVersion.TLSv1_3
         with socket.create_connection((host, int(port)), timeout=5) as raw:
             with pytest.raises(ssl.SSLError):
