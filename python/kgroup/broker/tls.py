@@ -384,6 +384,8 @@ def _load_trusted(ctx: ssl.SSLContext, pem: str, what: str) -> None:
 
 #: HANDSHAKE_TIMEOUT_S is how long a client has to finish its TLS handshake.
 HANDSHAKE_TIMEOUT_S = 60.0
+#: WRITE_PIECE is how much of a response is encrypted at a time (16 TLS records).
+WRITE_PIECE = 256 * 1024
 _WANT = (ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
@@ -489,13 +491,17 @@ class TlsProtocol(asyncio.Protocol):
     def _read(self) -> None:
         """Hand the connection what was received, decrypted, while it reads."""
         sslobj = self._sslobj
-        app = self._app
         assert sslobj is not None
+        app = self._app
+        incoming = self._incoming
+        # A client's records are often small (librdkafka writes one per buffer it holds, a
+        # couple of KB): this loop turns once per record, so it does little. With a buffer,
+        # read returns how much it put there.
+        read = cast("Callable[[int, memoryview], int]", sslobj.read)
         while not self._reading_paused and not self._closed:
             buf = app.get_buffer(-1)
             try:
-                # With a buffer, read returns how much it put there.
-                n = cast(int, sslobj.read(len(buf), buf))
+                n = read(len(buf), buf)
             except _WANT:
                 break
             except ssl.SSLZeroReturnError:
@@ -510,7 +516,7 @@ class TlsProtocol(asyncio.Protocol):
                 self._close()
                 return
             app.buffer_updated(n)
-            if not self._incoming.pending and not sslobj.pending():
+            if not incoming.pending and not sslobj.pending():
                 break  # all read: no need to ask OpenSSL (and catch its SSLWantReadError)
         # A TLS 1.3 key update or session ticket may have written something.
         if self._outgoing.pending:
@@ -527,15 +533,17 @@ class TlsProtocol(asyncio.Protocol):
             return
         assert self._sslobj is not None
         view = memoryview(data)
+        # A large response (a Fetch's records) is encrypted and handed on a piece at a time:
+        # the encrypted copy never holds more than a piece, and stays in the CPU's cache.
         while view:
             try:
-                n = self._sslobj.write(view)
+                n = self._sslobj.write(view[:WRITE_PIECE])
             except (ssl.SSLError, OSError) as e:
                 log.info("Closing %s: %s", self.peer, e)
                 self._abandon()
                 return
             view = view[n:]
-        self._flush()
+            self._flush()
 
     def _pause_reading(self) -> None:
         if not self._reading_paused:
