@@ -384,12 +384,14 @@ def _load_trusted(ctx: ssl.SSLContext, pem: str, what: str) -> None:
 
 #: HANDSHAKE_TIMEOUT_S is how long a client has to finish its TLS handshake.
 HANDSHAKE_TIMEOUT_S = 60.0
+#: RECEIVE_BUFFER is the size of a TLS connection's buffer for what the socket gives.
+RECEIVE_BUFFER = 256 * 1024
 #: WRITE_PIECE is how much of a response is encrypted at a time (16 TLS records).
 WRITE_PIECE = 256 * 1024
 _WANT = (ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
-class TlsProtocol(asyncio.Protocol):
+class TlsProtocol(asyncio.BufferedProtocol):
     """TlsProtocol is the TLS layer of one connection of a TLS listener: it runs the handshake
     over the raw TCP transport, then hands the connection (a :class:`Connection`) a transport
     of its own that encrypts what it writes and gives it what the client sent, decrypted,
@@ -415,6 +417,8 @@ class TlsProtocol(asyncio.Protocol):
         self._closed = False
         self._timeout: asyncio.TimerHandle | None = None
         self.peer = "?"
+        #: _received is where the event loop reads the client's bytes (no object per read).
+        self._received = memoryview(bytearray(RECEIVE_BUFFER))
 
     # -- the raw transport's protocol --------------------------------------------------------
 
@@ -428,8 +432,11 @@ class TlsProtocol(asyncio.Protocol):
         )
         assert raw is not None
 
-    def data_received(self, data: bytes) -> None:
-        self._incoming.write(data)
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._received
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._incoming.write(self._received[:nbytes])
         if self._handshaking:
             self._handshake()
         if not self._handshaking and not self._reading_paused:
@@ -489,35 +496,51 @@ class TlsProtocol(asyncio.Protocol):
             self._raw.close()
 
     def _read(self) -> None:
-        """Hand the connection what was received, decrypted, while it reads."""
+        """Hand the connection what was received, decrypted, while it reads: each buffer it
+        offers is filled with as many TLS records as there are before it is told."""
         sslobj = self._sslobj
         assert sslobj is not None
         app = self._app
         incoming = self._incoming
-        # A client's records are often small (librdkafka writes one per buffer it holds, a
-        # couple of KB): this loop turns once per record, so it does little. With a buffer,
-        # read returns how much it put there.
-        read = cast("Callable[[int, memoryview], int]", sslobj.read)
+        # OpenSSL gives one TLS record per read, and a client's records are often small
+        # (librdkafka writes one per buffer it holds, a couple of KB): this inner loop turns
+        # once per record, so it does as little as it can. ssl.SSLObject's read and pending
+        # are Python wrappers of its _ssl object's; with a buffer, read returns how much it
+        # put there.
+        raw_ssl = getattr(sslobj, "_sslobj", sslobj)
+        read = cast("Callable[[int, memoryview], int]", raw_ssl.read)
+        pending = raw_ssl.pending
         while not self._reading_paused and not self._closed:
             buf = app.get_buffer(-1)
+            size = len(buf)
+            got = 0
+            more = True
+            end: BaseException | None = None
             try:
-                n = read(len(buf), buf)
+                while got < size:
+                    n = read(size - got, buf[got:] if got else buf)
+                    if n == 0:
+                        end = ssl.SSLZeroReturnError()
+                        break
+                    got += n
+                    if not incoming.pending and not pending():
+                        more = False  # all read: no need to catch OpenSSL's SSLWantReadError
+                        break
             except _WANT:
-                break
-            except ssl.SSLZeroReturnError:
-                # The client's close_notify: it is done.
-                self._close()
-                return
+                more = False
             except (ssl.SSLError, OSError) as e:
-                log.info("Closing %s: %s", self.peer, e)
-                self._abandon()
+                end = e
+            if got:
+                app.buffer_updated(got)
+            if end is not None:
+                if isinstance(end, ssl.SSLZeroReturnError):
+                    self._close()  # the client's close_notify (or EOF): it is done
+                else:
+                    log.info("Closing %s: %s", self.peer, end)
+                    self._abandon()
                 return
-            if n == 0:
-                self._close()
-                return
-            app.buffer_updated(n)
-            if not incoming.pending and not sslobj.pending():
-                break  # all read: no need to ask OpenSSL (and catch its SSLWantReadError)
+            if not more:
+                break
         # A TLS 1.3 key update or session ticket may have written something.
         if self._outgoing.pending:
             self._flush()
