@@ -443,3 +443,19 @@ def test_sasl_ssl_asks_for_certificates_only_when_its_own_setting_says_so(certs:
     sasl_ssl, other = parse_listeners(config)
     assert tls.server_context(config, sasl_ssl).verify_mode == ssl.CERT_NONE
     assert tls.server_context(config, other).verify_mode == ssl.CERT_OPTIONAL
+
+
+def test_a_client_that_never_finishes_its_handshake_is_closed(
+    tmp_path: Any, certs: Certs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kgroup.broker import tls
+
+    monkeypatch.setattr(tls, "HANDSHAKE_TIMEOUT_S", 0.3)
+    config = {"listeners": "SSL://127.0.0.1:0", **client_tls.broker_ssl(certs)}
+    with Broker(tmp_path, config=config) as b:
+        host, port = b.bootstrap_servers.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.settimeout(5)
+            started = time.monotonic()
+            assert s.recv(1024) == b""  # closed by the broker, nothing sent
+            assert time.monotonic() - started < 3
