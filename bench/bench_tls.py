@@ -218,8 +218,11 @@ def measure(
         cpu = broker.server.cpu_seconds()
         figures["consume MB/s"] = consume(conf, topic, partitions, records, size)
         figures["consume broker cpu s"] = broker.server.cpu_seconds() - cpu
-        p50, p99 = latency(conf, create_topic(conf, 1), rounds)
+        one = create_topic(conf, 1)
+        cpu = broker.server.cpu_seconds()
+        p50, p99 = latency(conf, one, rounds)
         figures["acks=all p50 ms"], figures["acks=all p99 ms"] = p50, p99
+        figures["acks=all broker cpu us"] = (broker.server.cpu_seconds() - cpu) / rounds * 1e6
         out[lt.protocol] = figures
     return out
 
