@@ -459,3 +459,30 @@ def test_a_client_that_never_finishes_its_handshake_is_closed(
             started = time.monotonic()
             assert s.recv(1024) == b""  # closed by the broker, nothing sent
             assert time.monotonic() - started < 3
+
+
+def test_principal_mapping_rules_map_the_certificate_name(tmp_path: Any, certs: Certs) -> None:
+    # ssl.principal.mapping.rules (Kafka's SslPrincipalMapper): the first rule that matches
+    # gives the name; a certificate no rule maps fails its authentication (the connection
+    # closes) and leaves the others served.
+    config = {
+        "listeners": "SSL://127.0.0.1:0",
+        **client_tls.broker_ssl(certs, "required"),
+        "ssl.principal.mapping.rules": "RULE:^O=(.*),CN=(.*)$/$2@$1/U",
+    }
+    with Broker(tmp_path, config=config) as b:
+        mapped = {
+            "bootstrap.servers": b.bootstrap_servers,
+            **client_tls.confluent(certs, certs.client("heidi", "kgroup")),
+        }
+        p = confluent_kafka.Producer(mapped)
+        p.produce("tls-mapped", b"x")
+        assert p.flush(10) == 0
+        assert "User:HEIDI@KGROUP" in principals(b, "SSL", "User:HEIDI@KGROUP")
+        unmapped = {
+            "bootstrap.servers": b.bootstrap_servers,
+            **client_tls.confluent(certs, certs.client("ivan")),
+        }
+        refused(unmapped)
+        p.produce("tls-mapped", b"y")
+        assert p.flush(10) == 0
