@@ -486,3 +486,39 @@ def test_principal_mapping_rules_map_the_certificate_name(tmp_path: Any, certs: 
         refused(unmapped)
         p.produce("tls-mapped", b"y")
         assert p.flush(10) == 0
+
+
+def test_python_clients_without_a_certificate_fail_to_bootstrap(
+    broker: Broker, certs: Certs
+) -> None:
+    # What kafka-python and aiokafka raise against Apache Kafka with ssl.client.auth=required
+    # and no client certificate (tried side by side): the same here.
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.errors import KafkaConnectionError
+    from kafka import KafkaProducer
+    from kafka.errors import KafkaTimeoutError
+
+    address = broker.address("MTLS")
+    ctx = client_tls.python_context(certs)
+    with pytest.raises(KafkaTimeoutError, match="Unable to bootstrap"):
+        KafkaProducer(
+            bootstrap_servers=address,
+            security_protocol="SSL",
+            ssl_context=ctx,
+            bootstrap_timeout_ms=2000,
+        )
+
+    async def aio() -> None:
+        p = AIOKafkaProducer(
+            bootstrap_servers=address,
+            security_protocol="SSL",
+            ssl_context=ctx,
+            request_timeout_ms=2000,
+        )
+        try:
+            await p.start()
+        finally:
+            await p.stop()
+
+    with pytest.raises(KafkaConnectionError, match="Unable to bootstrap"):
+        asyncio.run(aio())
