@@ -748,6 +748,26 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "call, and the write of the bytes around it, cost more than the copy.",
             at_least(0),
         ),
+        # Authorisation (Kafka's KafkaConfig and StandardAuthorizer; kgroup.broker.authorizer).
+        _broker(
+            "authorizer.class.name",
+            T.STRING,
+            "",
+            "The authorizer: org.apache.kafka.metadata.authorizer.StandardAuthorizer checks "
+            "every request against the ACLs; empty (the default) allows everything.",
+        ),
+        _broker(
+            "super.users",
+            T.STRING,
+            None,
+            "Principals allowed every operation, separated by semicolons (User:admin;User:ops).",
+        ),
+        _broker(
+            "allow.everyone.if.no.acl.found",
+            T.BOOLEAN,
+            False,
+            "Whether an action on a resource that no ACL applies to is allowed.",
+        ),
         _broker(
             "queued.max.requests",
             T.INT,

@@ -6,7 +6,9 @@ skip that: their raw frame goes to the Rust coordinator (``GroupHost.handle_fram
 decodes it once into its typed message and writes the response frame. Handlers may finish at once or
 later (a Fetch long poll, an acks=all Produce waiting for its fsync, a JoinGroup parked until
 its rebalance completes); responses always go back in request order, as Kafka's clients
-require. A handler answers with a body to encode, or with a whole response frame (``bytes``,
+require (with an authorizer, ``authorizer.class.name``, the group apis are decoded here as any
+other, for their handlers to check them: ``kgroup.broker.coordinated``). A handler answers
+with a body to encode, or with a whole response frame (``bytes``,
 which the group coordinator writes itself), now or through an awaitable. What Kafka's broker
 does with a bad request is done here, from the error's kind: an ApiVersions request of a
 version the broker does not speak is answered with a v0 UNSUPPORTED_VERSION body, and any
@@ -81,6 +83,11 @@ class Connection(asyncio.BufferedProtocol):
         self.peer = "?"
         #: client_host is the peer's address as Kafka shows it in DescribeGroups: ``/1.2.3.4``.
         self.client_host = ""
+        #: client_address is the peer's IP, as ACLs' hosts are matched against it.
+        self.client_address = ""
+        #: principal is who the client is, Kafka's principal string: ``User:ANONYMOUS`` until
+        #: a TLS certificate or SASL names it.
+        self.principal = "User:ANONYMOUS"
         self._scratch = bytearray(SCRATCH)
         self._scratch_view = memoryview(self._scratch)
         self._start = 0
@@ -100,6 +107,9 @@ class Connection(asyncio.BufferedProtocol):
         #: corked: a read's requests are being handled; their answers wait for its end.
         self._corked = False
         self._faults = state.faults
+        #: _group_frames: the group apis' raw frames go straight to the group coordinator;
+        #: with an authorizer they are decoded here, for their handlers to check them first.
+        self._group_frames = _GROUP_VERSIONS if state.authorizer is None else {}
         #: held: the broker is paused (``Faults.pause``): nothing is read or answered.
         self._held = False
 
@@ -111,6 +121,7 @@ class Connection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.client_host = f"/{peer[0]}" if peer else ""
+        self.client_address = peer[0] if peer else ""
         # Kafka's acceptor turns Nagle's algorithm off. asyncio's loop does it only for sockets
         # made with IPPROTO_TCP, which accepted ones are not (their proto is 0): without it a
         # response written in pieces waits for the client's delayed ACK.
@@ -210,7 +221,7 @@ class Connection(asyncio.BufferedProtocol):
             self.state.requests[api_key] += 1
             if self._faults.armed and self._faults.intercept(self, api_key, frame):
                 return
-            versions = _GROUP_VERSIONS.get(api_key)
+            versions = self._group_frames.get(api_key)
             if versions is not None and (
                 versions[0] <= int.from_bytes(frame[2:4], "big", signed=True) <= versions[1]
             ):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kgroup import errors
+from kgroup.broker.authorizer import Authorizer, authorizer_from_config
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
@@ -33,6 +34,10 @@ class Peer(Protocol):
 
     @property
     def client_host(self) -> str: ...
+    @property
+    def client_address(self) -> str: ...
+    @property
+    def principal(self) -> str: ...
     @property
     def in_flight(self) -> int: ...
     def close_for(self, e: Exception) -> None: ...
@@ -244,6 +249,9 @@ class BrokerState:
         #: faults are the failures a test armed: the Broker installs ``kgroup.broker.faults``'
         #: engine as it starts; nothing is armed by default.
         self.faults: FaultHooks = NoFaults()
+        #: authorizer decides what each principal may do (``authorizer.class.name``); None,
+        #: the default, allows everything with no check at all.
+        self.authorizer: Authorizer | None = authorizer_from_config(config)
 
     @property
     def cluster_id(self) -> str:
