@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -21,6 +22,12 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     names = [t.name for t in body.topics]
     results = []
     answered: set[str] = set()
+    # Kafka's ControllerApis.createPartitions: ALTER on each topic, after the duplicates.
+    alterable = (
+        None
+        if state.authorizer is None
+        else ctx.authorized(AclOperation.ALTER, ResourceType.TOPIC, names, str)
+    )
     for t in body.topics:
         if t.name in answered:
             # Kafka answers a topic given more than once with one result.
@@ -30,6 +37,10 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         try:
             if names.count(t.name) > 1:
                 raise errors.InvalidRequest("Duplicate topic in request.")
+            if alterable is not None and t.name not in alterable:
+                out["error_code"] = errors.TopicAuthorizationFailed.code
+                results.append(out)
+                continue
             topic = state.topics.by_name.get(t.name)
             if topic is None:
                 # Kafka's controller answers an unknown topic without a message.

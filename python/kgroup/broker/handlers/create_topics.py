@@ -13,6 +13,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker import config_entries
 from kgroup.broker.config import ConfigError
 from kgroup.broker.topics import Topic, validate_topic_name
@@ -112,6 +113,12 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     version = request.api_version
     validate_only = version >= 1 and body.validate_only
     names = [t.name for t in body.topics]
+    # Kafka's ControllerApis.createTopics: CREATE on the cluster, else on each topic.
+    creatable = None
+    if state.authorizer is not None and not ctx.authorize(
+        AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME
+    ):
+        creatable = ctx.authorized(AclOperation.CREATE, ResourceType.TOPIC, names, str)
     out = []
     answered: set[str] = set()
     for t in body.topics:
@@ -127,6 +134,8 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                     f"{request.client_id}` contains multiple entries for the following "
                     f"topics: {t.name}"
                 )
+            if creatable is not None and t.name not in creatable:
+                raise errors.TopicAuthorizationFailed("Authorization failed.")
             num_partitions, configs = check(
                 state,
                 t.name,

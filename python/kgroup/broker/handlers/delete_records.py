@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -20,12 +21,22 @@ VERSIONS = (0, 2)
 def handle(ctx: RequestContext) -> dict[str, Any]:
     state, body = ctx.state, ctx.request.body
     topics = []
+    # Kafka's handleDeleteRecordsRequest: DELETE on each topic, before it is looked up.
+    deletable = (
+        None
+        if state.authorizer is None
+        else ctx.authorized(AclOperation.DELETE, ResourceType.TOPIC, body.topics, lambda t: t.name)
+    )
     for t in body.topics:
         topic = state.topics.by_name.get(t.name)
+        if deletable is not None and t.name not in deletable:
+            topic = None
         partitions = []
         for p in t.partitions:
             out: dict[str, Any] = {"partition_index": p.partition_index, "low_watermark": -1}
             try:
+                if deletable is not None and t.name not in deletable:
+                    raise errors.TopicAuthorizationFailed()
                 if topic is None or not 0 <= p.partition_index < len(topic.partitions):
                     raise errors.UnknownTopicOrPartition()
                 if topic.internal:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
-from kgroup.broker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
+from kgroup.broker.handlers.metadata import NOT_REQUESTED, cluster_operations
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -48,6 +48,6 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None}
     ]
     out["cluster_authorized_operations"] = (
-        CLUSTER_OPERATIONS if body.include_cluster_authorized_operations else NOT_REQUESTED
+        cluster_operations(ctx) if body.include_cluster_authorized_operations else NOT_REQUESTED
     )
     return out

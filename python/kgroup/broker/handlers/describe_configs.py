@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation
 from kgroup.broker import config_entries, group_configs
+from kgroup.broker.handlers.incremental_alter_configs import config_denied
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -62,6 +64,11 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         }
         keys = r.configuration_keys
         try:
+            denied = config_denied(
+                ctx, AclOperation.DESCRIBE_CONFIGS, r.resource_type, r.resource_name
+            )
+            if denied is not None:
+                raise denied
             if r.resource_type == TOPIC:
                 topic = state.topics.by_name.get(r.resource_name)
                 if topic is None:

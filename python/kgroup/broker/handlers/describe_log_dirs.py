@@ -12,6 +12,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -24,6 +25,15 @@ VERSIONS = (0, 4)
 
 def handle(ctx: RequestContext) -> dict[str, Any]:
     topics = ctx.state.topics
+    if ctx.state.authorizer is not None and not ctx.authorize(
+        AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME
+    ):
+        # Kafka's handleDescribeLogDirsRequest: DESCRIBE on the cluster, else no directory.
+        return {
+            "throttle_time_ms": 0,
+            "error_code": errors.ClusterAuthorizationFailed.code,
+            "results": [],
+        }
     wanted: list[Partition] = []
     if ctx.request.body.topics is None:
         wanted = list(topics.partitions())

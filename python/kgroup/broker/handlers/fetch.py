@@ -32,6 +32,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.broker.topics import LEADER_EPOCH, Partition
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches, encode_batch
@@ -98,6 +99,18 @@ def _resolve(state: BrokerState, version: int, body: Any) -> list[tuple[dict, li
             wanted.append(w)
         out.append((key, wanted))
     return out
+
+
+def _authorize(ctx: RequestContext, resolved: list[tuple[dict, list[_Wanted]]]) -> None:
+    """Fail the partitions of topics the principal may not READ with TOPIC_AUTHORIZATION_FAILED
+    (Kafka checks before it looks the topic up; an unknown topic id stays UNKNOWN_TOPIC_ID)."""
+    named = [key for key, _ in resolved if key["topic"]]
+    allowed = ctx.authorized(AclOperation.READ, ResourceType.TOPIC, named, lambda k: k["topic"])
+    for key, wanted in resolved:
+        if key["topic"] and key["topic"] not in allowed:
+            for w in wanted:
+                w.error = errors.TopicAuthorizationFailed()
+                w.partition = None
 
 
 def _read(
@@ -209,6 +222,8 @@ def handle(ctx: RequestContext) -> Any:
     max_bytes = body.max_bytes if version >= 3 else 2**31 - 1
     read_committed = version >= 4 and body.isolation_level == READ_COMMITTED
     resolved = _resolve(state, version, body)
+    if state.authorizer is not None:
+        _authorize(ctx, resolved)
     topics, total, had_error = _read(
         resolved, version, max_bytes, read_committed, state.fetch_sendfile
     )

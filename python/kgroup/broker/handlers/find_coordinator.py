@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -34,10 +35,15 @@ NO_NODE = {"node_id": -1, "host": "", "port": -1}
 
 
 def _coordinator(ctx: RequestContext, key_type: int, key: str) -> errors.KafkaError | None:
-    """Why this broker is not the coordinator of ``key``, or None: it is."""
+    """Why this broker is not the coordinator of ``key``, or None: it is. With an authorizer,
+    the principal must be allowed to DESCRIBE the group or transactional id first."""
     if key_type == GROUP:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, key):
+            return errors.GroupAuthorizationFailed()
         return ctx.state.groups.coordinator_error(key)
     if key_type == TRANSACTION:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+            return errors.TransactionalIdAuthorizationFailed()
         return ctx.state.transactions.coordinator_error(key)
     return errors.InvalidRequest()  # SHARE: share groups are disabled
 

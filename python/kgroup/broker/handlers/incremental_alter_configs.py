@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker import group_configs
 from kgroup.broker.config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType
 from kgroup.protocol import ApiKey
@@ -119,6 +120,26 @@ def incremental_group_change(current: dict[str, str], r: Any) -> dict[str, str]:
     return out
 
 
+def config_denied(
+    ctx: RequestContext, operation: AclOperation, config_type: int, name: str
+) -> errors.KafkaError | None:
+    """Why the principal may not do ``operation`` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on a
+    config resource (of DescribeConfigs' types), or None: the cluster's for a broker, a broker
+    logger or client metrics, else the topic's or group's (Kafka's ConfigHelper and
+    ControllerApis.authorizeAlterResource)."""
+    if ctx.state.authorizer is None:
+        return None
+    if config_type == TOPIC:
+        if not ctx.authorize(operation, ResourceType.TOPIC, name):
+            return errors.TopicAuthorizationFailed(errors.TopicAuthorizationFailed.message)
+    elif config_type == GROUP:
+        if not ctx.authorize(operation, ResourceType.GROUP, name):
+            return errors.GroupAuthorizationFailed(errors.GroupAuthorizationFailed.message)
+    elif not ctx.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME):
+        return errors.ClusterAuthorizationFailed(errors.ClusterAuthorizationFailed.message)
+    return None
+
+
 def alter_resources(
     ctx: RequestContext,
     names_of: Callable[[Any], list[str]],
@@ -143,6 +164,11 @@ def alter_resources(
         try:
             if keys.count((r.resource_type, r.resource_name)) > 1:
                 raise errors.InvalidRequest("Duplicate resource in request")
+            denied = config_denied(
+                ctx, AclOperation.ALTER_CONFIGS, r.resource_type, r.resource_name
+            )
+            if denied is not None:
+                raise denied
             if r.resource_type == GROUP:
                 group_resource(state.groups, r, group_change, body.validate_only)
                 responses.append(out)

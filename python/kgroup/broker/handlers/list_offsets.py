@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.broker.handlers.fetch import check_leader_epoch
 from kgroup.broker.topics import LEADER_EPOCH
 from kgroup.protocol import ApiKey
@@ -64,7 +65,28 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     version = request.api_version
     committed = version >= 2 and request.body.isolation_level == READ_COMMITTED
     topics = []
+    allowed = (
+        None
+        if state.authorizer is None
+        else ctx.authorized(
+            AclOperation.DESCRIBE, ResourceType.TOPIC, request.body.topics, lambda t: t.name
+        )
+    )
     for t in request.body.topics:
+        if allowed is not None and t.name not in allowed:
+            # Kafka's handleListOffsetRequest: checked first, every partition refused.
+            failed = errors.TopicAuthorizationFailed.code
+            topics.append(
+                {
+                    "name": t.name,
+                    "partitions": [
+                        {"partition_index": p.partition_index, "error_code": failed}
+                        | ({"old_style_offsets": []} if version == 0 else {})
+                        for p in t.partitions
+                    ],
+                }
+            )
+            continue
         topic = state.topics.by_name.get(t.name)
         seen: set[int] = set()
         partitions = []

@@ -35,6 +35,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.broker.topics import INTERNAL_TOPICS, LEADER_EPOCH, Partition, now_ms
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches, encode_batch, read_batch_headers
@@ -167,6 +168,10 @@ def _verify(ctx: RequestContext, version: int, records: bytes | None, partition:
     raise error
 
 
+def _name(t: Any) -> str:
+    return str(t.name)
+
+
 def handle(ctx: RequestContext) -> Any:
     state, request = ctx.state, ctx.request
     body = request.body
@@ -181,12 +186,24 @@ def handle(ctx: RequestContext) -> Any:
         producers = {
             pid for ds in datas for d in ds if (pid := _transactional_producer(d)) is not None
         }
-        if producers and body.transactional_id is None:
+        if producers and (
+            body.transactional_id is None
+            or not ctx.authorize(
+                AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id
+            )
+        ):
             whole = errors.TransactionalIdAuthorizationFailed()
         elif len(producers) > 1:
             whole = errors.InvalidProducerIdMapping(
                 "Transactional records from more than one producer id in one request"
             )
+    # Kafka's KafkaApis.handleProduceRequest: WRITE on each topic, before anything else.
+    denied = (
+        None
+        if state.authorizer is None
+        else {t.name for t in body.topic_data}
+        - ctx.authorized(AclOperation.WRITE, ResourceType.TOPIC, body.topic_data, _name)
+    )
     appended: list[Partition] = []
     responses = []
     for t, ds in zip(body.topic_data, datas, strict=True):
@@ -202,6 +219,12 @@ def handle(ctx: RequestContext) -> Any:
             }
             results.append(result)
             try:
+                if whole is not None and isinstance(
+                    whole, errors.TransactionalIdAuthorizationFailed
+                ):
+                    raise whole
+                if denied and t.name in denied:
+                    raise errors.TopicAuthorizationFailed()
                 if acks not in (-1, 0, 1):
                     raise errors.InvalidRequiredAcks()
                 if t.name in INTERNAL_TOPICS:
