@@ -7,6 +7,7 @@ kgroup topics create --topic t --partitions 3             kafka-topics.sh
 kgroup groups describe GROUP                              kafka-consumer-groups.sh
 kgroup transactions list                                  kafka-transactions.sh
 kgroup log-dirs                                           kafka-log-dirs.sh: disk use, errors
+kgroup acls --list                                        kafka-acls.sh
 kgroup produce --topic t / kgroup consume --topic t       the console producer and consumer
 
 Each subcommand is one module of this package with the same two functions:
@@ -57,6 +58,7 @@ SUBCOMMANDS: dict[str, str] = {
     "groups": "groups",
     "transactions": "transactions",
     "log-dirs": "log_dirs",
+    "acls": "acls",
     "produce": "produce",
     "consume": "consume",
 }
