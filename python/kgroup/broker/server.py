@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 from kgroup import errors, protocol
 from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
+from kgroup.broker.listeners import Listener
 from kgroup.broker.output import Output
 from kgroup.group import GROUP_API_KEYS
 from kgroup.log import FileSlice
@@ -59,6 +60,9 @@ _FETCH = int(protocol.ApiKey.FETCH)
 _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
     k: HANDLERS[k].VERSIONS for k in GROUP_API_KEYS if k in HANDLERS
 }
+#: ANONYMOUS is the principal of a client that has not authenticated (Kafka's
+#: KafkaPrincipal.ANONYMOUS).
+ANONYMOUS = "User:ANONYMOUS"
 #: SCRATCH is the size of a connection's read buffer: frames that fit are read many at a time.
 SCRATCH = 256 * 1024
 
@@ -77,17 +81,19 @@ class _Slot:
 class Connection(asyncio.BufferedProtocol):
     """Connection serves one client. Not thread-safe: it lives on the broker's event loop."""
 
-    def __init__(self, state: BrokerState) -> None:
+    def __init__(self, state: BrokerState, listener: Listener) -> None:
         self.state = state
+        #: listener is the listener this connection came in on.
+        self.listener = listener
+        #: principal is who the client is, as Kafka's principal string: ``User:ANONYMOUS``
+        #: until TLS or SASL says otherwise.
+        self.principal = ANONYMOUS
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
         #: client_host is the peer's address as Kafka shows it in DescribeGroups: ``/1.2.3.4``.
         self.client_host = ""
-        #: client_address is the peer's IP, as ACLs' hosts are matched against it.
+        #: client_address is the peer's IP address (ACLs match hosts on it).
         self.client_address = ""
-        #: principal is who the client is, Kafka's principal string: ``User:ANONYMOUS`` until
-        #: a TLS certificate or SASL names it.
-        self.principal = "User:ANONYMOUS"
         self._scratch = bytearray(SCRATCH)
         self._scratch_view = memoryview(self._scratch)
         self._start = 0

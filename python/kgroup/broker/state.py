@@ -9,7 +9,7 @@ import collections
 import concurrent.futures
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -18,6 +18,7 @@ from kgroup.broker.authorizer import Authorizer, authorizer_from_config
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
+from kgroup.broker.listeners import Listener
 from kgroup.broker.output import SendStats
 from kgroup.broker.topics import Partition, Topics
 from kgroup.log import file_exists, read_text, write_atomically
@@ -36,6 +37,8 @@ class Peer(Protocol):
     def client_host(self) -> str: ...
     @property
     def client_address(self) -> str: ...
+    @property
+    def listener(self) -> Listener: ...
     @property
     def principal(self) -> str: ...
     @property
@@ -212,11 +215,14 @@ class ProducerIds:
 class BrokerState:
     """BrokerState is the broker's shared state, owned by its event loop."""
 
-    def __init__(self, config: BrokerConfig, host: str, port: int) -> None:
+    def __init__(self, config: BrokerConfig, listeners: Sequence[Listener]) -> None:
         self.config = config
         self.node_id = config.node_id
-        self.host = host
-        self.port = port
+        #: listeners are the broker's bound listeners; the first one's advertised address is
+        #: ``host`` and ``port``.
+        self.listeners = list(listeners)
+        self.host = self.listeners[0].advertised_host
+        self.port = self.listeners[0].advertised_port
         self.topics = Topics(config)
         #: connections are the clients' open connections.
         self.connections: set[Peer] = set()
@@ -257,9 +263,17 @@ class BrokerState:
     def cluster_id(self) -> str:
         return self.topics.cluster_id
 
-    def broker(self) -> dict[str, Any]:
-        """This broker as Metadata and DescribeCluster list it."""
-        return {"node_id": self.node_id, "host": self.host, "port": self.port, "rack": None}
+    def broker(self, listener: Listener | None = None) -> dict[str, Any]:
+        """This broker as Metadata and DescribeCluster list it to a client connected on
+        ``listener`` (Kafka answers with the endpoint of the request's own listener): its
+        advertised address there."""
+        lst = listener or self.listeners[0]
+        return {
+            "node_id": self.node_id,
+            "host": lst.advertised_host,
+            "port": lst.advertised_port,
+            "rack": None,
+        }
 
     def close(self) -> None:
         self.flush_executor.shutdown(wait=True)
