@@ -6,9 +6,10 @@ Needs ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED for every binding)
 authorizer every binding answers SECURITY_DISABLED. A binding Kafka refuses (a CLUSTER resource
 not named ``kafka-cluster``, an empty name, ANY or MATCH where a binding needs a value, a
 principal without a type) answers INVALID_REQUEST with Kafka's message; one that exists
-already succeeds. A binding with an unknown code, or a v0 one not LITERAL, is a request Kafka
-cannot parse: the connection is closed. The bindings are written to ``acls.json`` before the
-answer.
+already succeeds (its message "", the field's default, as Kafka leaves it). A binding with ANY
+or MATCH in it fails the whole request with UNKNOWN_SERVER_ERROR, as Kafka cannot build it. A
+binding with an unknown code, or a v0 one not LITERAL, is a request Kafka cannot parse: the
+connection is closed. The bindings are written to ``acls.json`` before the answer.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
-from kgroup.acl import CLUSTER_NAME, AclBinding, AclOperation, ResourcePatternType, ResourceType
+from kgroup.acl import (
+    CLUSTER_NAME,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    ResourcePatternType,
+    ResourceType,
+)
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -26,12 +34,21 @@ API_KEY = ApiKey.CREATE_ACLS
 VERSIONS = (0, 3)
 
 
+def _not_a_binding(b: AclBinding) -> bool:
+    return (
+        b.restype == ResourceType.ANY
+        or b.resource_pattern_type in (ResourcePatternType.ANY, ResourcePatternType.MATCH)
+        or b.operation == AclOperation.ANY
+        or b.permission_type == AclPermissionType.ANY
+    )
+
+
 def handle(ctx: RequestContext) -> dict[str, Any] | None:
     authorizer = ctx.state.authorizer
     request = ctx.request
     creations = request.body.creations
 
-    def every(e: errors.KafkaError, message: str) -> dict[str, Any]:
+    def every(e: errors.KafkaError, message: str | None) -> dict[str, Any]:
         result = {"error_code": e.code, "error_message": message}
         return {"throttle_time_ms": 0, "results": [result for _ in creations]}
 
@@ -59,11 +76,15 @@ def handle(ctx: RequestContext) -> dict[str, Any] | None:
                 errors.InvalidRequest(f"CreatableAcls contain unknown elements: {b}")
             )
             return None
+    if any(_not_a_binding(b) for b in bindings):
+        # Kafka cannot even make the binding (ResourcePattern and AccessControlEntry refuse
+        # ANY and MATCH): the whole request fails, UNKNOWN_SERVER_ERROR without a message.
+        return every(errors.UnknownServerError(), None)
     results = authorizer.create(bindings)
     return {
         "throttle_time_ms": 0,
         "results": [
-            {"error_code": 0, "error_message": None}
+            {"error_code": 0, "error_message": ""}
             if e is None
             else {"error_code": e.code, "error_message": str(e)}
             for e in results

@@ -77,7 +77,8 @@ def resources(bindings: list[AclBinding]) -> list[dict[str, Any]]:
 
 def handle(ctx: RequestContext) -> dict[str, Any] | None:
     authorizer = ctx.state.authorizer
-    out: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "error_message": None}
+    # Kafka leaves the message of an answer without error at the field's default, "".
+    out: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "error_message": ""}
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         out["error_code"] = errors.ClusterAuthorizationFailed.code
         out["error_message"] = "Request needs DESCRIBE permission on the cluster."

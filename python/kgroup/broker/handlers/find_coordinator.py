@@ -12,7 +12,7 @@ InvalidRequestException: the whole request is answered INVALID_REQUEST (KafkaApi
 FindCoordinatorRequest.getErrorResponse).
 
 Kafka writes error messages as ``Errors.message()``: the default text of the error, and
-"NONE" for no error in v1-3 (the batched form leaves it null then).
+"NONE" for no error in v1-3; the batched form (v4+) leaves every message at its default, "".
 """
 
 from __future__ import annotations
@@ -69,8 +69,10 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                 {
                     "key": key,
                     **(this if error is None else NO_NODE),
+                    # Kafka's batched answer (KafkaApis.handleFindCoordinatorRequestV4AndAbove)
+                    # sets no message, even beside an error.
                     "error_code": 0 if error is None else error.code,
-                    "error_message": "" if error is None else error.message,
+                    "error_message": "",
                 }
                 for key, error in answers
             ],
