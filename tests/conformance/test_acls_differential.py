@@ -681,6 +681,40 @@ def test_transactions(d: Differential, names: dict[str, str]) -> None:
         ),
     ):
         d.request(api, version, body)
+    # A transaction the principal may run, on a topic it may not write: nothing is added.
+    body = {
+        "transactional_id": n["txn_ok"],
+        "transaction_timeout_ms": 60_000,
+        "producer_id": -1,
+        "producer_epoch": -1,
+    }
+    # (Retried while Kafka's coordinator loads: each retry bumps the epoch.)
+    a = d.eventually(
+        ApiKey.INIT_PRODUCER_ID, 4, body, ignore=["producer_id", "producer_epoch"], timeout=30
+    )
+    d.keep("pid", a, lambda b: b.producer_id)
+    d.keep("epoch", a, lambda b: b.producer_epoch)
+    d.request(
+        ApiKey.ADD_PARTITIONS_TO_TXN,
+        3,
+        lambda p: {
+            "v3_and_below_transactional_id": n["txn_ok"],
+            "v3_and_below_producer_id": p["pid"],
+            "v3_and_below_producer_epoch": p["epoch"],
+            "v3_and_below_topics": [
+                {"name": n["ok"], "partitions": [0]},
+                {"name": n["hidden"], "partitions": [0]},
+            ],
+        },
+        expect=refused(TOPIC_DENIED, 55),
+    )
+    d.request(
+        ApiKey.DESCRIBE_TRANSACTIONS,
+        0,
+        {"transactional_ids": [n["txn_denied"], n["txn_ok"]]},
+        ignore=["producer_epoch"],
+        expect=refused(0, TXN_DENIED),
+    )
     # Produce with transactional records under an id the principal may not write.
     produce(d, n["ok"], txn=n["txn_denied"], records=lambda p: transactional_batch())
 

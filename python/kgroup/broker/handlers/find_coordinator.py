@@ -12,7 +12,8 @@ InvalidRequestException: the whole request is answered INVALID_REQUEST (KafkaApi
 FindCoordinatorRequest.getErrorResponse).
 
 Kafka writes error messages as ``Errors.message()``: the default text of the error, and
-"NONE" for no error in v1-3; the batched form (v4+) leaves every message at its default, "".
+"NONE" for no error in v1-3; the batched form (v4+) leaves a key's message at its default, "",
+and only a request refused whole has them.
 """
 
 from __future__ import annotations
@@ -56,10 +57,13 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     b = state.broker(ctx.connection.listener)
     this = {"node_id": b["node_id"], "host": b["host"], "port": b["port"]}
     answers: list[tuple[str, errors.KafkaError | None]] = []
+    whole = False
     for key in keys:
         if key_type not in (GROUP, TRANSACTION, SHARE):
-            # CoordinatorType.forId throws: the request fails as a whole.
+            # CoordinatorType.forId throws: the request fails as a whole (its error response
+            # has the messages).
             answers = [(k, errors.InvalidRequest()) for k in keys]
+            whole = True
             break
         answers.append((key, _coordinator(ctx, key_type, key)))
     if version >= 4:
@@ -70,9 +74,9 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                     "key": key,
                     **(this if error is None else NO_NODE),
                     # Kafka's batched answer (KafkaApis.handleFindCoordinatorRequestV4AndAbove)
-                    # sets no message, even beside an error.
+                    # sets no message, even beside a key's error.
                     "error_code": 0 if error is None else error.code,
-                    "error_message": "",
+                    "error_message": error.message if whole and error is not None else "",
                 }
                 for key, error in answers
             ],

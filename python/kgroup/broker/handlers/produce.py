@@ -27,6 +27,11 @@ records stay above the last stable offset until the marker.
 The batches are checked, given offsets and written by the Rust log (``kgroup.log``). Legacy
 message sets (magic 0 and 1, which Produce v0-2 carry) are converted to one batch of magic 2
 first, as Kafka 3's broker converts them.
+
+With an authorizer (Kafka's KafkaApis.handleProduceRequest): transactional batches need WRITE
+on the transactional id (else every partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+before anything else), and each topic WRITE (else TOPIC_AUTHORIZATION_FAILED, before the topic
+is looked up).
 """
 
 from __future__ import annotations
@@ -180,24 +185,26 @@ def handle(ctx: RequestContext) -> Any:
     now = now_ms()
     failed = False
     whole: errors.KafkaError | None = None
+    # refused: the request's answer on every partition, before anything else is checked (an
+    # authorizer's refusal, as Kafka's KafkaApis.handleProduceRequest answers it).
+    refused: errors.KafkaError | None = None
     # Each partition's records, copied out of the request once.
     datas = [[pd.records for pd in t.partition_data] for t in body.topic_data]
     if version >= 3:
         producers = {
             pid for ds in datas for d in ds if (pid := _transactional_producer(d)) is not None
         }
-        if producers and (
-            body.transactional_id is None
-            or not ctx.authorize(
-                AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id
-            )
-        ):
+        if producers and body.transactional_id is None:
             whole = errors.TransactionalIdAuthorizationFailed()
+        elif producers and not ctx.authorize(
+            AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id
+        ):
+            refused = errors.TransactionalIdAuthorizationFailed()
         elif len(producers) > 1:
             whole = errors.InvalidProducerIdMapping(
                 "Transactional records from more than one producer id in one request"
             )
-    # Kafka's KafkaApis.handleProduceRequest: WRITE on each topic, before anything else.
+    # WRITE on each topic, before the topic is looked up (KafkaApis.handleProduceRequest).
     denied = (
         None
         if state.authorizer is None
@@ -219,10 +226,8 @@ def handle(ctx: RequestContext) -> Any:
             }
             results.append(result)
             try:
-                if whole is not None and isinstance(
-                    whole, errors.TransactionalIdAuthorizationFailed
-                ):
-                    raise whole
+                if refused is not None:
+                    raise refused
                 if denied and t.name in denied:
                     raise errors.TopicAuthorizationFailed()
                 if acks not in (-1, 0, 1):
