@@ -271,6 +271,7 @@ def test_setup_and_acl_apis(d: Differential, names: dict[str, str]) -> None:
                 binding(T.TOPIC, n["ro"], Op.WRITE, DENY),
                 binding(T.TOPIC, n["hidden"], Op.ALL, principal=OTHER),
                 binding(T.TOPIC, n["pre"], Op.READ, pattern=PREFIXED),
+                binding(T.TOPIC, n["pre"] + "c", Op.CREATE, pattern=PREFIXED),
                 binding(T.GROUP, n["group_denied"], Op.READ, principal=OTHER),
                 binding(T.TRANSACTIONAL_ID, n["txn_ro"], Op.DESCRIBE),
                 binding(T.TRANSACTIONAL_ID, n["txn_denied"], Op.WRITE, principal=OTHER),
@@ -491,7 +492,7 @@ def test_groups_and_offsets(d: Differential, names: dict[str, str]) -> None:
 def test_topic_admin_and_configs(d: Differential, names: dict[str, str]) -> None:
     n = names
 
-    def create(name: str) -> None:
+    def create(name: str, expect: Any = None) -> None:
         d.request(
             ApiKey.CREATE_TOPICS,
             7,
@@ -509,9 +510,12 @@ def test_topic_admin_and_configs(d: Differential, names: dict[str, str]) -> None
                 "validate_only": True,
             },
             ignore=["configs", "topic_id"],
+            expect=expect,
         )
 
     create(n["pre"] + "-new")  # READ-only prefix: no CREATE
+    # CREATE, but no DESCRIBE_CONFIGS: created, its configs hidden.
+    create(n["pre"] + "c-new", lambda b: b.topics[0].topic_config_error_code == TOPIC_DENIED)
     create(n["hidden"])  # another principal's topic
     d.request(
         ApiKey.DELETE_TOPICS,

@@ -1,6 +1,10 @@
 """CreatePartitions: v0-3. Grow topics to a new partition count, or with validate_only only
 check that it could be done. v1 adds nothing but the throttling change of KIP-219; v2 is
-flexible; v3 changes only the semantics of errors for throttling."""
+flexible; v3 changes only the semantics of errors for throttling.
+
+With an authorizer, ALTER on each topic (else TOPIC_AUTHORIZATION_FAILED, no message), checked
+before the topic is looked up (Kafka's ControllerApis.createPartitions).
+"""
 
 from __future__ import annotations
 

@@ -5,6 +5,11 @@ configs; v7 adds the topic id.
 
 One broker: a replication factor or an assignment naming more than this node is refused as
 Kafka refuses one larger than its live brokers.
+
+With an authorizer (Kafka's ControllerApis.createTopics): CREATE on the cluster, else on each
+topic (TOPIC_AUTHORIZATION_FAILED, "Authorization failed."); a topic created without
+DESCRIBE_CONFIGS on it is answered without its configs and counts, its topic_config_error_code
+TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -119,6 +124,11 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME
     ):
         creatable = ctx.authorized(AclOperation.CREATE, ResourceType.TOPIC, names, str)
+    describable = (
+        None
+        if state.authorizer is None
+        else ctx.authorized(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names, str)
+    )
     out = []
     answered: set[str] = set()
     for t in body.topics:
@@ -161,7 +171,12 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         result["error_code"] = 0
         if version >= 1:
             result["error_message"] = None
-        if version >= 5:
+        if version >= 5 and describable is not None and t.name not in describable:
+            # Created, but its configs are not the principal's to see (Kafka's
+            # ReplicationControlManager.createTopic): no configs, no counts.
+            result["configs"] = []
+            result["topic_config_error_code"] = errors.TopicAuthorizationFailed.code
+        elif version >= 5:
             result["num_partitions"] = num_partitions
             result["replication_factor"] = 1
             result["configs"] = [

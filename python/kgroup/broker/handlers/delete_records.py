@@ -1,7 +1,11 @@
 """DeleteRecords: v0-2. Move partitions' log start offsets forward, deleting the records below
 them (whole segments on disk; the rest become unreadable). v1 changes throttling; v2 is
 flexible. An offset of -1 means the high watermark. Internal topics (``__consumer_offsets``)
-are refused with INVALID_TOPIC_EXCEPTION, as Kafka refuses them."""
+are refused with INVALID_TOPIC_EXCEPTION, as Kafka refuses them.
+
+With an authorizer, DELETE on each topic (else TOPIC_AUTHORIZATION_FAILED), before the topic
+is looked up (Kafka's KafkaApis.handleDeleteRecordsRequest).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,10 @@
 """DeleteTopics: v0-6. Delete topics and their data. v1 adds throttle_time_ms; v4 is flexible;
-v5 adds error messages; v6 names topics by name or by id."""
+v5 adds error messages; v6 names topics by name or by id.
+
+With an authorizer (Kafka's ControllerApis.deleteTopics): DELETE on the cluster, else on each
+topic; a topic named that the principal may not DESCRIBE is refused before it is looked up
+(TOPIC_AUTHORIZATION_FAILED), one named by id answers without its name.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """DescribeCluster: v0-1. The cluster id, the controller and the brokers (KIP-700). v0 is
 flexible; v1 adds the endpoint type asked for (1: brokers, 2: controllers; one node is both,
-but like Kafka's brokers it answers only for the broker endpoint)."""
+but like Kafka's brokers it answers only for the broker endpoint).
+
+With an authorizer, the cluster's authorized operations are the principal's, none without
+DESCRIBE on the cluster (Kafka's AuthHelper.computeDescribeClusterResponse).
+"""
 
 from __future__ import annotations
 

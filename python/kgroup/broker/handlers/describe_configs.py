@@ -6,6 +6,10 @@ Resource types: TOPIC (2), BROKER (4: this node's id, or "" for the cluster-wide
 defaults: min.insync.replicas, as a Kafka 4 KRaft cluster has it) and GROUP (32: a group's
 configs, KIP-848, whether or not the group exists; see ``kgroup.broker.group_configs``). Others
 are answered with INVALID_REQUEST.
+
+With an authorizer (Kafka's ConfigHelper): DESCRIBE_CONFIGS on the cluster for the broker
+(else CLUSTER_AUTHORIZATION_FAILED), on the topic or group for theirs (TOPIC_ or
+GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations

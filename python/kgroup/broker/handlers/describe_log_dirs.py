@@ -4,7 +4,11 @@ logs is offline (``kgroup.broker.logdirs``), still with its partitions. v1 chang
 v2 is flexible; v3 adds a top-level error code (0: no authorization here); v4 each directory's
 total and usable bytes (its filesystem's, as Kafka reports them). Null topics ask for every
 partition; named ones only those listed, unknown ones left out, as Kafka does. The offset lag
-is 0: every log here is a current replica, its end the high watermark."""
+is 0: every log here is a current replica, its end the high watermark.
+
+With an authorizer, DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED and no
+directory (Kafka's KafkaApis.handleDescribeLogDirsRequest).
+"""
 
 from __future__ import annotations
 

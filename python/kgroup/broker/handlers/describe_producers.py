@@ -3,6 +3,9 @@ partitions (KIP-664, ``kafka-transactions.sh describe-producers``): each one's e
 sequence and timestamp, the coordinator epoch of its last marker and the first offset of its
 open transaction (-1 for none), as the partition's producer state holds them. An unknown
 topic or partition answers UNKNOWN_TOPIC_OR_PARTITION.
+
+With an authorizer, READ on each topic (else TOPIC_AUTHORIZATION_FAILED, with its message),
+before the topic is looked up (Kafka's KafkaApis.handleDescribeProducersRequest).
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ below the last stable offset, and a marker that moves it wakes the poll.
 Fetch sessions are declined as Kafka declines them when its session cache is full: a request
 for a new session is answered as a full fetch with session id 0, so the client keeps sending
 full fetches; an incremental fetch naming a session gets FETCH_SESSION_ID_NOT_FOUND.
+
+With an authorizer, READ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions),
+before the topic is looked up (Kafka's KafkaApis.handleFetchRequest).
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ FindCoordinatorRequest.getErrorResponse).
 Kafka writes error messages as ``Errors.message()``: the default text of the error, and
 "NONE" for no error in v1-3; the batched form (v4+) leaves a key's message at its default, "",
 and only a request refused whole has them.
+
+With an authorizer, DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED) or on the
+transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per key.
 """
 
 from __future__ import annotations

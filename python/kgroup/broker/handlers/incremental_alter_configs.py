@@ -7,6 +7,10 @@ kept durably, and read by the group's members at their next heartbeat; Kafka ref
 SUBTRACT on every group config, lists included, and so does kgroup. The broker's own configs
 are static (its ``server.properties``): changing one is refused as Kafka refuses a read-only
 config.
+
+With an authorizer (Kafka's ControllerApis.authorizeAlterResource): ALTER_CONFIGS on the
+cluster for the broker, on the topic or group for theirs, else CLUSTER_, TOPIC_ or
+GROUP_AUTHORIZATION_FAILED (AlterConfigs alike).
 """
 
 from __future__ import annotations

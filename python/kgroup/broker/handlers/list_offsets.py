@@ -9,6 +9,9 @@ Under read_committed (v2+) the latest offset is the last stable offset: the firs
 the partition's earliest open transaction, else the high watermark (on one node the log end
 offset); a timestamp whose offset is at or past it is not found yet (offset -1), as undecided
 records cannot be found by time in Kafka.
+
+With an authorizer, DESCRIBE on each topic (else TOPIC_AUTHORIZATION_FAILED on its
+partitions), before the topic is looked up (Kafka's KafkaApis.handleListOffsetRequest).
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ replica id; v4 is flexible.
 Every partition here has had one leader epoch, 0, since its creation (``LEADER_EPOCH``), the
 one stamped on every batch and reported by Metadata: its end offset is the log end offset.
 A later epoch is unknown: (-1, -1), as Kafka answers an epoch above its latest.
+
+With an authorizer, CLUSTER_ACTION on the cluster or DESCRIBE on each topic, else
+TOPIC_AUTHORIZATION_FAILED (Kafka's KafkaApis.handleOffsetForLeaderEpochRequest).
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ not exist, INVALID_PRODUCER_EPOCH for an epoch older than the producer's, and
 TRANSACTION_COORDINATOR_FENCED for a coordinator epoch older than the one it last saw. A marker
 on ``__consumer_offsets`` ends the transaction's offsets in the group coordinator, which answers
 NOT_LEADER_OR_FOLLOWER while that partition loads, as Kafka maps its coordinator errors.
+
+With an authorizer, ALTER or CLUSTER_ACTION on the cluster, else every partition answers
+CLUSTER_AUTHORIZATION_FAILED (Kafka's KafkaApis.handleWriteTxnMarkersRequest).
 """
 
 from __future__ import annotations
