@@ -274,26 +274,3 @@ class AclBindingFilter:
         if self.operation != AclOperation.ANY and self.operation != b.operation:
             return False
         return self.permission_type in (AclPermissionType.ANY, b.permission_type)
-
-    def find_indefinite_field(self) -> str | None:
-        """What keeps this filter from naming exactly one binding (an ANY, UNKNOWN or None
-        field), or None (Kafka's ``findIndefiniteField``)."""
-        if self.restype in (ResourceType.ANY, ResourceType.UNKNOWN):
-            return f"Resource type is {self.restype.name}."
-        if self.resource_pattern_type in (
-            ResourcePatternType.ANY,
-            ResourcePatternType.MATCH,
-            ResourcePatternType.UNKNOWN,
-        ):
-            return f"Resource pattern type is {self.resource_pattern_type.name}."
-        if self.name is None:
-            return "Resource name is NULL."
-        if self.principal is None:
-            return "Principal is NULL."
-        if self.host is None:
-            return "Host is NULL."
-        if self.operation in (AclOperation.ANY, AclOperation.UNKNOWN):
-            return f"Operation is {self.operation.name}."
-        if self.permission_type in (AclPermissionType.ANY, AclPermissionType.UNKNOWN):
-            return f"Permission type is {self.permission_type.name}."
-        return None

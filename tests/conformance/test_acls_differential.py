@@ -486,6 +486,39 @@ def test_groups_and_offsets(d: Differential, names: dict[str, str]) -> None:
             ],
         },
     )
+
+    # KIP-848: READ on the group, DESCRIBE on every topic subscribed to by name.
+    def heartbeat(group: str, *topics: str) -> dict[str, Any]:
+        return {
+            "group_id": group,
+            "member_id": "",
+            "member_epoch": 0,
+            "instance_id": None,
+            "rack_id": None,
+            "rebalance_timeout_ms": 10_000,
+            "subscribed_topic_names": list(topics),
+            "server_assignor": None,
+            "topic_partitions": [],
+        }
+
+    d.request(
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        0,
+        heartbeat(denied, n["ok"]),
+        expect=refused(GROUP_DENIED),
+    )
+    d.request(
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        0,
+        heartbeat(new_name("acl-g-848"), n["ok"], n["hidden"]),
+        expect=refused(TOPIC_DENIED),
+    )
+    d.request(
+        ApiKey.CONSUMER_GROUP_DESCRIBE,
+        0,
+        {"group_ids": [denied, new_name("acl-g-none")], "include_authorized_operations": True},
+        expect=refused(GROUP_DENIED),
+    )
     d.request(ApiKey.DELETE_GROUPS, 2, {"groups_names": [denied, ok]}, expect=refused(GROUP_DENIED))
 
 
