@@ -131,13 +131,19 @@ def test_acls_seeded_listed_and_managed_by_confluent_kafka(broker: Broker) -> No
 
 def test_create_acls_refuses_what_kafka_refuses(broker: Broker) -> None:
     with AdminClient({"bootstrap.servers": broker.bootstrap_servers}) as admin:
+        # Kafka's AclApis and AclControlManager.validateNewAcl: INVALID_REQUEST each.
         bad = [
             AclBinding(ResourceType.CLUSTER, "c", 3, ANON, "*", AclOperation.ALTER, ALLOW),
             AclBinding(ResourceType.TOPIC, "t", 3, "ANONYMOUS", "*", AclOperation.READ, ALLOW),
-            AclBinding(ResourceType.TOPIC, "t", 2, ANON, "*", AclOperation.READ, ALLOW),
         ]
         for f in admin.create_acls(bad).values():
             with pytest.raises(errors.InvalidRequest):
+                f.result(10)
+        # A pattern Kafka cannot even build (MATCH): the whole request fails.
+        ok = AclBinding(ResourceType.TOPIC, "t", 3, ANON, "*", AclOperation.READ, ALLOW)
+        match = AclBinding(ResourceType.TOPIC, "t", 2, ANON, "*", AclOperation.READ, ALLOW)
+        for f in admin.create_acls([ok, match]).values():
+            with pytest.raises(errors.UnknownServerError):
                 f.result(10)
 
 

@@ -778,11 +778,13 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             None,
             "Principals allowed every operation, separated by semicolons (User:admin;User:ops).",
         ),
+        # StandardAuthorizer's own keys, not KafkaConfig's: unset (false) by default, so that
+        # DescribeConfigs leaves them out as Kafka's does.
         _broker(
             "allow.everyone.if.no.acl.found",
             T.BOOLEAN,
-            False,
-            "Whether an action on a resource that no ACL applies to is allowed.",
+            None,
+            "Whether an action on a resource that no ACL applies to is allowed (default false).",
         ),
         _broker(
             "queued.max.requests",
