@@ -752,6 +752,29 @@ def test_transactions(d: Differential, names: dict[str, str]) -> None:
         ignore=["producer_epoch"],
         expect=refused(0, TXN_DENIED),
     )
+    # ListTransactions lists only the ids the principal may describe.
+    mine = {n["txn_ok"], n["txn_denied"]}
+
+    def only_mine(_p: Peer, body: dict[str, Any]) -> dict[str, Any]:
+        body["transaction_states"] = [
+            t for t in body["transaction_states"] if t["transactional_id"] in mine
+        ]
+        return body
+
+    listing = {"state_filters": [], "producer_id_filters": [], "duration_filter": -1}
+
+    def listed(body: Any) -> set[str]:
+        return {t.transactional_id for t in body.transaction_states} & mine
+
+    d.rewrite = only_mine
+    try:
+        d.request(ApiKey.LIST_TRANSACTIONS, 1, listing, expect=lambda b: listed(b) == {n["txn_ok"]})
+        d.rewrite = lambda _p, body: _canonical(body)
+        create_acls(d, binding(T.TRANSACTIONAL_ID, n["txn_ok"], Op.DESCRIBE, principal=OTHER))
+        d.rewrite = only_mine
+        d.request(ApiKey.LIST_TRANSACTIONS, 1, listing, expect=lambda b: listed(b) == set())
+    finally:
+        d.rewrite = lambda _p, body: _canonical(body)
     # Produce with transactional records under an id the principal may not write.
     produce(d, n["ok"], txn=n["txn_denied"], records=lambda p: transactional_batch())
 
