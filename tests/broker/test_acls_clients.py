@@ -40,7 +40,7 @@ from confluent_kafka.admin import (
 from confluent_kafka.admin import (
     ResourceType as CkType,
 )
-from support.kgroup_broker import run_broker
+from support.kgroup_broker import Wire, run_broker
 
 from kgroup import errors
 from kgroup.acl import (
@@ -58,6 +58,7 @@ from kgroup.broker.config import ConfigError
 from kgroup.cli import acls, build_parser
 from kgroup.cli import main as kgroup_main
 from kgroup.client import AdminClient, NewTopic
+from kgroup.protocol import ApiKey
 
 ANON = "User:ANONYMOUS"
 ALLOW = AclPermissionType.ALLOW
@@ -304,3 +305,21 @@ def test_unknown_authorizer_refuses_to_start(tmp_path: Path) -> None:
         run_broker(tmp_path, {"authorizer.class.name": "com.example.MyAuthorizer"}),
     ):
         pass
+
+
+def test_idempotent_producer_needs_idempotent_write_or_some_topic_write(tmp_path: Path) -> None:
+    # Kafka's KafkaApis.handleInitProducerIdRequest: IDEMPOTENT_WRITE on the cluster, or WRITE
+    # on some topic (Authorizer.authorizeByResourceType), else CLUSTER_AUTHORIZATION_FAILED.
+    (tmp_path / "acls.json").write_text(json.dumps({"acls": [b.to_dict() for b in SEEDED]}))
+    body = {
+        "transactional_id": None,
+        "transaction_timeout_ms": 60_000,
+        "producer_id": -1,
+        "producer_epoch": -1,
+    }
+    with run_broker(tmp_path, CONFIG) as b, Wire(b.bootstrap_servers) as w:
+        r = w.request(ApiKey.INIT_PRODUCER_ID, 4, body)
+        assert r.body.error_code == errors.ClusterAuthorizationFailed.code
+        allow(b, ResourceType.TOPIC, name("any"), AclOperation.WRITE)
+        r = w.request(ApiKey.INIT_PRODUCER_ID, 4, body)
+        assert (r.body.error_code, r.body.producer_epoch) == (0, 0)
