@@ -258,17 +258,27 @@ def test_authorized_operations(broker: Broker) -> None:
 def test_kgroup_acls_tool(broker: Broker) -> None:
     bs = ["--bootstrap-server", broker.bootstrap_servers]
     t = name("tool")
+    parser = build_parser("acls")
     out = io.StringIO()
     argv = ["acls", *bs, "--add", "--allow-principal", "User:dan", "--consumer"]
-    assert kgroup_main([*argv, "--topic", t, "--group", "g1"]) == 0
-    parser = build_parser("acls")
+    assert acls.run(parser.parse_args([*argv, "--topic", t, "--group", "g1"]), out) == 0
+    # Kafka's AclCommand.addAcls, its stray spaces included.
+    assert out.getvalue().startswith(
+        f"Adding ACLs for resource `ResourcePattern(resourceType=TOPIC, name={t}, "
+        "patternType=LITERAL)`: \n \t(principal=User:dan, host=*, operation=READ, "
+        "permissionType=ALLOW)\n\t(principal=User:dan, host=*, operation=DESCRIBE, "
+        "permissionType=ALLOW)\n\n"
+    )
+    assert kgroup_main(["acls", *bs, "--list", "--group", "g1"]) == 0
+    out = io.StringIO()
     args = parser.parse_args(["acls", *bs, "--list", "--topic", t])
     assert acls.run(args, out) == 0
+    # Kafka's AclCommand.printResourceAcls.
     assert out.getvalue() == (
         f"Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name={t}, "
-        "patternType=LITERAL)`: \n"
-        " \t(principal=User:dan, host=*, operation=READ, permissionType=ALLOW) \n"
-        " \t(principal=User:dan, host=*, operation=DESCRIBE, permissionType=ALLOW) \n\n"
+        "patternType=LITERAL)`:\n"
+        "\t(principal=User:dan, host=*, operation=READ, permissionType=ALLOW)\n"
+        "\t(principal=User:dan, host=*, operation=DESCRIBE, permissionType=ALLOW)\n\n"
     )
     args = parser.parse_args(["acls", *bs, "--remove", "--force", "--topic", t])
     assert acls.run(args, io.StringIO()) == 0

@@ -209,49 +209,70 @@ def _entry(b: Any) -> str:
     )
 
 
-def _print_by_pattern(title: str, bindings: list[Any], out: TextIO) -> None:
-    by_pattern: dict[str, list[str]] = {}
+def _by_pattern(bindings: list[Any]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
     for b in bindings:
-        by_pattern.setdefault(_pattern(b), []).append(_entry(b))
-    for pattern, entries in by_pattern.items():
-        out.write(f"{title} `{pattern}`: \n")
-        for e in entries:
-            out.write(f" \t{e} \n")
-        out.write("\n")
+        out.setdefault(_pattern(b), []).append(_entry(b))
+    return out
+
+
+def _filter_pattern(f: Any) -> str:
+    restype = "CLUSTER" if f.restype == 4 else f.restype.name
+    name = "<any>" if f.name is None else f.name
+    return (
+        f"ResourcePattern(resourceType={restype}, name={name}, "
+        f"patternType={f.resource_pattern_type.name})"
+    )
+
+
+def _print_current(bindings: list[Any], out: TextIO) -> None:
+    """``--list``'s lines, as AclCommand.printResourceAcls writes them."""
+    for pattern, entries in _by_pattern(bindings).items():
+        out.write(f"Current ACLs for resource `{pattern}`:\n")
+        out.write("\n".join(f"\t{e}" for e in entries) + "\n\n")
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Add, remove or list ACLs; returns the exit status."""
-    from kgroup.acl import AclBindingFilter
     from kgroup.client.admin import AdminClient
 
     out = out or sys.stdout
     with AdminClient(client_config(args)) as admin:
         if args.add:
             bindings = _bindings(args)
-            _print_by_pattern("Adding ACLs for resource", bindings, out)
+            for pattern, entries in _by_pattern(bindings).items():
+                # AclCommand.addAcls' lines, its stray spaces included.
+                out.write(f"Adding ACLs for resource `{pattern}`: \n ")
+                out.write("\n".join(f"\t{e}" for e in entries) + "\n\n")
             for created in admin.create_acls(bindings).values():
                 created.result()
-            listed: list[Any] = []
-            for b in dict.fromkeys((b.restype, b.name, b.resource_pattern_type) for b in bindings):
-                flt = AclBindingFilter(b[0], b[1], b[2], None, None, 1, 1)
-                listed += admin.describe_acls(flt).result()
-            _print_by_pattern("Current ACLs for resource", listed, out)
             return 0
         if args.remove:
             filters = _filters(args, listing=False)
             if not args.force:
-                out.write("Are you sure you want to remove ACLs matching the filters? (y/n)\n")
-                out.flush()
-                if sys.stdin.readline().strip().lower() not in ("y", "yes"):
-                    return 1
-            removed: list[Any] = []
+                shown = dict.fromkeys(_filter_pattern(f) for f in filters)
+                for pattern in shown:
+                    out.write(
+                        f"Are you sure you want to delete all ACLs for resource filter "
+                        f"`{pattern}`? (y/n)\n"
+                        if not (args.allow_principal or args.deny_principal)
+                        else f"Are you sure you want to remove ACLs from resource filter "
+                        f"`{pattern}`? (y/n)\n"
+                    )
+                    out.flush()
+                    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                        return 1
             for f in admin.delete_acls(filters).values():
-                removed += f.result()
-            _print_by_pattern("Removed ACLs for resource", removed, out)
+                f.result()
             return 0
-        listed = []
+        listed: list[Any] = []
         for flt in _filters(args, listing=True):
             listed += admin.describe_acls(flt).result()
-        _print_by_pattern("Current ACLs for resource", list(dict.fromkeys(listed)), out)
+        listed = list(dict.fromkeys(listed))
+        if not args.principal:
+            _print_current(listed, out)
+            return 0
+        for principal in args.principal:
+            out.write(f"ACLs for principal `{principal}`\n")
+            _print_current([b for b in listed if b.principal == principal], out)
     return 0
