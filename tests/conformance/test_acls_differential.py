@@ -18,6 +18,7 @@ The module's steps build on one another (the last takes DESCRIBE on the cluster 
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ from support.differential import (
     new_name,
     wait_for_coordinator,
 )
+from support.kafka_tools import Transcript, compare, unique
 from support.kgroup_broker import Wire, run_broker
 from support.ports import free_port
 
@@ -40,6 +42,8 @@ from kgroup.acl import CLUSTER_NAME, AclOperation, AclPermissionType, ResourceTy
 from kgroup.broker import Broker
 from kgroup.broker.authorizer import STANDARD_AUTHORIZER
 from kgroup.broker.config import BROKER_CONFIGS
+from kgroup.cli import acls as acls_cli
+from kgroup.cli import build_parser
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import Record, encode_batch
 
@@ -859,6 +863,63 @@ def transactional_batch() -> bytes:
     return encode_batch(
         [Record(0, NOW, b"k", b"v", ())], producer_id=1, producer_epoch=0, transactional=True
     )
+
+
+ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
+
+
+def test_kafka_acls_tool(acl_kgroup: Broker, acl_kafka: KafkaCluster) -> None:
+    """kafka-acls.sh on both brokers, transcripts compared; then ``kgroup acls`` against Kafka
+    prints what kafka-acls.sh printed. (One entry per resource listed: Kafka's tool prints a
+    hash set's order.)"""
+    t = unique("kt-acls")
+    steps = [
+        ["--add", "--allow-principal", "User:tool", "--operation", "Read", "--topic", t],
+        [
+            "--add",
+            "--deny-principal",
+            "User:tool",
+            "--deny-host",
+            "10.0.0.9",
+            "--operation",
+            "Write",
+            "--resource-pattern-type",
+            "prefixed",
+            "--topic",
+            t[:-2],
+        ],
+        ["--list", "--resource-pattern-type", "literal", "--topic", t],
+        ["--list", "--resource-pattern-type", "prefixed", "--topic", t[:-2]],
+        ["--remove", "--force", "--topic", t],
+        ["--list", "--resource-pattern-type", "match", "--topic", t],
+        ["--list", "--principal", "User:tool", "--resource-pattern-type", "match", "--topic", t],
+        ["--remove", "--force", "--resource-pattern-type", "prefixed", "--topic", t[:-2]],
+        ["--list", "--resource-pattern-type", "match", "--topic", t],
+    ]
+
+    def scenario(tr: Transcript) -> None:
+        for args in steps:
+            tr.tool(ACL_COMMAND, *args)
+
+    transcripts = compare(
+        scenario, {"kafka": acl_kafka.bootstrap, "kgroup": acl_kgroup.bootstrap_servers}
+    )
+    # kgroup acls, the same steps against Kafka: the same lines.
+    t2 = unique("kt-acls")
+    ours = Transcript("kgroup acls", acl_kafka.bootstrap)
+    parser = build_parser("acls")
+    for args in steps:
+        args = [a.replace(t[:-2], t2[:-2]) for a in args]
+        out = io.StringIO()
+        bs = ["--bootstrap-server", acl_kafka.bootstrap]
+        code = acls_cli.run(parser.parse_args(["acls", *bs, *args]), out)
+        ours.lines.append(f"$ AclCommand {' '.join(args)}".replace(t2[:-2], t[:-2]))
+        ours.lines.append(f"exit {code}")
+        # As a Transcript records a tool's lines (trailing blanks dropped).
+        ours.lines += [
+            ours._norm(line.replace(t2[:-2], t[:-2])) for line in out.getvalue().splitlines()
+        ]
+    assert ours.text() == transcripts["kafka"].text()
 
 
 def test_principals(d: Differential, acl_kgroup: Broker, acl_kafka: KafkaCluster) -> None:
