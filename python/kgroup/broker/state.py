@@ -20,6 +20,10 @@ from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import SendStats
+from kgroup.broker.quotas import Quotas
+from kgroup.broker.sasl import sasl_listeners
+from kgroup.broker.scram import FILE as SCRAM_FILE
+from kgroup.broker.scram import ScramCredentials
 from kgroup.broker.topics import Partition, Topics
 from kgroup.log import file_exists, read_text, write_atomically
 
@@ -232,6 +236,10 @@ class BrokerState:
             self.flush_executor, lambda p, e: self.topics.storage_failed(p, "syncing", e)
         )
         self.producer_ids = ProducerIds(config.data_dir / "producer-ids")
+        #: scram holds the users' SCRAM credentials (``scram-credentials.json``).
+        self.scram = ScramCredentials(config.data_dir / SCRAM_FILE)
+        #: sasl holds each SASL listener's settings, by listener name (``kgroup.broker.sasl``).
+        self.sasl = sasl_listeners(config, self.listeners, self.scram)
         #: groups hosts the group coordinator (``kgroup.broker.coordinators.groups``).
         self.groups = GroupHost(self)
         #: transactions hosts the transaction coordinator
@@ -258,6 +266,13 @@ class BrokerState:
         #: authorizer decides what each principal may do (``authorizer.class.name``); None,
         #: the default, allows everything with no check at all.
         self.authorizer: Authorizer | None = authorizer_from_config(config)
+        #: quotas are the client quotas (``kgroup.broker.quotas``): measured only once one
+        #: is set.
+        self.quotas = Quotas(
+            config.data_dir,
+            int(config.get("quota.window.size.seconds")),
+            int(config.get("quota.window.num")),
+        )
 
     @property
     def cluster_id(self) -> str:

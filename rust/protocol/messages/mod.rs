@@ -13,7 +13,9 @@ use super::schema::{f, Api, Kind, Message, Versions, INT16, INT32, STRING};
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+pub mod alter_client_quotas;
 pub mod alter_configs;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
@@ -26,12 +28,14 @@ pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_acls;
+pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_transactions;
+pub mod describe_user_scram_credentials;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
@@ -135,6 +139,10 @@ apis! {
     "DeleteGroups" => delete_groups,
     "IncrementalAlterConfigs" => incremental_alter_configs,
     "OffsetDelete" => offset_delete,
+    "DescribeClientQuotas" => describe_client_quotas,
+    "AlterClientQuotas" => alter_client_quotas,
+    "DescribeUserScramCredentials" => describe_user_scram_credentials,
+    "AlterUserScramCredentials" => alter_user_scram_credentials,
     "DescribeCluster" => describe_cluster,
     "DescribeProducers" => describe_producers,
     "DescribeTransactions" => describe_transactions,
@@ -181,7 +189,7 @@ mod tests {
             assert_eq!(a.request.name, format!("{}Request", a.name));
             assert_eq!(a.response.name, format!("{}Response", a.name));
         }
-        assert_eq!(APIS.len(), 42);
+        assert_eq!(APIS.len(), 46);
         assert!(APIS.iter().all(|a| (0..128).contains(&a.key)));
         for a in APIS {
             assert_eq!(api(a.key).map(|x| x.key), Some(a.key));
