@@ -4,13 +4,12 @@ authorisation part): CreateAcls, DescribeAcls, DeleteAcls and their refusals; Pr
 ListOffsets and Metadata; the group apis and offsets; topic admin and configs; transactions;
 authorized operations; and what a principal without DESCRIBE on the cluster may see.
 
-Both brokers run with ``allow.everyone.if.no.acl.found=true`` and no super user: every client
-here is ``User:ANONYMOUS`` (PLAINTEXT), and so is Kafka's own broker talking to its controller,
-which needs CLUSTER_ACTION on the cluster once the cluster has ACLs (the first ACLs created
-grant it). An ACL for another principal (``User:alice``) on a resource is what takes it away
-from ANONYMOUS. When SASL lands, :data:`PRINCIPALS` gains PLAIN users (Kafka's side a
-SASL_PLAINTEXT listener with PlainLoginModule ``user_<name>`` entries) and each step can run
-as any of them: ``conn`` names the connection, and so the principal, a step runs as.
+Both brokers run with ``allow.everyone.if.no.acl.found=true`` and no super user. The
+sequence's client is ``User:ANONYMOUS`` (PLAINTEXT), and so is Kafka's own broker talking to
+its controller, which needs CLUSTER_ACTION on the cluster once the cluster has ACLs (the first
+ACLs created grant it). An ACL for another principal (``User:alice``) on a resource is what
+takes it away from ANONYMOUS. :func:`test_principals` runs steps as SASL PLAIN users too
+(``support.acls``); ``test_acls_strict_differential.py`` runs with no default allow.
 
 Kafka applies an ACL change on its broker when its metadata log reaches it, a little after
 CreateAcls or DeleteAcls answers: :func:`acls_settled` asks DescribeAcls until both agree.
@@ -19,12 +18,45 @@ The module's steps build on one another (the last takes DESCRIBE on the cluster 
 from __future__ import annotations
 
 import io
-import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.acls import (
+    ALLOW,
+    ANON,
+    ANY,
+    CLUSTER_DENIED,
+    DENY,
+    GROUP_DENIED,
+    LITERAL,
+    MATCH,
+    NOW,
+    OTHER,
+    PREFIXED,
+    SASL_USERS,
+    TOPIC_DENIED,
+    TXN_DENIED,
+    Op,
+    PlainWire,
+    T,
+    acl_filter,
+    acls_settled,
+    as_user,
+    binding,
+    canonical,
+    commit_body,
+    create_acls,
+    fetch,
+    kafka_with_sasl,
+    kgroup_has_sasl,
+    kgroup_with_sasl,
+    metadata,
+    produce,
+    refused,
+    sasl_address,
+    sasl_addresses,
+)
 from support.apache_kafka import KafkaCluster
 from support.differential import (
     NO_ID,
@@ -35,13 +67,10 @@ from support.differential import (
     wait_for_coordinator,
 )
 from support.kafka_tools import Transcript, compare, unique
-from support.kgroup_broker import Wire, run_broker
-from support.ports import free_port
 
-from kgroup.acl import CLUSTER_NAME, AclOperation, AclPermissionType, ResourceType
+from kgroup.acl import CLUSTER_NAME, AclPermissionType
 from kgroup.broker import Broker
 from kgroup.broker.authorizer import STANDARD_AUTHORIZER
-from kgroup.broker.config import BROKER_CONFIGS
 from kgroup.cli import acls as acls_cli
 from kgroup.cli import build_parser
 from kgroup.protocol import ApiKey
@@ -55,89 +84,18 @@ CONFIG = {
     "group.initial.rebalance.delay.ms": 0,
     "num.partitions": 1,
 }
-#: PRINCIPALS are the principals steps run as, by connection name: ``main`` is a PLAINTEXT
-#: connection, User:ANONYMOUS; the others authenticate with SASL PLAIN as their user
-#: (:func:`as_user`).
-PRINCIPALS = {"main": "User:ANONYMOUS", "alice": "User:alice", "bob": "User:bob"}
-ANON = PRINCIPALS["main"]
-OTHER = "User:alice"
-#: SASL_USERS are the PLAIN users both brokers know (PlainLoginModule's user_<name> entries).
-SASL_USERS = {"alice": "alice-secret", "bob": "bob-secret"}
-PLAIN_JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    + " ".join(f'user_{u}="{pw}"' for u, pw in SASL_USERS.items())
-    + ";"
-)
-SASL_CONFIG = {
-    "sasl.enabled.mechanisms": "PLAIN",
-    "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
-}
-
-
-def kgroup_has_sasl() -> bool:
-    """Whether this kgroup's broker serves SASL (issue 24's SASL part, merged separately)."""
-    return "sasl.enabled.mechanisms" in BROKER_CONFIGS
-
-
-Op = AclOperation
-T = ResourceType
-ALLOW, DENY = int(AclPermissionType.ALLOW), int(AclPermissionType.DENY)
-LITERAL, PREFIXED, MATCH, ANY = 3, 4, 2, 1
-NOW = int(time.time() * 1000)
 
 
 @pytest.fixture(scope="module")
 def acl_kafka() -> Iterator[KafkaCluster]:
-    """Kafka with a SASL_PLAINTEXT listener beside its PLAINTEXT one (its broker and controller
-    keep talking PLAINTEXT, as User:ANONYMOUS)."""
-    cluster = KafkaCluster(1, CONFIG)
-    node = cluster.nodes[0]
-    sasl = f"SASL_PLAINTEXT://127.0.0.1:{free_port()}"
-    node.config["listeners"] += "," + sasl
-    node.config["advertised.listeners"] += "," + sasl
-    node.config["listener.security.protocol.map"] += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
-    node.config.update(SASL_CONFIG)
-    with cluster:
+    with kafka_with_sasl(CONFIG) as cluster:
         yield cluster
-
-
-def sasl_address(cluster: KafkaCluster) -> str:
-    """The ``host:port`` of Kafka's SASL_PLAINTEXT listener."""
-    for listener in cluster.nodes[0].config["advertised.listeners"].split(","):
-        if listener.startswith("SASL_PLAINTEXT://"):
-            return listener.split("//")[1]
-    raise KeyError("SASL_PLAINTEXT")
 
 
 @pytest.fixture(scope="module")
 def acl_kgroup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    config: dict[str, Any] = dict(CONFIG)
-    if kgroup_has_sasl():
-        config["listeners"] = "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"
-        config.update(SASL_CONFIG)
-    with run_broker(tmp_path_factory.mktemp("acls-differential"), config) as b:
+    with kgroup_with_sasl(tmp_path_factory.mktemp("acls-differential"), CONFIG) as b:
         yield b
-
-
-class PlainWire(Wire):
-    """PlainWire is a raw client authenticated with SASL PLAIN (SaslHandshake v1, then
-    SaslAuthenticate v2 with ``\\0user\\0password``), as Kafka's clients authenticate."""
-
-    def __init__(self, bootstrap: str, user: str, password: str) -> None:
-        super().__init__(bootstrap)
-        r = self.request(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
-        assert r.body.error_code == 0, r.body
-        token = f"\0{user}\0{password}".encode()
-        r = self.request(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": token})
-        assert r.body.error_code == 0, r.body
-
-
-def as_user(d: Differential, conn: str, sasl: tuple[str, str]) -> None:
-    """Open connection ``conn`` on both brokers as the SASL user of that name (``sasl``: each
-    broker's SASL_PLAINTEXT address, kgroup's first)."""
-    for peer, address in zip(d.peers, sasl, strict=True):
-        if conn not in peer.conns:
-            peer.conns[conn] = PlainWire(address, conn, SASL_USERS[conn])
 
 
 @pytest.fixture(scope="module")
@@ -156,181 +114,13 @@ def names() -> dict[str, str]:
     }
 
 
-def codes(body: Any) -> set[int]:
-    """Every error code of an answer, at any depth."""
-    out: set[int] = set()
-
-    def walk(v: Any) -> None:
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if k in ("error_code", "partition_error_code") and isinstance(x, int):
-                    out.add(x)
-                walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-
-    walk(body.to_dict() if hasattr(body, "to_dict") else body)
-    return out
-
-
-def refused(*wanted: int) -> Any:
-    """An ``expect`` that kgroup's answer carries each of ``wanted``: the refusals compared are
-    refusals indeed, not two brokers agreeing to allow."""
-    return lambda body: set(wanted) <= codes(body)
-
-
-TOPIC_DENIED, GROUP_DENIED, CLUSTER_DENIED, TXN_DENIED = 29, 30, 31, 53
-
-
-def _canonical(v: Any) -> Any:
-    """ACL lists in one order: Kafka answers DescribeAcls from a hash map."""
-    if isinstance(v, dict):
-        out = {k: _canonical(x) for k, x in v.items()}
-        for key in ("resources", "acls", "matching_acls"):
-            if isinstance(out.get(key), list):
-                out[key] = sorted(out[key], key=lambda x: json.dumps(x, sort_keys=True))
-        return out
-    if isinstance(v, list):
-        return [_canonical(x) for x in v]
-    return v
-
-
 @pytest.fixture(scope="module")
 def d(acl_kgroup: Broker, acl_kafka: KafkaCluster) -> Iterator[Differential]:
     for bootstrap in (acl_kgroup.bootstrap_servers, acl_kafka.bootstrap):
         wait_for_coordinator(bootstrap)
     with Differential(acl_kgroup.bootstrap_servers, acl_kafka.bootstrap) as diff:
-        diff.rewrite = lambda _p, body: _canonical(body)
+        diff.rewrite = lambda _p, body: canonical(body)
         yield diff
-
-
-def binding(
-    restype: ResourceType,
-    name: str,
-    op: AclOperation,
-    permission: int = ALLOW,
-    principal: str = ANON,
-    pattern: int = LITERAL,
-    host: str = "*",
-) -> dict[str, Any]:
-    return {
-        "resource_type": int(restype),
-        "resource_name": name,
-        "resource_pattern_type": pattern,
-        "principal": principal,
-        "host": host,
-        "operation": int(op),
-        "permission_type": permission,
-    }
-
-
-def acl_filter(
-    restype: int = T.ANY,
-    name: str | None = None,
-    pattern: int = ANY,
-    principal: str | None = None,
-    op: int = Op.ANY,
-    permission: int = AclPermissionType.ANY,
-) -> dict[str, Any]:
-    return {
-        "resource_type_filter": int(restype),
-        "resource_name_filter": name,
-        "pattern_type_filter": pattern,
-        "principal_filter": principal,
-        "host_filter": None,
-        "operation": int(op),
-        "permission_type": int(permission),
-    }
-
-
-def create_acls(d: Differential, *bindings: dict[str, Any]) -> None:
-    d.request(ApiKey.CREATE_ACLS, 3, {"creations": list(bindings)})
-    acls_settled(d)
-
-
-def acls_settled(d: Differential) -> None:
-    """DescribeAcls of everything until both brokers agree: Kafka's broker has the change."""
-    d.eventually(ApiKey.DESCRIBE_ACLS, 3, acl_filter(), timeout=15)
-
-
-def batch(n: int = 2) -> bytes:
-    return encode_batch([Record(i, NOW + i, b"k", b"v", ()) for i in range(n)])
-
-
-def produce(
-    d: Differential,
-    topic: str,
-    txn: str | None = None,
-    records: Any = None,
-    expect: Any = None,
-    conn: str = "main",
-) -> Any:
-    def body(p: Peer) -> dict[str, Any]:
-        return {
-            "transactional_id": txn,
-            "acks": -1,
-            "timeout_ms": 5000,
-            "topic_data": [
-                {
-                    "name": topic,
-                    "partition_data": [{"index": 0, "records": records(p) if records else batch()}],
-                }
-            ],
-        }
-
-    return d.request(ApiKey.PRODUCE, 9, body, conn=conn, expect=expect)
-
-
-def fetch(d: Differential, topic: str, expect: Any = None, conn: str = "main") -> Any:
-    body = {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "isolation_level": 0,
-        "session_id": 0,
-        "session_epoch": -1,
-        "topics": [
-            {
-                "topic": topic,
-                "partitions": [
-                    {
-                        "partition": 0,
-                        "current_leader_epoch": -1,
-                        "fetch_offset": 0,
-                        "log_start_offset": -1,
-                        "partition_max_bytes": 1 << 20,
-                    }
-                ],
-            }
-        ],
-        "forgotten_topics_data": [],
-        "rack_id": "",
-    }
-    return d.request(ApiKey.FETCH, 12, body, conn=conn, expect=expect)
-
-
-def metadata(
-    d: Differential,
-    *topics: str,
-    auto_create: bool = False,
-    ops: bool = True,
-    conn: str = "main",
-    expect: Any = None,
-) -> Any:
-    return d.request(
-        ApiKey.METADATA,
-        10,
-        {
-            "topics": [{"name": t, "topic_id": NO_ID} for t in topics] if topics else None,
-            "allow_auto_topic_creation": auto_create,
-            "include_cluster_authorized_operations": ops,
-            "include_topic_authorized_operations": ops,
-        },
-        conn=conn,
-        expect=expect,
-    )
 
 
 def test_setup_and_acl_apis(d: Differential, names: dict[str, str]) -> None:
@@ -445,31 +235,8 @@ def test_metadata(d: Differential, names: dict[str, str]) -> None:
     try:
         metadata(d)
     finally:
-        d.rewrite = lambda _p, body: _canonical(body)
+        d.rewrite = lambda _p, body: canonical(body)
     d.request(ApiKey.DESCRIBE_CLUSTER, 1, {"include_cluster_authorized_operations": True})
-
-
-def commit_body(group: str, *topics: str) -> dict[str, Any]:
-    return {
-        "group_id": group,
-        "generation_id_or_member_epoch": -1,
-        "member_id": "",
-        "group_instance_id": None,
-        "topics": [
-            {
-                "name": t,
-                "partitions": [
-                    {
-                        "partition_index": 0,
-                        "committed_offset": 1,
-                        "committed_leader_epoch": -1,
-                        "committed_metadata": "m",
-                    }
-                ],
-            }
-            for t in topics
-        ],
-    }
 
 
 def test_groups_and_offsets(d: Differential, names: dict[str, str]) -> None:
@@ -849,12 +616,12 @@ def test_transactions(d: Differential, names: dict[str, str]) -> None:
     d.rewrite = only_mine
     try:
         d.request(ApiKey.LIST_TRANSACTIONS, 1, listing, expect=lambda b: listed(b) == {n["txn_ok"]})
-        d.rewrite = lambda _p, body: _canonical(body)
+        d.rewrite = lambda _p, body: canonical(body)
         create_acls(d, binding(T.TRANSACTIONAL_ID, n["txn_ok"], Op.DESCRIBE, principal=OTHER))
         d.rewrite = only_mine
         d.request(ApiKey.LIST_TRANSACTIONS, 1, listing, expect=lambda b: listed(b) == set())
     finally:
-        d.rewrite = lambda _p, body: _canonical(body)
+        d.rewrite = lambda _p, body: canonical(body)
     # Produce with transactional records under an id the principal may not write.
     produce(d, n["ok"], txn=n["txn_denied"], records=lambda p: transactional_batch())
 
@@ -929,7 +696,7 @@ def test_principals(d: Differential, acl_kgroup: Broker, acl_kafka: KafkaCluster
     PlainWire(sasl_address(acl_kafka), "alice", SASL_USERS["alice"]).close()
     if not kgroup_has_sasl():
         pytest.skip("kgroup's broker serves no SASL yet (issue 24's SASL part)")
-    sasl = (acl_kgroup.address("SASL_PLAINTEXT"), sasl_address(acl_kafka))
+    sasl = sasl_addresses(acl_kgroup, acl_kafka)
     for user in SASL_USERS:
         as_user(d, user, sasl)
     t = new_name("acl-users")
@@ -989,7 +756,7 @@ def test_without_describe_on_the_cluster(d: Differential, names: dict[str, str])
             ),
         )
     finally:
-        d.rewrite = lambda _p, body: _canonical(body)
+        d.rewrite = lambda _p, body: canonical(body)
     d.request(ApiKey.DESCRIBE_ACLS, 3, acl_filter(), expect=refused(CLUSTER_DENIED))
     d.request(
         ApiKey.CREATE_ACLS,

@@ -165,7 +165,10 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             if version >= 1:
                 result["error_message"] = str(e)
             if version >= 5:
-                result["configs"] = None
+                # The controller answers its errors without configs (null); ControllerApis
+                # answers a refused topic itself, its configs left at the default, empty.
+                refused = isinstance(e, errors.TopicAuthorizationFailed)
+                result["configs"] = [] if refused else None
             out.append(result)
             continue
         result["error_code"] = 0
