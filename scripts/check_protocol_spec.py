@@ -160,6 +160,9 @@ DECLARED: dict[str, Declared] = {
             "DeleteTopics": "1-6",  # 0 removed
             "InitProducerId": "0-6",  # 6 two-phase commit (KIP-939)
             "OffsetForLeaderEpoch": "2-4",  # 0-1 removed
+            "DescribeAcls": "1-3",  # 0 removed
+            "CreateAcls": "1-3",  # 0 removed
+            "DeleteAcls": "1-3",  # 0 removed
             "DescribeConfigs": "1-4",  # 0 removed
             "DescribeLogDirs": "1-5",  # 0 removed; 5 more response fields
             "DeleteGroups": "0-3",  # 3 a per-group error message

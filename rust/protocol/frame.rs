@@ -993,7 +993,9 @@ mod tests {
                 decoded += 1;
                 let again = encode_request(&req.header, &req.body).unwrap();
                 let back = decode_request(&again[4..]).unwrap();
-                assert_eq!((back.header, back.body), (req.header, req.body));
+                // Compared as bytes: a FLOAT64 may be NaN (AlterClientQuotas), never equal
+                // to itself as a value.
+                assert_eq!(encode_request(&back.header, &back.body).unwrap(), again);
             }
             let api = &APIS[i % APIS.len()];
             let v = api.versions().lo + (i as i16 % (api.versions().hi - api.versions().lo + 1));

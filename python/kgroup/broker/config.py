@@ -951,6 +951,28 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "call, and the write of the bytes around it, cost more than the copy.",
             at_least(0),
         ),
+        # Authorisation (Kafka's KafkaConfig and StandardAuthorizer; kgroup.broker.authorizer).
+        _broker(
+            "authorizer.class.name",
+            T.STRING,
+            "",
+            "The authorizer: org.apache.kafka.metadata.authorizer.StandardAuthorizer checks "
+            "every request against the ACLs; empty (the default) allows everything.",
+        ),
+        _broker(
+            "super.users",
+            T.STRING,
+            None,
+            "Principals allowed every operation, separated by semicolons (User:admin;User:ops).",
+        ),
+        # StandardAuthorizer's own keys, not KafkaConfig's: unset (false) by default, so that
+        # DescribeConfigs leaves them out as Kafka's does.
+        _broker(
+            "allow.everyone.if.no.acl.found",
+            T.BOOLEAN,
+            None,
+            "Whether an action on a resource that no ACL applies to is allowed (default false).",
+        ),
         _broker(
             "queued.max.requests",
             T.INT,

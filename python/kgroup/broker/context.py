@@ -6,11 +6,16 @@ them, each import it without importing the other.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, TypeVar
+
+from kgroup.acl import AclOperation, ResourceType
 
 if TYPE_CHECKING:
     from kgroup.broker.state import BrokerState, Peer
     from kgroup.protocol import Request
+
+T = TypeVar("T")
 
 __all__ = ["RequestContext"]
 
@@ -25,3 +30,40 @@ class RequestContext:
         self.state = state
         self.request = request
         self.connection = connection
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        """Whether this request's principal may do ``operation`` on the resource: always when
+        the broker has no authorizer (``authorizer.class.name`` empty)."""
+        a = self.state.authorizer
+        if a is None:
+            return True
+        c = self.connection
+        return a.authorize(c.principal, c.client_address, operation, resource_type, name)
+
+    def authorized(
+        self,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        items: Iterable[T],
+        name: Callable[[T], str],
+    ) -> set[str]:
+        """The names, of those ``items`` have, that this request's principal may do
+        ``operation`` on (each name decided once; Kafka's AuthHelper.filterByAuthorized)."""
+        names = {name(i) for i in items}
+        a = self.state.authorizer
+        if a is None:
+            return names
+        c = self.connection
+        p, h = c.principal, c.client_address
+        return {n for n in names if a.authorize(p, h, operation, resource_type, n)}
+
+    def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
+        """The ``authorized_operations`` bit set of the resource for this request's principal:
+        every operation the resource type has when the broker has no authorizer."""
+        a = self.state.authorizer
+        if a is None:
+            from kgroup.acl import supported_operations
+
+            return sum(1 << op for op in supported_operations(resource_type))
+        c = self.connection
+        return a.authorized_operations(c.principal, c.client_address, resource_type, name)

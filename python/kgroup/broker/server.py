@@ -6,7 +6,9 @@ skip that: their raw frame goes to the Rust coordinator (``GroupHost.handle_fram
 decodes it once into its typed message and writes the response frame. Handlers may finish at once or
 later (a Fetch long poll, an acks=all Produce waiting for its fsync, a JoinGroup parked until
 its rebalance completes); responses always go back in request order, as Kafka's clients
-require. A handler answers with a body to encode, or with a whole response frame (``bytes``,
+require (with an authorizer, ``authorizer.class.name``, the group apis are decoded here as any
+other, for their handlers to check them: ``kgroup.broker.coordinated``). A handler answers
+with a body to encode, or with a whole response frame (``bytes``,
 which the group coordinator writes itself), now or through an awaitable. What Kafka's broker
 does with a bad request is done here, from the error's kind: an ApiVersions request of a
 version the broker does not speak is answered with a v0 UNSUPPORTED_VERSION body, and any
@@ -130,6 +132,9 @@ class Connection(asyncio.BufferedProtocol):
         #: corked: a read's requests are being handled; their answers wait for its end.
         self._corked = False
         self._faults = state.faults
+        #: _group_frames: the group apis' raw frames go straight to the group coordinator;
+        #: with an authorizer they are decoded here, for their handlers to check them first.
+        self._group_frames = _GROUP_VERSIONS if state.authorizer is None else {}
         #: held: the broker is paused (``Faults.pause``): nothing is read or answered.
         self._held = False
         #: _muted_until: the loop time until which a quota throttle stops reading (0: none).
@@ -281,7 +286,7 @@ class Connection(asyncio.BufferedProtocol):
             api_key = int.from_bytes(frame[0:2], "big", signed=True)
             if self._faults.armed and self._faults.intercept(self, api_key, frame):
                 return
-            versions = _GROUP_VERSIONS.get(api_key)
+            versions = self._group_frames.get(api_key)
             if versions is not None and (
                 versions[0] <= int.from_bytes(frame[2:4], "big", signed=True) <= versions[1]
             ):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kgroup import errors
+from kgroup.broker.authorizer import Authorizer, authorizer_from_config
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
@@ -38,6 +39,8 @@ class Peer(Protocol):
 
     @property
     def client_host(self) -> str: ...
+    @property
+    def client_address(self) -> str: ...
     @property
     def listener(self) -> Listener: ...
     @property
@@ -260,6 +263,9 @@ class BrokerState:
         #: faults are the failures a test armed: the Broker installs ``kgroup.broker.faults``'
         #: engine as it starts; nothing is armed by default.
         self.faults: FaultHooks = NoFaults()
+        #: authorizer decides what each principal may do (``authorizer.class.name``); None,
+        #: the default, allows everything with no check at all.
+        self.authorizer: Authorizer | None = authorizer_from_config(config)
         #: quotas are the client quotas (``kgroup.broker.quotas``): measured only once one
         #: is set.
         self.quotas = Quotas(

@@ -8,6 +8,7 @@ kgroup groups describe GROUP                              kafka-consumer-groups.
 kgroup transactions list                                  kafka-transactions.sh
 kgroup configs --describe --entity-type users             kafka-configs.sh: SCRAM users
 kgroup log-dirs                                           kafka-log-dirs.sh: disk use, errors
+kgroup acls --list                                        kafka-acls.sh
 kgroup produce --topic t / kgroup consume --topic t       the console producer and consumer
 
 Each subcommand is one module of this package with the same two functions:
@@ -59,6 +60,7 @@ SUBCOMMANDS: dict[str, str] = {
     "transactions": "transactions",
     "configs": "configs",
     "log-dirs": "log_dirs",
+    "acls": "acls",
     "produce": "produce",
     "consume": "consume",
 }

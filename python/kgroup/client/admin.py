@@ -2,21 +2,22 @@
 
 Each method that asks the cluster something returns a ``dict`` of
 :class:`concurrent.futures.Future`, keyed by what it was asked about (a topic, a group, a
-:class:`~kgroup.client.types.TopicPartition`, a :class:`ConfigResource`), as confluent-kafka's
-do, so ``for t, f in admin.create_topics([NewTopic("t", 3)]).items(): f.result()`` works. A
-future's exception is the :class:`~kgroup.errors.KafkaError` subclass of the broker's error
-code (``TopicAlreadyExists``, ``GroupIdNotFound``, ...), or
+:class:`~kgroup.client.types.TopicPartition`, a :class:`ConfigResource`, an ACL binding or
+filter), as confluent-kafka's do, so ``for t, f in admin.create_topics([NewTopic("t",
+3)]).items(): f.result()`` works. A future's exception is the :class:`~kgroup.errors.KafkaError`
+subclass of the broker's error code (``TopicAlreadyExists``, ``GroupIdNotFound``, ...), or
 :class:`~kgroup.client.types.ClientTimeout` when the call did not finish in its time.
-``list_topics`` and ``watermarks`` answer directly, as confluent-kafka's ``list_topics`` does.
+``list_topics`` and ``watermarks`` answer directly, as confluent-kafka's ``list_topics`` does;
+``describe_acls`` answers with one future, as confluent-kafka's.
 
 Where each request goes, as Java's KafkaAdminClient sends it: topic creation, deletion and new
 partitions to the controller (Metadata's ``controller_id``); a group's requests to its
 coordinator (FindCoordinator, retried on NOT_COORDINATOR), those about several groups as one
 request per coordinator (one FindCoordinator for them all); ListOffsets to each partition's
-leader; ListGroups to every broker; a broker's configs to that broker, a topic's to any.
-Transactions as Java's Admin (KIP-664): DescribeTransactions to each transactional id's
-transaction coordinator (FindCoordinator key type 1, one request per coordinator),
-ListTransactions to every broker, DescribeProducers and the WriteTxnMarkers of
+leader; ListGroups to every broker; a broker's configs to that broker, a topic's to any; the
+ACL requests to any broker. Transactions as Java's Admin (KIP-664): DescribeTransactions to
+each transactional id's transaction coordinator (FindCoordinator key type 1, one request per
+coordinator), ListTransactions to every broker, DescribeProducers and the WriteTxnMarkers of
 ``abort_transaction`` to each partition's leader.
 
 The work runs on the client's own event loop thread (:mod:`.runtime`); the AdminClient is
@@ -35,6 +36,13 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from kgroup.acl import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    ResourcePatternType,
+)
 from kgroup.assignors.consumer_protocol import decode_assignment
 from kgroup.client.cluster import (
     Cluster,
@@ -82,6 +90,10 @@ from kgroup.errors import (
 from kgroup.protocol import ApiKey
 
 __all__ = [
+    "AclBinding",
+    "AclBindingFilter",
+    "AclOperation",
+    "AclPermissionType",
     "AdminClient",
     "AlterConfigOpType",
     "ConfigEntry",
@@ -100,6 +112,7 @@ __all__ = [
     "OffsetSpec",
     "ProducerState",
     "ReplicaInfo",
+    "ResourcePatternType",
     "ResourceType",
     "ScramCredentialInfo",
     "ScramMechanism",
@@ -172,13 +185,18 @@ class NewPartitions:
 
 
 class ResourceType(enum.IntEnum):
-    """ResourceType: Kafka's resource types (``ConfigResource.Type`` on the wire)."""
+    """ResourceType: Kafka's resource types, as confluent-kafka's: ``ConfigResource.Type`` on
+    the wire for configs; ACLs take the same codes (``kgroup.acl.ResourceType``, where BROKER is
+    Kafka's CLUSTER)."""
 
     UNKNOWN = 0
     ANY = 1
     TOPIC = 2
     GROUP = 3
     BROKER = 4
+    TRANSACTIONAL_ID = 5
+    DELEGATION_TOKEN = 6
+    USER = 7
     BROKER_LOGGER = 8
 
 
@@ -750,6 +768,19 @@ class UserScramCredentialDeletion(UserScramCredentialAlteration):
 
 
 # -- the client ----------------------------------------------------------------------------
+
+
+def _filter_body(f: AclBindingFilter) -> dict[str, Any]:
+    """A DescribeAcls request's body, or a DeleteAcls filter, for ``f``."""
+    return {
+        "resource_type_filter": int(f.restype),
+        "resource_name_filter": f.name,
+        "pattern_type_filter": int(f.resource_pattern_type),
+        "principal_filter": f.principal,
+        "host_filter": f.host,
+        "operation": int(f.operation),
+        "permission_type": int(f.permission_type),
+    }
 
 
 def _operation_ms(operation_timeout: float | None, request_timeout: float) -> int:
@@ -1733,6 +1764,108 @@ class AdminClient:
             return results
 
         return self._fan_out(ids, work, timeout)
+
+    # -- ACLs --------------------------------------------------------------------------------
+
+    def create_acls(
+        self, acls: list[AclBinding], request_timeout: float | None = None
+    ) -> dict[AclBinding, concurrent.futures.Future[None]]:
+        """Create ``acls`` (CreateAcls to any broker, as Java's ``createAcls``):
+        {binding: future of None}; a binding the broker refuses fails with its error
+        (InvalidRequest, SecurityDisabled, ClusterAuthorizationFailed)."""
+        timeout = self._timeout(request_timeout)
+        bindings = list(dict.fromkeys(acls))
+
+        async def work() -> dict[AclBinding, Any]:
+            conn = await self._cluster.any_connection()
+            v = conn.version(ApiKey.CREATE_ACLS)
+            body = {
+                "creations": [
+                    {
+                        "resource_type": int(b.restype),
+                        "resource_name": b.name,
+                        "resource_pattern_type": int(b.resource_pattern_type),
+                        "principal": b.principal,
+                        "host": b.host,
+                        "operation": int(b.operation),
+                        "permission_type": int(b.permission_type),
+                    }
+                    for b in bindings
+                ]
+            }
+            resp = await conn.request(ApiKey.CREATE_ACLS, body, version=v)
+            return {
+                b: error_from_code(r["error_code"], r["error_message"])
+                for b, r in zip(bindings, resp["results"], strict=True)
+            }
+
+        return self._fan_out(bindings, work, timeout)
+
+    def describe_acls(
+        self, acl_binding_filter: AclBindingFilter, request_timeout: float | None = None
+    ) -> concurrent.futures.Future[list[AclBinding]]:
+        """The bindings ``acl_binding_filter`` matches (DescribeAcls to any broker), as
+        confluent-kafka's ``describe_acls``: one future of a list."""
+        timeout = self._timeout(request_timeout)
+        flt = acl_binding_filter
+
+        async def work() -> dict[AclBindingFilter, Any]:
+            conn = await self._cluster.any_connection()
+            v = conn.version(ApiKey.DESCRIBE_ACLS)
+            resp = await conn.request(ApiKey.DESCRIBE_ACLS, _filter_body(flt), version=v)
+            if resp["error_code"]:
+                return {flt: error_from_code(resp["error_code"], resp["error_message"])}
+            return {
+                flt: [
+                    AclBinding(
+                        r["resource_type"],
+                        r["resource_name"],
+                        r["pattern_type"] if v >= 1 else ResourcePatternType.LITERAL,
+                        a["principal"],
+                        a["host"],
+                        a["operation"],
+                        a["permission_type"],
+                    )
+                    for r in resp["resources"]
+                    for a in r["acls"]
+                ]
+            }
+
+        return self._fan_out([flt], work, timeout)[flt]
+
+    def delete_acls(
+        self, acl_binding_filters: list[AclBindingFilter], request_timeout: float | None = None
+    ) -> dict[AclBindingFilter, concurrent.futures.Future[list[AclBinding]]]:
+        """Delete the bindings each filter matches (DeleteAcls to any broker):
+        {filter: future of the bindings it deleted}."""
+        timeout = self._timeout(request_timeout)
+        filters = list(dict.fromkeys(acl_binding_filters))
+
+        async def work() -> dict[AclBindingFilter, Any]:
+            conn = await self._cluster.any_connection()
+            v = conn.version(ApiKey.DELETE_ACLS)
+            body = {"filters": [_filter_body(f) for f in filters]}
+            resp = await conn.request(ApiKey.DELETE_ACLS, body, version=v)
+            out: dict[AclBindingFilter, Any] = {}
+            for f, r in zip(filters, resp["filter_results"], strict=True):
+                if r["error_code"]:
+                    out[f] = error_from_code(r["error_code"], r["error_message"])
+                    continue
+                out[f] = [
+                    AclBinding(
+                        m["resource_type"],
+                        m["resource_name"],
+                        m["pattern_type"] if v >= 1 else ResourcePatternType.LITERAL,
+                        m["principal"],
+                        m["host"],
+                        m["operation"],
+                        m["permission_type"],
+                    )
+                    for m in r["matching_acls"]
+                ]
+            return out
+
+        return self._fan_out(filters, work, timeout)
 
     # -- transactions ------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 :class:`TopicPartition` is confluent-kafka's ``TopicPartition`` (a topic, a partition, an
 offset, commit metadata, a leader epoch and a per-partition error), and the ``OFFSET_*``
-constants are its logical offsets. :class:`ClientError` is the base of the errors a client
+constants are its logical offsets. The ACL values (:class:`AclBinding`, :class:`AclBindingFilter`
+and their enums) are :mod:`kgroup.acl`'s. :class:`ClientError` is the base of the errors a client
 raises on its own, without a broker's error code (a timeout, a closed client), with librdkafka's
 local error codes.
 """
@@ -12,6 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kgroup.acl import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    ResourcePatternType,
+)
 from kgroup.errors import KafkaError, KGroupError
 
 __all__ = [
@@ -22,6 +30,10 @@ __all__ = [
     "TIMESTAMP_CREATE_TIME",
     "TIMESTAMP_LOG_APPEND_TIME",
     "TIMESTAMP_NOT_AVAILABLE",
+    "AclBinding",
+    "AclBindingFilter",
+    "AclOperation",
+    "AclPermissionType",
     "ClientClosed",
     "ClientError",
     "ClientTimeout",
@@ -29,6 +41,7 @@ __all__ = [
     "ConsumerGroupMetadata",
     "OperationConflict",
     "PartitionEOF",
+    "ResourcePatternType",
     "TopicPartition",
     "TransactionStateError",
 ]

@@ -20,11 +20,14 @@ pub mod api_versions;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
 pub mod coordinator_records;
+pub mod create_acls;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_acls;
 pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
@@ -125,6 +128,9 @@ apis! {
     "EndTxn" => end_txn,
     "WriteTxnMarkers" => write_txn_markers,
     "TxnOffsetCommit" => txn_offset_commit,
+    "DescribeAcls" => describe_acls,
+    "CreateAcls" => create_acls,
+    "DeleteAcls" => delete_acls,
     "DescribeConfigs" => describe_configs,
     "AlterConfigs" => alter_configs,
     "DescribeLogDirs" => describe_log_dirs,
@@ -183,7 +189,7 @@ mod tests {
             assert_eq!(a.request.name, format!("{}Request", a.name));
             assert_eq!(a.response.name, format!("{}Response", a.name));
         }
-        assert_eq!(APIS.len(), 39);
+        assert_eq!(APIS.len(), 46);
         assert!(APIS.iter().all(|a| (0..128).contains(&a.key)));
         for a in APIS {
             assert_eq!(api(a.key).map(|x| x.key), Some(a.key));

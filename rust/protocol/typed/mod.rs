@@ -17,11 +17,14 @@ pub mod api_versions;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
 pub mod coordinator_records;
+pub mod create_acls;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_acls;
 pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
@@ -204,6 +207,22 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
         "TxnOffsetCommitResponse" => {
             txn_offset_commit::TxnOffsetCommitResponse::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
+        }
+        "DescribeAclsRequest" => describe_acls::DescribeAclsRequest::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "DescribeAclsResponse" => describe_acls::DescribeAclsResponse::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "CreateAclsRequest" => {
+            create_acls::CreateAclsRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "CreateAclsResponse" => {
+            create_acls::CreateAclsResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "DeleteAclsRequest" => {
+            delete_acls::DeleteAclsRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "DeleteAclsResponse" => {
+            delete_acls::DeleteAclsResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
         }
         "DescribeConfigsRequest" => {
             describe_configs::DescribeConfigsRequest::decode(bytes, version)

@@ -1,13 +1,18 @@
 """AlterClientQuotas: v0-1. Set or remove client quotas (``kgroup.broker.quotas``), or with
 ``validate_only`` only check them. Each entity gets its own result, with Kafka's
 INVALID_REQUEST messages for a bad entity, key or value; the good ones apply and are kept in
-``client-quotas.json``. v1 is flexible."""
+``client-quotas.json``. v1 is flexible.
+
+With an authorizer, ALTER_CONFIGS on the cluster, else every entity answers
+CLUSTER_AUTHORIZATION_FAILED (Kafka's ControllerApis.handleAlterClientQuotas).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker.quotas import describe_entity
 from kgroup.protocol import ApiKey
 
@@ -20,6 +25,22 @@ VERSIONS = (0, 1)
 
 def handle(ctx: RequestContext) -> dict[str, Any]:
     body = ctx.request.body
+    if not ctx.authorize(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
+        refused = errors.ClusterAuthorizationFailed
+        return {
+            "throttle_time_ms": 0,
+            "entries": [
+                {
+                    "error_code": refused.code,
+                    "error_message": refused.message,
+                    "entity": [
+                        {"entity_type": e.entity_type, "entity_name": e.entity_name}
+                        for e in entry.entity
+                    ],
+                }
+                for entry in body.entries
+            ],
+        }
     entries = [
         (
             tuple((e.entity_type, e.entity_name) for e in entry.entity),

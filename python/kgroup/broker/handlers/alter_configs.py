@@ -1,7 +1,10 @@
 """AlterConfigs: v0-2. Replace the whole set of config overrides of topics and groups (configs
 left out return to their defaults), or with validate_only only check it. v1 changes
 throttling; v2 is flexible. Deprecated by IncrementalAlterConfigs, which most admin clients use
-now."""
+now.
+
+With an authorizer, ALTER_CONFIGS on the topic or group (or the cluster, for the broker), as
+IncrementalAlterConfigs checks it."""
 
 from __future__ import annotations
 

@@ -5,13 +5,18 @@ UNACCEPTABLE_CREDENTIAL; an unknown mechanism UNSUPPORTED_SASL_MECHANISM; iterat
 the mechanism's minimum (4096) or above 16384 UNACCEPTABLE_CREDENTIAL; deleting a credential
 that does not exist RESOURCE_NOT_FOUND. What is valid is applied and written to
 ``scram-credentials.json`` before the answer (Kafka commits the records atomically). The
-upsertion's salted password becomes the stored and server keys; it is not kept."""
+upsertion's salted password becomes the stored and server keys; it is not kept.
+
+With an authorizer, ALTER on the cluster, else every user named answers
+CLUSTER_AUTHORIZATION_FAILED (Kafka's ControllerApis.handleAlterUserScramCredentials).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker.scram import MAX_ITERATIONS, MECHANISM_BY_TYPE, MIN_ITERATIONS, credential
 from kgroup.protocol import ApiKey
 
@@ -56,6 +61,19 @@ def _check_upsertion(u: Any) -> tuple[int, str] | None:
 def handle(ctx: RequestContext) -> dict[str, Any]:
     store = ctx.state.scram
     body = ctx.request.body
+    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+        names = sorted({d.name for d in body.deletions} | {u.name for u in body.upsertions})
+        return {
+            "throttle_time_ms": 0,
+            "results": [
+                {
+                    "user": name,
+                    "error_code": errors.ClusterAuthorizationFailed.code,
+                    "error_message": "Request needs ALTER permission on the cluster.",
+                }
+                for name in names
+            ],
+        }
     failed: dict[str, tuple[int, str]] = {}
     deletions: dict[str, Any] = {}
     upsertions: dict[str, Any] = {}

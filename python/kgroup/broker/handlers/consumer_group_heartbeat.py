@@ -7,12 +7,19 @@ the client (KIP-1082). Every version is flexible.
 Advertised only while ``group.coordinator.rebalance.protocols`` includes ``consumer`` (see
 ``api_versions``); the coordinator answers UNSUPPORTED_VERSION otherwise. Served by the group
 coordinator (``kgroup.broker.coordinators.groups``), which writes the response frame.
+
+With an authorizer (and the consumer protocol on), the principal must be allowed to READ the
+group (else GROUP_AUTHORIZATION_FAILED) and to DESCRIBE every topic it subscribes to by name
+(else TOPIC_AUTHORIZATION_FAILED), as Kafka's KafkaApis.handleConsumerGroupHeartbeat checks.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
+from kgroup.broker.handlers.api_versions import consumer_protocol
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -26,5 +33,15 @@ VERSIONS = (0, 1)
 PROTOCOL = "consumer"
 
 
-def handle(ctx: RequestContext) -> bytes | asyncio.Future[bytes]:
-    return ctx.state.groups.handle(ctx)
+def handle(ctx: RequestContext) -> bytes | asyncio.Future[bytes] | dict[str, Any]:
+    state = ctx.state
+    if state.authorizer is not None and consumer_protocol(state.config):
+        body = ctx.request.body
+        if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, body.group_id):
+            return {"error_code": errors.GroupAuthorizationFailed.code}
+        names = body.subscribed_topic_names
+        if names:
+            allowed = ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, names, str)
+            if len(allowed) < len(set(names)):
+                return {"error_code": errors.TopicAuthorizationFailed.code}
+    return state.groups.handle(ctx)

@@ -1,12 +1,17 @@
 """CreatePartitions: v0-3. Grow topics to a new partition count, or with validate_only only
 check that it could be done. v1 adds nothing but the throttling change of KIP-219; v2 is
-flexible; v3 changes only the semantics of errors for throttling."""
+flexible; v3 changes only the semantics of errors for throttling.
+
+With an authorizer, ALTER on each topic (else TOPIC_AUTHORIZATION_FAILED, no message), checked
+before the topic is looked up (Kafka's ControllerApis.createPartitions).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -21,6 +26,12 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     names = [t.name for t in body.topics]
     results = []
     answered: set[str] = set()
+    # Kafka's ControllerApis.createPartitions: ALTER on each topic, after the duplicates.
+    alterable = (
+        None
+        if state.authorizer is None
+        else ctx.authorized(AclOperation.ALTER, ResourceType.TOPIC, names, str)
+    )
     for t in body.topics:
         if t.name in answered:
             # Kafka answers a topic given more than once with one result.
@@ -30,6 +41,10 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         try:
             if names.count(t.name) > 1:
                 raise errors.InvalidRequest("Duplicate topic in request.")
+            if alterable is not None and t.name not in alterable:
+                out["error_code"] = errors.TopicAuthorizationFailed.code
+                results.append(out)
+                continue
             topic = state.topics.by_name.get(t.name)
             if topic is None:
                 # Kafka's controller answers an unknown topic without a message.

@@ -5,6 +5,11 @@ configs; v7 adds the topic id.
 
 One broker: a replication factor or an assignment naming more than this node is refused as
 Kafka refuses one larger than its live brokers.
+
+With an authorizer (Kafka's ControllerApis.createTopics): CREATE on the cluster, else on each
+topic (TOPIC_AUTHORIZATION_FAILED, "Authorization failed."); a topic created without
+DESCRIBE_CONFIGS on it is answered without its configs and counts, its topic_config_error_code
+TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker import config_entries
 from kgroup.broker.config import ConfigError
 from kgroup.broker.topics import Topic, validate_topic_name
@@ -112,6 +118,17 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     version = request.api_version
     validate_only = version >= 1 and body.validate_only
     names = [t.name for t in body.topics]
+    # Kafka's ControllerApis.createTopics: CREATE on the cluster, else on each topic.
+    creatable = None
+    if state.authorizer is not None and not ctx.authorize(
+        AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME
+    ):
+        creatable = ctx.authorized(AclOperation.CREATE, ResourceType.TOPIC, names, str)
+    describable = (
+        None
+        if state.authorizer is None
+        else ctx.authorized(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names, str)
+    )
     out = []
     answered: set[str] = set()
     for t in body.topics:
@@ -127,6 +144,8 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                     f"{request.client_id}` contains multiple entries for the following "
                     f"topics: {t.name}"
                 )
+            if creatable is not None and t.name not in creatable:
+                raise errors.TopicAuthorizationFailed("Authorization failed.")
             num_partitions, configs = check(
                 state,
                 t.name,
@@ -146,13 +165,21 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             if version >= 1:
                 result["error_message"] = str(e)
             if version >= 5:
-                result["configs"] = None
+                # The controller answers its errors without configs (null); ControllerApis
+                # answers a refused topic itself, its configs left at the default, empty.
+                refused = isinstance(e, errors.TopicAuthorizationFailed)
+                result["configs"] = [] if refused else None
             out.append(result)
             continue
         result["error_code"] = 0
         if version >= 1:
             result["error_message"] = None
-        if version >= 5:
+        if version >= 5 and describable is not None and t.name not in describable:
+            # Created, but its configs are not the principal's to see (Kafka's
+            # ReplicationControlManager.createTopic): no configs, no counts.
+            result["configs"] = []
+            result["topic_config_error_code"] = errors.TopicAuthorizationFailed.code
+        elif version >= 5:
             result["num_partitions"] = num_partitions
             result["replication_factor"] = 1
             result["configs"] = [

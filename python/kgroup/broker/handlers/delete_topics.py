@@ -1,5 +1,10 @@
 """DeleteTopics: v0-6. Delete topics and their data. v1 adds throttle_time_ms; v4 is flexible;
-v5 adds error messages; v6 names topics by name or by id."""
+v5 adds error messages; v6 names topics by name or by id.
+
+With an authorizer (Kafka's ControllerApis.deleteTopics): DELETE on the cluster, else on each
+topic; a topic named that the principal may not DESCRIBE is refused before it is looked up
+(TOPIC_AUTHORIZATION_FAILED), one named by id answers without its name.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -27,6 +33,11 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     else:
         wanted = [(name, NIL) for name in body.topic_names]
     responses = []
+    # Kafka's ControllerApis.deleteTopics: DELETE on the cluster, else DESCRIBE and DELETE on
+    # each topic; a topic the principal may not describe is refused before it is looked up.
+    check = state.authorizer is not None and not ctx.authorize(
+        AclOperation.DELETE, ResourceType.CLUSTER, CLUSTER_NAME
+    )
     for name, topic_id in wanted:
         out: dict[str, Any] = {"name": name, "topic_id": topic_id, "error_code": 0}
         try:
@@ -36,10 +47,18 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                 topic = state.topics.by_id.get(topic_id)
                 if topic is None:
                     raise errors.UnknownTopicId()
+                if check and not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, topic.name):
+                    if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
+                        out["name"] = topic.name
+                    raise errors.TopicAuthorizationFailed(errors.TopicAuthorizationFailed.message)
             else:
+                if check and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+                    raise errors.TopicAuthorizationFailed(errors.TopicAuthorizationFailed.message)
                 topic = state.topics.by_name.get(name)
                 if topic is None:
                     raise errors.UnknownTopicOrPartition()
+                if check and not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, name):
+                    raise errors.TopicAuthorizationFailed(errors.TopicAuthorizationFailed.message)
             if topic.internal:
                 raise errors.TopicDeletionDisabled(f"Internal topic {topic.name} cannot be deleted")
             out["name"], out["topic_id"] = topic.name, topic.id

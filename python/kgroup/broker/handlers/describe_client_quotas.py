@@ -2,13 +2,18 @@
 (``kgroup.broker.quotas``): each component names an entity type and an exact name, the
 type's default, or any name given; ``strict`` leaves out entities with other types. A bad
 filter fails the whole request with INVALID_REQUEST (an unknown entity type with
-UNSUPPORTED_VERSION), Kafka's message and null entries. v1 is flexible."""
+UNSUPPORTED_VERSION), Kafka's message and null entries. v1 is flexible.
+
+With an authorizer, DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED and no
+entries (Kafka's KafkaApis.handleDescribeClientQuotasRequest).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker.quotas import QuotaError, UnsupportedEntityType, describe_entity
 from kgroup.protocol import ApiKey
 
@@ -21,6 +26,13 @@ VERSIONS = (0, 1)
 
 def handle(ctx: RequestContext) -> dict[str, Any]:
     body = ctx.request.body
+    if not ctx.authorize(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {
+            "throttle_time_ms": 0,
+            "error_code": errors.ClusterAuthorizationFailed.code,
+            "error_message": None,
+            "entries": None,
+        }
     components = [(c.entity_type, c.match_type, c.match) for c in body.components]
     try:
         found = ctx.state.quotas.describe(components, body.strict)

@@ -1,13 +1,17 @@
 """DescribeCluster: v0-1. The cluster id, the controller and the brokers (KIP-700). v0 is
 flexible; v1 adds the endpoint type asked for (1: brokers, 2: controllers; one node is both,
-but like Kafka's brokers it answers only for the broker endpoint)."""
+but like Kafka's brokers it answers only for the broker endpoint).
+
+With an authorizer, the cluster's authorized operations are the principal's, none without
+DESCRIBE on the cluster (Kafka's AuthHelper.computeDescribeClusterResponse).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
-from kgroup.broker.handlers.metadata import CLUSTER_OPERATIONS, NOT_REQUESTED
+from kgroup.broker.handlers.metadata import NOT_REQUESTED, cluster_operations
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -48,6 +52,6 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None}
     ]
     out["cluster_authorized_operations"] = (
-        CLUSTER_OPERATIONS if body.include_cluster_authorized_operations else NOT_REQUESTED
+        cluster_operations(ctx) if body.include_cluster_authorized_operations else NOT_REQUESTED
     )
     return out

@@ -6,6 +6,10 @@ Resource types: TOPIC (2), BROKER (4: this node's id, or "" for the cluster-wide
 defaults: min.insync.replicas, as a Kafka 4 KRaft cluster has it) and GROUP (32: a group's
 configs, KIP-848, whether or not the group exists; see ``kgroup.broker.group_configs``). Others
 are answered with INVALID_REQUEST.
+
+With an authorizer (Kafka's ConfigHelper): DESCRIBE_CONFIGS on the cluster for the broker
+(else CLUSTER_AUTHORIZATION_FAILED), on the topic or group for theirs (TOPIC_ or
+GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation
 from kgroup.broker import config_entries, group_configs
+from kgroup.broker.handlers.incremental_alter_configs import config_denied
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -62,6 +68,11 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         }
         keys = r.configuration_keys
         try:
+            denied = config_denied(
+                ctx, AclOperation.DESCRIBE_CONFIGS, r.resource_type, r.resource_name
+            )
+            if denied is not None:
+                raise denied
             if r.resource_type == TOPIC:
                 topic = state.topics.by_name.get(r.resource_name)
                 if topic is None:

@@ -4,7 +4,11 @@ logs is offline (``kgroup.broker.logdirs``), still with its partitions. v1 chang
 v2 is flexible; v3 adds a top-level error code (0: no authorization here); v4 each directory's
 total and usable bytes (its filesystem's, as Kafka reports them). Null topics ask for every
 partition; named ones only those listed, unknown ones left out, as Kafka does. The offset lag
-is 0: every log here is a current replica, its end the high watermark."""
+is 0: every log here is a current replica, its end the high watermark.
+
+With an authorizer, DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED and no
+directory (Kafka's KafkaApis.handleDescribeLogDirsRequest).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -24,6 +29,15 @@ VERSIONS = (0, 4)
 
 def handle(ctx: RequestContext) -> dict[str, Any]:
     topics = ctx.state.topics
+    if ctx.state.authorizer is not None and not ctx.authorize(
+        AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME
+    ):
+        # Kafka's handleDescribeLogDirsRequest: DESCRIBE on the cluster, else no directory.
+        return {
+            "throttle_time_ms": 0,
+            "error_code": errors.ClusterAuthorizationFailed.code,
+            "results": [],
+        }
     wanted: list[Partition] = []
     if ctx.request.body.topics is None:
         wanted = list(topics.partitions())

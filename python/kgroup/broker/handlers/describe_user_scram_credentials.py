@@ -1,13 +1,18 @@
 """DescribeUserScramCredentials: v0 (flexible). Which SCRAM mechanisms each user has, with
 their iterations (KIP-554), as Kafka's ScramImage.describe answers: no users (null or empty)
 lists every user with a credential; a user asked for twice is DUPLICATE_RESOURCE, one without a
-credential RESOURCE_NOT_FOUND."""
+credential RESOURCE_NOT_FOUND.
+
+With an authorizer, DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED, on the answer and
+on one result per user asked for (Kafka's KafkaApis.handleDescribeUserScramCredentialsRequest).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker.scram import MECHANISMS
 from kgroup.protocol import ApiKey
 
@@ -21,6 +26,17 @@ VERSIONS = (0, 0)
 def handle(ctx: RequestContext) -> dict[str, Any]:
     store = ctx.state.scram
     users = ctx.request.body.users
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        code = errors.ClusterAuthorizationFailed.code
+        return {
+            "throttle_time_ms": 0,
+            "error_code": code,
+            "error_message": None,
+            "results": [
+                {"user": "", "error_code": code, "error_message": None, "credential_infos": []}
+                for _ in users or ()
+            ],
+        }
     wanted: dict[str, bool] = {}  # user -> asked for more than once
     if not users:
         wanted = dict.fromkeys(store.users(), False)

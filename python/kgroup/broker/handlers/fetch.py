@@ -22,6 +22,9 @@ below the last stable offset, and a marker that moves it wakes the poll.
 Fetch sessions are declined as Kafka declines them when its session cache is full: a request
 for a new session is answered as a full fetch with session id 0, so the client keeps sending
 full fetches; an incremental fetch naming a session gets FETCH_SESSION_ID_NOT_FOUND.
+
+With an authorizer, READ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions),
+before the topic is looked up (Kafka's KafkaApis.handleFetchRequest).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.broker.topics import LEADER_EPOCH, Partition
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches, encode_batch
@@ -98,6 +102,18 @@ def _resolve(state: BrokerState, version: int, body: Any) -> list[tuple[dict, li
             wanted.append(w)
         out.append((key, wanted))
     return out
+
+
+def _authorize(ctx: RequestContext, resolved: list[tuple[dict, list[_Wanted]]]) -> None:
+    """Fail the partitions of topics the principal may not READ with TOPIC_AUTHORIZATION_FAILED
+    (Kafka checks before it looks the topic up; an unknown topic id stays UNKNOWN_TOPIC_ID)."""
+    named = [key for key, _ in resolved if key["topic"]]
+    allowed = ctx.authorized(AclOperation.READ, ResourceType.TOPIC, named, lambda k: k["topic"])
+    for key, wanted in resolved:
+        if key["topic"] and key["topic"] not in allowed:
+            for w in wanted:
+                w.error = errors.TopicAuthorizationFailed()
+                w.partition = None
 
 
 def _read(
@@ -209,6 +225,8 @@ def handle(ctx: RequestContext) -> Any:
     max_bytes = body.max_bytes if version >= 3 else 2**31 - 1
     read_committed = version >= 4 and body.isolation_level == READ_COMMITTED
     resolved = _resolve(state, version, body)
+    if state.authorizer is not None:
+        _authorize(ctx, resolved)
     topics, total, had_error = _read(
         resolved, version, max_bytes, read_committed, state.fetch_sendfile
     )

@@ -12,7 +12,11 @@ InvalidRequestException: the whole request is answered INVALID_REQUEST (KafkaApi
 FindCoordinatorRequest.getErrorResponse).
 
 Kafka writes error messages as ``Errors.message()``: the default text of the error, and
-"NONE" for no error in v1-3 (the batched form leaves it null then).
+"NONE" for no error in v1-3; the batched form (v4+) leaves a key's message at its default, "",
+and only a request refused whole has them.
+
+With an authorizer, DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED) or on the
+transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per key.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -34,10 +39,15 @@ NO_NODE = {"node_id": -1, "host": "", "port": -1}
 
 
 def _coordinator(ctx: RequestContext, key_type: int, key: str) -> errors.KafkaError | None:
-    """Why this broker is not the coordinator of ``key``, or None: it is."""
+    """Why this broker is not the coordinator of ``key``, or None: it is. With an authorizer,
+    the principal must be allowed to DESCRIBE the group or transactional id first."""
     if key_type == GROUP:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, key):
+            return errors.GroupAuthorizationFailed()
         return ctx.state.groups.coordinator_error(key)
     if key_type == TRANSACTION:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+            return errors.TransactionalIdAuthorizationFailed()
         return ctx.state.transactions.coordinator_error(key)
     return errors.InvalidRequest()  # SHARE: share groups are disabled
 
@@ -50,10 +60,13 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     b = state.broker(ctx.connection.listener)
     this = {"node_id": b["node_id"], "host": b["host"], "port": b["port"]}
     answers: list[tuple[str, errors.KafkaError | None]] = []
+    whole = False
     for key in keys:
         if key_type not in (GROUP, TRANSACTION, SHARE):
-            # CoordinatorType.forId throws: the request fails as a whole.
+            # CoordinatorType.forId throws: the request fails as a whole (its error response
+            # has the messages).
             answers = [(k, errors.InvalidRequest()) for k in keys]
+            whole = True
             break
         answers.append((key, _coordinator(ctx, key_type, key)))
     if version >= 4:
@@ -63,8 +76,10 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                 {
                     "key": key,
                     **(this if error is None else NO_NODE),
+                    # Kafka's batched answer (KafkaApis.handleFindCoordinatorRequestV4AndAbove)
+                    # sets no message, even beside a key's error.
                     "error_code": 0 if error is None else error.code,
-                    "error_message": "" if error is None else error.message,
+                    "error_message": error.message if whole and error is not None else "",
                 }
                 for key, error in answers
             ],

@@ -7,6 +7,10 @@ kept durably, and read by the group's members at their next heartbeat; Kafka ref
 SUBTRACT on every group config, lists included, and so does kgroup. The broker's own configs
 are static (its ``server.properties``): changing one is refused as Kafka refuses a read-only
 config.
+
+With an authorizer (Kafka's ControllerApis.authorizeAlterResource): ALTER_CONFIGS on the
+cluster for the broker, on the topic or group for theirs, else CLUSTER_, TOPIC_ or
+GROUP_AUTHORIZATION_FAILED (AlterConfigs alike).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker import group_configs
 from kgroup.broker.config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType
 from kgroup.protocol import ApiKey
@@ -119,6 +124,26 @@ def incremental_group_change(current: dict[str, str], r: Any) -> dict[str, str]:
     return out
 
 
+def config_denied(
+    ctx: RequestContext, operation: AclOperation, config_type: int, name: str
+) -> errors.KafkaError | None:
+    """Why the principal may not do ``operation`` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on a
+    config resource (of DescribeConfigs' types), or None: the cluster's for a broker, a broker
+    logger or client metrics, else the topic's or group's (Kafka's ConfigHelper and
+    ControllerApis.authorizeAlterResource)."""
+    if ctx.state.authorizer is None:
+        return None
+    if config_type == TOPIC:
+        if not ctx.authorize(operation, ResourceType.TOPIC, name):
+            return errors.TopicAuthorizationFailed(errors.TopicAuthorizationFailed.message)
+    elif config_type == GROUP:
+        if not ctx.authorize(operation, ResourceType.GROUP, name):
+            return errors.GroupAuthorizationFailed(errors.GroupAuthorizationFailed.message)
+    elif not ctx.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME):
+        return errors.ClusterAuthorizationFailed(errors.ClusterAuthorizationFailed.message)
+    return None
+
+
 def alter_resources(
     ctx: RequestContext,
     names_of: Callable[[Any], list[str]],
@@ -143,6 +168,11 @@ def alter_resources(
         try:
             if keys.count((r.resource_type, r.resource_name)) > 1:
                 raise errors.InvalidRequest("Duplicate resource in request")
+            denied = config_denied(
+                ctx, AclOperation.ALTER_CONFIGS, r.resource_type, r.resource_name
+            )
+            if denied is not None:
+                raise denied
             if r.resource_type == GROUP:
                 group_resource(state.groups, r, group_change, body.validate_only)
                 responses.append(out)

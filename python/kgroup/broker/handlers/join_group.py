@@ -6,12 +6,18 @@ protocol type in the response; v8 a reason (KIP-800); v9 skip_assignment (KIP-81
 
 Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
 response frame.
+
+With an authorizer, the principal must be allowed to READ the group, else the answer is
+GROUP_AUTHORIZATION_FAILED with no member id or generation (Kafka's
+KafkaApis.handleJoinGroupRequest).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -23,5 +29,18 @@ API_KEY = ApiKey.JOIN_GROUP
 VERSIONS = (0, 9)
 
 
-def handle(ctx: RequestContext) -> bytes | asyncio.Future[bytes]:
+def handle(ctx: RequestContext) -> bytes | asyncio.Future[bytes] | dict[str, Any]:
+    request = ctx.request
+    if ctx.state.authorizer is not None and not ctx.authorize(
+        AclOperation.READ, ResourceType.GROUP, request.body.group_id
+    ):
+        version = request.api_version
+        return {
+            "error_code": errors.GroupAuthorizationFailed.code,
+            "generation_id": -1,
+            "protocol_name": None if version >= 7 else "",
+            "leader": "",
+            "member_id": "",
+            "members": [],
+        }
     return ctx.state.groups.handle(ctx)

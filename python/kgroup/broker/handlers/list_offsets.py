@@ -9,6 +9,9 @@ Under read_committed (v2+) the latest offset is the last stable offset: the firs
 the partition's earliest open transaction, else the high watermark (on one node the log end
 offset); a timestamp whose offset is at or past it is not found yet (offset -1), as undecided
 records cannot be found by time in Kafka.
+
+With an authorizer, DESCRIBE on each topic (else TOPIC_AUTHORIZATION_FAILED on its
+partitions), before the topic is looked up (Kafka's KafkaApis.handleListOffsetRequest).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.broker.handlers.fetch import check_leader_epoch
 from kgroup.broker.topics import LEADER_EPOCH
 from kgroup.protocol import ApiKey
@@ -64,7 +68,28 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     version = request.api_version
     committed = version >= 2 and request.body.isolation_level == READ_COMMITTED
     topics = []
+    allowed = (
+        None
+        if state.authorizer is None
+        else ctx.authorized(
+            AclOperation.DESCRIBE, ResourceType.TOPIC, request.body.topics, lambda t: t.name
+        )
+    )
     for t in request.body.topics:
+        if allowed is not None and t.name not in allowed:
+            # Kafka's handleListOffsetRequest: checked first, every partition refused.
+            failed = errors.TopicAuthorizationFailed.code
+            topics.append(
+                {
+                    "name": t.name,
+                    "partitions": [
+                        {"partition_index": p.partition_index, "error_code": failed}
+                        | ({"old_style_offsets": []} if version == 0 else {})
+                        for p in t.partitions
+                    ],
+                }
+            )
+            continue
         topic = state.topics.by_name.get(t.name)
         seen: set[int] = set()
         partitions = []

@@ -7,6 +7,12 @@ v11 drops cluster authorized operations; v12 allows a null topic name in the ans
 A topic asked for that does not exist is created, with ``num.partitions`` partitions, when the
 request allows it and ``auto.create.topics.enable`` is on (one node: it is ready at once);
 ``__consumer_offsets`` with the group coordinator's partitions and configs.
+
+With an authorizer (Kafka's handleTopicMetadataRequest): a listing of all topics leaves out
+those the principal may not DESCRIBE; one asked for by name (or id) answers
+TOPIC_AUTHORIZATION_FAILED, whether it exists or not, with no topic id; a missing topic is
+auto-created only with CREATE on the cluster or the topic (else TOPIC_AUTHORIZATION_FAILED);
+the authorized operations are the principal's (the cluster's 0 without DESCRIBE on it).
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker.handlers import create_topics
-from kgroup.broker.topics import LEADER_EPOCH, OFFSETS_TOPIC, Topic
+from kgroup.broker.topics import INTERNAL_TOPICS, LEADER_EPOCH, OFFSETS_TOPIC, Topic
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -75,20 +82,35 @@ def _missing(
     }
 
 
+def _denied(name: str | None, topic_id: uuid.UUID | None, internal: bool = False) -> dict:
+    """A topic the principal may not describe or create: no operations, no partitions."""
+    return {
+        "error_code": errors.TopicAuthorizationFailed.code,
+        "name": name,
+        "topic_id": topic_id or NIL,
+        "is_internal": internal,
+        "partitions": [],
+        "topic_authorized_operations": NOT_REQUESTED,
+    }
+
+
 def handle(ctx: RequestContext) -> dict[str, Any]:
     state, request = ctx.state, ctx.request
     version = request.api_version
     body = request.body
     operations = version >= 8 and body.include_topic_authorized_operations
+    authz = state.authorizer is not None
     auto_create = (version < 4 or body.allow_auto_topic_creation) and bool(
         state.config.get("auto.create.topics.enable")
     )
     requested = body.topics
     topics: list[dict[str, Any]] = []
     if requested is None or (version == 0 and len(requested) == 0):
-        topics = [
-            topic_metadata(state, t, version, operations) for t in state.topics.by_name.values()
-        ]
+        listed: list[Topic] = list(state.topics.by_name.values())
+        if authz:
+            allowed = ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, listed, _name)
+            listed = [t for t in listed if t.name in allowed]
+        topics = [topic_metadata(state, t, version, operations) for t in listed]
     else:
         for r in requested:
             topic_id = r.topic_id if version >= 10 else None
@@ -101,11 +123,22 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                     # A null name in the answer only from v12; before, an empty one.
                     shown = None if version >= 12 else ""
                     topics.append(_missing(shown, topic_id, errors.UnknownTopicId(), operations))
+                elif authz and not ctx.authorize(
+                    AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name
+                ):
+                    shown = None if version >= 12 else ""
+                    topics.append(_denied(shown, topic.id))
                 else:
                     topics.append(topic_metadata(state, topic, version, operations))
                 continue
+            if authz and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+                topics.append(_denied(name, None))
+                continue
             topic = state.topics.by_name.get(name)
             if topic is None:
+                if auto_create and authz and not _may_create(ctx, name):
+                    topics.append(_denied(name, None, name in INTERNAL_TOPICS))
+                    continue
                 if not auto_create:
                     topics.append(
                         _missing(name, None, errors.UnknownTopicOrPartition(), operations)
@@ -122,6 +155,12 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                     topics.append(_missing(name, None, e, operations))
                     continue
             topics.append(topic_metadata(state, topic, version, operations))
+    if authz and operations:
+        for t in topics:
+            if t["topic_authorized_operations"] != NOT_REQUESTED and t["name"]:
+                t["topic_authorized_operations"] = ctx.authorized_operations(
+                    ResourceType.TOPIC, t["name"]
+                )
     if version < 10:
         for t in topics:
             t.pop("topic_id", None)
@@ -136,5 +175,25 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         "topics": topics,
     }
     if 8 <= version <= 10 and body.include_cluster_authorized_operations:
-        out["cluster_authorized_operations"] = CLUSTER_OPERATIONS
+        out["cluster_authorized_operations"] = cluster_operations(ctx)
     return out
+
+
+def cluster_operations(ctx: RequestContext) -> int:
+    """The cluster's authorized operations for this request's principal: none without
+    DESCRIBE on it (Kafka's handleTopicMetadataRequest, computeDescribeClusterResponse)."""
+    if ctx.state.authorizer is None:
+        return CLUSTER_OPERATIONS
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return 0
+    return ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)
+
+
+def _may_create(ctx: RequestContext, name: str) -> bool:
+    return ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME) or (
+        ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, name)
+    )
+
+
+def _name(t: Topic) -> str:
+    return t.name

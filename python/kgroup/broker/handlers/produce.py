@@ -27,6 +27,11 @@ records stay above the last stable offset until the marker.
 The batches are checked, given offsets and written by the Rust log (``kgroup.log``). Legacy
 message sets (magic 0 and 1, which Produce v0-2 carry) are converted to one batch of magic 2
 first, as Kafka 3's broker converts them.
+
+With an authorizer (Kafka's KafkaApis.handleProduceRequest): transactional batches need WRITE
+on the transactional id (else every partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+before anything else), and each topic WRITE (else TOPIC_AUTHORIZATION_FAILED, before the topic
+is looked up).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.broker.topics import INTERNAL_TOPICS, LEADER_EPOCH, Partition, now_ms
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches, encode_batch, read_batch_headers
@@ -167,6 +173,10 @@ def _verify(ctx: RequestContext, version: int, records: bytes | None, partition:
     raise error
 
 
+def _name(t: Any) -> str:
+    return str(t.name)
+
+
 def handle(ctx: RequestContext) -> Any:
     state, request = ctx.state, ctx.request
     body = request.body
@@ -175,6 +185,9 @@ def handle(ctx: RequestContext) -> Any:
     now = now_ms()
     failed = False
     whole: errors.KafkaError | None = None
+    # refused: the request's answer on every partition, before anything else is checked (an
+    # authorizer's refusal, as Kafka's KafkaApis.handleProduceRequest answers it).
+    refused: errors.KafkaError | None = None
     # Each partition's records, copied out of the request once.
     datas = [[pd.records for pd in t.partition_data] for t in body.topic_data]
     if version >= 3:
@@ -183,10 +196,21 @@ def handle(ctx: RequestContext) -> Any:
         }
         if producers and body.transactional_id is None:
             whole = errors.TransactionalIdAuthorizationFailed()
+        elif producers and not ctx.authorize(
+            AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id
+        ):
+            refused = errors.TransactionalIdAuthorizationFailed()
         elif len(producers) > 1:
             whole = errors.InvalidProducerIdMapping(
                 "Transactional records from more than one producer id in one request"
             )
+    # WRITE on each topic, before the topic is looked up (KafkaApis.handleProduceRequest).
+    denied = (
+        None
+        if state.authorizer is None
+        else {t.name for t in body.topic_data}
+        - ctx.authorized(AclOperation.WRITE, ResourceType.TOPIC, body.topic_data, _name)
+    )
     appended: list[Partition] = []
     responses = []
     for t, ds in zip(body.topic_data, datas, strict=True):
@@ -202,6 +226,10 @@ def handle(ctx: RequestContext) -> Any:
             }
             results.append(result)
             try:
+                if refused is not None:
+                    raise refused
+                if denied and t.name in denied:
+                    raise errors.TopicAuthorizationFailed()
                 if acks not in (-1, 0, 1):
                     raise errors.InvalidRequiredAcks()
                 if t.name in INTERNAL_TOPICS:

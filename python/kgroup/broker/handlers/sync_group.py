@@ -5,12 +5,18 @@ group's.
 
 Served by the group coordinator (``kgroup.broker.coordinators.groups``), which writes the
 response frame.
+
+With an authorizer, the principal must be allowed to READ the group, else the answer is
+GROUP_AUTHORIZATION_FAILED (a v5+ request without its protocol type and name is
+INCONSISTENT_GROUP_PROTOCOL first; Kafka's KafkaApis.handleSyncGroupRequest).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from kgroup import errors
+from kgroup.acl import AclOperation, ResourceType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -22,5 +28,14 @@ API_KEY = ApiKey.SYNC_GROUP
 VERSIONS = (0, 5)
 
 
-def handle(ctx: RequestContext) -> bytes | asyncio.Future[bytes]:
+def handle(ctx: RequestContext) -> bytes | asyncio.Future[bytes] | dict[str, Any]:
+    request = ctx.request
+    body = request.body
+    if ctx.state.authorizer is not None and not ctx.authorize(
+        AclOperation.READ, ResourceType.GROUP, body.group_id
+    ):
+        if request.api_version < 5 or (
+            body.protocol_type is not None and body.protocol_name is not None
+        ):
+            return {"error_code": errors.GroupAuthorizationFailed.code, "assignment": b""}
     return ctx.state.groups.handle(ctx)

@@ -9,6 +9,9 @@ not exist, INVALID_PRODUCER_EPOCH for an epoch older than the producer's, and
 TRANSACTION_COORDINATOR_FENCED for a coordinator epoch older than the one it last saw. A marker
 on ``__consumer_offsets`` ends the transaction's offsets in the group coordinator, which answers
 NOT_LEADER_OR_FOLLOWER while that partition loads, as Kafka maps its coordinator errors.
+
+With an authorizer, ALTER or CLUSTER_ACTION on the cluster, else every partition answers
+CLUSTER_AUTHORIZATION_FAILED (Kafka's KafkaApis.handleWriteTxnMarkersRequest).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kgroup.broker.topics import now_ms
 from kgroup.protocol import ApiKey
 
@@ -30,6 +34,31 @@ VERSIONS = (0, 1)
 
 def handle(ctx: RequestContext) -> dict[str, Any] | asyncio.Future[dict[str, Any]]:
     state = ctx.state
+    if state.authorizer is not None and not (
+        ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+        or ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+    ):
+        # Kafka's handleWriteTxnMarkersRequest: ALTER or CLUSTER_ACTION on the cluster, else
+        # every partition fails.
+        code = errors.ClusterAuthorizationFailed.code
+        return {
+            "markers": [
+                {
+                    "producer_id": m.producer_id,
+                    "topics": [
+                        {
+                            "name": t.name,
+                            "partitions": [
+                                {"partition_index": i, "error_code": code}
+                                for i in t.partition_indexes
+                            ],
+                        }
+                        for t in m.topics
+                    ],
+                }
+                for m in ctx.request.body.markers
+            ]
+        }
     now = now_ms()
     written: list[Partition] = []
     markers = []
