@@ -240,3 +240,40 @@ def test_topics_tool_over_sasl_ssl_with_command_config(
     capsys.readouterr()
     assert main(["topics", "list", *server]) == 0
     assert topic in capsys.readouterr().out.split()
+
+
+def test_group_consumer_keeps_its_connections_across_reauthentication(
+    kafka: SecureKafka,
+) -> None:
+    # Fetches wait in the broker (fetch.max.wait.ms) while the session ends: re-authentication
+    # goes out behind them and the records keep flowing on the same connections.
+    config = kafka.client("SASL_PLAINTEXT", "SCRAM-SHA-512")
+    topic = f"reauth-{uuid.uuid4().hex[:8]}"
+    with AdminClient(config) as admin:
+        admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    producer = Producer({**config, "linger.ms": 0})
+    consumer = Consumer({**config, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe([topic])
+        sent, got = 0, []
+        deadline = time.monotonic() + REAUTH_MS / 1000 * 2.5
+        while time.monotonic() < deadline:
+            producer.produce(topic, value=str(sent))
+            sent += 1
+            producer.poll(0)
+            m = consumer.poll(0.3)
+            if m is not None:
+                assert m.error() is None, m.error()
+                got.append(m.value())
+        assert producer.flush(10) == 0
+        while len(got) < sent:
+            m = consumer.poll(5)
+            assert m is not None, f"{len(got)} of {sent} records"
+            got.append(m.value())
+        assert got == [str(i).encode() for i in range(sent)]
+        conns = [*consumer._cluster._conns.values(), *consumer._fetcher._conns.values()]
+        assert all(not c.closed for c in conns)
+        assert max(c.authentications for c in conns) >= 2
+    finally:
+        consumer.close()
+        producer.close()
