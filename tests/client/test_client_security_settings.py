@@ -213,3 +213,21 @@ def test_oauth_cb_token_is_reused_until_80_percent_of_its_life() -> None:
     first, second = asyncio.run(twice())
     assert first == second and b"Bearer tok1" in first
     assert calls == ["anything"]
+
+
+def test_java_tls_version_and_host_name_settings(certs: Certs) -> None:
+    # Java turns host name checking off with an empty ssl.endpoint.identification.algorithm.
+    sec = security(
+        **{
+            "security.protocol": "SSL",
+            "ssl.ca.location": str(certs.ca),
+            "ssl.endpoint.identification.algorithm": "",
+            "ssl.enabled.protocols": "TLSv1.3",
+        }
+    )
+    assert sec.ssl_context is not None and not sec.check_hostname
+    assert sec.ssl_context.minimum_version == sec.ssl_context.maximum_version
+    capped = security(**{"security.protocol": "SSL", "ssl.protocol": "TLSv1.2"}).ssl_context
+    assert capped is not None and capped.maximum_version.name == "TLSv1_2"
+    with pytest.raises(InvalidArgument, match=r"TLSv1\.1"):
+        security(**{"security.protocol": "SSL", "ssl.enabled.protocols": "TLSv1.1"})

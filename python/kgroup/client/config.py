@@ -72,6 +72,16 @@ def _choice(*names: str) -> Callable[[Any], str]:
     return parse
 
 
+def _endpoint_identification(v: Any) -> str:
+    # Java users turn host name checking off with an empty value, librdkafka's with "none".
+    s = _str(v).strip().lower()
+    if s in ("", "none"):
+        return "none"
+    if s != "https":
+        raise InvalidArgument(f"{v!r} is not one of https, none")
+    return s
+
+
 def _acks(v: Any) -> str:
     s = str(v).strip().lower()
     if s in ("all", "-1"):
@@ -112,7 +122,7 @@ _COMMON: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "ssl.key.password": (None, _opt_str),
     "ssl.keystore.location": (None, _opt_str),
     "ssl.keystore.password": (None, _opt_str),
-    "ssl.endpoint.identification.algorithm": ("https", _choice("https", "none")),
+    "ssl.endpoint.identification.algorithm": ("https", _endpoint_identification),
     "enable.ssl.certificate.verification": (True, _bool),
     "ssl.cipher.suites": (None, _opt_str),
     "sasl.mechanism": ("GSSAPI", _upper),
@@ -131,6 +141,8 @@ _COMMON: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "ssl.keystore.type": ("JKS", _upper),
     "ssl.keystore.certificate.chain": (None, _opt_str),
     "ssl.keystore.key": (None, _opt_str),
+    "ssl.enabled.protocols": (("TLSv1.2", "TLSv1.3"), _list),
+    "ssl.protocol": ("TLSv1.3", _str),
 }
 
 _CONSUMER: dict[str, tuple[Any, Callable[[Any], Any]]] = {

@@ -490,9 +490,32 @@ def _load_chain(ctx: ssl.SSLContext, chain: bytes, key: bytes | None, password: 
         raise InvalidArgument(f"the client certificate or key cannot be used: {e}") from None
 
 
+# Java's names of the TLS versions its clients may enable (older ones Python's ssl refuses).
+_TLS_VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
+
+
 def _ssl_context(config: Any) -> tuple[ssl.SSLContext, bool]:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    versions = []
+    for name in config["ssl.enabled.protocols"]:
+        version = _TLS_VERSIONS.get(str(name).strip())
+        if version is None:
+            raise InvalidArgument(
+                f"ssl.enabled.protocols: {name!r} is not one of {', '.join(_TLS_VERSIONS)}"
+            )
+        versions.append(version)
+    if not versions:
+        raise InvalidArgument("ssl.enabled.protocols is empty")
+    highest = max(versions)
+    # Java's ssl.protocol names the newest version its SSLContext speaks ("TLS": any).
+    cap = _TLS_VERSIONS.get(str(config["ssl.protocol"]).strip())
+    if cap is not None:
+        highest = min(highest, cap)
+    if highest < min(versions):
+        raise InvalidArgument(
+            f"ssl.protocol {config['ssl.protocol']} allows none of ssl.enabled.protocols"
+        )
+    ctx.minimum_version, ctx.maximum_version = min(versions), highest
     verify = bool(config["enable.ssl.certificate.verification"])
     check_hostname = verify and config["ssl.endpoint.identification.algorithm"] == "https"
     ctx.check_hostname = check_hostname
