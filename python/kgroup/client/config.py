@@ -105,8 +105,9 @@ _COMMON: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "socket.connection.setup.timeout.ms": (10000, _int),
     "metadata.max.age.ms": (300000, _int),
     "allow.auto.create.topics": (True, _bool),
-    # confluent-kafka's error callback: called on the client's thread with a KafkaError when a
-    # broker cannot be reached or refuses the client's credentials.
+    # confluent-kafka's error callback: called with a KafkaError when a broker refuses the
+    # client's credentials or TLS handshake (on the client's network thread, where
+    # confluent-kafka calls it from poll()).
     "error_cb": (None, _callable),
     # Security, under librdkafka's names (kgroup.client.security reads them).
     "security.protocol": (

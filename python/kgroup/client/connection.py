@@ -362,6 +362,9 @@ class Connection:
         if self._reauth_timer is not None:
             self._reauth_timer.cancel()
             self._reauth_timer = None
+        task = self._reauth_task
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
         if self._writer is not None:
             self._writer.close()
         if self._read_task is not None and self._read_task is not asyncio.current_task():

@@ -281,11 +281,12 @@ class Security:
     check_hostname: bool = True
     sasl_mechanism: str | None = None
     username: str = ""
-    password: str = ""
-    oauth_config: str = ""
-    oauth_cb: Callable[[str], Any] | None = None
-    _token: _Token | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Secrets stay out of repr(), so that a logged client shows none.
+    password: str = field(default="", repr=False)
+    oauth_config: str = field(default="", repr=False)
+    oauth_cb: Callable[[str], Any] | None = field(default=None, repr=False)
+    _token: _Token | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def tls(self) -> bool:
