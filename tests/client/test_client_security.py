@@ -175,6 +175,14 @@ def test_untrusted_broker_certificate_fails_the_handshake(kafka: SecureKafka) ->
     assert [type(e) for e in errors] == [SslAuthenticationFailed]
 
 
+def test_tls_to_a_plaintext_port_fails_the_handshake(kafka: SecureKafka) -> None:
+    # Kafka reads the ClientHello as a frame size far above socket.request.max.bytes and
+    # drops the connection: Java's client reports an SslAuthenticationException.
+    config = {**kafka.client("SSL"), "bootstrap.servers": kafka.plaintext}
+    with AdminClient(config) as admin, pytest.raises(SslAuthenticationFailed):
+        admin.list_topics(timeout=10)
+
+
 def test_client_certificate_required_by_the_broker(kafka: SecureKafka) -> None:
     # ssl.client.auth=required and no client certificate: the broker ends the handshake.
     with AdminClient(kafka.client("MTLS")) as admin, pytest.raises(SslAuthenticationFailed):

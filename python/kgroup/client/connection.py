@@ -138,10 +138,22 @@ class Connection:
             raise SslAuthenticationFailed(
                 f"TLS handshake with {self.host}:{self.port} failed: {detail}"
             ) from None
+        except (ConnectionResetError, ConnectionAbortedError) as e:
+            self._closed = True
+            if not tls:
+                raise NetworkException(f"cannot connect to {self.host}:{self.port}: {e}") from None
+            # Java's client: a handshake the peer drops is an SslAuthenticationException.
+            raise SslAuthenticationFailed(
+                f"TLS handshake with {self.host}:{self.port} failed: the broker closed the "
+                "connection (does this port speak TLS?)"
+            ) from None
         except (TimeoutError, OSError) as e:
             self._closed = True
+            # (an exception is always true: its text may be empty, as a timeout's is)
+            why = str(e) or ("timed out" if isinstance(e, TimeoutError) else type(e).__name__)
+            over = " over TLS" if tls else ""
             raise NetworkException(
-                f"cannot connect to {self.host}:{self.port}: {e or 'timed out'}"
+                f"cannot connect to {self.host}:{self.port}{over}: {why}"
             ) from None
         self._reader, self._writer = reader, writer
         sock = writer.get_extra_info("socket")
