@@ -115,7 +115,10 @@ class Connection:
         return len(self._pending)
 
     async def open(self, timeout: float) -> None:
-        """Connect and negotiate versions; raises NetworkException on failure."""
+        """Connect (TLS handshake included), negotiate versions and authenticate. Raises
+        NetworkException when the broker cannot be reached, SslAuthenticationFailed when the
+        TLS handshake fails, and the broker's SASL error (SaslAuthenticationFailed,
+        UnsupportedSaslMechanism, IllegalSaslState) when it refuses the credentials."""
         sec = self.security
         tls: dict[str, Any] = {}
         if sec is not None and sec.ssl_context is not None:
