@@ -248,6 +248,10 @@ def test_topics_tool_over_sasl_ssl_with_command_config(
     capsys.readouterr()
     assert main(["topics", "list", *server]) == 0
     assert topic in capsys.readouterr().out.split()
+    # A wrong password in the file: Kafka's refusal, on stderr, and a failed exit.
+    props.write_text(props.read_text().replace(PASSWORD, "wrong"))
+    assert main(["topics", "list", *server]) != 0
+    assert "SCRAM-SHA-512 authentication failed" in capsys.readouterr().err
 
 
 def test_group_consumer_keeps_its_connections_across_reauthentication(
