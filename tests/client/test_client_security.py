@@ -73,8 +73,32 @@ def _oauth_cb(k: SecureKafka) -> dict[str, Any]:
     )
 
 
+def _java_pkcs12_truststore(k: SecureKafka) -> dict[str, Any]:
+    # A PKCS#12 trust store holding only the CA, as `keytool -importcert -storetype PKCS12`
+    # makes one.
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    ca = x509.load_pem_x509_certificate(k.certs.ca.read_bytes())
+    store = k.certs.folder / "truststore.p12"
+    store.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            None, None, None, [ca], serialization.BestAvailableEncryption(b"changeit")
+        )
+    )
+    return {
+        "bootstrap.servers": k.bootstrap("SSL"),
+        "security.protocol": "SSL",
+        "ssl.truststore.type": "PKCS12",
+        "ssl.truststore.location": str(store),
+        "ssl.truststore.password": "changeit",
+    }
+
+
 CASES: dict[str, Any] = {
     "ssl": lambda k: k.client("SSL"),
+    "ssl-java-pkcs12-truststore": _java_pkcs12_truststore,
     "mtls-pem-files": lambda k: k.client(
         "MTLS",
         **{
@@ -173,6 +197,10 @@ def test_untrusted_broker_certificate_fails_the_handshake(kafka: SecureKafka) ->
         admin.list_topics(timeout=10)
     assert "certificate verify failed" in str(got.value)
     assert [type(e) for e in errors] == [SslAuthenticationFailed]
+    # librdkafka's enable.ssl.certificate.verification=false trusts any broker.
+    config["enable.ssl.certificate.verification"] = False
+    with AdminClient(config) as admin:
+        assert admin.list_topics(timeout=10).brokers
 
 
 def test_tls_to_a_plaintext_port_fails_the_handshake(kafka: SecureKafka) -> None:

@@ -231,3 +231,13 @@ def test_java_tls_version_and_host_name_settings(certs: Certs) -> None:
     assert capped is not None and capped.maximum_version.name == "TLSv1_2"
     with pytest.raises(InvalidArgument, match=r"TLSv1\.1"):
         security(**{"security.protocol": "SSL", "ssl.enabled.protocols": "TLSv1.1"})
+
+
+def test_cipher_suites_in_openssl_names() -> None:
+    ctx = security(
+        **{"security.protocol": "SSL", "ssl.cipher.suites": "ECDHE-ECDSA-AES128-GCM-SHA256"}
+    ).ssl_context
+    assert ctx is not None
+    assert "ECDHE-ECDSA-AES128-GCM-SHA256" in {c["name"] for c in ctx.get_ciphers()}
+    with pytest.raises(InvalidArgument, match="no cipher"):
+        security(**{"security.protocol": "SSL", "ssl.cipher.suites": "NOT-A-CIPHER"})
