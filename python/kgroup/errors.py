@@ -317,18 +317,6 @@ class InvalidRegularExpression(KafkaError, code=128): ...
 __all__ += sorted(c.__name__ for c in _BY_CODE.values())
 
 
-class SslAuthenticationFailed(KafkaError):
-    """SSL_AUTHENTICATION_FAILED: a TLS handshake with a broker failed (its certificate is not
-    trusted or does not name the host, it refused ours, the port does not speak TLS). Java's
-    SslAuthenticationException, which has no code on the wire (``code`` stays -1). Not
-    retriable: a client backs off before it connects again."""
-
-    name = "SSL_AUTHENTICATION_FAILED"
-
-
-__all__ += ["SslAuthenticationFailed"]
-
-
 def error_for_code(code: int) -> type[KafkaError] | None:
     """The class of a Kafka error code; ``None`` for 0 (NONE).
 

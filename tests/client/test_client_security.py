@@ -23,10 +23,10 @@ from support.secure_kafka import PASSWORD, REAUTH_MS, USER, SecureKafka, run_sec
 
 from kgroup.cli import main
 from kgroup.client import AdminClient, Consumer, NewTopic, Producer
+from kgroup.client.security import SslAuthenticationFailed
 from kgroup.errors import (
     InvalidArgument,
     SaslAuthenticationFailed,
-    SslAuthenticationFailed,
     UnsupportedSaslMechanism,
 )
 

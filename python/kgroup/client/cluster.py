@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from kgroup.client.config import ClientConfig
 from kgroup.client.connection import Connection
-from kgroup.client.security import Security
+from kgroup.client.security import Security, SslAuthenticationFailed
 from kgroup.errors import (
     CoordinatorLoadInProgress,
     CoordinatorNotAvailable,
@@ -27,7 +27,6 @@ from kgroup.errors import (
     NetworkException,
     NotCoordinator,
     SaslAuthenticationFailed,
-    SslAuthenticationFailed,
     UnsupportedSaslMechanism,
     error_for_code,
 )

@@ -28,13 +28,13 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from kgroup._native import __version__
+from kgroup.client.security import SslAuthenticationFailed
 from kgroup.errors import (
     DecodeError,
     IllegalSaslState,
     KafkaError,
     NetworkException,
     RequestTimedOut,
-    SslAuthenticationFailed,
     UnsupportedSaslMechanism,
     UnsupportedVersion,
     error_for_code,

@@ -33,18 +33,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgroup.errors import InvalidArgument, SaslAuthenticationFailed
+from kgroup.errors import InvalidArgument, KafkaError, SaslAuthenticationFailed
 
 __all__ = [
     "MECHANISMS",
     "SaslMechanism",
     "Security",
+    "SslAuthenticationFailed",
     "parse_jaas_config",
     "unsecured_jwt",
 ]
 
 #: The SASL mechanisms kgroup's client speaks.
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+
+
+class SslAuthenticationFailed(KafkaError):
+    """SSL_AUTHENTICATION_FAILED: a TLS handshake with a broker failed (its certificate is not
+    trusted or does not name the host, it refused ours, the port does not speak TLS). Java's
+    SslAuthenticationException, which has no code on the wire (``code`` stays -1, so it lives
+    here rather than among :mod:`kgroup.errors`' one class per code). Not retriable: a client
+    backs off before it connects again."""
+
+    name = "SSL_AUTHENTICATION_FAILED"
 
 
 # -- sasl.jaas.config ------------------------------------------------------------------------
