@@ -47,17 +47,16 @@ _MODULES = {
 
 @dataclass
 class SecureKafka:
-    """The running node, its certificates, and client settings for each listener."""
+    """A running broker with the secured listeners: ``plaintext`` (its PLAINTEXT address),
+    ``addresses`` (each secured listener's, by name), its certificates, and client settings
+    for each listener. Any broker that configures the listeners as Kafka does fits."""
 
-    cluster: KafkaCluster
+    plaintext: str
+    addresses: dict[str, str]
     certs: Certs
 
-    @property
-    def plaintext(self) -> str:
-        return self.cluster.bootstrap
-
     def bootstrap(self, listener: str) -> str:
-        return self.cluster.bootstrap_of(listener)
+        return self.addresses[listener]
 
     def client(self, listener: str, mechanism: str | None = None, **extra: Any) -> dict[str, Any]:
         """librdkafka-style client settings for ``listener`` (and a SASL ``mechanism``)."""
@@ -146,4 +145,5 @@ def run_secure_kafka(folder: Path) -> Iterator[SecureKafka]:
         1, broker_config(certs), home=folder / "kafka", listeners=LISTENERS, heap="512m"
     ) as cluster:
         _add_scram_users(cluster.bootstrap)
-        yield SecureKafka(cluster, certs)
+        addresses = {name: cluster.bootstrap_of(name) for name in LISTENERS}
+        yield SecureKafka(cluster.bootstrap, addresses, certs)
