@@ -74,10 +74,10 @@ def test_jaas_config_of_each_login_module() -> None:
             "sasl.mechanism": "OAUTHBEARER",
             "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer."
             'OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="carol" '
-            'unsecuredLoginLifetimeSeconds="60";',
+            'unsecuredLoginLifetimeSeconds="60" unsecuredLoginListClaim_scope="|a|b";',
         }
     )
-    assert oauth.oauth_config == "principal=carol lifeSeconds=60"
+    assert oauth.oauth_config == "principal=carol lifeSeconds=60 scope=a,b"
     with pytest.raises(InvalidArgument, match="Krb5LoginModule is not supported"):
         security(
             **{
@@ -241,3 +241,14 @@ def test_cipher_suites_in_openssl_names() -> None:
     assert "ECDHE-ECDSA-AES128-GCM-SHA256" in {c["name"] for c in ctx.get_ciphers()}
     with pytest.raises(InvalidArgument, match="no cipher"):
         security(**{"security.protocol": "SSL", "ssl.cipher.suites": "NOT-A-CIPHER"})
+
+
+def test_an_oauth_cb_that_raises_fails_the_authentication() -> None:
+    def cb(config: str) -> tuple[str, float]:
+        raise RuntimeError("the identity provider is down")
+
+    sec = security(
+        **{"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER", "oauth_cb": cb}
+    )
+    with pytest.raises(SaslAuthenticationFailed, match="identity provider is down"):
+        asyncio.run(sec.mechanism())

@@ -320,9 +320,6 @@ class Security:
             _sasl_settings(sec, config)
         return sec
 
-    def server_hostname(self, host: str) -> str | None:
-        return host if self.tls else None
-
     async def mechanism(self) -> SaslMechanism:
         """A fresh exchange of the configured mechanism (an OAUTHBEARER token is fetched again
         once 80% of its life has passed, as librdkafka refreshes it)."""
@@ -336,13 +333,16 @@ class Security:
         return _OAuthBearer(token.value, token.extensions)
 
     async def _oauth_token(self) -> _Token:
-
         with self._lock:
             tok = self._token
         if tok is not None and time.time() < tok.fetched + 0.8 * (tok.expiry - tok.fetched):
             return tok
         if self.oauth_cb is not None:
-            got = await asyncio.to_thread(self.oauth_cb, self.oauth_config)
+            try:
+                got = await asyncio.to_thread(self.oauth_cb, self.oauth_config)
+            except Exception as e:
+                # The application's token source failed: no token, no authentication.
+                raise SaslAuthenticationFailed(f"oauth_cb failed: {e!r}") from e
             if not isinstance(got, tuple) or len(got) < 2:
                 raise SaslAuthenticationFailed(
                     "oauth_cb must return (token, expiry) or (token, expiry, principal, "
@@ -383,8 +383,11 @@ def _sasl_settings(sec: Security, config: Any) -> None:
                     )
                 if "unsecuredLoginScopeClaimName" in options:
                     parts.append(f"scopeClaimName={options['unsecuredLoginScopeClaimName']}")
-                if "unsecuredLoginListClaim_scope" in options:
-                    parts.append(f"scope={options['unsecuredLoginListClaim_scope']}")
+                scopes = options.get("unsecuredLoginListClaim_scope", "")
+                if scopes:
+                    # Java's list claims: the value's first character is its delimiter.
+                    items = [x for x in scopes[1:].split(scopes[0]) if x]
+                    parts.append(f"scope={','.join(items)}")
                 parts += [
                     f"extension_{k[len('unsecuredLoginExtension_') :]}={v}"
                     for k, v in options.items()
