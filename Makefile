@@ -17,7 +17,8 @@ export PYSPARK_DRIVER_PYTHON := $(PY)
 PY_PATHS := python tests bench spark_udfs scripts examples pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python test-example test-spark-compat test-compat bench bench-kafka lint fmt \
-	build build-bench venv clean fuzz kafka-ref generate bench-848 bench-testing
+	build build-bench venv clean fuzz kafka-ref generate bench-848 bench-testing \
+	test-compat-security
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -73,6 +74,12 @@ PROTOCOL ?= classic
 test-compat: build kafka-ref
 	RDK_SRC=$(RDK_SRC) COMPAT_TESTS="$(COMPAT_TESTS)" $(PY) scripts/librdkafka/run.py \
 		--protocol $(PROTOCOL)
+
+# librdkafka's programs that need a secured broker (ACLs, SSL, SASL), one broker per mode.
+test-compat-security: build kafka-ref
+	for mode in acl ssl sasl-plain sasl-scram; do \
+		RDK_SRC=$(RDK_SRC) $(PY) scripts/librdkafka/run.py --security $$mode || exit 1; \
+	done
 
 # tests/spark on an older Spark than .venv's: by default the newest 4.0 release, the oldest that
 # pyproject's [spark] extra allows (`make test-spark-compat SPARK=4.1` for another). Its own

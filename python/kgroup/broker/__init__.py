@@ -36,10 +36,11 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from kgroup import errors
-from kgroup.broker.config import LONG_MAX, BrokerConfig
+from kgroup.broker.config import LONG_MAX, BrokerConfig, ConfigError
 from kgroup.broker.faults import Faults
 from kgroup.broker.listeners import Listener, bound, host_port, parse_listeners
 from kgroup.broker.logdirs import close_memory_storage, open_memory_storage
+from kgroup.broker.scram import parse_add_scram
 from kgroup.broker.server import Connection
 from kgroup.broker.state import BrokerState
 from kgroup.broker.topics import Partition, now_ms
@@ -89,7 +90,9 @@ class Broker:
     them); ``host`` and ``port`` are where it listens (``port=0``
     picks a free port); ``advertised_listener`` (``HOST:PORT``) is the address clients are told
     to use, by default the listener's; ``config`` holds ``server.properties`` keys, on top of
-    ``config_file`` when given.
+    ``config_file`` when given. ``add_scram`` gives SCRAM users as kafka-storage format's
+    ``--add-scram`` does (``SCRAM-SHA-256=[name=alice,password=alice-secret]``): each is stored
+    at start unless the user already has a credential of that mechanism.
 
     Use it as a context manager: ``with Broker(...)`` runs it in a thread of its own, ``async
     with Broker(...)`` as tasks of the running event loop. Either way ``bootstrap_servers`` is
@@ -113,8 +116,15 @@ class Broker:
         config: Mapping[str, Any] | None = None,
         config_file: str | Path | None = None,
         event_loop: str = "auto",
+        add_scram: Sequence[str] = (),
     ) -> None:
         values = dict(config or {})
+        try:
+            #: _add_scram are SCRAM credentials given at start (kafka-storage format's
+            #: ``--add-scram``), each kept unless the user already has one of that mechanism.
+            self._add_scram = [parse_add_scram(a) for a in add_scram]
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         if isinstance(data_dir, (str, Path)):
             values["log.dirs"] = str(data_dir)
         elif data_dir is not None:
@@ -186,6 +196,11 @@ class Broker:
         self._servers = []
         try:
             await loop.run_in_executor(None, state.topics.load)
+            fresh = [(m, u, c) for m, u, c in self._add_scram if state.scram.get(u, m) is None]
+            for mechanism, user, cred in fresh:
+                state.scram.put(user, mechanism, cred)
+            if fresh:
+                state.scram.save()
             state.groups.start()
             state.transactions.start()
             for lst, sock in zip(listeners, socks, strict=True):

@@ -569,6 +569,20 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "Each listener name's security protocol, comma-separated NAME:PROTOCOL.",
         ),
         _broker(
+            "quota.window.num",
+            T.INT,
+            11,
+            "The number of samples kept in memory for client quotas.",
+            at_least(1),
+        ),
+        _broker(
+            "quota.window.size.seconds",
+            T.INT,
+            1,
+            "The time span of each sample for client quotas.",
+            at_least(1),
+        ),
+        _broker(
             "controller.listener.names",
             T.STRING,
             None,
@@ -610,6 +624,41 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             104_857_600,
             "The largest request frame the broker reads; a larger one closes the connection.",
             at_least(1),
+        ),
+        _broker(
+            "sasl.enabled.mechanisms",
+            T.LIST,
+            ["GSSAPI"],
+            "The SASL mechanisms SASL listeners offer: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
+            "OAUTHBEARER (kgroup has no GSSAPI, Kafka's default: a SASL listener needs another). "
+            "Each needs its listener.name.<listener>.<mechanism>.sasl.jaas.config.",
+        ),
+        _broker(
+            "sasl.jaas.config",
+            T.PASSWORD,
+            None,
+            "A JAAS login module configuration. A broker reads it per listener and mechanism: "
+            "listener.name.<listener>.<mechanism lower>.sasl.jaas.config.",
+        ),
+        _broker(
+            "sasl.mechanism.inter.broker.protocol",
+            T.STRING,
+            "GSSAPI",
+            "The SASL mechanism brokers use between themselves (a single kgroup broker has "
+            "no peers).",
+        ),
+        _broker(
+            "connections.max.reauth.ms",
+            T.LONG,
+            0,
+            "The longest a SASL session lasts before the client must re-authenticate "
+            "(KIP-368; 0: sessions never expire). Clients learn it from SaslAuthenticate v1+.",
+        ),
+        _broker(
+            "sasl.server.max.receive.size",
+            T.INT,
+            524_288,
+            "The largest frame taken before SASL authentication completes.",
         ),
         _broker(
             "log.retention.check.interval.ms",

@@ -17,6 +17,12 @@ sends some). While a test's fault is armed (``kgroup.broker.faults``: one attrib
 request otherwise), each request is offered to it first, on either path; it may answer it
 (an error, late), close the connection, or hold every connection (a pause).
 
+On a SASL listener (SASL_PLAINTEXT, SASL_SSL) a connection's frames go to its authenticator
+(``kgroup.broker.sasl``) until the client has authenticated, and again while it
+re-authenticates (KIP-368); frames above ``sasl.server.max.receive.size`` are refused until
+then. Its principal (``conn.principal``) is then ``User:<name>``; a request after the session
+expired closes the connection.
+
 A Fetch response's record batches are not copied through Python when ``kgroup.fetch.sendfile``
 is on (the default): the handler answers with FileSlices of the segment files, the response is
 encoded around them (``protocol.encode_response_segments``) and ``output.Output`` sends them
@@ -34,6 +40,7 @@ import functools
 import inspect
 import logging
 import socket
+import time
 from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
@@ -41,6 +48,8 @@ from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import Output
+from kgroup.broker.quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
+from kgroup.broker.sasl import Authenticator
 from kgroup.group import GROUP_API_KEYS
 from kgroup.log import FileSlice
 
@@ -53,6 +62,8 @@ log = logging.getLogger("kgroup.broker")
 
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _FETCH = int(protocol.ApiKey.FETCH)
+_PRODUCE = int(protocol.ApiKey.PRODUCE)
+_SASL_HANDSHAKE = int(protocol.ApiKey.SASL_HANDSHAKE)
 #: _GROUP_VERSIONS are the versions the broker serves of each api whose raw frame goes to the
 #: group coordinator.
 _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
@@ -68,12 +79,14 @@ SCRATCH = 256 * 1024
 class _Slot:
     """_Slot holds a response until every response before it was written."""
 
-    __slots__ = ("frame", "ready")
+    __slots__ = ("frame", "ready", "throttle")
 
     def __init__(self) -> None:
         #: frame is the response: bytes, or a Fetch response's segments (bytes and FileSlices).
         self.frame: bytes | list[bytes | FileSlice] | None = None
         self.ready = False
+        #: throttle is the request's quota throttle in ms (None: no quota is set).
+        self.throttle: int | None = None
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -113,6 +126,18 @@ class Connection(asyncio.BufferedProtocol):
         self._faults = state.faults
         #: held: the broker is paused (``Faults.pause``): nothing is read or answered.
         self._held = False
+        #: _muted_until: the loop time until which a quota throttle stops reading (0: none).
+        self._muted_until = 0.0
+        #: auth authenticates the client on a SASL listener (``kgroup.broker.sasl``); None on
+        #: the others. Until it is done, frames go to it, and none may be larger than
+        #: ``sasl.server.max.receive.size``.
+        self.auth: Authenticator | None = None
+        sasl = state.sasl.get(listener.name) if listener.uses_sasl else None
+        if sasl is not None:
+            self.auth = Authenticator(
+                sasl, self._respond_now, self._auth_closed, self._auth_api_versions
+            )
+            self._max_frame = min(self._max_frame, sasl.max_receive_size)
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -217,9 +242,16 @@ class Connection(asyncio.BufferedProtocol):
     # -- requests -------------------------------------------------------------------------
 
     def _request(self, frame: bytes | bytearray) -> None:
+        auth = self.auth
+        if auth is not None:
+            if len(frame) >= 4 and not auth.raw_tokens:
+                self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
+            if self._authenticating(auth, frame):
+                return
+        elif len(frame) >= 4:
+            self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
         if len(frame) >= 4:
             api_key = int.from_bytes(frame[0:2], "big", signed=True)
-            self.state.requests[api_key] += 1
             if self._faults.armed and self._faults.intercept(self, api_key, frame):
                 return
             versions = _GROUP_VERSIONS.get(api_key)
@@ -257,19 +289,68 @@ class Connection(asyncio.BufferedProtocol):
             )
             return
         ctx = RequestContext(self.state, request, self)
+        quotas = self.state.quotas.active
+        started = time.perf_counter() if quotas else 0.0
         try:
             result = module.handle(ctx)
         except Exception as e:  # a handler's bug must not take the broker down
             self._failed(request, e)
             return
+        throttle = self._charge(request, len(frame), started) if quotas else None
         if result is None:
+            if throttle:
+                self._mute(throttle)
             return  # no response (Produce with acks=0)
         slot = _Slot()
+        slot.throttle = throttle
         self._slots.append(slot)
         if inspect.isawaitable(result):
             self._await(result, slot, request)
         else:
             self._fill(slot, request, result)
+
+    def _authenticating(self, auth: Authenticator, frame: bytes | bytearray) -> bool:
+        """Whether SASL took ``frame``: before authentication (or while re-authenticating)
+        every frame; after it a SaslHandshake that starts re-authentication; and any request
+        once the session expired closes the connection (Kafka's "Disconnecting expired
+        channel")."""
+        if auth.authenticating:
+            was = auth.principal
+            auth.receive(bytes(frame))
+            if not auth.authenticating and not self._closed:
+                self._authenticated(auth, was)
+            return True
+        now = time.monotonic()
+        if len(frame) >= 2 and int.from_bytes(frame[0:2], "big", signed=True) == _SASL_HANDSHAKE:
+            if auth.maybe_reauthenticate(bytes(frame), now):
+                self._max_frame = min(self._max_frame, auth.settings.max_receive_size)
+                if not auth.authenticating and not self._closed:
+                    self._authenticated(auth, auth.principal)
+                return True
+        if auth.expired(now):
+            auth.settings.counts["expired"] += 1
+            log.info("Disconnecting expired SASL session of %s (%s)", self.peer, self.principal)
+            self.close()
+            return True
+        return False
+
+    def _authenticated(self, auth: Authenticator, was: str | None) -> None:
+        assert auth.principal is not None
+        self.principal = auth.principal
+        self._max_frame = int(self.state.config.get("socket.request.max.bytes"))
+        if was is None:
+            log.debug("%s authenticated as %s with %s", self.peer, self.principal, auth.mechanism)
+
+    def _auth_closed(self, why: str) -> None:
+        log.info("Failed authentication with %s (%s)", self.peer, why)
+        self.close()
+
+    def _auth_api_versions(self, request: protocol.Request | None) -> Any:
+        """ApiVersions before authentication: the broker's answer (None: the request's version
+        is unknown, the v0 UNSUPPORTED_VERSION body)."""
+        if request is None:
+            return api_versions.unsupported_body(self.state.config)
+        return api_versions.handle(RequestContext(self.state, request, self))
 
     def _group_request(self, frame: bytes) -> None:
         """A request of a group api: its raw frame to the group coordinator, which answers with
@@ -312,6 +393,7 @@ class Connection(asyncio.BufferedProtocol):
             and not self._closed
             and not self.state.stopping
             and not self._held
+            and not self._muted_until
         ):
             self._paused = False
             assert self.transport is not None
@@ -324,7 +406,44 @@ class Connection(asyncio.BufferedProtocol):
             return
         self._fill(slot, request, task.result())
 
+    def _charge(self, request: protocol.Request, size: int, started: float) -> int:
+        """Count a request against its client's quotas: its bytes for a Produce, the time its
+        handler took (Kafka's request time, as a percentage of one thread); the throttle in
+        ms, the larger of the two."""
+        quotas = self.state.quotas
+        client = request.client_id or ""
+        seconds = time.perf_counter() - started
+        throttle = quotas.record(REQUEST_PERCENTAGE, self.principal, client, seconds * 100)
+        if request.api_key == _PRODUCE:
+            throttle = max(
+                throttle, quotas.record(PRODUCER_BYTE_RATE, self.principal, client, size)
+            )
+        return throttle
+
+    def _throttle_fetch(self, request: protocol.RequestHeader, slot: _Slot, body: Any) -> Any:
+        """Count a Fetch response's records against the consumer byte rate. Over it, the
+        answer carries no records (they are not counted) and the throttle time, as Kafka's
+        throttled fetch response."""
+        size = sum(
+            len(p.get("records") or b"")
+            for t in body.get("responses", ())
+            for p in t.get("partitions", ())
+        )
+        quotas = self.state.quotas
+        client = request.client_id or ""
+        throttle = quotas.record(CONSUMER_BYTE_RATE, self.principal, client, size)
+        if throttle > 0:
+            quotas.unrecord(CONSUMER_BYTE_RATE, self.principal, client, size)
+            body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": []}
+        slot.throttle = max(slot.throttle or 0, throttle)
+        return body
+
     def _fill(self, slot: _Slot, request: protocol.RequestHeader, body: Any) -> None:
+        if slot.throttle is not None and isinstance(body, dict):
+            if request.api_key == _FETCH:
+                body = self._throttle_fetch(request, slot, body)
+            if slot.throttle and "throttle_time_ms" in body:
+                body["throttle_time_ms"] = slot.throttle
         try:
             if body is None or type(body) is bytes:
                 # bytes: a whole frame already (the group coordinator writes its own).
@@ -353,7 +472,10 @@ class Connection(asyncio.BufferedProtocol):
         output = self._output
         frames: list[bytes] = []
         while slots and slots[0].ready:
-            frame = slots.popleft().frame
+            slot = slots.popleft()
+            frame = slot.frame
+            if slot.throttle:
+                self._mute(slot.throttle)
             if frame is None or output is None or self._closed:
                 continue
             if type(frame) is bytes:
@@ -390,6 +512,25 @@ class Connection(asyncio.BufferedProtocol):
         self._slots.append(slot)
         self._await(answer, slot, request)
 
+    def _mute(self, ms: int) -> None:
+        """Read nothing from this client for ``ms`` (its quota throttle, KIP-219): its answer
+        still goes out now."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + ms / 1000
+        if until <= self._muted_until:
+            return
+        self._muted_until = until
+        if self.transport is not None and not self._closed:
+            self.transport.pause_reading()
+        loop.call_at(until, self._unmute)
+
+    def _unmute(self) -> None:
+        if asyncio.get_running_loop().time() < self._muted_until or self._closed:
+            return
+        self._muted_until = 0.0
+        if self.transport is not None and not (self._paused or self._held or self.state.stopping):
+            self.transport.resume_reading()
+
     def hold(self) -> None:
         """Read nothing and answer nothing until :meth:`release` (``Faults.pause``)."""
         if self._closed or self._held:
@@ -405,7 +546,12 @@ class Connection(asyncio.BufferedProtocol):
         self._held = False
         if self._closed:
             return
-        if self.transport is not None and not self._paused and not self.state.stopping:
+        if (
+            self.transport is not None
+            and not self._paused
+            and not self.state.stopping
+            and not self._muted_until
+        ):
             self.transport.resume_reading()
         self._flush()
 

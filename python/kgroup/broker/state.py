@@ -19,6 +19,10 @@ from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import SendStats
+from kgroup.broker.quotas import Quotas
+from kgroup.broker.sasl import sasl_listeners
+from kgroup.broker.scram import FILE as SCRAM_FILE
+from kgroup.broker.scram import ScramCredentials
 from kgroup.broker.topics import Partition, Topics
 from kgroup.log import file_exists, read_text, write_atomically
 
@@ -229,6 +233,10 @@ class BrokerState:
             self.flush_executor, lambda p, e: self.topics.storage_failed(p, "syncing", e)
         )
         self.producer_ids = ProducerIds(config.data_dir / "producer-ids")
+        #: scram holds the users' SCRAM credentials (``scram-credentials.json``).
+        self.scram = ScramCredentials(config.data_dir / SCRAM_FILE)
+        #: sasl holds each SASL listener's settings, by listener name (``kgroup.broker.sasl``).
+        self.sasl = sasl_listeners(config, self.listeners, self.scram)
         #: groups hosts the group coordinator (``kgroup.broker.coordinators.groups``).
         self.groups = GroupHost(self)
         #: transactions hosts the transaction coordinator
@@ -252,6 +260,13 @@ class BrokerState:
         #: faults are the failures a test armed: the Broker installs ``kgroup.broker.faults``'
         #: engine as it starts; nothing is armed by default.
         self.faults: FaultHooks = NoFaults()
+        #: quotas are the client quotas (``kgroup.broker.quotas``): measured only once one
+        #: is set.
+        self.quotas = Quotas(
+            config.data_dir,
+            int(config.get("quota.window.size.seconds")),
+            int(config.get("quota.window.num")),
+        )
 
     @property
     def cluster_id(self) -> str:

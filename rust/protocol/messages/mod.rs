@@ -13,7 +13,9 @@ use super::schema::{f, Api, Kind, Message, Versions, INT16, INT32, STRING};
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+pub mod alter_client_quotas;
 pub mod alter_configs;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
@@ -23,12 +25,14 @@ pub mod create_topics;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_transactions;
+pub mod describe_user_scram_credentials;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
@@ -129,6 +133,10 @@ apis! {
     "DeleteGroups" => delete_groups,
     "IncrementalAlterConfigs" => incremental_alter_configs,
     "OffsetDelete" => offset_delete,
+    "DescribeClientQuotas" => describe_client_quotas,
+    "AlterClientQuotas" => alter_client_quotas,
+    "DescribeUserScramCredentials" => describe_user_scram_credentials,
+    "AlterUserScramCredentials" => alter_user_scram_credentials,
     "DescribeCluster" => describe_cluster,
     "DescribeProducers" => describe_producers,
     "DescribeTransactions" => describe_transactions,
