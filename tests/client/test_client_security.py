@@ -1,5 +1,6 @@
 """kgroup's clients over TLS and SASL, against Apache Kafka 4.x (support.secure_kafka: one node
-with SSL, mutual TLS, SASL_PLAINTEXT and SASL_SSL listeners at once).
+with SSL, mutual TLS, SASL_PLAINTEXT and SASL_SSL listeners at once), and against kgroup's broker
+on the listeners it serves (``peer`` "kgroup", support.secure_kafka.KGROUP_LISTENERS).
 
 Each case creates a topic with kgroup's AdminClient, produces with its Producer and reads back
 in a group with its Consumer, over one listener and mechanism, configured with librdkafka's
@@ -19,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.secure_kafka import PASSWORD, REAUTH_MS, USER, SecureKafka, run_secure_kafka
+from support.secure_kafka import (
+    KGROUP_LISTENERS,
+    PASSWORD,
+    REAUTH_MS,
+    USER,
+    SecureKafka,
+    run_secure_kafka,
+    run_secure_kgroup,
+)
 
 from kgroup.cli import main
 from kgroup.client import AdminClient, Consumer, NewTopic, Producer
@@ -37,6 +46,24 @@ pytestmark = [pytest.mark.network, pytest.mark.slow]
 def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKafka]:
     with run_secure_kafka(tmp_path_factory.mktemp("secure-kafka")) as k:
         yield k
+
+
+@pytest.fixture(scope="module")
+def kgroup_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKafka]:
+    with run_secure_kgroup(tmp_path_factory.mktemp("secure-kgroup")) as k:
+        yield k
+
+
+#: Apache Kafka, and kgroup's broker for the listeners it serves (KGROUP_LISTENERS).
+PEERS = ["kafka", "kgroup"]
+
+
+def peer_broker(request: pytest.FixtureRequest, peer: str) -> SecureKafka:
+    return request.getfixturevalue("kafka" if peer == "kafka" else "kgroup_broker")
+
+
+def _listener(case: str) -> str:
+    return case.split("-", 1)[0].upper()
 
 
 def _java_sasl_ssl(k: SecureKafka) -> dict[str, Any]:
@@ -125,13 +152,23 @@ CASES: dict[str, Any] = {
 }
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_admin_produce_and_group_consume(kafka: SecureKafka, case: str) -> None:
-    config = CASES[case](kafka)
+@pytest.mark.parametrize(
+    ("peer", "case"),
+    [("kafka", c) for c in CASES]
+    + [("kgroup", c) for c in CASES if _listener(c) in KGROUP_LISTENERS],
+)
+def test_admin_produce_and_group_consume(
+    request: pytest.FixtureRequest, peer: str, case: str
+) -> None:
+    config = CASES[case](peer_broker(request, peer))
     topic = f"sec-{case}-{uuid.uuid4().hex[:8]}"
     with AdminClient(config) as admin:
         admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
-        assert topic in admin.list_topics(timeout=10).topics
+        # Kafka answers CreateTopics before its metadata cache has the topic: wait for it.
+        deadline = time.monotonic() + 10
+        while topic not in admin.list_topics(timeout=10).topics:
+            assert time.monotonic() < deadline, f"{topic} not in Metadata after 10 s"
+            time.sleep(0.1)
 
     delivered: list[Any] = []
     producer = Producer({**config, "linger.ms": 0})
@@ -166,14 +203,15 @@ def test_admin_produce_and_group_consume(kafka: SecureKafka, case: str) -> None:
         consumer.close()
 
 
+@pytest.mark.parametrize("peer", PEERS)
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_wrong_password_is_sasl_authentication_failed_once(
-    kafka: SecureKafka, mechanism: str
+    request: pytest.FixtureRequest, peer: str, mechanism: str
 ) -> None:
+    k = peer_broker(request, peer)
+    listener = "SASL_SSL" if "SASL_SSL" in k.addresses else "SASL_PLAINTEXT"
     errors: list[Exception] = []
-    config = kafka.client(
-        "SASL_SSL", mechanism, **{"sasl.password": "wrong", "error_cb": errors.append}
-    )
+    config = k.client(listener, mechanism, **{"sasl.password": "wrong", "error_cb": errors.append})
     with AdminClient(config) as admin:
         with pytest.raises(SaslAuthenticationFailed) as got:
             admin.list_topics(timeout=10)
@@ -229,10 +267,12 @@ def test_unknown_mechanism_and_missing_credentials_are_refused_at_construction(
         AdminClient(config)
 
 
-def test_mechanism_the_listener_does_not_enable(kafka: SecureKafka) -> None:
+@pytest.mark.parametrize("peer", PEERS)
+def test_mechanism_the_listener_does_not_enable(request: pytest.FixtureRequest, peer: str) -> None:
     # SASL_PLAINTEXT enables no OAUTHBEARER: Kafka's SaslHandshake answers
     # UNSUPPORTED_SASL_MECHANISM with the mechanisms it enables.
-    with AdminClient(kafka.client("SASL_PLAINTEXT", "OAUTHBEARER")) as admin:
+    k = peer_broker(request, peer)
+    with AdminClient(k.client("SASL_PLAINTEXT", "OAUTHBEARER")) as admin:
         with pytest.raises(UnsupportedSaslMechanism) as got:
             admin.list_topics(timeout=10)
     offered = str(got.value).rsplit("(it enables ", 1)[1].rstrip(")").split(", ")
@@ -240,10 +280,13 @@ def test_mechanism_the_listener_does_not_enable(kafka: SecureKafka) -> None:
     assert got.value.code == 33
 
 
-def test_reauthentication_before_the_session_ends(kafka: SecureKafka) -> None:
+@pytest.mark.parametrize("peer", PEERS)
+def test_reauthentication_before_the_session_ends(
+    request: pytest.FixtureRequest, peer: str
+) -> None:
     # KIP-368: the listener gives SCRAM-SHA-512 sessions REAUTH_MS; a client that did not
     # re-authenticate would be disconnected by the broker at its next request after that.
-    config = kafka.client("SASL_PLAINTEXT", "SCRAM-SHA-512")
+    config = peer_broker(request, peer).client("SASL_PLAINTEXT", "SCRAM-SHA-512")
     with AdminClient(config) as admin:
         admin.list_topics(timeout=10)
         conns = [c for c in admin._cluster._conns.values() if not c.closed]
@@ -282,12 +325,13 @@ def test_topics_tool_over_sasl_ssl_with_command_config(
     assert "SCRAM-SHA-512 authentication failed" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("peer", PEERS)
 def test_group_consumer_keeps_its_connections_across_reauthentication(
-    kafka: SecureKafka,
+    request: pytest.FixtureRequest, peer: str
 ) -> None:
     # Fetches wait in the broker (fetch.max.wait.ms) while the session ends: re-authentication
     # goes out behind them and the records keep flowing on the same connections.
-    config = kafka.client("SASL_PLAINTEXT", "SCRAM-SHA-512")
+    config = peer_broker(request, peer).client("SASL_PLAINTEXT", "SCRAM-SHA-512")
     topic = f"reauth-{uuid.uuid4().hex[:8]}"
     with AdminClient(config) as admin:
         admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)

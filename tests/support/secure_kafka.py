@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,15 @@ from typing import Any
 from .apache_kafka import KafkaCluster
 from .certs import Certs
 
-__all__ = ["PASSWORD", "REAUTH_MS", "USER", "SecureKafka", "run_secure_kafka"]
+__all__ = [
+    "KGROUP_LISTENERS",
+    "PASSWORD",
+    "REAUTH_MS",
+    "USER",
+    "SecureKafka",
+    "run_secure_kafka",
+    "run_secure_kgroup",
+]
 
 USER = "alice"
 PASSWORD = "alice-secret"
@@ -101,20 +109,35 @@ def java_keystore_pem(certs: Certs) -> Path:
     return path
 
 
-def broker_config(certs: Certs) -> dict[str, str]:
+def broker_config(certs: Certs, listeners: Mapping[str, str] = LISTENERS) -> dict[str, str]:
+    """The secured listeners' settings, in Kafka's names (kgroup's broker takes the same)."""
+    config = {"group.initial.rebalance.delay.ms": "0"}
+    config.update(_sasl_config([name.lower() for name, p in listeners.items() if "SASL" in p]))
+    if any(p in ("SSL", "SASL_SSL") for p in listeners.values()):
+        config.update(_ssl_config(certs, "MTLS" in listeners))
+    return config
+
+
+def _ssl_config(certs: Certs, mtls: bool) -> dict[str, str]:
     config = {
         "ssl.keystore.type": "PEM",
         "ssl.keystore.location": str(java_keystore_pem(certs)),
         "ssl.key.password": certs.password,
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": str(certs.ca),
-        "listener.name.mtls.ssl.client.auth": "required",
+    }
+    if mtls:
+        config["listener.name.mtls.ssl.client.auth"] = "required"
+    return config
+
+
+def _sasl_config(listeners: list[str]) -> dict[str, str]:
+    config = {
         "sasl.enabled.mechanisms": ",".join(_MECHANISMS),
-        "group.initial.rebalance.delay.ms": "0",
         "listener.name.sasl_plaintext.sasl.enabled.mechanisms": ",".join(_MECHANISMS[:3]),
         "listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms": str(REAUTH_MS),
     }
-    for listener in ("sasl_plaintext", "sasl_ssl"):
+    for listener in listeners:
         for mech in _MECHANISMS:
             config[f"listener.name.{listener}.{mech.lower()}.sasl.jaas.config"] = _MODULES[mech]
     return config
@@ -147,3 +170,28 @@ def run_secure_kafka(folder: Path) -> Iterator[SecureKafka]:
         _add_scram_users(cluster.bootstrap)
         addresses = {name: cluster.bootstrap_of(name) for name in LISTENERS}
         yield SecureKafka(cluster.bootstrap, addresses, certs)
+
+
+#: The secured listeners kgroup's broker serves so far (its TLS is not in main yet).
+KGROUP_LISTENERS = {"SASL_PLAINTEXT": "SASL_PLAINTEXT"}
+
+
+@contextlib.contextmanager
+def run_secure_kgroup(folder: Path) -> Iterator[SecureKafka]:
+    """kgroup's broker with the secured listeners it serves (:data:`KGROUP_LISTENERS`),
+    configured with the same Kafka settings as :func:`run_secure_kafka`'s."""
+    from kgroup.broker import Broker
+
+    certs = Certs(folder / "certs")
+    names = ["PLAINTEXT", *KGROUP_LISTENERS]
+    config = {
+        "listeners": ",".join(f"{n}://127.0.0.1:0" for n in names),
+        "listener.security.protocol.map": ",".join(
+            ["PLAINTEXT:PLAINTEXT", *(f"{n}:{p}" for n, p in KGROUP_LISTENERS.items())]
+        ),
+        **broker_config(certs, KGROUP_LISTENERS),
+    }
+    with Broker(folder / "data", config=config) as broker:
+        _add_scram_users(broker.bootstrap_servers)
+        addresses = {name: broker.address(name) for name in KGROUP_LISTENERS}
+        yield SecureKafka(broker.bootstrap_servers, addresses, certs)
