@@ -1,6 +1,6 @@
 """kgroup's clients over TLS and SASL, against Apache Kafka 4.x (support.secure_kafka: one node
 with SSL, mutual TLS, SASL_PLAINTEXT and SASL_SSL listeners at once), and against kgroup's broker
-on the listeners it serves (``peer`` "kgroup", support.secure_kafka.KGROUP_LISTENERS).
+configured with the same Kafka settings (``peer`` "kgroup").
 
 Each case creates a topic with kgroup's AdminClient, produces with its Producer and reads back
 in a group with its Consumer, over one listener and mechanism, configured with librdkafka's
@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 from support.secure_kafka import (
-    KGROUP_LISTENERS,
     PASSWORD,
     REAUTH_MS,
     USER,
@@ -54,16 +53,12 @@ def kgroup_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKa
         yield k
 
 
-#: Apache Kafka, and kgroup's broker for the listeners it serves (KGROUP_LISTENERS).
+#: Apache Kafka, and kgroup's broker with the same listeners and settings.
 PEERS = ["kafka", "kgroup"]
 
 
 def peer_broker(request: pytest.FixtureRequest, peer: str) -> SecureKafka:
     return request.getfixturevalue("kafka" if peer == "kafka" else "kgroup_broker")
-
-
-def _listener(case: str) -> str:
-    return case.split("-", 1)[0].upper()
 
 
 def _java_sasl_ssl(k: SecureKafka) -> dict[str, Any]:
@@ -154,8 +149,7 @@ CASES: dict[str, Any] = {
 
 @pytest.mark.parametrize(
     ("peer", "case"),
-    [("kafka", c) for c in CASES]
-    + [("kgroup", c) for c in CASES if _listener(c) in KGROUP_LISTENERS],
+    [(peer, c) for peer in PEERS for c in CASES],
 )
 def test_admin_produce_and_group_consume(
     request: pytest.FixtureRequest, peer: str, case: str
@@ -226,7 +220,11 @@ def test_wrong_password_is_sasl_authentication_failed_once(
     assert isinstance(errors[0], SaslAuthenticationFailed)
 
 
-def test_untrusted_broker_certificate_fails_the_handshake(kafka: SecureKafka) -> None:
+@pytest.mark.parametrize("peer", PEERS)
+def test_untrusted_broker_certificate_fails_the_handshake(
+    request: pytest.FixtureRequest, peer: str
+) -> None:
+    kafka = peer_broker(request, peer)
     errors: list[Exception] = []
     config = kafka.client(
         "SSL", **{"ssl.ca.location": str(kafka.certs.other_ca), "error_cb": errors.append}
@@ -241,7 +239,11 @@ def test_untrusted_broker_certificate_fails_the_handshake(kafka: SecureKafka) ->
         assert admin.list_topics(timeout=10).brokers
 
 
-def test_tls_to_a_plaintext_port_fails_the_handshake(kafka: SecureKafka) -> None:
+@pytest.mark.parametrize("peer", PEERS)
+def test_tls_to_a_plaintext_port_fails_the_handshake(
+    request: pytest.FixtureRequest, peer: str
+) -> None:
+    kafka = peer_broker(request, peer)
     # Kafka reads the ClientHello as a frame size far above socket.request.max.bytes and
     # drops the connection: Java's client reports an SslAuthenticationException.
     config = {**kafka.client("SSL"), "bootstrap.servers": kafka.plaintext}
@@ -249,7 +251,11 @@ def test_tls_to_a_plaintext_port_fails_the_handshake(kafka: SecureKafka) -> None
         admin.list_topics(timeout=10)
 
 
-def test_client_certificate_required_by_the_broker(kafka: SecureKafka) -> None:
+@pytest.mark.parametrize("peer", PEERS)
+def test_client_certificate_required_by_the_broker(
+    request: pytest.FixtureRequest, peer: str
+) -> None:
+    kafka = peer_broker(request, peer)
     # ssl.client.auth=required and no client certificate: the broker ends the handshake.
     with AdminClient(kafka.client("MTLS")) as admin, pytest.raises(SslAuthenticationFailed):
         admin.list_topics(timeout=10)
@@ -301,9 +307,11 @@ def test_reauthentication_before_the_session_ends(
         assert admin._cluster._conns[conn.node_id] is conn
 
 
+@pytest.mark.parametrize("peer", PEERS)
 def test_topics_tool_over_sasl_ssl_with_command_config(
-    kafka: SecureKafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    request: pytest.FixtureRequest, peer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    kafka = peer_broker(request, peer)
     topic = f"tool-{uuid.uuid4().hex[:8]}"
     props = tmp_path / "client.properties"
     props.write_text(

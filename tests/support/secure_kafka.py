@@ -8,7 +8,8 @@ SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (unsecured JWTs, Kafka's default va
 test CA as PEM. PLAIN knows ``alice``; the SCRAM credentials of ``alice`` are added with
 AlterUserScramCredentials (through confluent-kafka's AdminClient) once the node serves. On
 ``SASL_PLAINTEXT``, SCRAM-SHA-512 sessions last :data:`REAUTH_MS` (``connections.max.reauth.ms``),
-so clients must re-authenticate (KIP-368).
+so clients must re-authenticate (KIP-368). :func:`run_secure_kgroup` starts kgroup's broker with
+the same listeners and settings.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from .apache_kafka import KafkaCluster
 from .certs import Certs
 
 __all__ = [
-    "KGROUP_LISTENERS",
     "PASSWORD",
     "REAUTH_MS",
     "USER",
@@ -172,26 +172,22 @@ def run_secure_kafka(folder: Path) -> Iterator[SecureKafka]:
         yield SecureKafka(cluster.bootstrap, addresses, certs)
 
 
-#: The secured listeners kgroup's broker serves so far (its TLS is not in main yet).
-KGROUP_LISTENERS = {"SASL_PLAINTEXT": "SASL_PLAINTEXT"}
-
-
 @contextlib.contextmanager
 def run_secure_kgroup(folder: Path) -> Iterator[SecureKafka]:
-    """kgroup's broker with the secured listeners it serves (:data:`KGROUP_LISTENERS`),
-    configured with the same Kafka settings as :func:`run_secure_kafka`'s."""
+    """kgroup's broker with the same listeners as :func:`run_secure_kafka`'s, configured with
+    the same Kafka settings."""
     from kgroup.broker import Broker
 
     certs = Certs(folder / "certs")
-    names = ["PLAINTEXT", *KGROUP_LISTENERS]
+    names = ["PLAINTEXT", *LISTENERS]
     config = {
         "listeners": ",".join(f"{n}://127.0.0.1:0" for n in names),
         "listener.security.protocol.map": ",".join(
-            ["PLAINTEXT:PLAINTEXT", *(f"{n}:{p}" for n, p in KGROUP_LISTENERS.items())]
+            ["PLAINTEXT:PLAINTEXT", *(f"{n}:{p}" for n, p in LISTENERS.items())]
         ),
-        **broker_config(certs, KGROUP_LISTENERS),
+        **broker_config(certs),
     }
     with Broker(folder / "data", config=config) as broker:
         _add_scram_users(broker.bootstrap_servers)
-        addresses = {name: broker.address(name) for name in KGROUP_LISTENERS}
+        addresses = {name: broker.address(name) for name in LISTENERS}
         yield SecureKafka(broker.bootstrap_servers, addresses, certs)
