@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgroup.client.config import ClientConfig
+from kgroup.client.config import ClientConfig, canonical_key
 from kgroup.errors import KafkaError
 
 __all__ = [
@@ -247,7 +247,8 @@ def kafka_params(options: Mapping[str, str], refused: Mapping[str, str]) -> dict
 def admin_config(kafka: Mapping[str, str]) -> dict[str, Any]:
     """The subset of client settings the admin client takes."""
     known = set(ClientConfig("admin", {"bootstrap.servers": kafka["bootstrap.servers"]}))
-    return {k: v for k, v in kafka.items() if k in known}
+    # librdkafka's aliases (sasl.mechanisms) name admin settings too.
+    return {k: v for k, v in kafka.items() if canonical_key(k) in known}
 
 
 def _check_client(kind: str, config: Mapping[str, Any]) -> None:

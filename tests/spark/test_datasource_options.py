@@ -325,3 +325,20 @@ def test_option_values_checked_as_spark_checks_them(caplog: pytest.LogCaptureFix
         parse_read_options({**BS, "maxTriggerDelay": "1m", "minOffsetsPerTrigger": "3"}, True)
     assert "minOffsetsPerTrigger option ignored in batch queries" in caplog.text
     assert "maxTriggerDelay option ignored in batch queries" in caplog.text
+
+
+def test_security_options_reach_the_driver_and_the_tasks_unchanged() -> None:
+    # Spark's Kafka source hands every kafka.* option to both sides; librdkafka's alias
+    # (sasl.mechanisms) and Java's names (sasl.jaas.config, ssl.truststore.*) alike.
+    security = {
+        "kafka.security.protocol": "SASL_SSL",
+        "kafka.sasl.mechanisms": "SCRAM-SHA-512",
+        "kafka.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
+        'required username="u" password="p";',
+        "kafka.ssl.truststore.type": "PEM",
+        "kafka.ssl.truststore.location": "/etc/ca.pem",
+    }
+    opts = parse_read_options({**BS, **security}, batch=True)
+    expected = {k[len("kafka.") :]: v for k, v in security.items()}
+    assert expected.items() <= opts.admin_config().items()
+    assert expected.items() <= consumer_config(opts).items()

@@ -264,6 +264,8 @@ class KafkaNode:
     jvm: list[str] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    #: the port of each extra listener (KafkaCluster's ``listeners``), by listener name
+    ports: dict[str, int] = field(default_factory=dict)
 
     @property
     def bootstrap(self) -> str:
@@ -436,7 +438,12 @@ class KafkaCluster:
         heap: str = "1g",
         jvm: Sequence[str] = (),
         features: Mapping[str, int] | None = None,
+        listeners: Mapping[str, str] | None = None,
     ) -> None:
+        #: listeners are extra client listeners beside PLAINTEXT, by name, with their security
+        #: protocol (``{"SASL_SSL": "SASL_SSL", "MTLS": "SSL"}``), each on a free port of its
+        #: own (:meth:`bootstrap_of`); their ``ssl.*`` / ``sasl.*`` settings go in ``config``.
+        #: PLAINTEXT stays the first listener and the inter-broker one.
         #: features are the feature levels the cluster is formatted with: Kafka 4.x's defaults
         #: unless set (``{"transaction.version": 1}`` keeps transactions at protocol v1, as
         #: kgroup's broker speaks them).
@@ -447,22 +454,26 @@ class KafkaCluster:
             home = self._tmp.name
         self.home = Path(home)
         self.cluster_id = new_cluster_id()
+        extra = dict(listeners or {})
         ports = [(free_port(), free_port()) for _ in range(nodes)]
+        extra_ports = [{name: free_port() for name in extra} for _ in range(nodes)]
         voters = ",".join(f"{i + 1}@127.0.0.1:{c}" for i, (_, c) in enumerate(ports))
         rf = str(min(3, nodes))
         self.nodes: list[KafkaNode] = []
         for i, (port, cport) in enumerate(ports):
             node_home = self.home / f"node-{i + 1}"
             node_home.mkdir(parents=True, exist_ok=True)
+            more = "".join(f",{n}://127.0.0.1:{p}" for n, p in extra_ports[i].items())
             values: dict[str, str] = {
                 "process.roles": "broker,controller",
                 "node.id": str(i + 1),
                 "controller.quorum.voters": voters,
-                "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
-                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}{more}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}{more}",
                 "inter.broker.listener.name": "PLAINTEXT",
                 "controller.listener.names": "CONTROLLER",
-                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+                + "".join(f",{n}:{proto}" for n, proto in extra.items()),
                 "log.dirs": str(node_home / "data"),
                 "offsets.topic.replication.factor": rf,
                 "transaction.state.log.replication.factor": rf,
@@ -473,12 +484,25 @@ class KafkaCluster:
             }
             values.update({k: str(v) for k, v in (config or {}).items()})
             self.nodes.append(
-                KafkaNode(i + 1, port, cport, node_home, values, heap=heap, jvm=list(jvm))
+                KafkaNode(
+                    i + 1,
+                    port,
+                    cport,
+                    node_home,
+                    values,
+                    heap=heap,
+                    jvm=list(jvm),
+                    ports=extra_ports[i],
+                )
             )
 
     @property
     def bootstrap(self) -> str:
         return ",".join(n.bootstrap for n in self.nodes)
+
+    def bootstrap_of(self, listener: str) -> str:
+        """The bootstrap servers of one of the extra ``listeners``."""
+        return ",".join(f"127.0.0.1:{n.ports[listener]}" for n in self.nodes)
 
     def node(self, node_id: int) -> KafkaNode:
         return self.nodes[node_id - 1]

@@ -3,7 +3,8 @@ config names, for kgroup's broker or any Kafka-compatible cluster.
 
 The network side of each client runs in a background thread of its own (:mod:`.runtime`);
 :mod:`.connection` speaks the protocol to one broker, :mod:`.cluster` holds the metadata, the
-connections and the group coordinators, :mod:`.config` parses Kafka's config keys.
+connections and the group coordinators, :mod:`.config` parses Kafka's config keys and
+:mod:`.security` turns the ``security.protocol``, ``ssl.*`` and ``sasl.*`` ones into TLS and SASL.
 """
 
 from kgroup._native.client import Message

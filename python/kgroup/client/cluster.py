@@ -18,12 +18,16 @@ from typing import Any, TypeVar
 
 from kgroup.client.config import ClientConfig
 from kgroup.client.connection import Connection
+from kgroup.client.security import Security, SslAuthenticationFailed
 from kgroup.errors import (
     CoordinatorLoadInProgress,
     CoordinatorNotAvailable,
+    IllegalSaslState,
     KafkaError,
     NetworkException,
     NotCoordinator,
+    SaslAuthenticationFailed,
+    UnsupportedSaslMechanism,
     error_for_code,
 )
 from kgroup.protocol import ApiKey
@@ -66,6 +70,17 @@ class TopicInfo:
     error: int = 0
     internal: bool = False
     topic_id: Any = None
+
+
+#: Errors that say the broker refused the client's credentials: not retried at once (the
+#: reconnect backoff applies), raised to the call that needed the connection and passed to
+#: ``error_cb``, as confluent-kafka surfaces its _AUTHENTICATION and _SSL errors.
+AUTHENTICATION_ERRORS = (
+    SaslAuthenticationFailed,
+    SslAuthenticationFailed,
+    UnsupportedSaslMechanism,
+    IllegalSaslState,
+)
 
 
 def backoff(attempt: int, base_ms: int, max_ms: int) -> float:
@@ -177,6 +192,9 @@ class Cluster:
         self._coordinators: dict[tuple[int, str], int] = {}
         self._bootstrap = [BrokerInfo(-1 - i, h, p) for i, (h, p) in enumerate(config.bootstrap)]
         self._closed = False
+        #: TLS and SASL of every connection (its setting errors raise here, at construction)
+        self.security = Security.from_config(config)
+        self._error_cb = config["error_cb"]
 
     # -- connections -------------------------------------------------------------------------
 
@@ -215,17 +233,13 @@ class Cluster:
                 if wait > 0:
                     await asyncio.sleep(wait)
             b = self._address(node_id)
-            conn = Connection(
-                b.host,
-                b.port,
-                node_id=node_id,
-                client_id=self.client_id,
-                request_timeout_ms=self.config["request.timeout.ms"],
-            )
+            conn = self.new_connection(node_id, b.host, b.port)
             try:
                 await conn.open(self.config.ms("socket.connection.setup.timeout.ms"))
-            except KafkaError:
+            except KafkaError as e:
                 self._failures[node_id] = (failures + 1, time.monotonic())
+                if isinstance(e, AUTHENTICATION_ERRORS):
+                    self.report_error(e)
                 raise
             self._failures.pop(node_id, None)
             self._conns[node_id] = conn
@@ -237,6 +251,26 @@ class Cluster:
             raise
         finally:
             self._connecting.pop(node_id, None)
+
+    def new_connection(self, node_id: int, host: str, port: int) -> Connection:
+        """A new, unopened connection to a broker with this client's settings."""
+        return Connection(
+            host,
+            port,
+            node_id=node_id,
+            client_id=self.client_id,
+            request_timeout_ms=self.config["request.timeout.ms"],
+            security=self.security,
+        )
+
+    def report_error(self, error: KafkaError) -> None:
+        """Pass ``error`` to the application's ``error_cb`` (on the client's network thread;
+        an exception it raises is dropped, as the loop must go on)."""
+        if self._error_cb is not None:
+            try:
+                self._error_cb(error)
+            except Exception:
+                pass
 
     async def any_connection(self) -> Connection:
         """A connection to any broker: an open one if there is one, else the known brokers and
@@ -252,6 +286,9 @@ class Cluster:
                 return await self.connection(node_id)
             except KafkaError as e:
                 last = e
+        if isinstance(last, AUTHENTICATION_ERRORS):
+            # The brokers refused us: the application must see why, not "unreachable".
+            raise last
         raise NetworkException(
             f"no broker of {self.config['bootstrap.servers']} is reachable: {last}"
         )

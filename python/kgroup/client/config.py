@@ -14,7 +14,7 @@ from typing import Any
 
 from kgroup.errors import InvalidArgument, InvalidType
 
-__all__ = ["ClientConfig", "parse_bootstrap"]
+__all__ = ["ClientConfig", "canonical_key", "parse_bootstrap"]
 
 
 def _bool(v: Any) -> bool:
@@ -58,6 +58,10 @@ def _callable(v: Any) -> Callable[..., Any] | None:
     return v
 
 
+def _upper(v: Any) -> str:
+    return _str(v).strip().upper()
+
+
 def _choice(*names: str) -> Callable[[Any], str]:
     def parse(v: Any) -> str:
         s = _str(v).lower()
@@ -66,6 +70,16 @@ def _choice(*names: str) -> Callable[[Any], str]:
         return s
 
     return parse
+
+
+def _endpoint_identification(v: Any) -> str:
+    # Java users turn host name checking off with an empty value, librdkafka's with "none".
+    s = _str(v).strip().lower()
+    if s in ("", "none"):
+        return "none"
+    if s != "https":
+        raise InvalidArgument(f"{v!r} is not one of https, none")
+    return s
 
 
 def _acks(v: Any) -> str:
@@ -90,8 +104,46 @@ _COMMON: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "reconnect.backoff.max.ms": (1000, _int),
     "socket.connection.setup.timeout.ms": (10000, _int),
     "metadata.max.age.ms": (300000, _int),
-    "security.protocol": ("plaintext", _choice("plaintext")),
     "allow.auto.create.topics": (True, _bool),
+    # confluent-kafka's error callback: called with a KafkaError when a broker refuses the
+    # client's credentials or TLS handshake (on the client's network thread, where
+    # confluent-kafka calls it from poll()).
+    "error_cb": (None, _callable),
+    # Security, under librdkafka's names (kgroup.client.security reads them).
+    "security.protocol": (
+        "plaintext",
+        _choice("plaintext", "ssl", "sasl_plaintext", "sasl_ssl"),
+    ),
+    "ssl.ca.location": (None, _opt_str),
+    "ssl.ca.pem": (None, _opt_str),
+    "ssl.certificate.location": (None, _opt_str),
+    "ssl.certificate.pem": (None, _opt_str),
+    "ssl.key.location": (None, _opt_str),
+    "ssl.key.pem": (None, _opt_str),
+    "ssl.key.password": (None, _opt_str),
+    "ssl.keystore.location": (None, _opt_str),
+    "ssl.keystore.password": (None, _opt_str),
+    "ssl.endpoint.identification.algorithm": ("https", _endpoint_identification),
+    "enable.ssl.certificate.verification": (True, _bool),
+    "ssl.cipher.suites": (None, _opt_str),
+    "sasl.mechanism": ("GSSAPI", _upper),
+    "sasl.username": (None, _opt_str),
+    "sasl.password": (None, _opt_str),
+    "sasl.oauthbearer.config": (None, _opt_str),
+    "enable.sasl.oauthbearer.unsecure.jwt": (False, _bool),
+    "oauth_cb": (None, _callable),
+    # The Java client's names, for users who bring a Java client's settings (Spark's
+    # kafka.* options): kgroup.client.security maps them onto the ones above.
+    "sasl.jaas.config": (None, _opt_str),
+    "ssl.truststore.type": ("JKS", _upper),
+    "ssl.truststore.location": (None, _opt_str),
+    "ssl.truststore.password": (None, _opt_str),
+    "ssl.truststore.certificates": (None, _opt_str),
+    "ssl.keystore.type": ("JKS", _upper),
+    "ssl.keystore.certificate.chain": (None, _opt_str),
+    "ssl.keystore.key": (None, _opt_str),
+    "ssl.enabled.protocols": (("TLSv1.2", "TLSv1.3"), _list),
+    "ssl.protocol": ("TLSv1.3", _str),
 }
 
 _CONSUMER: dict[str, tuple[Any, Callable[[Any], Any]]] = {
@@ -158,6 +210,7 @@ _ALIASES = {
     "dr_cb": "on_delivery",
     "dr_msg_cb": "on_delivery",
     "partition.assignment.strategy": "partition.assignment.strategy",
+    "sasl.mechanisms": "sasl.mechanism",
 }
 
 _TABLES = {
@@ -165,6 +218,12 @@ _TABLES = {
     "producer": {**_COMMON, **_PRODUCER},
     "admin": dict(_COMMON),
 }
+
+
+def canonical_key(key: str) -> str:
+    """The name a client config key is known by: librdkafka's aliases (``sasl.mechanisms``,
+    ``metadata.broker.list``...) map to the key :class:`ClientConfig` holds."""
+    return _ALIASES.get(key, key)
 
 
 def parse_bootstrap(servers: str) -> list[tuple[str, int]]:

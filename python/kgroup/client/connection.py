@@ -7,6 +7,13 @@ version answers v0 with its ranges, and we ask again at a version both know), pi
 gets no answer within its timeout closes the connection, as Java's NetworkClient does, and every
 request in flight fails with :class:`~kgroup.errors.NetworkException` (retriable). Runs on the
 client's event loop only.
+
+With a :class:`~kgroup.client.security.Security` that asks for it, the connection speaks TLS
+from its first byte, and authenticates with SASL after ApiVersions, as Java's
+SaslClientAuthenticator does: SaslHandshake v1, then the mechanism's tokens in SaslAuthenticate
+requests. When the broker's answer gives the session a lifetime (KIP-368), the connection
+authenticates again before it ends, at a random 85-95% of it as Java's client does; requests
+sent meanwhile wait and go out, in order, once it has.
 """
 
 from __future__ import annotations
@@ -14,23 +21,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import random
 import socket
+import ssl
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgroup._native import __version__
+from kgroup.client.security import SslAuthenticationFailed
 from kgroup.errors import (
     DecodeError,
+    IllegalSaslState,
     KafkaError,
     NetworkException,
     RequestTimedOut,
+    UnsupportedSaslMechanism,
     UnsupportedVersion,
+    error_for_code,
 )
 from kgroup.protocol import API_NAMES, API_VERSIONS, ApiKey, decode_response, encode_request
+
+if TYPE_CHECKING:
+    from kgroup.client.security import Security
 
 __all__ = ["Connection", "choose_version"]
 
 _SIZE = struct.Struct(">i")
+_SASL_APIS = (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE)
 _ids = itertools.count(1)
 
 
@@ -56,9 +73,24 @@ class Connection:
     use it from the client's event loop."""
 
     def __init__(
-        self, host: str, port: int, *, node_id: int, client_id: str, request_timeout_ms: int
+        self,
+        host: str,
+        port: int,
+        *,
+        node_id: int,
+        client_id: str,
+        request_timeout_ms: int,
+        security: Security | None = None,
     ) -> None:
         self.host, self.port, self.node_id = host, port, node_id
+        self.security = security
+        #: authentications completed on this connection (the first one, then re-authentications)
+        self.authentications = 0
+        #: the broker's session lifetime from the last SaslAuthenticate answer, in ms (0: none)
+        self.session_lifetime_ms = 0
+        # Frames held back while the connection re-authenticates (None: not re-authenticating).
+        self._held: list[bytes] | None = None
+        self._reauth_timer: asyncio.TimerHandle | None = None
         self.client_id = client_id
         self.request_timeout = request_timeout_ms / 1000.0
         self.versions: dict[int, tuple[int, int]] = {}
@@ -67,6 +99,7 @@ class Connection:
         self._pending: dict[int, tuple[int, int, asyncio.Future[Any]]] = {}
         self._corr = itertools.count(next(_ids) * 1000)
         self._read_task: asyncio.Task[None] | None = None
+        self._reauth_task: asyncio.Task[None] | None = None
         self._closed = False
         self.error: BaseException | None = None
 
@@ -82,15 +115,48 @@ class Connection:
         return len(self._pending)
 
     async def open(self, timeout: float) -> None:
-        """Connect and negotiate versions; raises NetworkException on failure."""
+        """Connect (TLS handshake included), negotiate versions and authenticate. Raises
+        NetworkException when the broker cannot be reached, SslAuthenticationFailed when the
+        TLS handshake fails, and the broker's SASL error (SaslAuthenticationFailed,
+        UnsupportedSaslMechanism, IllegalSaslState) when it refuses the credentials."""
+        sec = self.security
+        tls: dict[str, Any] = {}
+        if sec is not None and sec.ssl_context is not None:
+            tls = {
+                "ssl": sec.ssl_context,
+                "server_hostname": self.host,
+                "ssl_handshake_timeout": max(timeout, 0.001),
+            }
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(self.host, self.port, limit=1 << 20), timeout
+                asyncio.open_connection(self.host, self.port, limit=1 << 20, **tls), timeout
             )
+        except ssl.SSLError as e:
+            self._closed = True
+            detail = (
+                f"certificate verify failed: {e.verify_message}"
+                if isinstance(e, ssl.SSLCertVerificationError)
+                else (e.reason or str(e))
+            )
+            raise SslAuthenticationFailed(
+                f"TLS handshake with {self.host}:{self.port} failed: {detail}"
+            ) from None
+        except (ConnectionResetError, ConnectionAbortedError) as e:
+            self._closed = True
+            if not tls:
+                raise NetworkException(f"cannot connect to {self.host}:{self.port}: {e}") from None
+            # Java's client: a handshake the peer drops is an SslAuthenticationException.
+            raise SslAuthenticationFailed(
+                f"TLS handshake with {self.host}:{self.port} failed: the broker closed the "
+                "connection (does this port speak TLS?)"
+            ) from None
         except (TimeoutError, OSError) as e:
             self._closed = True
+            # (an exception is always true: its text may be empty, as a timeout's is)
+            why = str(e) or ("timed out" if isinstance(e, TimeoutError) else type(e).__name__)
+            over = " over TLS" if tls else ""
             raise NetworkException(
-                f"cannot connect to {self.host}:{self.port}: {e or 'timed out'}"
+                f"cannot connect to {self.host}:{self.port}{over}: {why}"
             ) from None
         self._reader, self._writer = reader, writer
         sock = writer.get_extra_info("socket")
@@ -100,9 +166,76 @@ class Connection:
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
         try:
             await self._negotiate()
-        except BaseException:
-            self.close()
+            if sec is not None and sec.sasl:
+                await self._authenticate()
+        except BaseException as e:
+            self.close(e if isinstance(e, KafkaError) else None)
             raise
+
+    async def _authenticate(self) -> None:
+        """One SASL exchange: SaslHandshake, then SaslAuthenticate until the mechanism is
+        done. Raises the Kafka error the broker answered (SASL_AUTHENTICATION_FAILED with its
+        message, UNSUPPORTED_SASL_MECHANISM with the ones it offers)."""
+        sec = self.security
+        assert sec is not None and sec.sasl_mechanism is not None
+        mech = await sec.mechanism()
+        resp = await self.request(
+            ApiKey.SASL_HANDSHAKE, {"mechanism": mech.name}, version=self._sasl_version()
+        )
+        code = resp["error_code"]
+        if code == UnsupportedSaslMechanism.code:
+            raise UnsupportedSaslMechanism(
+                f"{self}: the broker does not enable SASL mechanism {mech.name} "
+                f"(it enables {', '.join(resp['mechanisms']) or 'none'})"
+            )
+        if code:
+            cls = error_for_code(code) or IllegalSaslState
+            raise cls(f"{self}: SaslHandshake failed: {cls.name}")
+        token: bytes | None = mech.first()
+        lifetime = 0
+        while token is not None:
+            resp = await self.request(ApiKey.SASL_AUTHENTICATE, {"auth_bytes": token})
+            if resp["error_code"]:
+                cls = error_for_code(resp["error_code"]) or IllegalSaslState
+                raise cls(
+                    f"{self}: {mech.name} authentication failed: "
+                    f"{resp['error_message'] or cls.message}"
+                )
+            lifetime = int(resp.get("session_lifetime_ms", 0) or 0)
+            token = mech.respond(bytes(resp["auth_bytes"] or b""))
+        self.authentications += 1
+        self.session_lifetime_ms = lifetime
+        if lifetime > 0:
+            # KIP-368: Java's client re-authenticates at a random 85-95% of the session.
+            delay = lifetime / 1000.0 * random.uniform(0.85, 0.95)
+            self._reauth_timer = asyncio.get_running_loop().call_later(delay, self._start_reauth)
+
+    def _sasl_version(self) -> int:
+        # v1: the tokens then travel in SaslAuthenticate requests (v0 sent them unframed).
+        if not self.supports(ApiKey.SASL_AUTHENTICATE):
+            raise UnsupportedVersion(f"{self}: the broker does not serve SaslAuthenticate")
+        return self.version(ApiKey.SASL_HANDSHAKE, 1)
+
+    def _start_reauth(self) -> None:
+        self._reauth_timer = None
+        if self._closed:
+            return
+        self._held = []
+        task = asyncio.get_running_loop().create_task(self._reauthenticate())
+        self._reauth_task = task
+
+    async def _reauthenticate(self) -> None:
+        try:
+            await self._authenticate()
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            self.close(e if isinstance(e, KafkaError) else NetworkException(str(e)))
+            return
+        held, self._held = self._held or [], None
+        if self._writer is not None and not self._closed:
+            for frame in held:
+                self._writer.write(frame)
 
     async def _negotiate(self) -> None:
         version = API_VERSIONS[ApiKey.API_VERSIONS][1]
@@ -164,7 +297,10 @@ class Connection:
             self._pending[corr] = (api_key, v, fut)
         else:
             fut.set_result(None)
-        self._writer.write(frame)
+        if self._held is not None and api_key not in _SASL_APIS:
+            self._held.append(frame)
+        else:
+            self._writer.write(frame)
         return fut
 
     async def request(
@@ -213,6 +349,9 @@ class Connection:
                     fut.set_result(decode_response(api_key, version, frame).body)
                 except DecodeError as e:
                     fut.set_exception(e)
+        except ssl.SSLError as e:
+            # TLS 1.3: a broker that refuses our certificate says so after the handshake.
+            err = SslAuthenticationFailed(f"{self}: TLS failed: {e.reason or e}")
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
             err = NetworkException(f"{self}: connection lost ({type(e).__name__})")
         except DecodeError as e:
@@ -234,6 +373,13 @@ class Connection:
                 fut.set_exception(self.error)
                 fut.exception()  # retrieved: nobody may be waiting for it any more
         self._pending.clear()
+        self._held = None
+        if self._reauth_timer is not None:
+            self._reauth_timer.cancel()
+            self._reauth_timer = None
+        task = self._reauth_task
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
         if self._writer is not None:
             self._writer.close()
         if self._read_task is not None and self._read_task is not asyncio.current_task():

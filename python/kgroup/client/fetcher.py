@@ -150,13 +150,7 @@ class Fetcher:
         b = self.cluster.brokers.get(node)
         if b is None:
             return await self.cluster.connection(node)
-        conn = Connection(
-            b.host,
-            b.port,
-            node_id=node,
-            client_id=self.cluster.client_id,
-            request_timeout_ms=self.config["request.timeout.ms"],
-        )
+        conn = self.cluster.new_connection(node, b.host, b.port)
         await conn.open(self.config.ms("socket.connection.setup.timeout.ms"))
         self._conns[node] = conn
         return conn
