@@ -18,7 +18,7 @@ PY_PATHS := python tests bench spark_udfs scripts examples pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python test-example test-spark-compat test-compat bench bench-kafka lint fmt \
 	build build-bench venv clean fuzz kafka-ref generate bench-848 bench-testing \
-	test-compat-security
+	test-compat-security bench-tls
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -136,6 +136,11 @@ bench-testing: build kafka-ref
 	$(PY) -m pytest -q bench/bench_testing.py -o python_files='bench_*.py' -p no:cacheprovider \
 		--benchmark-only --benchmark-columns=min,median,rounds --benchmark-sort=name
 	uptime
+
+# What TLS costs: produce, consume and acks=all latency over SSL against PLAINTEXT, kgroup
+# beside Apache Kafka (issue 24, bench/bench_tls.py), one run; the load average prints with it.
+bench-tls: build kafka-ref
+	$(PY) bench/bench_tls.py
 
 lint: build
 	cargo fmt --check

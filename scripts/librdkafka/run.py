@@ -33,6 +33,7 @@ and expectations are consumer.txt beside this file, and the group setting is a d
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import shlex
@@ -113,6 +114,16 @@ SECURITY = {
     "ssl": ["0097"],
     "sasl-plain": ["0135"],
     "sasl-scram": ["0135"],
+}
+#: SECURITY_SUBTESTS are the sub-tests a secured program runs, where not all of them (0135's
+#: share consumer sub-tests need share groups, KIP-932, which kgroup does not serve).
+SECURITY_SUBTESTS = {"0135": ["do_test:82"]}
+#: KAFKA_TOO are the secured programs that fail against Apache Kafka 4.4 here as well, why.
+KAFKA_TOO = {
+    "0097": "with ssl.client.auth=required the broker refuses an untrusted client certificate "
+    "after the client's TLS 1.3 handshake is done: librdkafka 2.16 reports it as a transport "
+    "error (in state APIVERSION_QUERY) where the program wants an SSL error; Apache Kafka "
+    "4.4 gives the same (tests/broker/test_tls.py)",
 }
 
 
@@ -228,15 +239,17 @@ def _ssl(folder: Path) -> tuple[dict[str, str], list[str], dict[str, str]]:
 def add_scram_users(admin_bootstrap: str, users: dict[str, str]) -> None:
     """Create the SCRAM users over the PLAINTEXT listener (Kafka's ``--add-scram``)."""
     import kgroup
-    from kgroup.client.types import UserScramCredentialUpsertion  # type: ignore[attr-defined]
+    from kgroup.client.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
 
     admin = kgroup.AdminClient({"bootstrap.servers": admin_bootstrap})
     try:
+        info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192)
         futures = admin.alter_user_scram_credentials(
-            [
-                UserScramCredentialUpsertion(user, "SCRAM-SHA-512", 8192, password)
-                for user, password in users.items()
-            ]
+            [UserScramCredentialUpsertion(user, info, password) for user, password in users.items()]
         )
         for f in futures.values():
             f.result()
@@ -417,7 +430,10 @@ def main(argv: list[str] | None = None) -> int:
         programs = [by_number[n] for n in wanted]
     elif args.security != "plaintext":
         by_number = {p.number: p for p in listed}
-        programs = [by_number[n] for n in SECURITY[args.security]]
+        programs = [
+            dataclasses.replace(by_number[n], subtests=SECURITY_SUBTESTS.get(n, []))
+            for n in SECURITY[args.security]
+        ]
     else:
         programs = [p for p in listed if p.expect in ("pass", "default")]
     out = Path(args.out or tempfile.mkdtemp(prefix="kgroup-rdk-logs-"))
@@ -435,7 +451,8 @@ def main(argv: list[str] | None = None) -> int:
         failed += [
             (delay, p)
             for p, ok, _, _ in results
-            if not ok and (expected(p, delay) or args.security != "plaintext")
+            if not ok
+            and (expected(p, delay) or (args.security != "plaintext" and p.number not in KAFKA_TOO))
         ]
     print(f"logs: {out}")
     for delay, p in failed:

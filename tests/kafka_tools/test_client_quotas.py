@@ -54,3 +54,59 @@ def test_kafka_configs_client_quotas(brokers: dict[str, str]) -> None:
         t.tool(CONFIGS, "--describe", *ips)
 
     compare(scenario, brokers)
+
+
+def test_kgroup_configs_prints_what_kafka_configs_prints(kgroup_broker) -> None:
+    """``kgroup configs`` on quotas, beside kafka-configs.sh, both against kgroup's broker
+    (whose answers the test above compares with Apache Kafka's)."""
+    import io
+
+    from support.apache_kafka import run_tool
+
+    from kgroup.cli import build_parser
+
+    bootstrap = kgroup_broker.bootstrap_servers
+    client, user = unique("kc-client"), unique("kc-user")
+
+    def ours(*argv: str) -> str:
+        args = build_parser("configs").parse_args(
+            ["configs", "--bootstrap-server", bootstrap, *argv]
+        )
+        out = io.StringIO()
+        assert args.func(args, out) == 0
+        return out.getvalue()
+
+    def theirs(*argv: str) -> str:
+        return run_tool(CONFIGS, "--bootstrap-server", bootstrap, *argv).stdout
+
+    steps = [
+        ("--alter", "--entity-type", "clients", "--entity-name", client, "--add-config",
+         "producer_byte_rate=1024,consumer_byte_rate=2048,request_percentage=12.5"),
+        ("--describe", "--entity-type", "clients", "--entity-name", client),
+        ("--alter", "--user", user, "--client-defaults", "--add-config",
+         "consumer_byte_rate=1000000000000"),
+        ("--describe", "--entity-type", "users", "--entity-name", user, "--entity-type",
+         "clients", "--entity-default"),
+        ("--alter", "--entity-type", "clients", "--entity-name", client, "--delete-config",
+         "producer_byte_rate"),
+        ("--describe", "--client", client),
+    ]  # fmt: skip
+    done = {
+        client: f"Completed updating config for client {client}.\n",
+        user: f"Completed updating config for user {user}.\n",
+    }
+    for step in steps:
+        if step[0] == "--describe":
+            assert ours(*step) == theirs(*step), step
+        else:
+            # kafka-configs.sh's words (the test above has them from Kafka's own tool).
+            assert ours(*step) == done[step[4 if step[1] == "--entity-type" else 2]], step
+    cleanup = [
+        ("--alter", "--client", client, "--delete-config",
+         "consumer_byte_rate,request_percentage"),
+        ("--alter", "--user", user, "--client-defaults", "--delete-config",
+         "consumer_byte_rate"),
+    ]  # fmt: skip
+    for step in cleanup:
+        ours(*step)
+    assert ours("--describe", "--client", client) == ""

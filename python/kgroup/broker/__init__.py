@@ -173,6 +173,17 @@ class Broker:
         """Open the data folder (recovering logs after an unclean stop), then listen."""
         loop = asyncio.get_running_loop()
         started = time.monotonic()
+        # A TLS listener's key store is read first: one that cannot be read stops the start,
+        # as Kafka's does. ssl (OpenSSL) is loaded only by a broker that serves TLS.
+        contexts: dict[str, Any] = {}
+        if any(lst.uses_ssl for lst in self.listeners):
+            from kgroup.broker import tls
+
+            contexts = {
+                lst.name: tls.server_context(self.config, lst)
+                for lst in self.listeners
+                if lst.uses_ssl
+            }
         # Bind first (port 0 picks one), load the topics, then accept: no client ever reaches
         # a broker that is still recovering its logs.
         socks: list[socket.socket] = []
@@ -206,7 +217,9 @@ class Broker:
             for lst, sock in zip(listeners, socks, strict=True):
                 self._servers.append(
                     await loop.create_server(
-                        functools.partial(Connection, state, lst), sock=sock, backlog=512
+                        self._protocol_factory(state, lst, contexts.get(lst.name)),
+                        sock=sock,
+                        backlog=512,
                     )
                 )
         except BaseException:
@@ -249,6 +262,18 @@ class Broker:
             len(state.topics.by_name),
             time.monotonic() - started,
         )
+
+    @staticmethod
+    def _protocol_factory(
+        state: BrokerState, listener: Listener, context: Any
+    ) -> Callable[[], asyncio.BaseProtocol]:
+        """What serves each connection of ``listener``: a Connection, behind a TLS layer on a
+        TLS listener (``context`` its SSLContext)."""
+        if context is None:
+            return functools.partial(Connection, state, listener)
+        from kgroup.broker.tls import TlsProtocol
+
+        return lambda: TlsProtocol(context, Connection(state, listener))
 
     async def stop(self, grace: float = 10.0) -> None:
         """Stop listening, finish the requests in flight (within ``grace`` seconds), flush

@@ -32,8 +32,10 @@ def _entry(
     include_synonyms: bool,
     include_documentation: bool,
 ) -> dict[str, Any]:
-    # A password is never shown (Kafka: value null, is_sensitive true).
-    sensitive = spec.type == ConfigType.PASSWORD
+    # A password is never shown, set or not: Kafka answers null and is_sensitive.
+    sensitive = spec.type is ConfigType.PASSWORD
+    if sensitive:
+        synonyms = [dict(s, value=None) for s in synonyms]
     return {
         "name": spec.name,
         "value": None if sensitive else format_value(spec, value),

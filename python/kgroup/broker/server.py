@@ -30,7 +30,10 @@ is on (the default): the handler answers with FileSlices of the segment files, t
 encoded around them (``protocol.encode_response_segments``) and ``output.Output`` sends them
 with ``os.sendfile``, in order with everything else on the connection. A partition's records
 below ``kgroup.fetch.sendfile.min.bytes`` (128 KB) are read straight into the response instead,
-which costs less for them.
+which costs less for them. On a TLS listener (SSL, SASL_SSL) the transport is the event
+loop's TLS one and every response is copied through it (no sendfile); the connection's
+principal comes from the client's certificate once the handshake is done
+(``kgroup.broker.principals``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
+from kgroup.broker import principals
 from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
 from kgroup.broker.listeners import Listener
@@ -120,7 +124,9 @@ class Connection(asyncio.BufferedProtocol):
         self._max_in_flight = int(state.config.get("queued.max.requests"))
         self._paused = False
         self._closed = False
-        self._sendfile = state.fetch_sendfile
+        # No zero-copy through TLS: the records must be encrypted on their way out (Kafka's
+        # SslTransportLayer copies them too).
+        self._sendfile = state.fetch_sendfile and not listener.uses_ssl
         self._inline_below = int(state.config.get("kgroup.fetch.sendfile.min.bytes"))
         self._output: Output | None = None
         #: corked: a read's requests are being handled; their answers wait for its end.
@@ -153,6 +159,8 @@ class Connection(asyncio.BufferedProtocol):
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.client_host = f"/{peer[0]}" if peer else ""
         self.client_address = peer[0] if peer else ""
+        if self.listener.uses_ssl and not self._authenticate_tls():
+            return
         # Kafka's acceptor turns Nagle's algorithm off. asyncio's loop does it only for sockets
         # made with IPPROTO_TCP, which accepted ones are not (their proto is 0): without it a
         # response written in pieces waits for the client's delayed ACK.
@@ -164,6 +172,25 @@ class Connection(asyncio.BufferedProtocol):
         self.state.connections.add(self)
         if self._faults.paused:
             self.hold()
+
+    def _authenticate_tls(self) -> bool:
+        """Take the principal from the client's certificate (the handshake is done when a TLS
+        transport calls connection_made); False, and the connection closed, when
+        ``ssl.principal.mapping.rules`` has no rule for it (Kafka fails the authentication)."""
+        assert self.transport is not None
+        rules = self.state.config.for_listener(self.listener.name, "ssl.principal.mapping.rules")
+        try:
+            who = principals.principal(
+                self.transport.get_extra_info("ssl_object"), principals.principal_mapper(rules)
+            )
+        except principals.NoMatchingRule as e:
+            log.info("Failed authentication with %s (SSL principal mapping: %s)", self.peer, e)
+            self._closed = True
+            self.transport.close()
+            return False
+        if who is not None:
+            self.principal = who
+        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True

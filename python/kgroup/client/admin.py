@@ -664,6 +664,45 @@ def _config_errors(resp: Any) -> dict[ConfigResource, KafkaError | None]:
     }
 
 
+@dataclass(frozen=True)
+class ClientQuotaEntity:
+    """ClientQuotaEntity is who a client quota applies to: entity types (``user``,
+    ``client-id``, ``ip``) and their names, None for a type's default (Java's
+    ``ClientQuotaEntity``). Equal entities compare equal whatever the order given."""
+
+    entries: tuple[tuple[str, str | None], ...]
+
+    def __init__(self, entries: Mapping[str, str | None]) -> None:
+        object.__setattr__(self, "entries", tuple(sorted(entries.items())))
+
+    def as_dict(self) -> dict[str, str | None]:
+        return dict(self.entries)
+
+
+@dataclass(frozen=True)
+class ClientQuotaFilterComponent:
+    """ClientQuotaFilterComponent matches one entity type: ``match`` a name, or None with
+    ``default=True`` for the type's default, or None for any name given (Java's
+    ``ofEntity``, ``ofDefaultEntity``, ``ofEntityType``)."""
+
+    entity_type: str
+    match: str | None = None
+    default: bool = False
+
+    @property
+    def match_type(self) -> int:
+        return 0 if self.match is not None else 1 if self.default else 2
+
+
+@dataclass(frozen=True)
+class ClientQuotaAlteration:
+    """ClientQuotaAlteration sets (a float) or removes (None) quota keys of one entity:
+    ``ops`` {key: value or None}."""
+
+    entity: ClientQuotaEntity
+    ops: Mapping[str, float | None]
+
+
 class ScramMechanism(enum.IntEnum):
     """ScramMechanism: Kafka's SCRAM mechanisms, by their type ids on the wire."""
 
@@ -2169,6 +2208,76 @@ class AdminClient:
             return {"": out}
 
         return self._fan_out([""], everyone, timeout)[""]
+
+    def describe_client_quotas(
+        self,
+        components: list[ClientQuotaFilterComponent],
+        strict: bool = False,
+        request_timeout: float | None = None,
+    ) -> concurrent.futures.Future[dict[ClientQuotaEntity, dict[str, float]]]:
+        """The client quotas of the entities the filter matches (DescribeClientQuotas): a
+        future of {entity: {key: value}}; ``strict`` leaves out entities with types the
+        filter does not name."""
+        timeout = self._timeout(request_timeout)
+
+        async def send() -> dict[str, Any]:
+            conn = await self._cluster.any_connection()
+            body = {
+                "components": [
+                    {"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match}
+                    for c in components
+                ],
+                "strict": strict,
+            }
+            resp = await conn.request(ApiKey.DESCRIBE_CLIENT_QUOTAS, body)
+            if resp["error_code"]:
+                return {"": error_from_code(resp["error_code"], resp.get("error_message"))}
+            return {
+                "": {
+                    ClientQuotaEntity({e["entity_type"]: e["entity_name"] for e in r["entity"]}): {
+                        v["key"]: v["value"] for v in r["values"]
+                    }
+                    for r in resp["entries"] or []
+                }
+            }
+
+        return self._fan_out([""], send, timeout)[""]
+
+    def alter_client_quotas(
+        self,
+        alterations: list[ClientQuotaAlteration],
+        validate_only: bool = False,
+        request_timeout: float | None = None,
+    ) -> dict[ClientQuotaEntity, concurrent.futures.Future[None]]:
+        """Set and remove client quotas (AlterClientQuotas): {entity: future of None}."""
+        timeout = self._timeout(request_timeout)
+
+        async def send() -> dict[ClientQuotaEntity, Any]:
+            conn = await self._controller()
+            body = {
+                "entries": [
+                    {
+                        "entity": [
+                            {"entity_type": t, "entity_name": n} for t, n in a.entity.entries
+                        ],
+                        "ops": [
+                            {"key": k, "value": v or 0.0, "remove": v is None}
+                            for k, v in a.ops.items()
+                        ],
+                    }
+                    for a in alterations
+                ],
+                "validate_only": validate_only,
+            }
+            resp = await conn.request(ApiKey.ALTER_CLIENT_QUOTAS, body)
+            return {
+                ClientQuotaEntity({e["entity_type"]: e["entity_name"] for e in r["entity"]}): (
+                    error_from_code(r["error_code"], r.get("error_message"))
+                )
+                for r in resp["entries"]
+            }
+
+        return self._fan_out(list(dict.fromkeys(a.entity for a in alterations)), send, timeout)
 
     def alter_user_scram_credentials(
         self,

@@ -166,7 +166,8 @@ public final class Scenarios {
   Properties common() {
     Properties p = new Properties();
     p.put("bootstrap.servers", bootstrap);
-    // Options "client.<key>" are every client's settings (security.protocol, sasl.*).
+    // client.<key>=<value> options are client settings for every client a scenario makes
+    // (security.protocol and its ssl.* and sasl.* settings).
     for (Map.Entry<String, String> e : opts.entrySet()) {
       if (e.getKey().startsWith("client.")) {
         p.put(e.getKey().substring("client.".length()), e.getValue());
