@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kgroup import errors
 from kgroup.acl import (
@@ -376,3 +378,86 @@ def test_config() -> None:
         authorizer_from_config(
             BrokerConfig({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
         )
+
+
+def _reference(acls: list[AclBinding], allow: bool, principal: str, host: str, op, t, name):
+    """Kafka's StandardAuthorizerData.findAclRule, written out plainly over every binding."""
+    applies = [
+        b
+        for b in acls
+        if b.restype == t
+        and (
+            (b.resource_pattern_type == LITERAL and b.name in (name, "*"))
+            or (b.resource_pattern_type == PREFIXED and name.startswith(b.name))
+        )
+    ]
+    implied = {
+        Op.DESCRIBE: {Op.DESCRIBE, Op.READ, Op.WRITE, Op.DELETE, Op.ALTER},
+        Op.DESCRIBE_CONFIGS: {Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS},
+    }
+
+    def matches(b: AclBinding) -> bool:
+        if b.principal not in (principal, "User:*") or b.host not in (host, "*"):
+            return False
+        if b.operation == Op.ALL:
+            return True
+        if b.permission_type == ALLOW:
+            return b.operation in implied.get(op, {op})
+        return b.operation == op
+
+    matching = [b for b in applies if matches(b)]
+    if any(b.permission_type == DENY for b in matching):
+        return False
+    if matching:
+        return True
+    return allow and not applies
+
+
+names = st.sampled_from(["", "a", "ab", "abc", "abd", "b", "*"])
+bindings = st.builds(
+    AclBinding,
+    st.sampled_from([T.TOPIC, T.GROUP]),
+    names.filter(bool),
+    st.sampled_from([LITERAL, PREFIXED]),
+    st.sampled_from(["User:a", "User:b", "User:*"]),
+    st.sampled_from(["*", HOST, "10.0.0.1"]),
+    st.sampled_from(
+        [Op.ALL, Op.READ, Op.WRITE, Op.DESCRIBE, Op.ALTER_CONFIGS, Op.DESCRIBE_CONFIGS]
+    ),
+    st.sampled_from([ALLOW, DENY]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    acls=st.lists(bindings, max_size=12),
+    removed=st.integers(0, 12),
+    allow=st.booleans(),
+    principal=st.sampled_from(["User:a", "User:b"]),
+    op=st.sampled_from([Op.READ, Op.WRITE, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS]),
+    t=st.sampled_from([T.TOPIC, T.GROUP]),
+    name=names.filter(bool),
+)
+def test_decisions_match_kafkas_rule(acls, removed, allow, principal, op, t, name) -> None:
+    # The indexes (literal names, prefix lengths) against every binding scanned plainly, after
+    # adding and removing some: the same decision.
+    a = Authorizer((), allow, None)
+    a.create(acls)
+    gone = list(dict.fromkeys(acls))[:removed]
+    for b in gone:
+        a.delete(
+            [
+                AclBindingFilter(
+                    b.restype,
+                    b.name,
+                    b.resource_pattern_type,
+                    b.principal,
+                    b.host,
+                    b.operation,
+                    b.permission_type,
+                )
+            ]
+        )
+    kept = [b for b in dict.fromkeys(acls) if b not in gone]
+    want = _reference(kept, allow, principal, HOST, op, t, name)
+    assert a.authorize(principal, HOST, op, t, name) == want

@@ -40,6 +40,8 @@ from confluent_kafka.admin import (
 from confluent_kafka.admin import (
     ResourceType as CkType,
 )
+from support import tls as client_tls
+from support.certs import Certs
 from support.kgroup_broker import Wire, run_broker
 
 from kgroup import errors
@@ -333,3 +335,29 @@ def test_idempotent_producer_needs_idempotent_write_or_some_topic_write(tmp_path
         allow(b, ResourceType.TOPIC, name("any"), AclOperation.WRITE)
         r = w.request(ApiKey.INIT_PRODUCER_ID, 4, body)
         assert (r.body.error_code, r.body.producer_epoch) == (0, 0)
+
+
+def test_tls_principals_under_acls(tmp_path: Path) -> None:
+    # The principal of a client certificate (Kafka's DefaultKafkaPrincipalBuilder: User:<the
+    # subject>) is what ACLs name: alice's certificate may write, bob's may not.
+    certs = Certs(tmp_path / "certs")
+    alice, bob = certs.client("alice", "kgroup"), certs.client("bob")
+    config = {
+        **CONFIG,
+        "super.users": ANON,
+        "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+        **client_tls.broker_ssl(certs, "required"),
+    }
+    with run_broker(tmp_path / "data", config) as b:
+        t = topic(b)
+        principal = "User:" + alice.subject
+        with AdminClient({"bootstrap.servers": b.bootstrap_servers}) as admin:
+            write = AclBinding(ResourceType.TOPIC, t, 3, principal, "*", AclOperation.WRITE, ALLOW)
+            admin.create_acls([write])[write].result(10)
+        for who, want in ((alice, None), (bob, KafkaError.TOPIC_AUTHORIZATION_FAILED)):
+            conf = {"bootstrap.servers": b.address("SSL"), "message.timeout.ms": 5000}
+            p = Producer({**conf, **client_tls.confluent(certs, who)})
+            got: list[KafkaError | None] = []
+            p.produce(t, b"v", on_delivery=lambda err, msg, got=got: got.append(err))
+            p.flush(10)
+            assert [None if e is None else e.code() for e in got] == [want], who.subject

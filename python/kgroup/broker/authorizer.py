@@ -88,6 +88,10 @@ class Authorizer:
         #: _literal and _prefixed index the bindings by resource type, then name.
         self._literal: dict[ResourceType, dict[str, list[AclBinding]]] = defaultdict(dict)
         self._prefixed: dict[ResourceType, dict[str, list[AclBinding]]] = defaultdict(dict)
+        #: _prefix_lengths are the lengths of the PREFIXED names of each resource type, sorted;
+        #: _length_counts how many names have each.
+        self._prefix_lengths: dict[ResourceType, list[int]] = defaultdict(list)
+        self._length_counts: dict[ResourceType, dict[int, int]] = defaultdict(dict)
         if path is not None and file_exists(path):
             for d in json.loads(read_text(path)).get("acls", []):
                 self._add(AclBinding.from_dict(d))
@@ -117,8 +121,13 @@ class Authorizer:
             if exact:
                 sections.append(exact)
         if prefixed:
-            for prefix, acls in prefixed.items():
-                if name.startswith(prefix):
+            # Each length some prefix has, not each prefix: a handful of lookups however many
+            # PREFIXED ACLs there are.
+            for n in self._prefix_lengths[resource_type]:
+                if n > len(name):
+                    break
+                acls = prefixed.get(name[:n])
+                if acls:
                     sections.append(acls)
         # The wildcard comes last: a DENY on the resource itself is found without it.
         if literal and name != WILDCARD:
@@ -248,7 +257,10 @@ class Authorizer:
     def _add(self, b: AclBinding) -> None:
         self._acls[b] = None
         index = self._literal if b.resource_pattern_type == _LITERAL else self._prefixed
-        index[b.restype].setdefault(b.name, []).append(b)
+        by_name = index[b.restype]
+        if index is self._prefixed and b.name not in by_name:
+            self._count_length(b.restype, len(b.name), 1)
+        by_name.setdefault(b.name, []).append(b)
 
     def _remove(self, b: AclBinding) -> None:
         del self._acls[b]
@@ -258,6 +270,18 @@ class Authorizer:
         acls.remove(b)
         if not acls:
             del by_name[b.name]
+            if index is self._prefixed:
+                self._count_length(b.restype, len(b.name), -1)
+
+    def _count_length(self, resource_type: ResourceType, length: int, delta: int) -> None:
+        counts = self._length_counts[resource_type]
+        n = counts.get(length, 0) + delta
+        if n:
+            counts[length] = n
+        else:
+            del counts[length]
+        if (n == 1 and delta == 1) or n == 0:
+            self._prefix_lengths[resource_type] = sorted(counts)
 
     def _save(self) -> None:
         if self._path is None:

@@ -36,8 +36,7 @@ pub static RESPONSE: Message = Message {
                 f("entity_type", STRING, "0+"),
                 f("entity_name", STRING, "0+").nullable("0+"),
             ]),
-            f("values", STRUCTS, "0+")
-                .fields(&[f("key", STRING, "0+"), f("value", FLOAT64, "0+")]),
+            f("values", STRUCTS, "0+").fields(&[f("key", STRING, "0+"), f("value", FLOAT64, "0+")]),
         ]),
     ],
 };
