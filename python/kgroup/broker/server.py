@@ -237,15 +237,12 @@ class Connection(asyncio.BufferedProtocol):
 
     def _request(self, frame: bytes | bytearray) -> None:
         auth = self.auth
-        if auth is not None:
-            if len(frame) >= 4 and not auth.raw_tokens:
-                self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
-            if self._authenticating(auth, frame):
-                return
-        elif len(frame) >= 4:
-            self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
-        if len(frame) >= 4:
-            api_key = int.from_bytes(frame[0:2], "big", signed=True)
+        api_key = int.from_bytes(frame[0:2], "big", signed=True) if len(frame) >= 4 else None
+        if api_key is not None and (auth is None or not auth.raw_tokens):
+            self.state.requests[api_key] += 1
+        if auth is not None and self._authenticating(auth, frame):
+            return
+        if api_key is not None:
             if self._faults.armed and self._faults.intercept(self, api_key, frame):
                 return
             versions = _GROUP_VERSIONS.get(api_key)
