@@ -81,7 +81,8 @@ def exchange(address: str, mechanism: str, tokens: list[Any]) -> list[Any]:
             auth = token(last) if callable(token) else token
             r = call(s, protocol.ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": auth}, i + 2)
             last = bytes(r["auth_bytes"])
-            out.append((r["error_code"], r["error_message"]))
+            # The session's lifetime is the token's (OAUTHBEARER) or none: whether it has one.
+            out.append((r["error_code"], r["error_message"], r["session_lifetime_ms"] > 0))
             if r["error_code"]:
                 break
         out.append(("closed", closed(s)))
@@ -244,3 +245,24 @@ def test_java_client_sees_what_kafka_gives(brokers, mechanism, user, password) -
         for name, addr in brokers.items()
     }
     assert got["kgroup"] == got["kafka"]
+
+
+@pytest.mark.parametrize("password", ["alice-secret", "wrong"])
+def test_handshake_v0_raw_tokens_as_kafka(brokers, password) -> None:
+    def run(address: str) -> list[Any]:
+        out: list[Any] = []
+        with connect(address) as s:
+            r = call(s, protocol.ApiKey.SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"}, 1)
+            out.append(r["error_code"])
+            token = f"\0alice\0{password}".encode()
+            s.sendall(len(token).to_bytes(4, "big") + token)
+            try:
+                out.append(read_frame(s))
+                out.append(
+                    call(s, protocol.ApiKey.METADATA, 4, {"topics": None}, 2)["brokers"] != []
+                )
+            except (EOFError, ConnectionResetError):
+                out.append("closed")
+        return out
+
+    assert run(brokers["kgroup"][1]) == run(brokers["kafka"][1])
