@@ -18,7 +18,7 @@ from support.wire import read_frame
 from kgroup import errors, protocol
 from kgroup.broker import Broker
 from kgroup.broker.config import ConfigError
-from kgroup.broker.sasl import parse_jaas
+from kgroup.jaas import parse_jaas
 
 
 @pytest.fixture(scope="module")
@@ -265,7 +265,7 @@ def test_jaas_config_parsed_as_kafka_reads_it() -> None:
         ("a.B required k=v", "not terminated by semi-colon"),
         ("", "Login module not specified"),
     ):
-        with pytest.raises(ConfigError, match=message):
+        with pytest.raises(errors.InvalidArgument, match=message):
             parse_jaas(bad)
 
 
@@ -296,8 +296,9 @@ def test_unsecured_jwt_validation_as_kafkas_default_validator() -> None:
 
     from kgroup.broker.sasl import _InvalidToken, _oauth_settings, validate_unsecured_jwt
 
-    now = int(time.time() * 1000)
     plain = _oauth_settings({})
+    # The broker checks a second after the tokens are made (iat is before it).
+    now = int(time.time() * 1000) + 1000
     token = sasl.unsecured_jwt(sasl.jwt_claims("alice", scope="read write"))
     principal, expiry = validate_unsecured_jwt(token, plain, now)
     assert principal == "alice" and expiry > now

@@ -58,6 +58,8 @@ from kgroup import errors, protocol
 from kgroup.broker.config import ConfigError
 from kgroup.broker.scram import MECHANISMS as SCRAM_MECHANISMS
 from kgroup.broker.scram import MIN_ITERATIONS
+from kgroup.errors import InvalidArgument
+from kgroup.jaas import parse_jaas
 
 if TYPE_CHECKING:
     from kgroup.broker.config import BrokerConfig
@@ -67,9 +69,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MECHANISMS",
     "Authenticator",
-    "JaasModule",
     "ListenerSasl",
-    "parse_jaas",
     "sasl_listeners",
 ]
 
@@ -81,105 +81,6 @@ MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _SASL_HANDSHAKE = int(protocol.ApiKey.SASL_HANDSHAKE)
 _SASL_AUTHENTICATE = int(protocol.ApiKey.SASL_AUTHENTICATE)
-
-
-# -- JAAS configuration -------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class JaasModule:
-    """JaasModule is one login module entry of a JAAS config: its class, control flag and
-    options."""
-
-    login_module: str
-    flag: str
-    options: dict[str, str]
-
-
-_FLAGS = ("required", "requisite", "sufficient", "optional")
-
-
-def _jaas_tokens(text: str) -> list[tuple[str, str | None]]:
-    """``text`` as Java's StreamTokenizer reads it for Kafka's JaasConfig: (kind, value) with
-    kind ``word``, ``quoted``, ``number`` (no string value: Kafka refuses it as a value) or the
-    character of an ordinary one (``=``, ``;``). Comments ``//`` and ``/* */`` are skipped."""
-    out: list[tuple[str, str | None]] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c <= " ":
-            i += 1
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        elif c == "/":
-            end = text.find("\n", i)
-            i = n if end < 0 else end + 1
-        elif c in "\"'":
-            j, buf = i + 1, []
-            while j < n and text[j] != c and text[j] != "\n":
-                if text[j] == "\\" and j + 1 < n:
-                    j += 1
-                    buf.append({"n": "\n", "t": "\t", "r": "\r"}.get(text[j], text[j]))
-                else:
-                    buf.append(text[j])
-                j += 1
-            out.append(("quoted", "".join(buf)))
-            i = j + 1
-        elif c.isdigit() or c in ".-":
-            j = i + 1
-            while j < n and (text[j].isdigit() or text[j] == "."):
-                j += 1
-            out.append(("number", None))
-            i = j
-        elif c.isalpha() or c in "_$" or ord(c) >= 160:
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] in "._-$" or ord(text[j]) >= 160):
-                j += 1
-            out.append(("word", text[i:j]))
-            i = j
-        else:
-            out.append((c, None))
-            i += 1
-    return out
-
-
-def parse_jaas(text: str) -> list[JaasModule]:
-    """The login modules of a JAAS config string
-    (``org.apache...PlainLoginModule required user_alice="secret";``), as Kafka's JaasConfig
-    parses ``sasl.jaas.config``; ConfigError with Kafka's message if it cannot."""
-    tokens = _jaas_tokens(text)
-    modules: list[JaasModule] = []
-    i = 0
-
-    def value(k: int) -> str | None:
-        return tokens[k][1] if k < len(tokens) else None
-
-    while i < len(tokens):
-        module = value(i) or ""
-        i += 1
-        if i >= len(tokens):
-            raise ConfigError("Login module control flag not specified in JAAS config")
-        flag = value(i)
-        if flag is None:
-            raise ConfigError("Login module control flag is not available in the JAAS config")
-        if flag.lower() not in _FLAGS:
-            raise ConfigError(f"Invalid login module control flag '{flag}' in JAAS config")
-        i += 1
-        options: dict[str, str] = {}
-        while i < len(tokens) and tokens[i][0] != ";":
-            key = value(i)
-            if i + 2 >= len(tokens) or tokens[i + 1][0] != "=" or value(i + 2) is None:
-                raise ConfigError(f"Value not specified for key '{key}' in JAAS config")
-            options[str(key)] = str(value(i + 2))
-            i += 3
-        if i >= len(tokens):
-            raise ConfigError("JAAS config entry not terminated by semi-colon")
-        i += 1
-        modules.append(JaasModule(module, flag.lower(), options))
-    if not modules:
-        raise ConfigError("Login module not specified in JAAS config")
-    return modules
 
 
 # -- listener settings --------------------------------------------------------------------
@@ -239,7 +140,10 @@ def _jaas_for(config: BrokerConfig, listener: Listener, mechanism: str) -> dict[
             f"configuration: set listener.name.{name}.{mechanism.lower()}.sasl.jaas.config "
             f"for the {mechanism} mechanism"
         )
-    modules = parse_jaas(str(raw))
+    try:
+        modules = parse_jaas(str(raw))
+    except InvalidArgument as e:
+        raise ConfigError(str(e)) from None
     if len(modules) != 1:
         raise ConfigError(
             f"JAAS config property contains {len(modules)} login modules, should be 1 module"

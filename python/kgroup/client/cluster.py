@@ -221,6 +221,7 @@ class Cluster:
                 node_id=node_id,
                 client_id=self.client_id,
                 request_timeout_ms=self.config["request.timeout.ms"],
+                sasl=self.config.sasl,
             )
             try:
                 await conn.open(self.config.ms("socket.connection.setup.timeout.ms"))

@@ -90,7 +90,12 @@ _COMMON: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "reconnect.backoff.max.ms": (1000, _int),
     "socket.connection.setup.timeout.ms": (10000, _int),
     "metadata.max.age.ms": (300000, _int),
-    "security.protocol": ("plaintext", _choice("plaintext")),
+    "security.protocol": ("plaintext", _choice("plaintext", "sasl_plaintext")),
+    # SASL (kgroup.client.sasl): librdkafka's credentials, or Java's JAAS config.
+    "sasl.mechanism": ("GSSAPI", _str),
+    "sasl.username": (None, _opt_str),
+    "sasl.password": (None, _opt_str),
+    "sasl.jaas.config": (None, _opt_str),
     "allow.auto.create.topics": (True, _bool),
 }
 
@@ -155,6 +160,7 @@ _ALIASES = {
     "message.send.max.retries": "retries",
     "message.timeout.ms": "delivery.timeout.ms",
     "request.required.acks": "acks",
+    "sasl.mechanisms": "sasl.mechanism",
     "dr_cb": "on_delivery",
     "dr_msg_cb": "on_delivery",
     "partition.assignment.strategy": "partition.assignment.strategy",
@@ -225,6 +231,10 @@ admin client
             raise InvalidArgument("bootstrap.servers is required")
         self._values = values
         self.bootstrap = parse_bootstrap(values["bootstrap.servers"])
+        from kgroup.client.sasl import sasl_settings
+
+        #: sasl is how connections authenticate (None: no SASL).
+        self.sasl = sasl_settings(values)
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]

@@ -2,7 +2,8 @@
 
 A :class:`Connection` speaks Kafka's framed protocol with kgroup's codec: it negotiates the
 versions with ApiVersions when it opens (KIP-35; a broker that does not know our ApiVersions
-version answers v0 with its ranges, and we ask again at a version both know), pipelines requests
+version answers v0 with its ranges, and we ask again at a version both know), authenticates with
+SASL if configured (``kgroup.client.sasl``), pipelines requests
 (many in flight, answered in order), and matches responses by correlation id. A request that
 gets no answer within its timeout closes the connection, as Java's NetworkClient does, and every
 request in flight fails with :class:`~kgroup.errors.NetworkException` (retriable). Runs on the
@@ -19,6 +20,7 @@ import struct
 from typing import Any
 
 from kgroup._native import __version__
+from kgroup.client.sasl import SaslSettings, authenticate
 from kgroup.errors import (
     DecodeError,
     KafkaError,
@@ -56,9 +58,18 @@ class Connection:
     use it from the client's event loop."""
 
     def __init__(
-        self, host: str, port: int, *, node_id: int, client_id: str, request_timeout_ms: int
+        self,
+        host: str,
+        port: int,
+        *,
+        node_id: int,
+        client_id: str,
+        request_timeout_ms: int,
+        sasl: SaslSettings | None = None,
     ) -> None:
         self.host, self.port, self.node_id = host, port, node_id
+        #: sasl: authenticate with it once versions are negotiated (None: no SASL).
+        self.sasl = sasl
         self.client_id = client_id
         self.request_timeout = request_timeout_ms / 1000.0
         self.versions: dict[int, tuple[int, int]] = {}
@@ -100,6 +111,8 @@ class Connection:
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
         try:
             await self._negotiate()
+            if self.sasl is not None:
+                await authenticate(self, self.sasl)
         except BaseException:
             self.close()
             raise

@@ -156,6 +156,7 @@ class Fetcher:
             node_id=node,
             client_id=self.cluster.client_id,
             request_timeout_ms=self.config["request.timeout.ms"],
+            sasl=self.config.sasl,
         )
         await conn.open(self.config.ms("socket.connection.setup.timeout.ms"))
         self._conns[node] = conn
