@@ -327,3 +327,27 @@ def test_unsecured_jwt_validation_as_kafkas_default_validator() -> None:
         validate_unsecured_jwt(token, plain, now)
     with pytest.raises(ConfigError, match="must not be negative"):
         _oauth_settings({"unsecuredValidatorAllowableClockSkewMs": "-1"})
+
+
+def test_failed_authentication_is_answered_after_the_delay(sasl_broker) -> None:
+    # Kafka's connection.failed.authentication.delay.ms (100 ms): the answer and the close
+    # wait; a request sent behind the failed token is never served.
+    import time
+
+    with connect(sasl_broker) as s:
+        call(s, protocol.ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+        started = time.monotonic()
+        s.sendall(
+            protocol.encode_request(
+                int(protocol.ApiKey.SASL_AUTHENTICATE),
+                1,
+                2,
+                "t",
+                {"auth_bytes": plain_token("alice", "x")},
+            )
+            + protocol.encode_request(int(protocol.ApiKey.METADATA), 4, 3, "t", {"topics": None})
+        )
+        r = protocol.decode_response(int(protocol.ApiKey.SASL_AUTHENTICATE), 1, read_frame(s))
+        assert time.monotonic() - started >= 0.09
+        assert r.body["error_code"] == errors.SaslAuthenticationFailed.code
+        assert closed(s)

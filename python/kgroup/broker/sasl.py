@@ -21,7 +21,8 @@ comes before authentication, and the broker's handlers see nothing until it is d
 
 Any other request before authentication closes the connection without an answer (Kafka's
 InvalidRequestException "Unexpected Kafka request of type ... during SASL handshake"), and so
-does a second ApiVersions.
+does a second ApiVersions. A failed authentication is answered and closed only after
+``connection.failed.authentication.delay.ms`` (100 ms), nothing read meanwhile.
 
 KIP-368 re-authentication: with ``connections.max.reauth.ms`` above 0 (or an OAUTHBEARER token
 that expires) a session has a lifetime, given to the client in SaslAuthenticate v1+. A
@@ -123,6 +124,9 @@ class ListenerSasl:
     max_reauth_ms: dict[str, int]
     max_receive_size: int
     scram: ScramCredentials
+    #: failed_delay_ms is how long a failed authentication waits for its answer and close
+    #: (``connection.failed.authentication.delay.ms``).
+    failed_delay_ms: int = 100
     #: counts are what happened on the listener: ``authenticated``, ``reauthenticated``,
     #: ``failed``, ``expired`` (connections closed because their session ended).
     counts: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
@@ -200,6 +204,9 @@ def sasl_listeners(
             options=options,
             max_reauth_ms=reauth,
             max_receive_size=int(config.for_listener(lst.name, "sasl.server.max.receive.size")),
+            failed_delay_ms=int(
+                config.for_listener(lst.name, "connection.failed.authentication.delay.ms")
+            ),
             scram=scram,
         )
     return out
@@ -582,19 +589,22 @@ MIN_REAUTH_INTERVAL = 1.0
 class Authenticator:
     """Authenticator is one SASL connection's authentication (see the module doc). The
     connection gives it every frame while :attr:`authenticating`; it answers through
-    ``respond`` (a whole frame, in the connection's order), closes through ``close``, and
-    serves ApiVersions through ``api_versions`` (the broker's handler)."""
+    ``respond`` (a whole frame, in the connection's order), and serves ApiVersions through
+    ``api_versions`` (the broker's handler). A failure goes to ``fail(why, answer,
+    authentication)``: the connection sends ``answer`` (if any) and closes, after
+    ``connection.failed.authentication.delay.ms`` when ``authentication`` is true (a failed
+    authentication, Kafka's AuthenticationException, rather than a malformed request)."""
 
     def __init__(
         self,
         settings: ListenerSasl,
         respond: Callable[[bytes], None],
-        close: Callable[[str], None],
+        fail: Callable[[str, bytes | None, bool], None],
         api_versions: Callable[[protocol.Request | None], Any],
     ) -> None:
         self.settings = settings
         self._respond = respond
-        self._close = close
+        self._on_fail = fail
         self._api_versions = api_versions
         self.state = HANDSHAKE_OR_VERSIONS
         #: raw: SaslHandshake v0 was used: tokens travel without request headers.
@@ -613,8 +623,10 @@ class Authenticator:
 
     @property
     def authenticating(self) -> bool:
-        """Whether frames go to the authenticator (before authentication, or re-authenticating)."""
-        return self.state not in (COMPLETE, FAILED)
+        """Whether frames go to the authenticator: before authentication, while
+        re-authenticating, and after a failure (they are dropped until the connection
+        closes)."""
+        return self.state != COMPLETE
 
     @property
     def raw_tokens(self) -> bool:
@@ -642,15 +654,15 @@ class Authenticator:
     def _what(self) -> str:
         return "re-authentication" if self._previous else "authentication"
 
-    def _fail(self, why: str, frame: bytes | None = None) -> None:
+    def _fail(self, why: str, frame: bytes | None = None, *, authentication: bool = True) -> None:
         self.state = FAILED
         self.settings.counts["failed"] += 1
-        if frame is not None:
-            self._respond(frame)
-        self._close(why)
+        self._on_fail(why, frame, authentication)
 
     def receive(self, frame: bytes) -> None:
         """Serve one frame received while authenticating."""
+        if self.state == FAILED:
+            return  # the connection is closing
         if self.state == REAUTH_BAD_MECHANISM:
             self._fail(self._bad_mechanism_message)
             return
@@ -660,7 +672,10 @@ class Authenticator:
         try:
             header = protocol.decode_request_header(frame)
         except errors.DecodeError as e:
-            self._fail(f"Invalid request, not a Kafka request during SASL {self._what()}: {e}")
+            self._fail(
+                f"Invalid request, not a Kafka request during SASL {self._what()}: {e}",
+                authentication=False,
+            )
             return
         api = header.api_key
         if self.state == AUTHENTICATE:
@@ -677,19 +692,23 @@ class Authenticator:
             try:
                 request = protocol.decode_request(frame, strict=False)
             except errors.DecodeError as e:
-                self._fail(str(e))
+                self._fail(str(e), authentication=False)
                 return
             self._token(bytes(request.body.auth_bytes), request)
             return
         if api not in (_API_VERSIONS, _SASL_HANDSHAKE):
             name = protocol.API_NAMES.get(api, str(api))
-            self._fail(f"Unexpected Kafka request of type {name} during SASL handshake.")
+            self._fail(
+                f"Unexpected Kafka request of type {name} during SASL handshake.",
+                authentication=False,
+            )
             return
         if api == _API_VERSIONS:
             if self.state != HANDSHAKE_OR_VERSIONS:
                 self._fail(
                     f"Unexpected ApiVersions request received during SASL {self._what()} "
-                    f"state {self.state}"
+                    f"state {self.state}",
+                    authentication=False,
                 )
                 return
             self.state = HANDSHAKE
@@ -698,7 +717,7 @@ class Authenticator:
         try:
             request = protocol.decode_request(frame, strict=False)
         except errors.DecodeError as e:
-            self._fail(str(e))
+            self._fail(str(e), authentication=False)
             return
         self._handshake(request)
 
@@ -711,7 +730,7 @@ class Authenticator:
             self._respond(protocol.encode_response(header, self._api_versions(None), version=0))
             return
         except errors.DecodeError as e:
-            self._fail(str(e))
+            self._fail(str(e), authentication=False)
             return
         answer = self._api_versions(request)
         if answer.get("error_code"):
