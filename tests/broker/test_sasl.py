@@ -18,7 +18,7 @@ from support.wire import read_frame
 from kgroup import errors, protocol
 from kgroup.broker import Broker
 from kgroup.broker.config import ConfigError
-from kgroup.broker.sasl import parse_jaas
+from kgroup.jaas import parse_jaas
 
 
 @pytest.fixture(scope="module")
@@ -265,7 +265,7 @@ def test_jaas_config_parsed_as_kafka_reads_it() -> None:
         ("a.B required k=v", "not terminated by semi-colon"),
         ("", "Login module not specified"),
     ):
-        with pytest.raises(ConfigError, match=message):
+        with pytest.raises(errors.InvalidArgument, match=message):
             parse_jaas(bad)
 
 
@@ -296,9 +296,9 @@ def test_unsecured_jwt_validation_as_kafkas_default_validator() -> None:
 
     from kgroup.broker.sasl import _InvalidToken, _oauth_settings, validate_unsecured_jwt
 
-    # A second from now: the tokens below are issued (iat) a moment after this line.
-    now = int(time.time() * 1000) + 1000
     plain = _oauth_settings({})
+    # The broker checks a second after the tokens are made (iat is before it).
+    now = int(time.time() * 1000) + 1000
     token = sasl.unsecured_jwt(sasl.jwt_claims("alice", scope="read write"))
     principal, expiry = validate_unsecured_jwt(token, plain, now)
     assert principal == "alice" and expiry > now
@@ -327,3 +327,27 @@ def test_unsecured_jwt_validation_as_kafkas_default_validator() -> None:
         validate_unsecured_jwt(token, plain, now)
     with pytest.raises(ConfigError, match="must not be negative"):
         _oauth_settings({"unsecuredValidatorAllowableClockSkewMs": "-1"})
+
+
+def test_failed_authentication_is_answered_after_the_delay(sasl_broker) -> None:
+    # Kafka's connection.failed.authentication.delay.ms (100 ms): the answer and the close
+    # wait; a request sent behind the failed token is never served.
+    import time
+
+    with connect(sasl_broker) as s:
+        call(s, protocol.ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+        started = time.monotonic()
+        s.sendall(
+            protocol.encode_request(
+                int(protocol.ApiKey.SASL_AUTHENTICATE),
+                1,
+                2,
+                "t",
+                {"auth_bytes": plain_token("alice", "x")},
+            )
+            + protocol.encode_request(int(protocol.ApiKey.METADATA), 4, 3, "t", {"topics": None})
+        )
+        r = protocol.decode_response(int(protocol.ApiKey.SASL_AUTHENTICATE), 1, read_frame(s))
+        assert time.monotonic() - started >= 0.09
+        assert r.body["error_code"] == errors.SaslAuthenticationFailed.code
+        assert closed(s)

@@ -172,3 +172,75 @@ def test_java_sees_kafkas_authentication_error(
 ) -> None:
     got = java(sasl_broker, mechanism, sasl.java_jaas(mechanism, user, password))
     assert got == {"error": "SaslAuthenticationException", "message": message}
+
+
+# -- kgroup's own clients and tools ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mechanism", "user", "password"), CASES)
+def test_kgroup_clients(sasl_broker, mechanism, user, password) -> None:
+    from kgroup.client import Consumer, Producer
+
+    config = sasl.client_config(sasl_broker.address("SASL_PLAINTEXT"), mechanism, user, password)
+    topic = f"kg-{uuid.uuid4().hex[:8]}"
+    p = Producer(config)
+    for i in range(3):
+        p.produce(topic, f"v{i}".encode())
+    assert p.flush(15) == 0
+    p.close()
+    c = Consumer({**config, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    c.subscribe([topic])
+    got: list[bytes] = []
+    try:
+        for _ in range(60):
+            m = c.poll(0.5)
+            if m is not None and m.error() is None:
+                got.append(m.value())
+            if len(got) == 3:
+                break
+    finally:
+        c.close()
+    assert got == [b"v0", b"v1", b"v2"]
+
+
+def test_kgroup_client_errors(sasl_broker) -> None:
+    from kgroup import errors
+    from kgroup.client.admin import AdminClient
+
+    bad = sasl.client_config(sasl_broker.address("SASL_PLAINTEXT"), "PLAIN", "alice", "wrong")
+    with AdminClient({**bad, "default.api.timeout.ms": 3000}) as admin:
+        with pytest.raises(errors.KafkaError, match="Invalid username or password"):
+            admin.list_topics(timeout=3)
+
+
+def test_kgroup_configs_with_a_kafka_command_config(sasl_broker, tmp_path) -> None:
+    import io
+
+    from kgroup.cli import build_parser
+
+    props = tmp_path / "client.properties"
+    props.write_text(
+        "security.protocol=SASL_PLAINTEXT\n"
+        "sasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
+        '    username="bob" password="bob-secret";\n'
+    )
+    argv = [
+        "configs",
+        "--bootstrap-server",
+        sasl_broker.address("SASL_PLAINTEXT"),
+        "--command-config",
+        str(props),
+        "--describe",
+        "--entity-type",
+        "users",
+        "--entity-name",
+        "bob",
+    ]
+    args = build_parser("configs").parse_args(argv)
+    out = io.StringIO()
+    assert args.func(args, out) == 0
+    assert out.getvalue() == (
+        "SCRAM credential configs for user-principal 'bob' are "
+        "SCRAM-SHA-256=iterations=4096, SCRAM-SHA-512=iterations=4096\n"
+    )

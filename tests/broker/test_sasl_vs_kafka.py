@@ -30,17 +30,21 @@ from kgroup.client.admin import (
     UserScramCredentialUpsertion,
 )
 
+#: REAUTH_MS is both brokers' connections.max.reauth.ms.
+REAUTH_MS = 3000
+
 
 @pytest.fixture(scope="module")
 def brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[str, str]]]:
     """{"kafka": (plaintext, sasl address), "kgroup": (...)}."""
     port = free_port()
-    cluster = KafkaCluster(1, sasl.sasl_config())
+    extra = {"connections.max.reauth.ms": str(REAUTH_MS)}
+    cluster = KafkaCluster(1, sasl.sasl_config(**extra))
     node = cluster.nodes[0]
     node.config["listeners"] += f",SASL_PLAINTEXT://127.0.0.1:{port}"
     node.config["advertised.listeners"] += f",SASL_PLAINTEXT://127.0.0.1:{port}"
     node.config["listener.security.protocol.map"] += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
-    with cluster, sasl.sasl_broker(tmp_path_factory.mktemp("kgroup")) as b:
+    with cluster, sasl.sasl_broker(tmp_path_factory.mktemp("kgroup"), **extra) as b:
         sasl.add_scram_users(cluster.bootstrap)
         yield {
             "kafka": (cluster.bootstrap, f"127.0.0.1:{port}"),
@@ -81,7 +85,8 @@ def exchange(address: str, mechanism: str, tokens: list[Any]) -> list[Any]:
             auth = token(last) if callable(token) else token
             r = call(s, protocol.ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": auth}, i + 2)
             last = bytes(r["auth_bytes"])
-            out.append((r["error_code"], r["error_message"]))
+            # The session's lifetime is the token's (OAUTHBEARER) or none: whether it has one.
+            out.append((r["error_code"], r["error_message"], r["session_lifetime_ms"] > 0))
             if r["error_code"]:
                 break
         out.append(("closed", closed(s)))
@@ -244,3 +249,80 @@ def test_java_client_sees_what_kafka_gives(brokers, mechanism, user, password) -
         for name, addr in brokers.items()
     }
     assert got["kgroup"] == got["kafka"]
+
+
+@pytest.mark.parametrize("password", ["alice-secret", "wrong"])
+def test_handshake_v0_raw_tokens_as_kafka(brokers, password) -> None:
+    def run(address: str) -> list[Any]:
+        out: list[Any] = []
+        with connect(address) as s:
+            r = call(s, protocol.ApiKey.SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"}, 1)
+            out.append(r["error_code"])
+            token = f"\0alice\0{password}".encode()
+            s.sendall(len(token).to_bytes(4, "big") + token)
+            try:
+                out.append(read_frame(s))
+                out.append(
+                    call(s, protocol.ApiKey.METADATA, 4, {"topics": None}, 2)["brokers"] != []
+                )
+            except (EOFError, ConnectionResetError):
+                out.append("closed")
+        return out
+
+    assert run(brokers["kgroup"][1]) == run(brokers["kafka"][1])
+
+
+def reauth_run(address: str, second: tuple[str, bytes], wait: float) -> list[Any]:
+    """Authenticate as alice with PLAIN, wait, then re-authenticate with ``second``
+    (mechanism, token): what each step answered, and whether the connection was closed."""
+    import time
+
+    out: list[Any] = []
+    with connect(address) as s:
+        out.append(exchange_on(s, "PLAIN", [b"\0alice\0alice-secret"], 1))
+        time.sleep(wait)
+        out.append(exchange_on(s, second[0], [second[1]], 10))
+        out.append(closed(s))
+    return out
+
+
+def exchange_on(s: socket.socket, mechanism: str, tokens: list[bytes], cid: int) -> list[Any]:
+    out: list[Any] = []
+    try:
+        r = call(s, protocol.ApiKey.SASL_HANDSHAKE, 1, {"mechanism": mechanism}, cid)
+        out.append(r["error_code"])
+        for i, token in enumerate(tokens):
+            r = call(s, protocol.ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": token}, cid + 1 + i)
+            out.append((r["error_code"], r["error_message"], r["session_lifetime_ms"]))
+    except (EOFError, ConnectionResetError):
+        out.append("closed")
+    return out
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        ("PLAIN", b"\0alice\0alice-secret"),  # the same principal: a new session
+        ("PLAIN", b"\0admin\0admin-secret"),  # another principal: refused
+        ("SCRAM-SHA-256", b"n,,n=alice,r=abc"),  # another mechanism: closed
+    ],
+)
+def test_reauthentication_as_kafka(brokers, second) -> None:
+    got = {name: reauth_run(addr[1], second, 1.1) for name, addr in brokers.items()}
+    assert got["kgroup"] == got["kafka"]
+
+
+def test_expired_session_as_kafka(brokers) -> None:
+    import time
+
+    def run(address: str) -> list[Any]:
+        with connect(address) as s:
+            out = [exchange_on(s, "PLAIN", [b"\0alice\0alice-secret"], 1)]
+            time.sleep(REAUTH_MS / 1000 + 0.3)
+            s.sendall(
+                protocol.encode_request(int(protocol.ApiKey.METADATA), 4, 5, "t", {"topics": None})
+            )
+            out.append(closed(s))
+        return out
+
+    assert run(brokers["kgroup"][1]) == run(brokers["kafka"][1])

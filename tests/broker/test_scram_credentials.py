@@ -187,3 +187,32 @@ def test_add_scram_errors_as_kafka(tmp_path, arg, message) -> None:
 
     with pytest.raises(ConfigError, match=re.escape(message)):
         Broker(tmp_path, add_scram=[arg])
+
+
+def test_credential_matches_rfc_7677_vectors() -> None:
+    # RFC 7677 section 3: user "user", password "pencil"; the client's proof and the server's
+    # signature check against the stored and server keys derived here.
+    import base64
+    import hashlib
+    import hmac
+
+    from kgroup.broker.scram import credential, salted_password
+
+    salt = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
+    cred = credential(
+        "SCRAM-SHA-256",
+        salted_password("SCRAM-SHA-256", b"pencil", salt, 4096),
+        salt,
+        4096,
+    )
+    auth = (
+        b"n=user,r=rOprNGfwEbeRWgbNEkqO,"
+        b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096,"
+        b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
+    )
+    proof = base64.b64decode("dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
+    signature = hmac.digest(cred.stored_key, auth, "sha256")
+    client_key = bytes(a ^ b for a, b in zip(proof, signature, strict=True))
+    assert hashlib.sha256(client_key).digest() == cred.stored_key
+    server_signature = hmac.digest(cred.server_key, auth, "sha256")
+    assert base64.b64encode(server_signature) == b"6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="

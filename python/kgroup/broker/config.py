@@ -793,6 +793,14 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "(KIP-368; 0: sessions never expire). Clients learn it from SaslAuthenticate v1+.",
         ),
         _broker(
+            "connection.failed.authentication.delay.ms",
+            T.INT,
+            100,
+            "How long a failed authentication waits before its answer and the connection's "
+            "close (fewer tries for a password guesser); keep it below connections.max.idle.ms.",
+            at_least(0),
+        ),
+        _broker(
             "sasl.server.max.receive.size",
             T.INT,
             524_288,

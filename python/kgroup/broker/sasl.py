@@ -21,7 +21,8 @@ comes before authentication, and the broker's handlers see nothing until it is d
 
 Any other request before authentication closes the connection without an answer (Kafka's
 InvalidRequestException "Unexpected Kafka request of type ... during SASL handshake"), and so
-does a second ApiVersions.
+does a second ApiVersions. A failed authentication is answered and closed only after
+``connection.failed.authentication.delay.ms`` (100 ms), nothing read meanwhile.
 
 KIP-368 re-authentication: with ``connections.max.reauth.ms`` above 0 (or an OAUTHBEARER token
 that expires) a session has a lifetime, given to the client in SaslAuthenticate v1+. A
@@ -58,6 +59,8 @@ from kgroup import errors, protocol
 from kgroup.broker.config import ConfigError
 from kgroup.broker.scram import MECHANISMS as SCRAM_MECHANISMS
 from kgroup.broker.scram import MIN_ITERATIONS
+from kgroup.errors import InvalidArgument
+from kgroup.jaas import parse_jaas
 
 if TYPE_CHECKING:
     from kgroup.broker.config import BrokerConfig
@@ -67,9 +70,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MECHANISMS",
     "Authenticator",
-    "JaasModule",
     "ListenerSasl",
-    "parse_jaas",
     "sasl_listeners",
 ]
 
@@ -81,105 +82,6 @@ MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _SASL_HANDSHAKE = int(protocol.ApiKey.SASL_HANDSHAKE)
 _SASL_AUTHENTICATE = int(protocol.ApiKey.SASL_AUTHENTICATE)
-
-
-# -- JAAS configuration -------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class JaasModule:
-    """JaasModule is one login module entry of a JAAS config: its class, control flag and
-    options."""
-
-    login_module: str
-    flag: str
-    options: dict[str, str]
-
-
-_FLAGS = ("required", "requisite", "sufficient", "optional")
-
-
-def _jaas_tokens(text: str) -> list[tuple[str, str | None]]:
-    """``text`` as Java's StreamTokenizer reads it for Kafka's JaasConfig: (kind, value) with
-    kind ``word``, ``quoted``, ``number`` (no string value: Kafka refuses it as a value) or the
-    character of an ordinary one (``=``, ``;``). Comments ``//`` and ``/* */`` are skipped."""
-    out: list[tuple[str, str | None]] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c <= " ":
-            i += 1
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        elif c == "/":
-            end = text.find("\n", i)
-            i = n if end < 0 else end + 1
-        elif c in "\"'":
-            j, buf = i + 1, []
-            while j < n and text[j] != c and text[j] != "\n":
-                if text[j] == "\\" and j + 1 < n:
-                    j += 1
-                    buf.append({"n": "\n", "t": "\t", "r": "\r"}.get(text[j], text[j]))
-                else:
-                    buf.append(text[j])
-                j += 1
-            out.append(("quoted", "".join(buf)))
-            i = j + 1
-        elif c.isdigit() or c in ".-":
-            j = i + 1
-            while j < n and (text[j].isdigit() or text[j] == "."):
-                j += 1
-            out.append(("number", None))
-            i = j
-        elif c.isalpha() or c in "_$" or ord(c) >= 160:
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] in "._-$" or ord(text[j]) >= 160):
-                j += 1
-            out.append(("word", text[i:j]))
-            i = j
-        else:
-            out.append((c, None))
-            i += 1
-    return out
-
-
-def parse_jaas(text: str) -> list[JaasModule]:
-    """The login modules of a JAAS config string
-    (``org.apache...PlainLoginModule required user_alice="secret";``), as Kafka's JaasConfig
-    parses ``sasl.jaas.config``; ConfigError with Kafka's message if it cannot."""
-    tokens = _jaas_tokens(text)
-    modules: list[JaasModule] = []
-    i = 0
-
-    def value(k: int) -> str | None:
-        return tokens[k][1] if k < len(tokens) else None
-
-    while i < len(tokens):
-        module = value(i) or ""
-        i += 1
-        if i >= len(tokens):
-            raise ConfigError("Login module control flag not specified in JAAS config")
-        flag = value(i)
-        if flag is None:
-            raise ConfigError("Login module control flag is not available in the JAAS config")
-        if flag.lower() not in _FLAGS:
-            raise ConfigError(f"Invalid login module control flag '{flag}' in JAAS config")
-        i += 1
-        options: dict[str, str] = {}
-        while i < len(tokens) and tokens[i][0] != ";":
-            key = value(i)
-            if i + 2 >= len(tokens) or tokens[i + 1][0] != "=" or value(i + 2) is None:
-                raise ConfigError(f"Value not specified for key '{key}' in JAAS config")
-            options[str(key)] = str(value(i + 2))
-            i += 3
-        if i >= len(tokens):
-            raise ConfigError("JAAS config entry not terminated by semi-colon")
-        i += 1
-        modules.append(JaasModule(module, flag.lower(), options))
-    if not modules:
-        raise ConfigError("Login module not specified in JAAS config")
-    return modules
 
 
 # -- listener settings --------------------------------------------------------------------
@@ -222,6 +124,9 @@ class ListenerSasl:
     max_reauth_ms: dict[str, int]
     max_receive_size: int
     scram: ScramCredentials
+    #: failed_delay_ms is how long a failed authentication waits for its answer and close
+    #: (``connection.failed.authentication.delay.ms``).
+    failed_delay_ms: int = 100
     #: counts are what happened on the listener: ``authenticated``, ``reauthenticated``,
     #: ``failed``, ``expired`` (connections closed because their session ended).
     counts: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
@@ -239,7 +144,10 @@ def _jaas_for(config: BrokerConfig, listener: Listener, mechanism: str) -> dict[
             f"configuration: set listener.name.{name}.{mechanism.lower()}.sasl.jaas.config "
             f"for the {mechanism} mechanism"
         )
-    modules = parse_jaas(str(raw))
+    try:
+        modules = parse_jaas(str(raw))
+    except InvalidArgument as e:
+        raise ConfigError(str(e)) from None
     if len(modules) != 1:
         raise ConfigError(
             f"JAAS config property contains {len(modules)} login modules, should be 1 module"
@@ -296,6 +204,9 @@ def sasl_listeners(
             options=options,
             max_reauth_ms=reauth,
             max_receive_size=int(config.for_listener(lst.name, "sasl.server.max.receive.size")),
+            failed_delay_ms=int(
+                config.for_listener(lst.name, "connection.failed.authentication.delay.ms")
+            ),
             scram=scram,
         )
     return out
@@ -678,19 +589,22 @@ MIN_REAUTH_INTERVAL = 1.0
 class Authenticator:
     """Authenticator is one SASL connection's authentication (see the module doc). The
     connection gives it every frame while :attr:`authenticating`; it answers through
-    ``respond`` (a whole frame, in the connection's order), closes through ``close``, and
-    serves ApiVersions through ``api_versions`` (the broker's handler)."""
+    ``respond`` (a whole frame, in the connection's order), and serves ApiVersions through
+    ``api_versions`` (the broker's handler). A failure goes to ``fail(why, answer,
+    authentication)``: the connection sends ``answer`` (if any) and closes, after
+    ``connection.failed.authentication.delay.ms`` when ``authentication`` is true (a failed
+    authentication, Kafka's AuthenticationException, rather than a malformed request)."""
 
     def __init__(
         self,
         settings: ListenerSasl,
         respond: Callable[[bytes], None],
-        close: Callable[[str], None],
+        fail: Callable[[str, bytes | None, bool], None],
         api_versions: Callable[[protocol.Request | None], Any],
     ) -> None:
         self.settings = settings
         self._respond = respond
-        self._close = close
+        self._on_fail = fail
         self._api_versions = api_versions
         self.state = HANDSHAKE_OR_VERSIONS
         #: raw: SaslHandshake v0 was used: tokens travel without request headers.
@@ -709,8 +623,10 @@ class Authenticator:
 
     @property
     def authenticating(self) -> bool:
-        """Whether frames go to the authenticator (before authentication, or re-authenticating)."""
-        return self.state not in (COMPLETE, FAILED)
+        """Whether frames go to the authenticator: before authentication, while
+        re-authenticating, and after a failure (they are dropped until the connection
+        closes)."""
+        return self.state != COMPLETE
 
     @property
     def raw_tokens(self) -> bool:
@@ -738,15 +654,15 @@ class Authenticator:
     def _what(self) -> str:
         return "re-authentication" if self._previous else "authentication"
 
-    def _fail(self, why: str, frame: bytes | None = None) -> None:
+    def _fail(self, why: str, frame: bytes | None = None, *, authentication: bool = True) -> None:
         self.state = FAILED
         self.settings.counts["failed"] += 1
-        if frame is not None:
-            self._respond(frame)
-        self._close(why)
+        self._on_fail(why, frame, authentication)
 
     def receive(self, frame: bytes) -> None:
         """Serve one frame received while authenticating."""
+        if self.state == FAILED:
+            return  # the connection is closing
         if self.state == REAUTH_BAD_MECHANISM:
             self._fail(self._bad_mechanism_message)
             return
@@ -756,7 +672,10 @@ class Authenticator:
         try:
             header = protocol.decode_request_header(frame)
         except errors.DecodeError as e:
-            self._fail(f"Invalid request, not a Kafka request during SASL {self._what()}: {e}")
+            self._fail(
+                f"Invalid request, not a Kafka request during SASL {self._what()}: {e}",
+                authentication=False,
+            )
             return
         api = header.api_key
         if self.state == AUTHENTICATE:
@@ -773,19 +692,23 @@ class Authenticator:
             try:
                 request = protocol.decode_request(frame, strict=False)
             except errors.DecodeError as e:
-                self._fail(str(e))
+                self._fail(str(e), authentication=False)
                 return
             self._token(bytes(request.body.auth_bytes), request)
             return
         if api not in (_API_VERSIONS, _SASL_HANDSHAKE):
             name = protocol.API_NAMES.get(api, str(api))
-            self._fail(f"Unexpected Kafka request of type {name} during SASL handshake.")
+            self._fail(
+                f"Unexpected Kafka request of type {name} during SASL handshake.",
+                authentication=False,
+            )
             return
         if api == _API_VERSIONS:
             if self.state != HANDSHAKE_OR_VERSIONS:
                 self._fail(
                     f"Unexpected ApiVersions request received during SASL {self._what()} "
-                    f"state {self.state}"
+                    f"state {self.state}",
+                    authentication=False,
                 )
                 return
             self.state = HANDSHAKE
@@ -794,7 +717,7 @@ class Authenticator:
         try:
             request = protocol.decode_request(frame, strict=False)
         except errors.DecodeError as e:
-            self._fail(str(e))
+            self._fail(str(e), authentication=False)
             return
         self._handshake(request)
 
@@ -807,7 +730,7 @@ class Authenticator:
             self._respond(protocol.encode_response(header, self._api_versions(None), version=0))
             return
         except errors.DecodeError as e:
-            self._fail(str(e))
+            self._fail(str(e), authentication=False)
             return
         answer = self._api_versions(request)
         if answer.get("error_code"):

@@ -143,11 +143,13 @@ class Connection(asyncio.BufferedProtocol):
         #: the others. Until it is done, frames go to it, and none may be larger than
         #: ``sasl.server.max.receive.size``.
         self.auth: Authenticator | None = None
+        self._auth_delay = 0.0
         sasl = state.sasl.get(listener.name) if listener.uses_sasl else None
         if sasl is not None:
             self.auth = Authenticator(
-                sasl, self._respond_now, self._auth_closed, self._auth_api_versions
+                sasl, self._respond_now, self._auth_failed, self._auth_api_versions
             )
+            self._auth_delay = sasl.failed_delay_ms / 1000
             self._max_frame = min(self._max_frame, sasl.max_receive_size)
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
@@ -275,15 +277,12 @@ class Connection(asyncio.BufferedProtocol):
 
     def _request(self, frame: bytes | bytearray) -> None:
         auth = self.auth
-        if auth is not None:
-            if len(frame) >= 4 and not auth.raw_tokens:
-                self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
-            if self._authenticating(auth, frame):
-                return
-        elif len(frame) >= 4:
-            self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
-        if len(frame) >= 4:
-            api_key = int.from_bytes(frame[0:2], "big", signed=True)
+        api_key = int.from_bytes(frame[0:2], "big", signed=True) if len(frame) >= 4 else None
+        if api_key is not None and (auth is None or not auth.raw_tokens):
+            self.state.requests[api_key] += 1
+        if auth is not None and self._authenticating(auth, frame):
+            return
+        if api_key is not None:
             if self._faults.armed and self._faults.intercept(self, api_key, frame):
                 return
             versions = self._group_frames.get(api_key)
@@ -373,8 +372,26 @@ class Connection(asyncio.BufferedProtocol):
         if was is None:
             log.debug("%s authenticated as %s with %s", self.peer, self.principal, auth.mechanism)
 
-    def _auth_closed(self, why: str) -> None:
+    def _auth_failed(self, why: str, answer: bytes | None, authentication: bool) -> None:
+        """SASL failed: send ``answer`` (if any) and close; a failed authentication after
+        ``connection.failed.authentication.delay.ms``, reading nothing meanwhile, as Kafka's
+        Selector delays it (a password guesser gets fewer tries)."""
         log.info("Failed authentication with %s (%s)", self.peer, why)
+        delay = self._auth_delay if authentication else 0.0
+        if delay <= 0:
+            if answer is not None:
+                self._respond_now(answer)
+            self.close()
+            return
+        if self.transport is not None:
+            self.transport.pause_reading()
+        asyncio.get_running_loop().call_later(delay, self._auth_failure_done, answer)
+
+    def _auth_failure_done(self, answer: bytes | None) -> None:
+        if self._closed:
+            return
+        if answer is not None:
+            self._respond_now(answer)
         self.close()
 
     def _auth_api_versions(self, request: protocol.Request | None) -> Any:
