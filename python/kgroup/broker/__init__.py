@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
 import socket
@@ -37,6 +38,7 @@ from typing import Any, TypeVar
 from kgroup import errors
 from kgroup.broker.config import LONG_MAX, BrokerConfig
 from kgroup.broker.faults import Faults
+from kgroup.broker.limits import Acceptor, Limits
 from kgroup.broker.logdirs import close_memory_storage, open_memory_storage
 from kgroup.broker.server import Connection
 from kgroup.broker.state import BrokerState
@@ -73,6 +75,28 @@ def new_event_loop(kind: str = "auto") -> asyncio.AbstractEventLoop:
         else:
             return uvloop.new_event_loop()
     return asyncio.new_event_loop()
+
+
+def _raise_fd_limit() -> None:
+    """Raise the open-file soft limit to the hard limit, as Java does for Kafka's broker
+    (HotSpot's MaxFDLimit): each connection holds a descriptor, and max.connections is meant
+    to be the bound, not a soft limit of 1,024."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _update_reading(limits: Limits) -> None:
+    """The queued request bytes crossed their limit: every connection reads, or stops."""
+    for conn in list(limits.lru):
+        conn.update_reading()
+    for acceptor in limits.acceptors:
+        acceptor.memory_changed()
 
 
 def _listener(value: str) -> tuple[str, int]:
@@ -135,7 +159,7 @@ class Broker:
         if advertised_listener is None and self.config.get("advertised.listeners"):
             self._advertised = self.config.get("advertised.listeners")[0]
         self.state: BrokerState | None = None
-        self._server: asyncio.Server | None = None
+        self._server: Acceptor | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -158,6 +182,7 @@ class Broker:
         """Open the data folder (recovering logs after an unclean stop), then listen."""
         loop = asyncio.get_running_loop()
         started = time.monotonic()
+        _raise_fd_limit()
         # Bind first (port 0 picks one), load the topics, then accept: no client ever reaches
         # a broker that is still recovering its logs.
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
@@ -186,9 +211,22 @@ class Broker:
             await loop.run_in_executor(None, state.topics.load)
             state.groups.start()
             state.transactions.start()
-            self._server = await loop.create_server(
-                lambda: Connection(state), sock=sock, backlog=512
+            limits = state.limits
+            # Soon, not now: the limit may be crossed inside a connection's get_buffer, where
+            # uvloop must not be told to stop reading.
+            limits.request_bytes.on_change = functools.partial(
+                loop.call_soon, _update_reading, limits
             )
+            self._server = Acceptor(
+                loop,
+                sock,
+                "PLAINTEXT",
+                limits.quotas,
+                lambda ip: Connection(state, "PLAINTEXT", ip),
+                request_bytes=limits.request_bytes,
+            )
+            limits.acceptors.append(self._server)
+            self._server.start()
         except BaseException:
             sock.close()
             state.transactions.stop()
@@ -204,6 +242,7 @@ class Broker:
             loop.create_task(self._every(FLUSH_CHECK, self._flush_old)),
             loop.create_task(self._every(None, self._purge)),
             loop.create_task(self._every(FAILURE_SUMMARY, self._summarize_failures)),
+            loop.create_task(self._expire_idle()),
         ]
         log.info(
             "[KafkaServer id=%d] started (kgroup %s) on %s:%d, advertised as %s:%d, data in %s, "
@@ -324,6 +363,14 @@ class Broker:
             except Exception:
                 log.exception("Error in background task %s", work.__name__)
             await asyncio.sleep(period)
+
+    async def _expire_idle(self) -> None:
+        """Close the connections idle for connections.max.idle.ms (Kafka's Selector checks at
+        each poll; here as each next one may expire)."""
+        limits = self.state.limits if self.state is not None else None
+        while limits is not None:
+            wait = limits.expire_idle(time.monotonic())
+            await asyncio.sleep(max(wait, 0.01))
 
     async def _maintain(self) -> None:
         """Retention by time and size, rolling by time, producer expiry: each log in turn."""
