@@ -20,7 +20,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -114,6 +114,18 @@ class RangePartition(InputPartition):
     def __init__(self, topic: str, partition: int, start: int, end: int) -> None:
         super().__init__((topic, partition, start, end))
         self.topic, self.partition, self.start, self.end = topic, partition, start, end
+
+
+def read_partition(opts: ReadOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+    """The records of one planned partition. A plan with no range (a pattern that matches no
+    topic) reaches here as Spark's own ``InputPartition(None)``, which PySpark substitutes for
+    an empty list: it reads nothing. A range is read by its fields rather than its class, so
+    that a RangePartition pickled by value (a data source class registered from a reloaded
+    module) reads as well."""
+    if getattr(partition, "value", None) is None:
+        return
+    p = cast(RangePartition, partition)
+    yield from read_range(opts, p.topic, p.partition, p.start, p.end)
 
 
 def _to_spark(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
@@ -225,9 +237,7 @@ class KafkaReader(DataSourceReader):
         return [RangePartition(r.topic, r.partition, r.start, r.end) for r in self.ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        assert isinstance(partition, RangePartition)
-        p = partition
-        yield from read_range(self.opts, p.topic, p.partition, p.start, p.end)
+        yield from read_partition(self.opts, partition)
 
 
 def offsets_json(offsets: dict[tuple[str, int], int]) -> dict[str, dict[str, int]]:
@@ -447,9 +457,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        assert isinstance(partition, RangePartition)
-        p = partition
-        yield from read_range(self.opts, p.topic, p.partition, p.start, p.end)
+        yield from read_partition(self.opts, partition)
 
     def commit(self, end: dict) -> None:
         pass

@@ -10,6 +10,7 @@ import json
 import math
 import tempfile
 import time
+import uuid
 
 import pytest
 from pyspark.sql import functions as F
@@ -698,3 +699,14 @@ def test_transactional_write_and_read_committed(kspark, broker):
     assert sorted(int(r.v) for r in committed) == list(range(200))
     # read_uncommitted sees the failed task's rows and the open one too.
     assert len(everything) > 200
+
+
+def test_a_pattern_that_matches_no_topic_reads_nothing(kspark, broker):
+    # Spark's planner hands a reader that planned no partition one InputPartition(None).
+    df = (
+        kspark.read.format("kgroup")
+        .option("kafka.bootstrap.servers", broker)
+        .option("subscribePattern", f"nothing-{uuid.uuid4().hex}-.*")
+        .load()
+    )
+    assert df.collect() == []

@@ -39,6 +39,7 @@ from kgroup import errors
 from kgroup.broker.config import LONG_MAX, BrokerConfig
 from kgroup.broker.faults import Faults
 from kgroup.broker.limits import Acceptor, Limits
+from kgroup.broker.listeners import Listener, bound, host_port, parse_listeners
 from kgroup.broker.logdirs import close_memory_storage, open_memory_storage
 from kgroup.broker.server import Connection
 from kgroup.broker.state import BrokerState
@@ -99,14 +100,8 @@ def _update_reading(limits: Limits) -> None:
         acceptor.memory_changed()
 
 
-def _listener(value: str) -> tuple[str, int]:
-    """``HOST:PORT`` or ``PLAINTEXT://HOST:PORT`` as (host, port)."""
-    if "://" in value:
-        value = value.split("://", 1)[1]
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"expected HOST:PORT, got {value!r}")
-    return host.strip("[]") or "127.0.0.1", int(port)
+#: _listener reads ``HOST:PORT`` (the CLI's ``--listen``).
+_listener = host_port
 
 
 class Broker:
@@ -135,8 +130,8 @@ class Broker:
         self,
         data_dir: str | Path | Sequence[str | Path] | None = None,
         *,
-        host: str = "127.0.0.1",
-        port: int = 9092,
+        host: str | None = None,
+        port: int | None = None,
         advertised_listener: str | None = None,
         config: Mapping[str, Any] | None = None,
         config_file: str | Path | None = None,
@@ -150,16 +145,16 @@ class Broker:
         self.config = (
             BrokerConfig.from_file(config_file, values) if config_file else BrokerConfig(values)
         )
-        self.host = host
-        self.port = port
+        #: listeners are where the broker listens (``listeners``, or one PLAINTEXT listener on
+        #: ``host``/``port``); their ports are the bound ones once started.
+        self.listeners = parse_listeners(self.config, host, port, advertised_listener)
+        self.host = self.listeners[0].host
+        self.port = self.listeners[0].port
         #: event_loop is the loop a background-thread broker (``with Broker(...)``) runs on:
         #: ``auto`` (uvloop where installed), ``uvloop`` or ``asyncio``.
         self.event_loop = event_loop
-        self._advertised = advertised_listener
-        if advertised_listener is None and self.config.get("advertised.listeners"):
-            self._advertised = self.config.get("advertised.listeners")[0]
         self.state: BrokerState | None = None
-        self._server: Acceptor | None = None
+        self._servers: list[Acceptor] = []
         self._tasks: list[asyncio.Task[Any]] = []
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -171,10 +166,19 @@ class Broker:
 
     @property
     def bootstrap_servers(self) -> str:
-        """The address clients connect to: ``host:port``."""
+        """The address clients connect to: ``host:port`` (the first listener's)."""
         if self.state is None:
             raise RuntimeError("the broker is not running")
-        return f"{self.state.host}:{self.state.port}"
+        return self.state.listeners[0].bootstrap
+
+    def address(self, listener: str) -> str:
+        """The ``host:port`` clients connect to on the listener named ``listener``."""
+        if self.state is None:
+            raise RuntimeError("the broker is not running")
+        for lst in self.state.listeners:
+            if lst.name == listener.upper():
+                return lst.bootstrap
+        raise KeyError(f"no listener named {listener}")
 
     # -- async life cycle ------------------------------------------------------------------
 
@@ -185,28 +189,25 @@ class Broker:
         _raise_fd_limit()
         # Bind first (port 0 picks one), load the topics, then accept: no client ever reaches
         # a broker that is still recovering its logs.
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        socks: list[socket.socket] = []
+        listeners: list[Listener] = []
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.host, self.port))
-        except OSError:
-            sock.close()
-            raise
-        port = sock.getsockname()[1]
-        adv_host, adv_port = (self.host, port)
-        if self._advertised:
-            adv_host, adv_port = _listener(self._advertised)
-            if adv_port == 0:
-                adv_port = port
-        try:
+            for lst in self.listeners:
+                family = socket.AF_INET6 if ":" in lst.host else socket.AF_INET
+                sock = socket.socket(family, socket.SOCK_STREAM)
+                socks.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((lst.host, lst.port))
+                listeners.append(bound(lst, sock.getsockname()[1]))
             self._memory_roots = open_memory_storage(self.config)
-            state = BrokerState(self.config, adv_host, adv_port)
+            state = BrokerState(self.config, listeners)
             state.faults = Faults(state)
         except BaseException:
-            sock.close()
+            for sock in socks:
+                sock.close()
             close_memory_storage(self.config, self._memory_roots)
             raise
+        self._servers = []
         try:
             await loop.run_in_executor(None, state.topics.load)
             state.groups.start()
@@ -217,23 +218,31 @@ class Broker:
             limits.request_bytes.on_change = functools.partial(
                 loop.call_soon, _update_reading, limits
             )
-            self._server = Acceptor(
-                loop,
-                sock,
-                "PLAINTEXT",
-                limits.quotas,
-                lambda ip: Connection(state, "PLAINTEXT", ip),
-                request_bytes=limits.request_bytes,
-            )
-            limits.acceptors.append(self._server)
-            self._server.start()
+            for lst, sock in zip(listeners, socks, strict=True):
+                acceptor = Acceptor(
+                    loop,
+                    sock,
+                    lst.name,
+                    limits.quotas,
+                    functools.partial(Connection, state, lst),
+                    request_bytes=limits.request_bytes,
+                )
+                self._servers.append(acceptor)
+                limits.acceptors.append(acceptor)
+                acceptor.start()
         except BaseException:
-            sock.close()
+            for server in self._servers:
+                server.close()
+            self._servers = []
+            for sock in socks:
+                sock.close()
             state.transactions.stop()
             state.groups.stop()
             state.close()
             close_memory_storage(self.config, self._memory_roots)
             raise
+        self.listeners = listeners
+        self.port = listeners[0].port
         self.state = state
         self._stopped = asyncio.Event()
         self._tasks = [
@@ -245,14 +254,18 @@ class Broker:
             loop.create_task(self._expire_idle()),
         ]
         log.info(
-            "[KafkaServer id=%d] started (kgroup %s) on %s:%d, advertised as %s:%d, data in %s, "
-            "%d topic(s), in %.1f s",
+            "[KafkaServer id=%d] started (kgroup %s) on %s, data in %s, %d topic(s), in %.1f s",
             state.node_id,
             _version(),
-            self.host,
-            port,
-            adv_host,
-            adv_port,
+            ", ".join(
+                f"{lst.name}://{lst.host}:{lst.port}"
+                + (
+                    f" (advertised {lst.bootstrap})"
+                    if lst.bootstrap != f"{lst.host}:{lst.port}"
+                    else ""
+                )
+                for lst in listeners
+            ),
             ", ".join(str(d) for d in self.config.data_dirs)
             + (" (memory)" if self._memory_roots else ""),
             len(state.topics.by_name),
@@ -262,9 +275,10 @@ class Broker:
     async def stop(self, grace: float = 10.0) -> None:
         """Stop listening, finish the requests in flight (within ``grace`` seconds), flush
         and close every log."""
-        if self._server is None:
+        if not self._servers:
             return
-        self._server.close()
+        for server in self._servers:
+            server.close()
         state = self.state
         for t in self._tasks:
             t.cancel()
@@ -300,8 +314,9 @@ class Broker:
                     stats.copied_bytes,
                 )
             log.info("[KafkaServer id=%d] shut down completed", state.node_id)
-        await self._server.wait_closed()
-        self._server = None
+        for server in self._servers:
+            await server.wait_closed()
+        self._servers = []
         if self._stopped is not None:
             self._stopped.set()
 

@@ -576,13 +576,43 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "listeners",
             T.LIST,
             ["PLAINTEXT://127.0.0.1:9092"],
-            "The address the broker listens on (one PLAINTEXT listener).",
+            "The listeners, comma-separated NAME://host:port (an empty host: every interface; "
+            "port 0: a free one). A name that is not a security protocol must be mapped by "
+            "listener.security.protocol.map.",
         ),
         _broker(
             "advertised.listeners",
             T.LIST,
             None,
-            "The address clients are told to connect to, if not the listener's.",
+            "The address of each listener that clients are told to use, NAME://host:port, if "
+            "not the listener's own.",
+        ),
+        _broker(
+            "listener.security.protocol.map",
+            T.STRING,
+            "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+            "Each listener name's security protocol, comma-separated NAME:PROTOCOL.",
+        ),
+        _broker(
+            "quota.window.num",
+            T.INT,
+            11,
+            "The number of samples kept in memory for client quotas.",
+            at_least(1),
+        ),
+        _broker(
+            "quota.window.size.seconds",
+            T.INT,
+            1,
+            "The time span of each sample for client quotas.",
+            at_least(1),
+        ),
+        _broker(
+            "controller.listener.names",
+            T.STRING,
+            None,
+            "KRaft's controller listeners: a single kgroup broker has none, so listeners of "
+            "these names are not bound.",
         ),
         _broker(
             "log.dirs",
@@ -1028,6 +1058,10 @@ BROKER_CONFIGS["message.max.bytes"] = ConfigSpec(
 CLUSTER_MIN_ISR = "min.insync.replicas"
 
 
+#: LISTENER_PREFIX starts a listener's own setting: ``listener.name.<listener>.<key>``.
+LISTENER_PREFIX = "listener.name."
+
+
 def parse_properties(text: str) -> dict[str, str]:
     """The key/value pairs of a Java properties file: ``key=value`` or ``key: value`` lines,
     ``#`` and ``!`` comments, backslash line continuations."""
@@ -1052,30 +1086,25 @@ def parse_properties(text: str) -> dict[str, str]:
     return out
 
 
-#: LISTENER_CONFIGS are the broker configs that may be set for one listener with the prefix
-#: ``listener.name.<listener name, lower case>.`` (Kafka's listener prefix).
-LISTENER_CONFIGS = frozenset({"max.connections"})
-_LISTENER_PREFIX = "listener.name."
-
-
-def _listener_key(key: str) -> str | None:
-    """The config a ``listener.name.<l>.<config>`` key sets, if it is one of LISTENER_CONFIGS."""
-    if not key.startswith(_LISTENER_PREFIX):
-        return None
-    _, sep, rest = key[len(_LISTENER_PREFIX) :].partition(".")
-    return rest if sep and rest in LISTENER_CONFIGS else None
-
-
 class BrokerConfig:
     """BrokerConfig is the broker's static configuration: ``server.properties`` (or a mapping),
     parsed and validated once. Unknown keys are logged and ignored, as Kafka does."""
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
         self.explicit: dict[str, Any] = {}
+        #: per_listener holds the ``listener.name.<listener>.<key>`` settings, by listener name
+        #: (lower case) then key: a known key parsed as its global form, any other (a SASL
+        #: mechanism's ``plain.sasl.jaas.config``) as given.
+        self.per_listener: dict[str, dict[str, Any]] = {}
         for key, raw in (values or {}).items():
+            if key.startswith(LISTENER_PREFIX):
+                name, _, sub = key[len(LISTENER_PREFIX) :].partition(".")
+                if name and sub:
+                    spec = BROKER_CONFIGS.get(sub)
+                    value = spec.parse(raw) if spec is not None else raw
+                    self.per_listener.setdefault(name.lower(), {})[sub] = value
+                    continue
             spec = BROKER_CONFIGS.get(key)
-            if spec is None and (base := _listener_key(key)) is not None:
-                spec = BROKER_CONFIGS[base]
             if spec is None:
                 log.warning("The configuration '%s' was supplied but isn't a known config.", key)
                 continue
@@ -1097,14 +1126,6 @@ class BrokerConfig:
                 "max.connections.per.ip.overrides property is set."
             )
 
-    def for_listener(self, listener: str, key: str) -> Any:
-        """A config as one listener reads it: ``listener.name.<listener>.<key>`` when set,
-        else the broker's ``key``."""
-        prefixed = f"{_LISTENER_PREFIX}{listener.lower()}.{key}"
-        if prefixed in self.explicit:
-            return self.explicit[prefixed]
-        return self.get(key)
-
     @classmethod
     def from_file(
         cls, path: str | Path, overrides: Mapping[str, Any] | None = None
@@ -1119,6 +1140,15 @@ class BrokerConfig:
         if key in self.explicit:
             return self.explicit[key]
         return BROKER_CONFIGS[key].default
+
+    def for_listener(self, listener: str, key: str) -> Any:
+        """``key``'s value on the listener named ``listener``: its
+        ``listener.name.<listener>.<key>`` setting, else the broker-wide one (a known key's
+        default; None for a key kgroup does not declare), as Kafka's listener overrides work."""
+        own = self.per_listener.get(listener.lower(), {})
+        if key in own:
+            return own[key]
+        return self.get(key) if key in BROKER_CONFIGS else None
 
     # -- topic config defaults -----------------------------------------------------------
 

@@ -42,7 +42,9 @@ from kgroup import errors, protocol
 from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
 from kgroup.broker.limits import CARRY_MAX
+from kgroup.broker.listeners import Listener
 from kgroup.broker.output import Output
+from kgroup.broker.quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
 from kgroup.group import GROUP_API_KEYS
 from kgroup.log import FileSlice
 
@@ -55,11 +57,15 @@ log = logging.getLogger("kgroup.broker")
 
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _FETCH = int(protocol.ApiKey.FETCH)
+_PRODUCE = int(protocol.ApiKey.PRODUCE)
 #: _GROUP_VERSIONS are the versions the broker serves of each api whose raw frame goes to the
 #: group coordinator.
 _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
     k: HANDLERS[k].VERSIONS for k in GROUP_API_KEYS if k in HANDLERS
 }
+#: ANONYMOUS is the principal of a client that has not authenticated (Kafka's
+#: KafkaPrincipal.ANONYMOUS).
+ANONYMOUS = "User:ANONYMOUS"
 #: _resize grows a bytearray in place (realloc, no zeroed copy): a large frame's buffer as its
 #: bytes arrive.
 _resize = ctypes.pythonapi.PyByteArray_Resize
@@ -75,7 +81,7 @@ OUTPUT_MAX = 4 * 1024 * 1024
 class _Slot:
     """_Slot holds a response until every response before it was written."""
 
-    __slots__ = ("cost", "frame", "ready")
+    __slots__ = ("cost", "frame", "ready", "throttle")
 
     def __init__(self, cost: int = 0) -> None:
         #: frame is the response: bytes, or a Fetch response's segments (bytes and FileSlices).
@@ -83,6 +89,8 @@ class _Slot:
         self.ready = False
         #: cost is the request's size, counted in queued.max.request.bytes until answered.
         self.cost = cost
+        #: throttle is the request's quota throttle in ms (None: no quota is set).
+        self.throttle: int | None = None
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -90,18 +98,24 @@ class Connection(asyncio.BufferedProtocol):
 
     It holds memory for what its client sent and the broker has not yet answered: between
     reads, only the unfinished part of a frame (see ``kgroup.broker.limits``). ``listener`` is
-    the name of the listener it came in on; ``counted_ip`` the address its listener's acceptor
-    counted it under in the connection quotas (None: not counted)."""
+    the listener it came in on; ``counted_ip`` the address its listener's acceptor counted it
+    under in the connection quotas (None: not counted)."""
 
     def __init__(
-        self, state: BrokerState, listener: str = "PLAINTEXT", counted_ip: str | None = None
+        self, state: BrokerState, listener: Listener, counted_ip: str | None = None
     ) -> None:
         self.state = state
+        #: listener is the listener this connection came in on.
+        self.listener = listener
+        #: principal is who the client is, as Kafka's principal string: ``User:ANONYMOUS``
+        #: until TLS or SASL says otherwise.
+        self.principal = ANONYMOUS
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
         #: client_host is the peer's address as Kafka shows it in DescribeGroups: ``/1.2.3.4``.
         self.client_host = ""
-        self.listener_name = listener
+        #: client_address is the peer's IP address (ACLs match hosts on it).
+        self.client_address = ""
         self._counted_ip = counted_ip
         limits = state.limits
         self._limits = limits
@@ -124,7 +138,8 @@ class Connection(asyncio.BufferedProtocol):
         self._max_in_flight = int(state.config.get("queued.max.requests"))
         #: Reading stops for any of: too many requests in flight (_full), the broker stopping
         #: (_stopped), a fault's pause (_paused_by_fault), too many responses unsent
-        #: (_backlogged) or the broker's queued bytes past their limit.
+        #: (_backlogged), a quota throttle (_muted_until) or the broker's queued bytes past
+        #: their limit.
         self._full = False
         self._stopped = False
         self._backlogged = False
@@ -141,6 +156,8 @@ class Connection(asyncio.BufferedProtocol):
         #: active_at is when this connection last read or wrote (time.monotonic).
         self.active_at = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: _muted_until: the loop time until which a quota throttle stops reading (0: none).
+        self._muted_until = 0.0
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -151,6 +168,7 @@ class Connection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.client_host = f"/{peer[0]}" if peer else ""
+        self.client_address = peer[0] if peer else ""
         # Kafka's acceptor turns Nagle's algorithm off. asyncio's loop does it only for sockets
         # made with IPPROTO_TCP, which accepted ones are not (their proto is 0): without it a
         # response written in pieces waits for the client's delayed ACK.
@@ -192,7 +210,7 @@ class Connection(asyncio.BufferedProtocol):
         if cost:
             self._request_bytes.give(cost)
         if self._counted_ip is not None:
-            self._limits.quotas.dec(self.listener_name, self._counted_ip)
+            self._limits.quotas.dec(self.listener.name, self._counted_ip)
             self._counted_ip = None
         if self._loop is not None:
             self._limits.trimmer.closed(self._loop)
@@ -344,6 +362,7 @@ class Connection(asyncio.BufferedProtocol):
             or self._stopped
             or self._paused_by_fault
             or self._backlogged
+            or self._muted_until
             # A frame being read into its own buffer is read to its end, as Kafka's selector
             # reads on a channel whose receive has its memory (KafkaChannel.isInMutableState).
             or (self._request_bytes.exhausted and self._frame is None)
@@ -398,15 +417,21 @@ class Connection(asyncio.BufferedProtocol):
             )
             return
         ctx = RequestContext(self.state, request, self)
+        quotas = self.state.quotas.active
+        started = time.perf_counter() if quotas else 0.0
         try:
             result = module.handle(ctx)
         except Exception as e:  # a handler's bug must not take the broker down
             self._failed(request, e)
             return
+        throttle = self._charge(request, len(frame), started) if quotas else None
         if result is None:
+            if throttle:
+                self._mute(throttle)
             return  # no response (Produce with acks=0)
         slot = _Slot(len(frame))
         self._request_bytes.take(slot.cost)
+        slot.throttle = throttle
         self._slots.append(slot)
         if inspect.isawaitable(result):
             self._await(result, slot, request)
@@ -459,7 +484,44 @@ class Connection(asyncio.BufferedProtocol):
             return
         self._fill(slot, request, task.result())
 
+    def _charge(self, request: protocol.Request, size: int, started: float) -> int:
+        """Count a request against its client's quotas: its bytes for a Produce, the time its
+        handler took (Kafka's request time, as a percentage of one thread); the throttle in
+        ms, the larger of the two."""
+        quotas = self.state.quotas
+        client = request.client_id or ""
+        seconds = time.perf_counter() - started
+        throttle = quotas.record(REQUEST_PERCENTAGE, self.principal, client, seconds * 100)
+        if request.api_key == _PRODUCE:
+            throttle = max(
+                throttle, quotas.record(PRODUCER_BYTE_RATE, self.principal, client, size)
+            )
+        return throttle
+
+    def _throttle_fetch(self, request: protocol.RequestHeader, slot: _Slot, body: Any) -> Any:
+        """Count a Fetch response's records against the consumer byte rate. Over it, the
+        answer carries no records (they are not counted) and the throttle time, as Kafka's
+        throttled fetch response."""
+        size = sum(
+            len(p.get("records") or b"")
+            for t in body.get("responses", ())
+            for p in t.get("partitions", ())
+        )
+        quotas = self.state.quotas
+        client = request.client_id or ""
+        throttle = quotas.record(CONSUMER_BYTE_RATE, self.principal, client, size)
+        if throttle > 0:
+            quotas.unrecord(CONSUMER_BYTE_RATE, self.principal, client, size)
+            body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": []}
+        slot.throttle = max(slot.throttle or 0, throttle)
+        return body
+
     def _fill(self, slot: _Slot, request: protocol.RequestHeader, body: Any) -> None:
+        if slot.throttle is not None and isinstance(body, dict):
+            if request.api_key == _FETCH:
+                body = self._throttle_fetch(request, slot, body)
+            if slot.throttle and "throttle_time_ms" in body:
+                body["throttle_time_ms"] = slot.throttle
         try:
             if body is None or type(body) is bytes:
                 # bytes: a whole frame already (the group coordinator writes its own).
@@ -492,6 +554,8 @@ class Connection(asyncio.BufferedProtocol):
             slot = slots.popleft()
             cost += slot.cost
             frame = slot.frame
+            if slot.throttle:
+                self._mute(slot.throttle)
             if frame is None or output is None or self._closed:
                 continue
             if type(frame) is bytes:
@@ -539,6 +603,23 @@ class Connection(asyncio.BufferedProtocol):
         slot = _Slot()
         self._slots.append(slot)
         self._await(answer, slot, request)
+
+    def _mute(self, ms: int) -> None:
+        """Read nothing from this client for ``ms`` (its quota throttle, KIP-219): its answer
+        still goes out now."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + ms / 1000
+        if until <= self._muted_until:
+            return
+        self._muted_until = until
+        self.update_reading()
+        loop.call_at(until, self._unmute)
+
+    def _unmute(self) -> None:
+        if asyncio.get_running_loop().time() < self._muted_until or self._closed:
+            return
+        self._muted_until = 0.0
+        self.update_reading()
 
     def hold(self) -> None:
         """Read nothing and answer nothing until :meth:`release` (``Faults.pause``)."""

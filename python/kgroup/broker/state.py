@@ -9,7 +9,7 @@ import collections
 import concurrent.futures
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -18,7 +18,9 @@ from kgroup.broker.config import BrokerConfig
 from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
 from kgroup.broker.limits import Limits
+from kgroup.broker.listeners import Listener
 from kgroup.broker.output import SendStats
+from kgroup.broker.quotas import Quotas
 from kgroup.broker.topics import Partition, Topics
 from kgroup.log import file_exists, read_text, write_atomically
 
@@ -34,6 +36,10 @@ class Peer(Protocol):
 
     @property
     def client_host(self) -> str: ...
+    @property
+    def listener(self) -> Listener: ...
+    @property
+    def principal(self) -> str: ...
     @property
     def in_flight(self) -> int: ...
     def close_for(self, e: Exception) -> None: ...
@@ -208,11 +214,14 @@ class ProducerIds:
 class BrokerState:
     """BrokerState is the broker's shared state, owned by its event loop."""
 
-    def __init__(self, config: BrokerConfig, host: str, port: int) -> None:
+    def __init__(self, config: BrokerConfig, listeners: Sequence[Listener]) -> None:
         self.config = config
         self.node_id = config.node_id
-        self.host = host
-        self.port = port
+        #: listeners are the broker's bound listeners; the first one's advertised address is
+        #: ``host`` and ``port``.
+        self.listeners = list(listeners)
+        self.host = self.listeners[0].advertised_host
+        self.port = self.listeners[0].advertised_port
         self.topics = Topics(config)
         #: connections are the clients' open connections.
         self.connections: set[Peer] = set()
@@ -248,14 +257,29 @@ class BrokerState:
         #: faults are the failures a test armed: the Broker installs ``kgroup.broker.faults``'
         #: engine as it starts; nothing is armed by default.
         self.faults: FaultHooks = NoFaults()
+        #: quotas are the client quotas (``kgroup.broker.quotas``): measured only once one
+        #: is set.
+        self.quotas = Quotas(
+            config.data_dir,
+            int(config.get("quota.window.size.seconds")),
+            int(config.get("quota.window.num")),
+        )
 
     @property
     def cluster_id(self) -> str:
         return self.topics.cluster_id
 
-    def broker(self) -> dict[str, Any]:
-        """This broker as Metadata and DescribeCluster list it."""
-        return {"node_id": self.node_id, "host": self.host, "port": self.port, "rack": None}
+    def broker(self, listener: Listener | None = None) -> dict[str, Any]:
+        """This broker as Metadata and DescribeCluster list it to a client connected on
+        ``listener`` (Kafka answers with the endpoint of the request's own listener): its
+        advertised address there."""
+        lst = listener or self.listeners[0]
+        return {
+            "node_id": self.node_id,
+            "host": lst.advertised_host,
+            "port": lst.advertised_port,
+            "rack": None,
+        }
 
     def close(self) -> None:
         self.flush_executor.shutdown(wait=True)

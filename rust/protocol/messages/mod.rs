@@ -13,6 +13,7 @@ use super::schema::{f, Api, Kind, Message, Versions, INT16, INT32, STRING};
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -23,6 +24,7 @@ pub mod create_topics;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -129,6 +131,8 @@ apis! {
     "DeleteGroups" => delete_groups,
     "IncrementalAlterConfigs" => incremental_alter_configs,
     "OffsetDelete" => offset_delete,
+    "DescribeClientQuotas" => describe_client_quotas,
+    "AlterClientQuotas" => alter_client_quotas,
     "DescribeCluster" => describe_cluster,
     "DescribeProducers" => describe_producers,
     "DescribeTransactions" => describe_transactions,

@@ -10,6 +10,7 @@ mod tests;
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -20,6 +21,7 @@ pub mod create_topics;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -253,6 +255,22 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
             .and_then(|m| m.to_vec(version)),
         "OffsetDeleteResponse" => offset_delete::OffsetDeleteResponse::decode(bytes, version)
             .and_then(|m| m.to_vec(version)),
+        "DescribeClientQuotasRequest" => {
+            describe_client_quotas::DescribeClientQuotasRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeClientQuotasResponse" => {
+            describe_client_quotas::DescribeClientQuotasResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "AlterClientQuotasRequest" => {
+            alter_client_quotas::AlterClientQuotasRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "AlterClientQuotasResponse" => {
+            alter_client_quotas::AlterClientQuotasResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
         "DescribeClusterRequest" => {
             describe_cluster::DescribeClusterRequest::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))

@@ -41,7 +41,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                 f"of type {wanted}"
             )
             return out
-    b = state.broker()
+    b = state.broker(ctx.connection.listener)
     out["cluster_id"] = state.cluster_id
     out["controller_id"] = state.node_id
     out["brokers"] = [

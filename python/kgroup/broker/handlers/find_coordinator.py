@@ -47,7 +47,8 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
     version, body = request.api_version, request.body
     key_type = body.key_type if version >= 1 else GROUP
     keys = list(body.coordinator_keys) if version >= 4 else [body.key]
-    this = {"node_id": state.node_id, "host": state.host, "port": state.port}
+    b = state.broker(ctx.connection.listener)
+    this = {"node_id": b["node_id"], "host": b["host"], "port": b["port"]}
     answers: list[tuple[str, errors.KafkaError | None]] = []
     for key in keys:
         if key_type not in (GROUP, TRANSACTION, SHARE):

@@ -130,7 +130,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             t.pop("topic_authorized_operations", None)
     out: dict[str, Any] = {
         "throttle_time_ms": 0,
-        "brokers": [state.broker()],
+        "brokers": [state.broker(ctx.connection.listener)],
         "cluster_id": state.cluster_id if version >= 2 else None,
         "controller_id": state.node_id if version >= 1 else -1,
         "topics": topics,

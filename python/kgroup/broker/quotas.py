@@ -1,0 +1,376 @@
+"""Client quotas: the produce and fetch byte rates and the request-time share each user and
+client id may use, set with AlterClientQuotas and kept in ``client-quotas.json``.
+
+Kafka's model (its DefaultQuotaCallback and ClientQuotaManager):
+
+- A quota entity is a user, a client id, both, or an IP address; a ``None`` name is that type's
+  default. Each quota key resolves on its own, at the most specific entity set for it:
+  ``/users/<user>/clients/<client-id>``, ``/users/<user>/clients/<default>``, ``/users/<user>``,
+  ``/users/<default>/clients/<client-id>``, ``/users/<default>/clients/<default>``,
+  ``/users/<default>``, ``/clients/<client-id>``, ``/clients/<default>``.
+- Clients that resolve to the same entity share one rate (a default applies to each user or
+  client id on its own). A rate is measured over ``quota.window.num`` samples of
+  ``quota.window.size.seconds``, and over at least all but one of them: a client may send a
+  burst of up to about ten seconds' worth before it is throttled.
+- A request that takes the rate over its bound is served, and answered with
+  ``throttle_time_ms``: how long until the rate falls back to the bound, (rate - bound) / bound
+  times the measured window. The broker then reads nothing more from that connection for that
+  long (KIP-219); a throttled Fetch is answered with no records, which are then not counted.
+
+With no quota set, nothing is measured: the server asks :attr:`Quotas.active` once per request.
+"""
+
+from __future__ import annotations
+
+import collections
+import ipaddress
+import json
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kgroup.log import file_exists, read_text, write_atomically
+
+__all__ = [
+    "CONSUMER_BYTE_RATE",
+    "PRODUCER_BYTE_RATE",
+    "REQUEST_PERCENTAGE",
+    "QuotaError",
+    "Quotas",
+    "Rate",
+    "UnsupportedEntityType",
+]
+
+USER, CLIENT_ID, IP = "user", "client-id", "ip"
+PRODUCER_BYTE_RATE = "producer_byte_rate"
+CONSUMER_BYTE_RATE = "consumer_byte_rate"
+REQUEST_PERCENTAGE = "request_percentage"
+CONTROLLER_MUTATION_RATE = "controller_mutation_rate"
+CONNECTION_CREATION_RATE = "connection_creation_rate"
+
+#: _KEYS are the quota keys of each kind of entity, with their Kafka types (QuotaConfig).
+_USER_CLIENT_KEYS = {
+    PRODUCER_BYTE_RATE: "LONG",
+    CONSUMER_BYTE_RATE: "LONG",
+    REQUEST_PERCENTAGE: "DOUBLE",
+    CONTROLLER_MUTATION_RATE: "DOUBLE",
+}
+_IP_KEYS = {CONNECTION_CREATION_RATE: "INT"}
+_MAX = {"SHORT": 2**15 - 1, "INT": 2**31 - 1, "LONG": 2**63 - 1}
+
+#: Entity is a quota entity: sorted (type, name or None) pairs.
+Entity = tuple[tuple[str, str | None], ...]
+
+FILE = "client-quotas.json"
+
+
+class QuotaError(Exception):
+    """QuotaError is an INVALID_REQUEST with Kafka's message for a bad entity, filter or
+    value."""
+
+
+def entity_text(entity: Entity) -> str:
+    """An entity as Kafka's ClientQuotaEntity prints itself in error messages."""
+    inner = ", ".join(f"{t}={n}" for t, n in entity)
+    return f"ClientQuotaEntity(entries={{{inner}}})"
+
+
+class Rate:
+    """Rate is Kafka's sampled rate (``org.apache.kafka.common.metrics.stats.Rate``): per
+    second, over ``samples`` windows of ``window_ms``, counting at least ``samples - 1`` full
+    windows of elapsed time."""
+
+    __slots__ = ("_samples", "samples", "window_ms")
+
+    def __init__(self, window_ms: int, samples: int) -> None:
+        self.window_ms = window_ms
+        self.samples = samples
+        #: _samples are [window start, total] pairs, oldest first.
+        self._samples: collections.deque[list[float]] = collections.deque()
+
+    def _purge(self, now_ms: float) -> None:
+        horizon = now_ms - self.samples * self.window_ms
+        while self._samples and self._samples[0][0] + self.window_ms <= horizon:
+            self._samples.popleft()
+
+    def record(self, value: float, now_ms: float) -> None:
+        self._purge(now_ms)
+        if not self._samples or now_ms >= self._samples[-1][0] + self.window_ms:
+            self._samples.append([now_ms, 0.0])
+            if len(self._samples) > self.samples:
+                self._samples.popleft()
+        self._samples[-1][1] += value
+
+    def window_size(self, now_ms: float) -> float:
+        """The elapsed time the rate divides by, in ms (Kafka's ``Rate.windowSize``)."""
+        self._purge(now_ms)
+        oldest = self._samples[0][0] if self._samples else now_ms
+        elapsed = now_ms - oldest
+        full = int(elapsed // self.window_ms)
+        if full < self.samples - 1:
+            elapsed += (self.samples - 1 - full) * self.window_ms
+        return elapsed
+
+    def measure(self, now_ms: float) -> float:
+        """The rate per second now."""
+        window = self.window_size(now_ms)
+        total = sum(s[1] for s in self._samples)
+        return total / (window / 1000.0)
+
+
+@dataclass
+class _Sensor:
+    rate: Rate
+    used: float
+
+
+def _user(principal: str) -> str:
+    """The user name of a principal string (``User:alice`` is ``alice``)."""
+    return principal.split(":", 1)[1] if ":" in principal else principal
+
+
+class Quotas:
+    """Quotas holds the broker's client quotas and measures what each client uses. It lives on
+    the broker's event loop."""
+
+    def __init__(self, data_dir: Path, window_seconds: int = 1, samples: int = 11) -> None:
+        self._path = Path(data_dir) / FILE
+        self.window_ms = window_seconds * 1000
+        self.samples = samples
+        #: values are the quotas set: {entity: {key: value}}.
+        self.values: dict[Entity, dict[str, float]] = {}
+        self._sensors: dict[tuple[str, str, str], _Sensor] = {}
+        if file_exists(self._path):
+            for item in json.loads(read_text(self._path)):
+                entity = tuple((t, n) for t, n in item["entity"])
+                self.values[entity] = {k: float(v) for k, v in item["values"].items()}
+
+    @property
+    def active(self) -> bool:
+        """Whether any user or client-id quota is set (nothing is measured otherwise)."""
+        return bool(self.values)
+
+    # -- AlterClientQuotas -------------------------------------------------------------------
+
+    def alter(
+        self, entries: Iterable[tuple[Entity, list[tuple[str, float, bool]]]], validate_only: bool
+    ) -> list[tuple[Entity, QuotaError | None]]:
+        """Apply each entry's ops (key, value, remove) to its entity, as Kafka's
+        ClientQuotaControlManager does: an entry with any error changes nothing, the others
+        apply. Returns one result per entity (Kafka answers from a map by entity): an entity
+        named twice, or a key twice for one entity, is "ignored" as a duplicate, though what
+        its first entry changed stays changed, as in Kafka."""
+        results: dict[Entity, tuple[Entity, QuotaError | None]] = {}
+        changed = False
+        for entity, ops in entries:
+            key_entity = tuple(sorted(entity))
+            alterations: dict[str, float | None] = {}
+            duplicate = False
+            for key, value, remove in ops:
+                duplicate |= key in alterations
+                alterations[key] = None if remove else value
+            if duplicate or key_entity in results:
+                error = QuotaError(f"Ignoring duplicate entity {entity_text(entity)}")
+                results[key_entity] = (results.get(key_entity, (entity, None))[0], error)
+                continue
+            try:
+                changed |= self._alter_one(key_entity, alterations, validate_only)
+                results[key_entity] = (entity, None)
+            except QuotaError as e:
+                results[key_entity] = (entity, e)
+        if changed and not validate_only:
+            self._save()
+        return list(results.values())
+
+    def _alter_one(
+        self, entity: Entity, alterations: dict[str, float | None], validate_only: bool
+    ) -> bool:
+        keys = _validate_entity(entity)
+        current = self.values.get(entity, {})
+        new = dict(current)
+        for key, value in alterations.items():
+            if value is None:
+                new.pop(key, None)
+                continue
+            _validate_value(keys, key, value)
+            new[key] = value
+        if validate_only or new == current:
+            return False
+        if new:
+            self.values[entity] = new
+        else:
+            self.values.pop(entity, None)
+        self._sensors.clear()  # the entities clients resolve to may have changed
+        return True
+
+    def _save(self) -> None:
+        items = [
+            {"entity": [list(p) for p in entity], "values": values}
+            for entity, values in sorted(self.values.items(), key=lambda kv: repr(kv[0]))
+        ]
+        write_atomically(self._path, json.dumps(items, indent=1) + "\n")
+
+    # -- DescribeClientQuotas ----------------------------------------------------------------
+
+    def describe(
+        self, components: list[tuple[str, int, str | None]], strict: bool
+    ) -> list[tuple[Entity, dict[str, float]]]:
+        """The entities a filter matches and their quotas, as Kafka's ClientQuotasImage
+        answers. ``components`` are (entity type, match type, match): 0 exact name, 1 the
+        default, 2 any name given."""
+        exact: dict[str, str | None] = {}
+        typed: set[str] = set()
+        for etype, match_type, match in components:
+            if not etype:
+                raise QuotaError("Invalid empty entity type.")
+            if etype in exact or etype in typed:
+                raise QuotaError(f"Entity type {etype} cannot appear more than once in the filter.")
+            if etype not in (IP, USER, CLIENT_ID):
+                raise UnsupportedEntityType(f"Unsupported entity type {etype}")
+            if match_type == 0:
+                if match is None:
+                    raise QuotaError(
+                        "Request specified MATCH_TYPE_EXACT, but set match string to null."
+                    )
+                exact[etype] = match
+            elif match_type == 1:
+                if match is not None:
+                    raise QuotaError(
+                        "Request specified MATCH_TYPE_DEFAULT, but also specified a match string."
+                    )
+                exact[etype] = None
+            elif match_type == 2:
+                if match is not None:
+                    raise QuotaError(
+                        "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string."
+                    )
+                typed.add(etype)
+            else:
+                raise QuotaError(f"Unknown match type {match_type}")
+        if (IP in exact or IP in typed) and (
+            USER in exact or USER in typed or CLIENT_ID in exact or CLIENT_ID in typed
+        ):
+            raise QuotaError(
+                "Invalid entity filter component combination. IP filter component should not "
+                "be used with user or clientId filter component."
+            )
+        out = []
+        for entity, values in self.values.items():
+            names = dict(entity)
+            if strict and len(names) != len(exact) + len(typed):
+                continue
+            if any(t not in names or names[t] != n for t, n in exact.items()):
+                continue
+            if any(t not in names for t in typed):
+                continue
+            out.append((entity, dict(values)))
+        return out
+
+    # -- enforcement -------------------------------------------------------------------------
+
+    def _resolve(self, key: str, user: str, client_id: str) -> tuple[tuple[str, str], float] | None:
+        """The quota ``key`` that applies to (user, client id): the sensor's (user, client id)
+        tags and the bound, or None when no level sets it."""
+        levels: list[tuple[Entity, tuple[str, str]]] = [
+            (((CLIENT_ID, client_id), (USER, user)), (user, client_id)),
+            (((CLIENT_ID, None), (USER, user)), (user, client_id)),
+            (((USER, user),), (user, "")),
+            (((CLIENT_ID, client_id), (USER, None)), (user, client_id)),
+            (((CLIENT_ID, None), (USER, None)), (user, client_id)),
+            (((USER, None),), (user, "")),
+            (((CLIENT_ID, client_id),), ("", client_id)),
+            (((CLIENT_ID, None),), ("", client_id)),
+        ]
+        for entity, tags in levels:
+            values = self.values.get(entity)
+            if values is not None and key in values:
+                return tags, values[key]
+        return None
+
+    def record(
+        self, key: str, principal: str, client_id: str, value: float, now_ms: float | None = None
+    ) -> int:
+        """Count ``value`` (bytes, or request-time percent) against quota ``key`` for this
+        client; the throttle time in ms (0 when within its quota or none applies)."""
+        user = _user(principal)
+        found = self._resolve(key, user, client_id or "")
+        if found is None:
+            return 0
+        (tag_user, tag_client), bound = found
+        now = time.monotonic() * 1000 if now_ms is None else now_ms
+        sensor_key = (key, tag_user, tag_client)
+        sensor = self._sensors.get(sensor_key)
+        if sensor is None:
+            sensor = self._sensors[sensor_key] = _Sensor(Rate(self.window_ms, self.samples), 0)
+        sensor.rate.record(value, now)
+        rate = sensor.rate.measure(now)
+        if rate <= bound:
+            return 0
+        return round((rate - bound) / bound * sensor.rate.window_size(now))
+
+    def unrecord(
+        self, key: str, principal: str, client_id: str, value: float, now_ms: float | None = None
+    ) -> None:
+        """Take back ``value`` (a throttled Fetch sends no records)."""
+        found = self._resolve(key, _user(principal), client_id or "")
+        if found is None:
+            return
+        sensor = self._sensors.get((key, *found[0]))
+        if sensor is not None:
+            now = time.monotonic() * 1000 if now_ms is None else now_ms
+            sensor.rate.record(-value, now)
+
+
+class UnsupportedEntityType(QuotaError):
+    """An entity type DescribeClientQuotas does not know: UNSUPPORTED_VERSION in Kafka."""
+
+
+def _validate_entity(entity: Entity) -> dict[str, str]:
+    if not entity:
+        raise QuotaError("Invalid empty client quota entity")
+    names: dict[str, str | None] = {}
+    for etype, name in entity:
+        if etype in names:
+            raise QuotaError(f"Invalid client quota entity, duplicate entity entry {etype}")
+        if etype not in (USER, CLIENT_ID, IP):
+            raise QuotaError(f"Unhandled client quota entity type: {etype}")
+        names[etype] = name
+        if name is not None and name == "":
+            raise QuotaError(f"Empty {etype} not supported")
+    if IP in names:
+        if USER in names or CLIENT_ID in names:
+            raise QuotaError(
+                "Invalid quota entity combination, IP entity shouldnot be combined with User "
+                "or ClientId"
+            )
+        ip = names[IP]
+        if ip is not None:
+            try:
+                ipaddress.ip_address(ip)
+            except ValueError:
+                raise QuotaError(f"{ip} is not a valid IP or resolvable host.") from None
+        return _IP_KEYS
+    return _USER_CLIENT_KEYS
+
+
+def _validate_value(keys: dict[str, str], key: str, value: float) -> None:
+    kind = keys.get(key)
+    if kind is None:
+        raise QuotaError(f"Invalid configuration key {key}")
+    if value <= 0.0:
+        raise QuotaError(f"Quota {key} must be greater than 0")
+    if kind == "DOUBLE":
+        return
+    if value > _MAX[kind]:
+        article = "an" if kind == "INT" else "a"
+        raise QuotaError(f"Proposed value for {key} is too large for {article} {kind}.")
+    if abs(math.fmod(value, 1.0)) > 1e-6:
+        raise QuotaError(f"{key} cannot be a fractional value.")
+
+
+def describe_entity(entity: Entity) -> list[dict[str, Any]]:
+    """An entity as the responses list it."""
+    return [{"entity_type": t, "entity_name": n} for t, n in entity]
