@@ -17,6 +17,8 @@ import select
 import socket
 import statistics
 import struct
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -244,6 +246,48 @@ class Flood:
                     del buf[:i]
 
 
+class FloodProcess:
+    """FloodProcess runs a :class:`Flood` in a child process, so that its Python loop does not
+    share this process's interpreter lock with the client being timed. ``answered`` and
+    ``elapsed`` are its figures once stopped."""
+
+    def __init__(self, host: str, port: int, connections: int = 4, depth: int = 64) -> None:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "support.abuse", host, str(port), str(connections), str(depth)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != b"flooding":
+            raise RuntimeError("the flood did not start")
+        self.answered = 0
+        self.elapsed = 0.0
+
+    def __enter__(self) -> FloodProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            out, _ = self.proc.communicate(b"", timeout=30)
+            answered, elapsed = out.split()
+            self.answered, self.elapsed = int(answered), float(elapsed)
+
+
+def _flood_main(argv: list[str]) -> None:
+    host, port, connections, depth = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
+    with Flood(host, port, connections, depth) as flood:
+        print("flooding", flush=True)
+        sys.stdin.read()  # until the parent closes it
+    print(flood.answered, flood.elapsed, flush=True)
+
+
 def quantile(samples: list[float], q: float) -> float:
     return statistics.quantiles(samples, n=100, method="inclusive")[int(q * 100) - 1]
 
@@ -251,9 +295,10 @@ def quantile(samples: list[float], q: float) -> float:
 class Probe:
     """Probe is a real client beside the abusers: confluent-kafka's producer (acks=all, one
     message at a time, each flushed) and consumer (assigned the partition, reading what the
-    producer writes). ``run(n)`` times ``n`` messages: the produce latency (produce to
-    delivery) and the end-to-end latency (produce to the consumer's poll returning it), in
-    seconds."""
+    producer writes), and a Fetch v12 request on a connection of its own. ``run(n)`` times
+    ``n`` messages: the produce latency (produce to delivery), the end-to-end latency (produce
+    to the consumer's poll returning it) and the fetch latency (a Fetch of the partition's first
+    record, request to response), in seconds."""
 
     def __init__(self, bootstrap: str) -> None:
         from confluent_kafka import Consumer, Producer, TopicPartition
@@ -274,11 +319,41 @@ class Probe:
             }
         )
         self.consumer.assign([TopicPartition(self.topic, 0, 0)])
+        host, port = bootstrap.rsplit(":", 1)
+        self.fetcher = socket.create_connection((host, int(port)), timeout=30)
+        self.fetcher.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._fetch = protocol.encode_request(
+            int(protocol.ApiKey.FETCH),
+            12,
+            7,
+            "probe-fetch",
+            {
+                "max_wait_ms": 0,
+                "min_bytes": 1,
+                "max_bytes": 1 << 20,
+                "topics": [
+                    {
+                        "topic": self.topic,
+                        "partitions": [
+                            {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 4096}
+                        ],
+                    }
+                ],
+            },
+        )
         self.run(20)  # connections up, metadata known
 
-    def run(self, n: int) -> tuple[list[float], list[float]]:
+    def fetch_once(self) -> float:
+        started = time.perf_counter()
+        self.fetcher.sendall(self._fetch)
+        size = struct.unpack(">i", _read(self.fetcher, 4))[0]
+        _read(self.fetcher, size)
+        return time.perf_counter() - started
+
+    def run(self, n: int) -> tuple[list[float], list[float], list[float]]:
         produce: list[float] = []
         e2e: list[float] = []
+        fetch: list[float] = []
         for _ in range(n):
             started = time.perf_counter()
             self.producer.produce(self.topic, struct.pack(">d", started))
@@ -290,10 +365,12 @@ class Probe:
                 if m is not None and m.error() is None:
                     e2e.append(time.perf_counter() - struct.unpack(">d", m.value())[0])
                     break
-        return produce, e2e
+            fetch.append(self.fetch_once())
+        return produce, e2e, fetch
 
     def close(self) -> None:
         self.consumer.close()
+        self.fetcher.close()
 
 
 @contextlib.contextmanager
@@ -303,3 +380,7 @@ def probe(bootstrap: str) -> Iterator[Probe]:
         yield p
     finally:
         p.close()
+
+
+if __name__ == "__main__":
+    _flood_main(sys.argv[1:])

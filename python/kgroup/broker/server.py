@@ -73,9 +73,14 @@ _resize.argtypes = [ctypes.py_object, ctypes.c_ssize_t]
 _resize.restype = ctypes.c_int
 
 
+#: TURN_REQUESTS is how many requests of one connection are handled in a row before the others'
+#: reads get their turn: a client pipelining many small requests (an ApiVersions flood) holds
+#: the event loop no longer than that (Kafka's processor takes one request per connection at a
+#: time, muting it until the answer is sent).
+TURN_REQUESTS = 8
 #: OUTPUT_MAX: a connection whose transport holds more than this many bytes of responses not
 #: yet taken by the kernel (a client that sends and does not read) is not read until they are.
-OUTPUT_MAX = 4 * 1024 * 1024
+OUTPUT_MAX = 1024 * 1024
 
 
 class _Slot:
@@ -143,6 +148,8 @@ class Connection(asyncio.BufferedProtocol):
         self._full = False
         self._stopped = False
         self._backlogged = False
+        #: _waiting_turn: requests read are left for the next turn (TURN_REQUESTS).
+        self._waiting_turn = False
         self._reading = True
         self._closed = False
         self._sendfile = state.fetch_sendfile
@@ -282,9 +289,18 @@ class Connection(asyncio.BufferedProtocol):
         data = self._reader.data
         view = self._reader.view
         start = 0
+        turn = TURN_REQUESTS
         while not self._closed:
             avail = end - start
             if avail < 4:
+                break
+            if not turn:
+                # This connection's turn is over: the rest waits for the next iteration of the
+                # event loop, after the other connections' reads.
+                self._waiting_turn = True
+                self.update_reading()
+                assert self._loop is not None
+                self._loop.call_soon(self._next_turn)
                 break
             try:
                 size = protocol.frame_size(data[start : start + 4], self._max_frame)
@@ -293,6 +309,7 @@ class Connection(asyncio.BufferedProtocol):
                 return
             if avail - 4 >= size:
                 start += 4 + size
+                turn -= 1
                 self._request(bytes(view[start - size : start]))
                 continue
             if avail > CARRY_MAX:
@@ -313,6 +330,17 @@ class Connection(asyncio.BufferedProtocol):
             self._carry = bytes(view[start:end])
             self._held_bytes = end - start
             self._request_bytes.take(self._held_bytes)
+
+    def _next_turn(self) -> None:
+        """Handle the requests left over from this connection's last turn."""
+        self._waiting_turn = False
+        if self._closed:
+            return
+        carry = self._carry
+        if carry:
+            self._reader.view[: len(carry)] = carry
+            self.buffer_updated(0)
+        self.update_reading()
 
     def _grow(self) -> None:
         """Make room for more of the large frame: twice what arrived, at most its size."""
@@ -363,6 +391,7 @@ class Connection(asyncio.BufferedProtocol):
             or self._paused_by_fault
             or self._backlogged
             or self._muted_until
+            or self._waiting_turn
             # A frame being read into its own buffer is read to its end, as Kafka's selector
             # reads on a channel whose receive has its memory (KafkaChannel.isInMutableState).
             or (self._request_bytes.exhausted and self._frame is None)
