@@ -315,6 +315,12 @@ def test_abusers_leave_memory_bounded_and_clients_served(abused_config) -> None:
             while rss_mb(pid) > idle_rss + (during - idle_rss) / 2 and time.monotonic() < deadline:
                 time.sleep(0.2)
             after = rss_mb(pid)
+            print(
+                f"RSS MB idle {idle_rss:.1f} during {during:.1f} after {after:.1f} bound "
+                f"{bound:.1f}; p99 ms produce {idle_p99 * 1e3:.2f} -> {busy_p99 * 1e3:.2f}, "
+                f"fetch {quantile(idle_fetch, 0.99) * 1e3:.2f} -> "
+                f"{quantile(busy_fetch, 0.99) * 1e3:.2f}; flood {flood.answered} answers"
+            )
             assert after <= idle_rss + (during - idle_rss) / 2, (idle_rss, during, after)
             produce, _, _ = p.run(20)
             assert len(produce) == 20

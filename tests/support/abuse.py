@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from kgroup import protocol
 
 API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
+_IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)
 
 
 def raise_fd_limit(want: int) -> int:
@@ -57,7 +58,10 @@ def api_versions_request(correlation_id: int = 1, version: int = 3) -> bytes:
 
 def _connect(host: str, port: int, source: str, timeout: float) -> socket.socket:
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # The port is picked at connect (Linux's IP_BIND_ADDRESS_NO_PORT): bind's own search of a
+    # free port slows to milliseconds once thousands of the address's ports are in TIME_WAIT.
+    with contextlib.suppress(OSError):
+        s.setsockopt(socket.IPPROTO_IP, _IP_BIND_ADDRESS_NO_PORT, 1)
     s.bind((source, 0))
     s.settimeout(timeout)
     s.connect((host, port))
