@@ -419,11 +419,19 @@ class Acceptor:
             task.add_done_callback(self._connecting.discard)
 
     async def _connect(self, conn: socket.socket, ip: str) -> None:
+        made: list[Any] = []
+
+        def protocol() -> Any:
+            made.append(self.factory(ip))
+            return made[0]
+
         try:
-            await self.loop.connect_accepted_socket(lambda: self.factory(ip), conn, ssl=self.ssl)
+            await self.loop.connect_accepted_socket(protocol, conn, ssl=self.ssl)
         except Exception as e:  # the peer left, or its TLS handshake failed
             log.debug("Connection from %s failed before it was served: %s", ip, e)
-            self.quotas.dec(self.listener, ip)
+            # A connection that was made gives its slot back as it is lost.
+            if not made or getattr(made[0], "transport", None) is None:
+                self.quotas.dec(self.listener, ip)
             conn.close()
 
     def close(self) -> None:
