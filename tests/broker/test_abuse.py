@@ -324,3 +324,48 @@ def test_abusers_leave_memory_bounded_and_clients_served(abused_config) -> None:
             assert after <= idle_rss + (during - idle_rss) / 2, (idle_rss, during, after)
             produce, _, _ = p.run(20)
             assert len(produce) == 20
+
+
+def test_a_client_that_does_not_read_stops_being_read() -> None:
+    # Kafka's processor mutes a channel until its response is sent, so a client that pipelines
+    # and never reads holds one answer in the broker. kgroup reads it until its unsent answers
+    # pass OUTPUT_MAX, then waits for it to read; every request is answered in the end.
+    from kgroup.broker import Broker as ServerBroker
+    from kgroup.broker.server import OUTPUT_MAX
+
+    with ServerBroker(port=0, config={"kgroup.log.storage": "memory"}) as broker:
+        host, port = broker.bootstrap_servers.rsplit(":", 1)
+        request = api_versions_request()
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.setblocking(False)
+            sent = 0
+            out = b""
+            burst = request * 256
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline:
+                out = out or burst
+                try:
+                    n = s.send(out)
+                except BlockingIOError:
+                    time.sleep(0.01)
+                    continue
+                out = out[n:]
+                sent += n
+            assert broker.state is not None
+            (conn,) = list(broker.state.connections)
+            assert conn._backlogged  # type: ignore[attr-defined]
+            unsent = conn.transport.get_write_buffer_size()  # type: ignore[attr-defined]
+            assert unsent < 2 * OUTPUT_MAX, unsent
+            # Every whole request is answered once the client reads (a last one cut short is
+            # not a request).
+            whole = sent // len(request)
+            s.setblocking(True)
+            s.settimeout(10)
+            answered = 0
+            buf = b""
+            while answered < whole:
+                buf += s.recv(1 << 20)
+                while len(buf) >= 4 and len(buf) - 4 >= struct.unpack(">i", buf[:4])[0]:
+                    buf = buf[4 + struct.unpack(">i", buf[:4])[0] :]
+                    answered += 1
+            assert answered == whole
