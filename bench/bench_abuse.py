@@ -162,9 +162,16 @@ def _summary() -> list[str]:
         lines.append(
             f"  {w:<18}" + "".join(f"{r[w]:>12.2f}" if w in r else f"{'':>12}" for _, r in _rows)
         )
-    for w in ("produce p99 ms", "fetch p99 ms", "e2e p99 ms"):
+    after = dict(_rows).get("after")
+    for w in ("produce p50 ms", "produce p99 ms", "fetch p50 ms", "fetch p99 ms", "e2e p99 ms"):
         ratios = ", ".join(f"{name} {r[w] / idle[w]:.2f}x" for name, r in _rows if name != "idle")
         lines.append(f"  {w} vs idle: {ratios} (target: within 2x)")
+        if after is not None:
+            # The broker idle again at the end: a control for the machine's own noise.
+            ratios = ", ".join(
+                f"{name} {r[w] / after[w]:.2f}x" for name, r in _rows if name != "after"
+            )
+            lines.append(f"  {w} vs after (control): {ratios}")
     lines += [f"  {n}" for n in _notes]
     lines.append(f"  {N:,} connections per crowd, {SAMPLES} samples per phase; {load_average()}")
     lines.append(f"  python {sys.version.split()[0]}")
