@@ -18,7 +18,7 @@ PY_PATHS := python tests bench spark_udfs scripts examples pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python test-example test-spark-compat test-compat bench bench-kafka lint fmt \
 	build build-bench venv clean fuzz kafka-ref generate bench-848 bench-testing \
-	bench-abuse
+	test-compat-security bench-tls bench-abuse
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -75,6 +75,12 @@ test-compat: build kafka-ref
 	RDK_SRC=$(RDK_SRC) COMPAT_TESTS="$(COMPAT_TESTS)" $(PY) scripts/librdkafka/run.py \
 		--protocol $(PROTOCOL)
 
+# librdkafka's programs that need a secured broker (ACLs, SSL, SASL), one broker per mode.
+test-compat-security: build kafka-ref
+	for mode in acl ssl sasl-plain sasl-scram; do \
+		RDK_SRC=$(RDK_SRC) $(PY) scripts/librdkafka/run.py --security $$mode || exit 1; \
+	done
+
 # tests/spark on an older Spark than .venv's: by default the newest 4.0 release, the oldest that
 # pyproject's [spark] extra allows (`make test-spark-compat SPARK=4.1` for another). Its own
 # virtualenv, from .venv's interpreter, so that the kgroup built for .venv imports there as is.
@@ -130,6 +136,11 @@ bench-testing: build kafka-ref
 	$(PY) -m pytest -q bench/bench_testing.py -o python_files='bench_*.py' -p no:cacheprovider \
 		--benchmark-only --benchmark-columns=min,median,rounds --benchmark-sort=name
 	uptime
+
+# What TLS costs: produce, consume and acks=all latency over SSL against PLAINTEXT, kgroup
+# beside Apache Kafka (issue 24, bench/bench_tls.py), one run; the load average prints with it.
+bench-tls: build kafka-ref
+	$(PY) bench/bench_tls.py
 
 # The broker under abuse (issue 24, bench/bench_abuse.py), one run: a real producer and consumer
 # timed beside 10,000 held connections, 10,000 stalled frames, huge claims, random bytes and an

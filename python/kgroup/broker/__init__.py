@@ -36,11 +36,12 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from kgroup import errors
-from kgroup.broker.config import LONG_MAX, BrokerConfig
+from kgroup.broker.config import LONG_MAX, BrokerConfig, ConfigError
 from kgroup.broker.faults import Faults
-from kgroup.broker.limits import Acceptor, Limits
+from kgroup.broker.limits import Acceptor, Limits, QuotaSlot
 from kgroup.broker.listeners import Listener, bound, host_port, parse_listeners
 from kgroup.broker.logdirs import close_memory_storage, open_memory_storage
+from kgroup.broker.scram import parse_add_scram
 from kgroup.broker.server import Connection
 from kgroup.broker.state import BrokerState
 from kgroup.broker.topics import Partition, now_ms
@@ -112,7 +113,9 @@ class Broker:
     them); ``host`` and ``port`` are where it listens (``port=0``
     picks a free port); ``advertised_listener`` (``HOST:PORT``) is the address clients are told
     to use, by default the listener's; ``config`` holds ``server.properties`` keys, on top of
-    ``config_file`` when given.
+    ``config_file`` when given. ``add_scram`` gives SCRAM users as kafka-storage format's
+    ``--add-scram`` does (``SCRAM-SHA-256=[name=alice,password=alice-secret]``): each is stored
+    at start unless the user already has a credential of that mechanism.
 
     Use it as a context manager: ``with Broker(...)`` runs it in a thread of its own, ``async
     with Broker(...)`` as tasks of the running event loop. Either way ``bootstrap_servers`` is
@@ -136,8 +139,15 @@ class Broker:
         config: Mapping[str, Any] | None = None,
         config_file: str | Path | None = None,
         event_loop: str = "auto",
+        add_scram: Sequence[str] = (),
     ) -> None:
         values = dict(config or {})
+        try:
+            #: _add_scram are SCRAM credentials given at start (kafka-storage format's
+            #: ``--add-scram``), each kept unless the user already has one of that mechanism.
+            self._add_scram = [parse_add_scram(a) for a in add_scram]
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         if isinstance(data_dir, (str, Path)):
             values["log.dirs"] = str(data_dir)
         elif data_dir is not None:
@@ -187,6 +197,17 @@ class Broker:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         _raise_fd_limit()
+        # A TLS listener's key store is read first: one that cannot be read stops the start,
+        # as Kafka's does. ssl (OpenSSL) is loaded only by a broker that serves TLS.
+        contexts: dict[str, Any] = {}
+        if any(lst.uses_ssl for lst in self.listeners):
+            from kgroup.broker import tls
+
+            contexts = {
+                lst.name: tls.server_context(self.config, lst)
+                for lst in self.listeners
+                if lst.uses_ssl
+            }
         # Bind first (port 0 picks one), load the topics, then accept: no client ever reaches
         # a broker that is still recovering its logs.
         socks: list[socket.socket] = []
@@ -210,6 +231,11 @@ class Broker:
         self._servers = []
         try:
             await loop.run_in_executor(None, state.topics.load)
+            fresh = [(m, u, c) for m, u, c in self._add_scram if state.scram.get(u, m) is None]
+            for mechanism, user, cred in fresh:
+                state.scram.put(user, mechanism, cred)
+            if fresh:
+                state.scram.save()
             state.groups.start()
             state.transactions.start()
             limits = state.limits
@@ -224,7 +250,7 @@ class Broker:
                     sock,
                     lst.name,
                     limits.quotas,
-                    functools.partial(Connection, state, lst),
+                    self._protocol_factory(state, lst, contexts.get(lst.name)),
                     request_bytes=limits.request_bytes,
                 )
                 self._servers.append(acceptor)
@@ -271,6 +297,19 @@ class Broker:
             len(state.topics.by_name),
             time.monotonic() - started,
         )
+
+    @staticmethod
+    def _protocol_factory(
+        state: BrokerState, listener: Listener, context: Any
+    ) -> Callable[[QuotaSlot], asyncio.BaseProtocol]:
+        """What serves each connection of ``listener`` (given its place in the connection
+        quotas): a Connection, behind a TLS layer on a TLS listener (``context`` its
+        SSLContext)."""
+        if context is None:
+            return functools.partial(Connection, state, listener)
+        from kgroup.broker.tls import TlsProtocol
+
+        return lambda slot: TlsProtocol(context, Connection(state, listener, slot))
 
     async def stop(self, grace: float = 10.0) -> None:
         """Stop listening, finish the requests in flight (within ``grace`` seconds), flush

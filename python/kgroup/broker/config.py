@@ -566,6 +566,143 @@ def _synonym_default(spec: ConfigSpec, index: int) -> Any:
     return spec.default // factor if factor != 1 else spec.default
 
 
+def _mapping_rules(value: Any) -> str | None:
+    from kgroup.broker.principals import check_mapping_rules
+
+    return check_mapping_rules(value)
+
+
+#: SSL_CONFIGS are Kafka's TLS settings of a listener (SslConfigs, BrokerSecurityConfigs), with
+#: its defaults; each may be set for one listener as ``listener.name.<listener>.<key>``
+#: (kgroup.broker.tls reads them).
+SSL_CONFIGS = (
+    _broker(
+        "ssl.keystore.type",
+        T.STRING,
+        "JKS",
+        "The file format of the key store file: PEM or PKCS12 (Kafka's default, JKS, cannot be "
+        "read by kgroup: convert the store to PKCS12 or PEM).",
+    ),
+    _broker(
+        "ssl.keystore.location",
+        T.STRING,
+        None,
+        "The location of the key store file: the listener's private key and certificate chain.",
+    ),
+    _broker(
+        "ssl.keystore.password",
+        T.PASSWORD,
+        None,
+        "The store password for the key store file (not set for PEM, whose key is decrypted "
+        "with ssl.key.password).",
+    ),
+    _broker(
+        "ssl.key.password",
+        T.PASSWORD,
+        None,
+        "The password of the private key in the key store file or the PEM key specified in "
+        "'ssl.keystore.key'.",
+    ),
+    _broker(
+        "ssl.keystore.key",
+        T.PASSWORD,
+        None,
+        "Private key in the format specified by 'ssl.keystore.type' (PEM, PKCS#8, encrypted "
+        "with ssl.key.password or clear), with ssl.keystore.certificate.chain.",
+    ),
+    _broker(
+        "ssl.keystore.certificate.chain",
+        T.PASSWORD,
+        None,
+        "Certificate chain in the format specified by 'ssl.keystore.type' (PEM: X.509 "
+        "certificates, the listener's first).",
+    ),
+    _broker(
+        "ssl.truststore.type",
+        T.STRING,
+        "JKS",
+        "The file format of the trust store file: PEM or PKCS12 (JKS cannot be read by kgroup).",
+    ),
+    _broker(
+        "ssl.truststore.location",
+        T.STRING,
+        None,
+        "The location of the trust store file: the certificates client certificates are "
+        "checked against (unset: the system's).",
+    ),
+    _broker(
+        "ssl.truststore.password",
+        T.PASSWORD,
+        None,
+        "The password for the trust store file (not for PEM).",
+    ),
+    _broker(
+        "ssl.truststore.certificates",
+        T.PASSWORD,
+        None,
+        "Trusted certificates in the format specified by 'ssl.truststore.type' (PEM).",
+    ),
+    _broker(
+        "ssl.client.auth",
+        T.STRING,
+        "none",
+        "Whether the broker asks clients for a certificate: required (a client without a "
+        "trusted one is refused), requested (a client may send none, and is then "
+        "User:ANONYMOUS) or none.",
+        one_of("required", "requested", "none"),
+    ),
+    _broker(
+        "ssl.enabled.protocols",
+        T.LIST,
+        ["TLSv1.2", "TLSv1.3"],
+        "The list of protocols enabled for SSL connections.",
+    ),
+    _broker(
+        "ssl.protocol",
+        T.STRING,
+        "TLSv1.3",
+        "The SSL protocol used to generate the SSLContext; the protocols a connection may use "
+        "are ssl.enabled.protocols.",
+    ),
+    _broker(
+        "ssl.cipher.suites",
+        T.LIST,
+        None,
+        "A list of TLS 1.2 cipher suites, by Java's names or OpenSSL's (default: all of "
+        "OpenSSL's secure ones; TLS 1.3's suites are always enabled).",
+    ),
+    _broker(
+        "ssl.principal.mapping.rules",
+        T.STRING,
+        "DEFAULT",
+        "A list of rules for mapping from distinguished name from the client certificate to "
+        "short name: RULE:pattern/replacement/[LU] or DEFAULT (the name itself), the first "
+        "that matches applies.",
+        _mapping_rules,
+    ),
+    _broker(
+        "ssl.endpoint.identification.algorithm",
+        T.STRING,
+        "https",
+        "The endpoint identification algorithm a client uses to check the server's host name "
+        "(accepted for Kafka's server.properties; a single broker makes no TLS connections).",
+    ),
+    _broker(
+        "ssl.keymanager.algorithm",
+        T.STRING,
+        "SunX509",
+        "Java's key manager factory algorithm (accepted for Kafka's server.properties; no effect).",
+    ),
+    _broker(
+        "ssl.trustmanager.algorithm",
+        T.STRING,
+        "PKIX",
+        "Java's trust manager factory algorithm (accepted for Kafka's server.properties; no "
+        "effect).",
+    ),
+)
+
+
 #: BROKER_CONFIGS are the ``server.properties`` keys kgroup reads: its own, and every broker
 #: synonym of a topic config.
 BROKER_CONFIGS: dict[str, ConfigSpec] = {
@@ -614,6 +751,7 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "KRaft's controller listeners: a single kgroup broker has none, so listeners of "
             "these names are not bound.",
         ),
+        *SSL_CONFIGS,
         _broker(
             "log.dirs",
             T.STRING,
@@ -649,6 +787,41 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             104_857_600,
             "The largest request frame the broker reads; a larger one closes the connection.",
             at_least(1),
+        ),
+        _broker(
+            "sasl.enabled.mechanisms",
+            T.LIST,
+            ["GSSAPI"],
+            "The SASL mechanisms SASL listeners offer: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
+            "OAUTHBEARER (kgroup has no GSSAPI, Kafka's default: a SASL listener needs another). "
+            "Each needs its listener.name.<listener>.<mechanism>.sasl.jaas.config.",
+        ),
+        _broker(
+            "sasl.jaas.config",
+            T.PASSWORD,
+            None,
+            "A JAAS login module configuration. A broker reads it per listener and mechanism: "
+            "listener.name.<listener>.<mechanism lower>.sasl.jaas.config.",
+        ),
+        _broker(
+            "sasl.mechanism.inter.broker.protocol",
+            T.STRING,
+            "GSSAPI",
+            "The SASL mechanism brokers use between themselves (a single kgroup broker has "
+            "no peers).",
+        ),
+        _broker(
+            "connections.max.reauth.ms",
+            T.LONG,
+            0,
+            "The longest a SASL session lasts before the client must re-authenticate "
+            "(KIP-368; 0: sessions never expire). Clients learn it from SaslAuthenticate v1+.",
+        ),
+        _broker(
+            "sasl.server.max.receive.size",
+            T.INT,
+            524_288,
+            "The largest frame taken before SASL authentication completes.",
         ),
         _broker(
             "log.retention.check.interval.ms",

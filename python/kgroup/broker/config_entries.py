@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 from kgroup.broker.config import (
     BROKER_CONFIGS,
     CLUSTER_MIN_ISR,
+    LISTENER_PREFIX,
     TOPIC_CONFIGS,
     ConfigSource,
     ConfigSpec,
+    ConfigType,
     format_value,
 )
 
@@ -30,13 +32,17 @@ def _entry(
     include_synonyms: bool,
     include_documentation: bool,
 ) -> dict[str, Any]:
+    # A password is never shown, set or not: Kafka answers null and is_sensitive.
+    sensitive = spec.type is ConfigType.PASSWORD
+    if sensitive:
+        synonyms = [dict(s, value=None) for s in synonyms]
     return {
         "name": spec.name,
-        "value": format_value(spec, value),
+        "value": None if sensitive else format_value(spec, value),
         "read_only": spec.read_only,
         "is_default": source == ConfigSource.DEFAULT_CONFIG,
         "config_source": int(source),
-        "is_sensitive": False,
+        "is_sensitive": sensitive,
         "synonyms": synonyms if include_synonyms else [],
         "config_type": int(spec.type),
         "documentation": spec.doc if include_documentation else None,
@@ -103,6 +109,51 @@ def broker_entries(
         if value is None and names is None:
             continue
         if not synonyms:
-            synonyms = [{"name": name, "value": format_value(spec, value), "source": int(source)}]
+            shown = None if spec.type == ConfigType.PASSWORD else format_value(spec, value)
+            synonyms = [{"name": name, "value": shown, "source": int(source)}]
         out.append(_entry(spec, value, source, synonyms, include_synonyms, include_documentation))
+    if not cluster_default:
+        out += _listener_entries(state, names, include_synonyms, include_documentation)
+    return out
+
+
+def _listener_entries(
+    state: BrokerState,
+    names: Iterable[str] | None,
+    include_synonyms: bool,
+    include_documentation: bool,
+) -> list[dict[str, Any]]:
+    """The ``listener.name.<listener>.<key>`` settings, as Kafka lists a broker's originals:
+    static, and sensitive (no value) when the key is a password or unknown (a mechanism's
+    ``sasl.jaas.config``), as Kafka's KafkaConfig.maybeSensitive judges them."""
+    wanted = None if names is None else set(names)
+    out = []
+    for listener, settings in sorted(state.config.per_listener.items()):
+        for sub, value in sorted(settings.items()):
+            name = f"{LISTENER_PREFIX}{listener}.{sub}"
+            if wanted is not None and name not in wanted:
+                continue
+            known = BROKER_CONFIGS.get(sub)
+            if known is None and sub.endswith(".sasl.jaas.config"):
+                known = BROKER_CONFIGS["sasl.jaas.config"]
+            spec = ConfigSpec(
+                name,
+                known.type if known is not None else ConfigType.UNKNOWN,
+                None,
+                known.doc if known is not None else "",
+                read_only=True,
+            )
+            sensitive = known is None or known.type == ConfigType.PASSWORD
+            shown = None if sensitive else format_value(spec, value)
+            source = ConfigSource.STATIC_BROKER_CONFIG
+            entry = _entry(
+                spec,
+                value,
+                source,
+                [{"name": name, "value": shown, "source": int(source)}],
+                include_synonyms,
+                include_documentation,
+            )
+            entry["value"], entry["is_sensitive"] = shown, sensitive
+            out.append(entry)
     return out

@@ -48,6 +48,7 @@ __all__ = [
     "Acceptor",
     "ConnectionQuotas",
     "Limits",
+    "QuotaSlot",
     "ReadBuffer",
     "RequestBytes",
     "Trimmer",
@@ -155,6 +156,25 @@ class ConnectionQuotas:
     def forget(self, acceptor: Acceptor) -> None:
         if acceptor in self._waiting:
             self._waiting.remove(acceptor)
+
+
+class QuotaSlot:
+    """QuotaSlot is one accepted connection's place in the connection quotas, given back once
+    (``release``) however the connection ends: closed, refused by its TLS handshake, or failed
+    before it was served."""
+
+    __slots__ = ("held", "ip", "listener", "quotas")
+
+    def __init__(self, quotas: ConnectionQuotas, listener: str, ip: str) -> None:
+        self.quotas = quotas
+        self.listener = listener
+        self.ip = ip
+        self.held = True
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self.quotas.dec(self.listener, self.ip)
 
 
 class RequestBytes:
@@ -329,8 +349,7 @@ class Acceptor:
         sock: socket.socket,
         listener: str,
         quotas: ConnectionQuotas,
-        factory: Callable[[str], Any],
-        ssl: Any = None,
+        factory: Callable[[QuotaSlot], Any],
         backlog: int = 512,
         request_bytes: RequestBytes | None = None,
     ) -> None:
@@ -339,7 +358,6 @@ class Acceptor:
         self.listener = listener
         self.quotas = quotas
         self.factory = factory
-        self.ssl = ssl
         self._backlog = backlog
         self._request_bytes = request_bytes
         self._reading = False
@@ -414,24 +432,16 @@ class Acceptor:
                 conn.close()
                 continue
             conn.setblocking(False)
-            task = self.loop.create_task(self._connect(conn, ip))
+            task = self.loop.create_task(self._connect(conn, QuotaSlot(quotas, self.listener, ip)))
             self._connecting.add(task)
             task.add_done_callback(self._connecting.discard)
 
-    async def _connect(self, conn: socket.socket, ip: str) -> None:
-        made: list[Any] = []
-
-        def protocol() -> Any:
-            made.append(self.factory(ip))
-            return made[0]
-
+    async def _connect(self, conn: socket.socket, slot: QuotaSlot) -> None:
         try:
-            await self.loop.connect_accepted_socket(protocol, conn, ssl=self.ssl)
-        except Exception as e:  # the peer left, or its TLS handshake failed
-            log.debug("Connection from %s failed before it was served: %s", ip, e)
-            # A connection that was made gives its slot back as it is lost.
-            if not made or getattr(made[0], "transport", None) is None:
-                self.quotas.dec(self.listener, ip)
+            await self.loop.connect_accepted_socket(lambda: self.factory(slot), conn)
+        except Exception as e:  # the peer left before it was served
+            log.debug("Connection from %s failed before it was served: %s", slot.ip, e)
+            slot.release()
             conn.close()
 
     def close(self) -> None:

@@ -17,12 +17,21 @@ sends some). While a test's fault is armed (``kgroup.broker.faults``: one attrib
 request otherwise), each request is offered to it first, on either path; it may answer it
 (an error, late), close the connection, or hold every connection (a pause).
 
+On a SASL listener (SASL_PLAINTEXT, SASL_SSL) a connection's frames go to its authenticator
+(``kgroup.broker.sasl``) until the client has authenticated, and again while it
+re-authenticates (KIP-368); frames above ``sasl.server.max.receive.size`` are refused until
+then. Its principal (``conn.principal``) is then ``User:<name>``; a request after the session
+expired closes the connection.
+
 A Fetch response's record batches are not copied through Python when ``kgroup.fetch.sendfile``
 is on (the default): the handler answers with FileSlices of the segment files, the response is
 encoded around them (``protocol.encode_response_segments``) and ``output.Output`` sends them
 with ``os.sendfile``, in order with everything else on the connection. A partition's records
 below ``kgroup.fetch.sendfile.min.bytes`` (128 KB) are read straight into the response instead,
-which costs less for them.
+which costs less for them. On a TLS listener (SSL, SASL_SSL) the transport is the event
+loop's TLS one and every response is copied through it (no sendfile); the connection's
+principal comes from the client's certificate once the handshake is done
+(``kgroup.broker.principals``).
 """
 
 from __future__ import annotations
@@ -39,12 +48,14 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from kgroup import errors, protocol
+from kgroup.broker import principals
 from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
-from kgroup.broker.limits import CARRY_MAX
+from kgroup.broker.limits import CARRY_MAX, QuotaSlot
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import Output
 from kgroup.broker.quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
+from kgroup.broker.sasl import Authenticator
 from kgroup.group import GROUP_API_KEYS
 from kgroup.log import FileSlice
 
@@ -58,6 +69,7 @@ log = logging.getLogger("kgroup.broker")
 _API_VERSIONS = int(protocol.ApiKey.API_VERSIONS)
 _FETCH = int(protocol.ApiKey.FETCH)
 _PRODUCE = int(protocol.ApiKey.PRODUCE)
+_SASL_HANDSHAKE = int(protocol.ApiKey.SASL_HANDSHAKE)
 #: _GROUP_VERSIONS are the versions the broker serves of each api whose raw frame goes to the
 #: group coordinator.
 _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
@@ -103,11 +115,11 @@ class Connection(asyncio.BufferedProtocol):
 
     It holds memory for what its client sent and the broker has not yet answered: between
     reads, only the unfinished part of a frame (see ``kgroup.broker.limits``). ``listener`` is
-    the listener it came in on; ``counted_ip`` the address its listener's acceptor counted it
-    under in the connection quotas (None: not counted)."""
+    the listener it came in on; ``slot`` its place in the connection quotas, given back when it
+    closes (None: not counted)."""
 
     def __init__(
-        self, state: BrokerState, listener: Listener, counted_ip: str | None = None
+        self, state: BrokerState, listener: Listener, slot: QuotaSlot | None = None
     ) -> None:
         self.state = state
         #: listener is the listener this connection came in on.
@@ -121,7 +133,7 @@ class Connection(asyncio.BufferedProtocol):
         self.client_host = ""
         #: client_address is the peer's IP address (ACLs match hosts on it).
         self.client_address = ""
-        self._counted_ip = counted_ip
+        self._slot = slot
         limits = state.limits
         self._limits = limits
         self._request_bytes = limits.request_bytes
@@ -152,7 +164,9 @@ class Connection(asyncio.BufferedProtocol):
         self._waiting_turn = False
         self._reading = True
         self._closed = False
-        self._sendfile = state.fetch_sendfile
+        # No zero-copy through TLS: the records must be encrypted on their way out (Kafka's
+        # SslTransportLayer copies them too).
+        self._sendfile = state.fetch_sendfile and not listener.uses_ssl
         self._inline_below = int(state.config.get("kgroup.fetch.sendfile.min.bytes"))
         self._output: Output | None = None
         #: corked: a read's requests are being handled; their answers wait for its end.
@@ -165,6 +179,16 @@ class Connection(asyncio.BufferedProtocol):
         self._loop: asyncio.AbstractEventLoop | None = None
         #: _muted_until: the loop time until which a quota throttle stops reading (0: none).
         self._muted_until = 0.0
+        #: auth authenticates the client on a SASL listener (``kgroup.broker.sasl``); None on
+        #: the others. Until it is done, frames go to it, and none may be larger than
+        #: ``sasl.server.max.receive.size``.
+        self.auth: Authenticator | None = None
+        sasl = state.sasl.get(listener.name) if listener.uses_sasl else None
+        if sasl is not None:
+            self.auth = Authenticator(
+                sasl, self._respond_now, self._auth_closed, self._auth_api_versions
+            )
+            self._max_frame = min(self._max_frame, sasl.max_receive_size)
 
     # -- asyncio.BufferedProtocol ---------------------------------------------------------
 
@@ -176,6 +200,8 @@ class Connection(asyncio.BufferedProtocol):
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.client_host = f"/{peer[0]}" if peer else ""
         self.client_address = peer[0] if peer else ""
+        if self.listener.uses_ssl and not self._authenticate_tls():
+            return
         # Kafka's acceptor turns Nagle's algorithm off. asyncio's loop does it only for sockets
         # made with IPPROTO_TCP, which accepted ones are not (their proto is 0): without it a
         # response written in pieces waits for the client's delayed ACK.
@@ -191,6 +217,25 @@ class Connection(asyncio.BufferedProtocol):
         elif self._request_bytes.exhausted:
             # Soon: uvloop starts reading after connection_made returns, whatever it was told.
             self._loop.call_soon(self.update_reading)
+
+    def _authenticate_tls(self) -> bool:
+        """Take the principal from the client's certificate (the handshake is done when a TLS
+        transport calls connection_made); False, and the connection closed, when
+        ``ssl.principal.mapping.rules`` has no rule for it (Kafka fails the authentication)."""
+        assert self.transport is not None
+        rules = self.state.config.for_listener(self.listener.name, "ssl.principal.mapping.rules")
+        try:
+            who = principals.principal(
+                self.transport.get_extra_info("ssl_object"), principals.principal_mapper(rules)
+            )
+        except principals.NoMatchingRule as e:
+            log.info("Failed authentication with %s (SSL principal mapping: %s)", self.peer, e)
+            self._closed = True
+            self.transport.close()
+            return False
+        if who is not None:
+            self.principal = who
+        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
@@ -216,11 +261,16 @@ class Connection(asyncio.BufferedProtocol):
         self._slots.clear()
         if cost:
             self._request_bytes.give(cost)
-        if self._counted_ip is not None:
-            self._limits.quotas.dec(self.listener.name, self._counted_ip)
-            self._counted_ip = None
+        if self._slot is not None:
+            self._slot.release()
         if self._loop is not None:
             self._limits.trimmer.closed(self._loop)
+
+    def never_served(self) -> None:
+        """The connection ended before it was made (its TLS handshake failed): its place in the
+        connection quotas goes back."""
+        if self._slot is not None:
+            self._slot.release()
 
     def pause_writing(self) -> None:
         if self._output is not None:
@@ -349,8 +399,15 @@ class Connection(asyncio.BufferedProtocol):
         old = len(frame)
         new = min(self._frame_size, 2 * old)
         self._frame_view.release()
-        if _resize(frame, new) != 0:
-            raise MemoryError(f"cannot grow a frame's buffer to {new} bytes")
+        try:
+            if _resize(frame, new) != 0:
+                raise MemoryError(f"cannot grow a frame's buffer to {new} bytes")
+        except BufferError:
+            # A view of it is still held (the TLS layer's last buffer, until its next read):
+            # the frame moves to a larger buffer.
+            grown = bytearray(new)
+            grown[:old] = frame
+            self._frame = frame = grown
         self._frame_view = memoryview(frame)
         self._held_bytes += new - old
         self._request_bytes.take(new - old)
@@ -406,9 +463,16 @@ class Connection(asyncio.BufferedProtocol):
     # -- requests -------------------------------------------------------------------------
 
     def _request(self, frame: bytes | bytearray) -> None:
+        auth = self.auth
+        if auth is not None:
+            if len(frame) >= 4 and not auth.raw_tokens:
+                self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
+            if self._authenticating(auth, frame):
+                return
+        elif len(frame) >= 4:
+            self.state.requests[int.from_bytes(frame[0:2], "big", signed=True)] += 1
         if len(frame) >= 4:
             api_key = int.from_bytes(frame[0:2], "big", signed=True)
-            self.state.requests[api_key] += 1
             if self._faults.armed and self._faults.intercept(self, api_key, frame):
                 return
             versions = _GROUP_VERSIONS.get(api_key)
@@ -466,6 +530,49 @@ class Connection(asyncio.BufferedProtocol):
             self._await(result, slot, request)
         else:
             self._fill(slot, request, result)
+
+    def _authenticating(self, auth: Authenticator, frame: bytes | bytearray) -> bool:
+        """Whether SASL took ``frame``: before authentication (or while re-authenticating)
+        every frame; after it a SaslHandshake that starts re-authentication; and any request
+        once the session expired closes the connection (Kafka's "Disconnecting expired
+        channel")."""
+        if auth.authenticating:
+            was = auth.principal
+            auth.receive(bytes(frame))
+            if not auth.authenticating and not self._closed:
+                self._authenticated(auth, was)
+            return True
+        now = time.monotonic()
+        if len(frame) >= 2 and int.from_bytes(frame[0:2], "big", signed=True) == _SASL_HANDSHAKE:
+            if auth.maybe_reauthenticate(bytes(frame), now):
+                self._max_frame = min(self._max_frame, auth.settings.max_receive_size)
+                if not auth.authenticating and not self._closed:
+                    self._authenticated(auth, auth.principal)
+                return True
+        if auth.expired(now):
+            auth.settings.counts["expired"] += 1
+            log.info("Disconnecting expired SASL session of %s (%s)", self.peer, self.principal)
+            self.close()
+            return True
+        return False
+
+    def _authenticated(self, auth: Authenticator, was: str | None) -> None:
+        assert auth.principal is not None
+        self.principal = auth.principal
+        self._max_frame = int(self.state.config.get("socket.request.max.bytes"))
+        if was is None:
+            log.debug("%s authenticated as %s with %s", self.peer, self.principal, auth.mechanism)
+
+    def _auth_closed(self, why: str) -> None:
+        log.info("Failed authentication with %s (%s)", self.peer, why)
+        self.close()
+
+    def _auth_api_versions(self, request: protocol.Request | None) -> Any:
+        """ApiVersions before authentication: the broker's answer (None: the request's version
+        is unknown, the v0 UNSUPPORTED_VERSION body)."""
+        if request is None:
+            return api_versions.unsupported_body(self.state.config)
+        return api_versions.handle(RequestContext(self.state, request, self))
 
     def _group_request(self, frame: bytes) -> None:
         """A request of a group api: its raw frame to the group coordinator, which answers with

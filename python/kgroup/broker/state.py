@@ -21,6 +21,9 @@ from kgroup.broker.limits import Limits
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import SendStats
 from kgroup.broker.quotas import Quotas
+from kgroup.broker.sasl import sasl_listeners
+from kgroup.broker.scram import FILE as SCRAM_FILE
+from kgroup.broker.scram import ScramCredentials
 from kgroup.broker.topics import Partition, Topics
 from kgroup.log import file_exists, read_text, write_atomically
 
@@ -231,6 +234,10 @@ class BrokerState:
             self.flush_executor, lambda p, e: self.topics.storage_failed(p, "syncing", e)
         )
         self.producer_ids = ProducerIds(config.data_dir / "producer-ids")
+        #: scram holds the users' SCRAM credentials (``scram-credentials.json``).
+        self.scram = ScramCredentials(config.data_dir / SCRAM_FILE)
+        #: sasl holds each SASL listener's settings, by listener name (``kgroup.broker.sasl``).
+        self.sasl = sasl_listeners(config, self.listeners, self.scram)
         #: groups hosts the group coordinator (``kgroup.broker.coordinators.groups``).
         self.groups = GroupHost(self)
         #: transactions hosts the transaction coordinator

@@ -6,6 +6,7 @@ kgroup assign --strategy range --topics t:12 --members 4  which member reads whi
 kgroup topics create --topic t --partitions 3             kafka-topics.sh
 kgroup groups describe GROUP                              kafka-consumer-groups.sh
 kgroup transactions list                                  kafka-transactions.sh
+kgroup configs --describe --entity-type users             kafka-configs.sh: SCRAM users
 kgroup log-dirs                                           kafka-log-dirs.sh: disk use, errors
 kgroup produce --topic t / kgroup consume --topic t       the console producer and consumer
 
@@ -56,6 +57,7 @@ SUBCOMMANDS: dict[str, str] = {
     "topics": "topics",
     "groups": "groups",
     "transactions": "transactions",
+    "configs": "configs",
     "log-dirs": "log_dirs",
     "produce": "produce",
     "consume": "consume",

@@ -3,6 +3,7 @@
     kgroup broker                                   # 127.0.0.1:9092, data in ./kgroup-data
     kgroup broker --listen 127.0.0.1:0 --data-dir /tmp/k --advertised-listener localhost:19092
     kgroup broker --config server.properties --log-level DEBUG
+    kgroup broker --config sasl.properties --add-scram 'SCRAM-SHA-256=[name=alice,password=pw]'
 
 ``--config`` reads a Kafka ``server.properties`` (num.partitions, log.retention.ms, ...); the
 options given here win over it. One line per notable event goes to standard error, in Kafka's
@@ -45,6 +46,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--config", help="a server.properties file")
     p.add_argument(
+        "--add-scram",
+        action="append",
+        default=[],
+        metavar="MECH=[name=U,password=P]",
+        help="a SCRAM user, as kafka-storage format's: 'SCRAM-SHA-256=[name=alice,"
+        "password=alice-secret]' (kept if the user already has one of that mechanism)",
+    )
+    p.add_argument(
         "--log-level",
         default="INFO",
         type=lambda v: {"WARN": "WARNING", "TRACE": "DEBUG"}.get(v.upper(), v.upper()),
@@ -78,6 +87,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         advertised_listener=args.advertised_listener,
         config_file=args.config,
         event_loop=args.event_loop,
+        add_scram=args.add_scram,
     )
     try:
         broker.run()

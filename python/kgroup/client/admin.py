@@ -28,6 +28,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import enum
+import hashlib
+import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
@@ -99,8 +101,14 @@ __all__ = [
     "ProducerState",
     "ReplicaInfo",
     "ResourceType",
+    "ScramCredentialInfo",
+    "ScramMechanism",
     "TransactionDescription",
     "TransactionListing",
+    "UserScramCredentialAlteration",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
+    "UserScramCredentialsDescription",
 ]
 
 K = TypeVar("K")
@@ -636,6 +644,70 @@ def _config_errors(resp: Any) -> dict[ConfigResource, KafkaError | None]:
         )
         for r in resp["responses"]
     }
+
+
+class ScramMechanism(enum.IntEnum):
+    """ScramMechanism: Kafka's SCRAM mechanisms, by their type ids on the wire."""
+
+    UNKNOWN = 0
+    SCRAM_SHA_256 = 1
+    SCRAM_SHA_512 = 2
+
+    @property
+    def mechanism_name(self) -> str:
+        """The SASL name: ``SCRAM-SHA-256``."""
+        return self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class ScramCredentialInfo:
+    """ScramCredentialInfo is one SCRAM credential of a user: its mechanism and iterations."""
+
+    mechanism: ScramMechanism
+    iterations: int
+
+
+@dataclass(frozen=True)
+class UserScramCredentialsDescription:
+    """UserScramCredentialsDescription is a user's SCRAM credentials
+    (:meth:`AdminClient.describe_user_scram_credentials`)."""
+
+    user: str
+    scram_credential_infos: list[ScramCredentialInfo]
+
+
+class UserScramCredentialAlteration:
+    """UserScramCredentialAlteration is one change of
+    :meth:`AdminClient.alter_user_scram_credentials`."""
+
+    def __init__(self, user: str) -> None:
+        self.user = user
+
+
+class UserScramCredentialUpsertion(UserScramCredentialAlteration):
+    """UserScramCredentialUpsertion sets ``user``'s credential of ``scram_credential_info``'s
+    mechanism from ``password`` (bytes or str) and ``salt`` (random when None); only the salted
+    password is sent."""
+
+    def __init__(
+        self,
+        user: str,
+        scram_credential_info: ScramCredentialInfo,
+        password: bytes | str,
+        salt: bytes | None = None,
+    ) -> None:
+        super().__init__(user)
+        self.scram_credential_info = scram_credential_info
+        self.password = password.encode() if isinstance(password, str) else bytes(password)
+        self.salt = salt
+
+
+class UserScramCredentialDeletion(UserScramCredentialAlteration):
+    """UserScramCredentialDeletion removes ``user``'s credential of ``mechanism``."""
+
+    def __init__(self, user: str, mechanism: ScramMechanism) -> None:
+        super().__init__(user)
+        self.mechanism = mechanism
 
 
 # -- the client ----------------------------------------------------------------------------
@@ -1921,3 +1993,97 @@ class AdminClient:
             return {tp: error_from_code(answered[0][3], f"aborting {producer_id} in {tp}")}
 
         return self._fan_out([tp], lambda: self._by_leader([tp], send, timeout), timeout)[tp]
+
+    # -- SCRAM credentials (KIP-554) ---------------------------------------------------------
+
+    def describe_user_scram_credentials(
+        self, users: list[str] | None = None, request_timeout: float | None = None
+    ) -> Any:
+        """Users' SCRAM credentials (DescribeUserScramCredentials), as confluent-kafka answers:
+        for ``users`` None one future of {user: :class:`UserScramCredentialsDescription`} for
+        every user with a credential; else {user: future of its description} (a user without
+        one: ResourceNotFound)."""
+        timeout = self._timeout(request_timeout)
+
+        async def send() -> dict[str, Any]:
+            conn = await self._cluster.any_connection()
+            body = {"users": None if users is None else [{"name": u} for u in users]}
+            resp = await conn.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, body)
+            if resp["error_code"]:
+                error = error_from_code(resp["error_code"], resp.get("error_message"))
+                return {u: error for u in users or []} | {"": error}
+            out: dict[str, Any] = {}
+            for r in resp["results"]:
+                if r["error_code"]:
+                    out[r["user"]] = error_from_code(r["error_code"], r.get("error_message"))
+                    continue
+                out[r["user"]] = UserScramCredentialsDescription(
+                    r["user"],
+                    [
+                        ScramCredentialInfo(ScramMechanism(c["mechanism"]), c["iterations"])
+                        for c in r["credential_infos"]
+                    ],
+                )
+            return out
+
+        if users is not None:
+            return self._fan_out(users, send, timeout)
+
+        async def everyone() -> dict[str, Any]:
+            out = await send()
+            if isinstance(out.get(""), BaseException):
+                return {"": out[""]}
+            return {"": out}
+
+        return self._fan_out([""], everyone, timeout)[""]
+
+    def alter_user_scram_credentials(
+        self,
+        alterations: list[UserScramCredentialAlteration],
+        request_timeout: float | None = None,
+    ) -> dict[str, concurrent.futures.Future[None]]:
+        """Insert, update and delete SCRAM credentials (AlterUserScramCredentials): {user:
+        future of None}. A password is salted here (PBKDF2, the credential's iterations) and
+        never sent."""
+        timeout = self._timeout(request_timeout)
+        deletions, upsertions = [], []
+        for a in alterations:
+            if isinstance(a, UserScramCredentialUpsertion):
+                info = a.scram_credential_info
+                salt = a.salt if a.salt is not None else os.urandom(32)
+                mech = ScramMechanism(info.mechanism)
+                # RFC 5802's SaltedPassword, Hi(password, salt, i): PBKDF2 with HMAC.
+                salted = (
+                    hashlib.pbkdf2_hmac(
+                        "sha256" if mech == ScramMechanism.SCRAM_SHA_256 else "sha512",
+                        a.password,
+                        salt,
+                        info.iterations,
+                    )
+                    if mech != ScramMechanism.UNKNOWN and info.iterations > 0
+                    else b""
+                )
+                upsertions.append(
+                    {
+                        "name": a.user,
+                        "mechanism": int(mech),
+                        "iterations": info.iterations,
+                        "salt": salt,
+                        "salted_password": salted,
+                    }
+                )
+            elif isinstance(a, UserScramCredentialDeletion):
+                deletions.append({"name": a.user, "mechanism": int(a.mechanism)})
+            else:
+                raise InvalidArgument(f"not a SCRAM credential alteration: {a!r}")
+
+        async def send() -> dict[str, Any]:
+            conn = await self._controller()
+            body = {"deletions": deletions, "upsertions": upsertions}
+            resp = await conn.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, body)
+            return {
+                r["user"]: error_from_code(r["error_code"], r.get("error_message"))
+                for r in resp["results"]
+            }
+
+        return self._fan_out(list(dict.fromkeys(a.user for a in alterations)), send, timeout)

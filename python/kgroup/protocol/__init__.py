@@ -1,11 +1,12 @@
-"""kgroup.protocol: Kafka's wire protocol, requests and responses, for 29 APIs.
+"""kgroup.protocol: Kafka's wire protocol, requests and responses, for 31 APIs.
 
 Every version of Kafka 3.9's range is spoken for ApiVersions, Metadata, Produce, Fetch,
 ListOffsets, OffsetForLeaderEpoch, FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups, OffsetDelete, CreateTopics,
 DeleteTopics, CreatePartitions, DeleteRecords, InitProducerId, DescribeProducers,
-DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DescribeCluster, SaslHandshake and
-SaslAuthenticate (:data:`API_VERSIONS`).
+DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DescribeCluster, SaslHandshake,
+SaslAuthenticate, DescribeUserScramCredentials and AlterUserScramCredentials
+(:data:`API_VERSIONS`).
 
 Bodies are plain Python values shaped by Kafka's message specs: a struct is a ``dict`` keyed by
 Kafka's field names in snake_case (``rebalance_timeout_ms``), an array a ``list``, a string

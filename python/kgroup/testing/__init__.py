@@ -530,7 +530,12 @@ class _ChildProcess:
         authkey = secrets.token_bytes(16)
         env = dict(os.environ, KGROUP_TESTING_AUTHKEY=authkey.hex(), PYTHONUNBUFFERED="1")
         proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD_BOOT, json.dumps(options)],
+            [
+                sys.executable,
+                "-c",
+                _CHILD_BOOT_TLS if _serves_tls(self.config) else _CHILD_BOOT,
+                json.dumps(options),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             env=env,
@@ -593,12 +598,35 @@ class _ChildProcess:
 
 #: _CHILD_BOOT starts a child broker lean: without OpenSSL, whose libraries asyncio loads only when
 #: ``ssl`` imports and hmac (the control socket's handshake) only when ``_hashlib`` does (it falls
-#: back to Python's own digests); a test broker's listener is plaintext. It runs on asyncio's own
-#: loop (uvloop needs ssl). An idle child holds about 6 MB less (bench/bench_testing.py).
+#: back to Python's own digests). A broker with a TLS listener starts with _CHILD_BOOT_TLS. It runs
+#: on asyncio's own loop (uvloop needs ssl). An idle child holds about 6 MB less
+#: (bench/bench_testing.py).
 _CHILD_BOOT = (
     "import sys; sys.modules['ssl'] = None; sys.modules['_hashlib'] = None; "
     "from kgroup.testing._child import main; sys.exit(main(sys.argv[1:]))"
 )
+
+
+#: _CHILD_BOOT_TLS starts a child broker that has a TLS listener (SSL, SASL_SSL): with ssl.
+_CHILD_BOOT_TLS = (
+    "import sys; sys.modules['_hashlib'] = None; "
+    "from kgroup.testing._child import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def _serves_tls(config: Mapping[str, Any]) -> bool:
+    """Whether ``config``'s listeners include a TLS one (so that the child needs ssl)."""
+    from kgroup.broker.listeners import parse_endpoints, protocol_map
+
+    raw = config.get("listeners")
+    if not raw:
+        return False
+    try:
+        protocols = protocol_map(config.get("listener.security.protocol.map"))
+        endpoints = parse_endpoints(raw, protocols, "listeners")
+    except errors.KGroupError:
+        return False  # the child reports the bad config
+    return any(proto in ("SSL", "SASL_SSL") for _, proto, _, _ in endpoints)
 
 
 def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:

@@ -15,6 +15,7 @@ pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_client_quotas;
 pub mod alter_configs;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
@@ -31,6 +32,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_transactions;
+pub mod describe_user_scram_credentials;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
@@ -133,6 +135,8 @@ apis! {
     "OffsetDelete" => offset_delete,
     "DescribeClientQuotas" => describe_client_quotas,
     "AlterClientQuotas" => alter_client_quotas,
+    "DescribeUserScramCredentials" => describe_user_scram_credentials,
+    "AlterUserScramCredentials" => alter_user_scram_credentials,
     "DescribeCluster" => describe_cluster,
     "DescribeProducers" => describe_producers,
     "DescribeTransactions" => describe_transactions,

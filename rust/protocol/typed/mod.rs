@@ -12,6 +12,7 @@ pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_client_quotas;
 pub mod alter_configs;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
@@ -28,6 +29,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_transactions;
+pub mod describe_user_scram_credentials;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
@@ -269,6 +271,26 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
         }
         "AlterClientQuotasResponse" => {
             alter_client_quotas::AlterClientQuotasResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeUserScramCredentialsRequest" => {
+            describe_user_scram_credentials::DescribeUserScramCredentialsRequest::decode(
+                bytes, version,
+            )
+            .and_then(|m| m.to_vec(version))
+        }
+        "DescribeUserScramCredentialsResponse" => {
+            describe_user_scram_credentials::DescribeUserScramCredentialsResponse::decode(
+                bytes, version,
+            )
+            .and_then(|m| m.to_vec(version))
+        }
+        "AlterUserScramCredentialsRequest" => {
+            alter_user_scram_credentials::AlterUserScramCredentialsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "AlterUserScramCredentialsResponse" => {
+            alter_user_scram_credentials::AlterUserScramCredentialsResponse::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
         }
         "DescribeClusterRequest" => {

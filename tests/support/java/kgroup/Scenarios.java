@@ -131,6 +131,9 @@ public final class Scenarios {
         case "consumer":
           result = s.consumerGroup();
           break;
+        case "sasl":
+          result = s.sasl();
+          break;
         default:
           throw new IllegalArgumentException("unknown scenario " + args[0]);
       }
@@ -163,7 +166,71 @@ public final class Scenarios {
   Properties common() {
     Properties p = new Properties();
     p.put("bootstrap.servers", bootstrap);
+    // client.<key>=<value> options are client settings for every client a scenario makes
+    // (security.protocol and its ssl.* and sasl.* settings).
+    for (Map.Entry<String, String> e : opts.entrySet()) {
+      if (e.getKey().startsWith("client.")) {
+        p.put(e.getKey().substring("client.".length()), e.getValue());
+      }
+    }
     return p;
+  }
+
+  /**
+   * sasl: the clients on a SASL listener (settings in "client.*" options). The admin describes
+   * the cluster first: a failure to authenticate ends the scenario with its exception's class
+   * and message. Then "rounds" rounds of "records" records are produced, "pause.ms" apart (a
+   * session that outlives connections.max.reauth.ms re-authenticates between them), and read
+   * back by a consumer group.
+   */
+  JsonNode sasl() throws Exception {
+    ObjectNode out = JSON.createObjectNode();
+    String topic = opt("topic", "sasl");
+    int rounds = intOpt("rounds", 1);
+    int n = intOpt("records", 10);
+    long pause = Long.parseLong(opt("pause.ms", "0"));
+    Properties quick = new Properties();
+    quick.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+    try (Admin admin = admin(quick)) {
+      admin.describeCluster().nodes().get(15, TimeUnit.SECONDS);
+      createTopic(admin, topic, 1);
+    } catch (Exception e) {
+      Throwable cause = e;
+      while (cause.getCause() != null && cause instanceof ExecutionException) {
+        cause = cause.getCause();
+      }
+      out.put("error", cause.getClass().getSimpleName());
+      out.put("message", cause.getMessage());
+      return out;
+    }
+    int produced = 0;
+    try (KafkaProducer<String, String> producer = producer()) {
+      for (int r = 0; r < rounds; r++) {
+        if (r > 0) {
+          Thread.sleep(pause);
+        }
+        for (int i = 0; i < n; i++) {
+          producer.send(new ProducerRecord<>(topic, "k", "v" + (r * n + i))).get(30, TimeUnit.SECONDS);
+          produced++;
+        }
+      }
+    }
+    Properties c = common();
+    c.put(ConsumerConfig.GROUP_ID_CONFIG, "sasl-" + topic);
+    c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    int consumed = 0;
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c)) {
+      consumer.subscribe(List.of(topic));
+      long deadline = System.currentTimeMillis() + 30_000;
+      while (consumed < produced && System.currentTimeMillis() < deadline) {
+        consumed += consumer.poll(Duration.ofMillis(200)).count();
+      }
+    }
+    out.put("produced", produced);
+    out.put("consumed", consumed);
+    return out;
   }
 
   Admin admin(Properties extra) {

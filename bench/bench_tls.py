@@ -1,0 +1,298 @@
+"""What TLS costs kgroup's broker beside what it costs Apache Kafka (issue 24): produce and
+consume throughput and acks=all latency (p50, p99) over PLAINTEXT and over SSL, with the same
+client (confluent-kafka) on both brokers, and each broker's SSL/PLAINTEXT ratio. Target: TLS
+costs kgroup no more, relatively, than it costs Kafka.
+
+Each broker runs once, a process of its own with both listeners (one PLAINTEXT, one SSL with
+the test PKI of tests/support/certs.py, no client certificates), its data on disk; each
+listener gets a topic of its own. Another listener type (SASL_SSL) is one more entry of
+LISTENERS: its broker settings and its client settings.
+
+    make bench-tls            # or: python bench/bench_tls.py [--records N]
+
+Figures print as a table; ``--json FILE`` writes them too. Broker CPU seconds per phase are
+shown beside each figure: where the time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import confluent_kafka  # noqa: E402
+import confluent_kafka.admin  # noqa: E402
+from support import tls as client_tls  # noqa: E402
+from support.certs import Certs  # noqa: E402
+
+from bench.report import load_average  # noqa: E402
+from bench.servers import KAFKA_HEAP, Server, free_port, wait_answering  # noqa: E402
+
+
+@dataclass(frozen=True)
+class ListenerType:
+    """One way of connecting: the broker settings of its listener (with ``{name}``, the
+    listener's name in lower case, for per-listener keys) and a client's settings."""
+
+    protocol: str
+    broker: Callable[[Certs], dict[str, str]]
+    client: Callable[[Certs], dict[str, Any]]
+
+
+#: LISTENERS are the listener types compared, PLAINTEXT first (the baseline of the ratios).
+LISTENERS = [
+    ListenerType("PLAINTEXT", lambda certs: {}, lambda certs: {}),
+    ListenerType(
+        "SSL",
+        # Kafka's JDK cannot decrypt PBES2 PEM keys: both brokers read the key in the clear.
+        lambda certs: client_tls.broker_ssl(certs, "none", encrypted=False),
+        lambda certs: client_tls.confluent(certs),
+    ),
+]
+
+
+@dataclass
+class Broker:
+    server: Server
+    addresses: dict[str, str]
+
+
+def listener_config(certs: Certs) -> tuple[dict[str, str], dict[str, int]]:
+    ports = {lt.protocol: free_port() for lt in LISTENERS}
+    config = {
+        "listeners": ",".join(f"{p}://127.0.0.1:{port}" for p, port in ports.items()),
+        "advertised.listeners": ",".join(f"{p}://127.0.0.1:{port}" for p, port in ports.items()),
+    }
+    for lt in LISTENERS:
+        config.update(lt.broker(certs))
+    return config, ports
+
+
+@contextlib.contextmanager
+def kgroup_broker(certs: Certs, tmp: Path) -> Iterator[Broker]:
+    config, ports = listener_config(certs)
+    props = tmp / "kgroup.properties"
+    props.write_text("".join(f"{k}={v}\n" for k, v in config.items()))
+    argv = [sys.executable, "-m", "kgroup.cli", "broker", "--config", str(props)]
+    argv += ["--data-dir", str(tmp / "kgroup-data"), "--log-level", "WARNING"]
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        first = ports[LISTENERS[0].protocol]
+        startup = wait_answering(first, proc, started)
+        server = Server("kgroup", f"127.0.0.1:{first}", proc, startup_s=startup)
+        yield Broker(server, {p: f"127.0.0.1:{port}" for p, port in ports.items()})
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@contextlib.contextmanager
+def kafka_broker(certs: Certs) -> Iterator[Broker]:
+    from support.apache_kafka import KafkaCluster, lib_dir
+
+    listeners, ports = listener_config(certs)
+    cluster = KafkaCluster(1, {k: v for k, v in listeners.items() if k.startswith("ssl.")})
+    node = cluster.nodes[0]
+    for key in ("listeners", "advertised.listeners"):
+        extra = listeners[key].split(",")[1:]  # PLAINTEXT is the node's own
+        node.config[key] = ",".join([node.config[key], *extra])
+    node.config["listener.security.protocol.map"] += "".join(
+        f",{lt.protocol}:{lt.protocol}" for lt in LISTENERS[1:]
+    )
+    try:
+        lib_dir()
+        node.write_config()
+        node.format(cluster.cluster_id)
+        started = time.monotonic()
+        node.start()
+        assert node.proc is not None
+        startup = wait_answering(node.port, node.proc, started)
+        node.wait_started()
+        server = Server("kafka", node.bootstrap, node.proc, startup_s=startup)
+        addresses = {LISTENERS[0].protocol: node.bootstrap}
+        addresses |= {lt.protocol: f"127.0.0.1:{ports[lt.protocol]}" for lt in LISTENERS[1:]}
+        yield Broker(server, addresses)
+    finally:
+        cluster.close()
+
+
+# -- the measurements ------------------------------------------------------------------------
+
+
+def create_topic(conf: dict[str, Any], partitions: int) -> str:
+    name = f"tls-{uuid.uuid4().hex[:8]}"
+    admin = confluent_kafka.admin.AdminClient(conf)
+    topic = confluent_kafka.admin.NewTopic(name, partitions, 1)
+    for f in admin.create_topics([topic]).values():
+        f.result(30)
+    return name
+
+
+def produce(conf: dict[str, Any], topic: str, records: int, size: int) -> float:
+    """Produce ``records`` of ``size`` bytes (acks=1); MB/s."""
+    p = confluent_kafka.Producer(
+        {**conf, "acks": "1", "linger.ms": 5, "batch.size": 1_000_000, "compression.type": "none"}
+    )
+    value = os.urandom(size)
+    start = time.perf_counter()
+    for _ in range(records):
+        while True:
+            try:
+                p.produce(topic, value)
+                break
+            except BufferError:
+                p.poll(0.01)
+    assert p.flush(120) == 0
+    return records * size / (time.perf_counter() - start) / 1e6
+
+
+def consume(conf: dict[str, Any], topic: str, partitions: int, records: int, size: int) -> float:
+    """Read the topic from its start (no group); MB/s."""
+    c = confluent_kafka.Consumer(
+        {**conf, "group.id": "bench-tls", "enable.auto.commit": False, "fetch.max.bytes": 52428800}
+    )
+    c.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(partitions)])
+    got = 0
+    start = time.perf_counter()
+    deadline = time.monotonic() + 300
+    while got < records and time.monotonic() < deadline:
+        for m in c.consume(10_000, 1.0):
+            if m.error() is None:
+                got += 1
+    elapsed = time.perf_counter() - start
+    c.close()
+    assert got == records, f"read {got} of {records}"
+    return records * size / elapsed / 1e6
+
+
+def latency(conf: dict[str, Any], topic: str, rounds: int) -> tuple[float, float]:
+    """acks=all round trips of one 100-byte record; p50 and p99 in ms."""
+    p = confluent_kafka.Producer({**conf, "acks": "all", "linger.ms": 0})
+    times = []
+    for i in range(rounds + 20):
+        start = time.perf_counter()
+        p.produce(topic, b"x" * 100)
+        assert p.flush(10) == 0
+        if i >= 20:  # warm
+            times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
+
+
+def measure(
+    broker: Broker, certs: Certs, records: int, size: int, partitions: int, rounds: int
+) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    # A first pass on every listener, unmeasured: Kafka's JIT warms up (else the first
+    # listener measured would pay for it), kgroup's caches fill.
+    for lt in LISTENERS:
+        conf = {"bootstrap.servers": broker.addresses[lt.protocol], **lt.client(certs)}
+        warm = create_topic(conf, partitions)
+        produce(conf, warm, records // 5, size)
+        consume(conf, warm, partitions, records // 5, size)
+        latency(conf, warm, 200)
+    for lt in LISTENERS:
+        conf = {"bootstrap.servers": broker.addresses[lt.protocol], **lt.client(certs)}
+        topic = create_topic(conf, partitions)
+        figures: dict[str, float] = {}
+        cpu = broker.server.cpu_seconds()
+        figures["produce MB/s"] = produce(conf, topic, records, size)
+        figures["produce broker cpu s"] = broker.server.cpu_seconds() - cpu
+        cpu = broker.server.cpu_seconds()
+        figures["consume MB/s"] = consume(conf, topic, partitions, records, size)
+        figures["consume broker cpu s"] = broker.server.cpu_seconds() - cpu
+        one = create_topic(conf, 1)
+        cpu = broker.server.cpu_seconds()
+        p50, p99 = latency(conf, one, rounds)
+        figures["acks=all p50 ms"], figures["acks=all p99 ms"] = p50, p99
+        figures["acks=all broker cpu us"] = (broker.server.cpu_seconds() - cpu) / rounds * 1e6
+        out[lt.protocol] = figures
+    return out
+
+
+def report(results: dict[str, dict[str, dict[str, float]]], moved_mb: float) -> list[str]:
+    """The figures as a table per broker, the SSL/PLAINTEXT ratios side by side, and the
+    broker CPU TLS adds per GB (each phase moved ``moved_mb``)."""
+    base = LISTENERS[0].protocol
+    lines = [load_average()]
+    for broker, by_listener in results.items():
+        lines.append(f"{broker}:")
+        whats = list(next(iter(by_listener.values())))
+        head = f"  {'':<22}" + "".join(f"{p:>12}" for p in by_listener)
+        head += "".join(f"{p + '/' + base:>18}" for p in list(by_listener)[1:])
+        lines.append(head)
+        for w in whats:
+            row = f"  {w:<22}" + "".join(f"{by_listener[p][w]:>12.2f}" for p in by_listener)
+            for p in list(by_listener)[1:]:
+                b = by_listener[base][w]
+                row += f"{by_listener[p][w] / b if b else float('nan'):>18.2f}"
+            lines.append(row)
+    # The target: kgroup's ratio no worse than Kafka's (throughput: higher is better; latency
+    # and CPU: lower is better).
+    if {"kgroup", "kafka"} <= set(results):
+        lines.append("TLS cost, kgroup's ratio against Kafka's (>= 1: TLS costs kgroup no more):")
+        for p in list(results["kgroup"])[1:]:
+            for w in results["kgroup"][p]:
+                kg = results["kgroup"][p][w] / results["kgroup"][base][w]
+                ka = results["kafka"][p][w] / results["kafka"][base][w]
+                better = kg / ka if w.endswith("MB/s") else ka / kg
+                lines.append(f"  {p} {w:<22} kgroup x{kg:.2f}  kafka x{ka:.2f}  -> {better:.2f}")
+    # What TLS adds in broker CPU, per GB moved: a ratio flatters a broker whose PLAINTEXT
+    # path is slow (and hurts one whose PLAINTEXT consume is zero-copy).
+    lines.append(f"Broker CPU seconds TLS adds per GB ({moved_mb:.0f} MB moved each way):")
+    for broker, by_listener in results.items():
+        for p in list(by_listener)[1:]:
+            added = [
+                (by_listener[p][w] - by_listener[base][w]) / moved_mb * 1000
+                for w in ("produce broker cpu s", "consume broker cpu s")
+            ]
+            lines.append(f"  {broker:<8} {p}: produce {added[0]:+.2f} s, consume {added[1]:+.2f} s")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--size", type=int, default=1000)
+    parser.add_argument("--partitions", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=1000, help="acks=all round trips")
+    parser.add_argument("--servers", default="kgroup,kafka")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    print(f"kafka heap {KAFKA_HEAP}; {load_average()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-tls-") as tmp:
+        certs = Certs(Path(tmp) / "certs")
+        for name in args.servers.split(","):
+            start = kgroup_broker(certs, Path(tmp)) if name == "kgroup" else kafka_broker(certs)
+            with start as broker:
+                results[name] = measure(
+                    broker, certs, args.records, args.size, args.partitions, args.rounds
+                )
+            print(f"{name} done; {load_average()}", flush=True)
+    for line in report(results, args.records * args.size / 1e6):
+        print(line)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
