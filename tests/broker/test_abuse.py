@@ -369,3 +369,35 @@ def test_a_client_that_does_not_read_stops_being_read() -> None:
                     buf = buf[4 + struct.unpack(">i", buf[:4])[0] :]
                     answered += 1
             assert answered == whole
+
+
+@pytest.mark.parametrize("event_loop", ["uvloop", "asyncio"])
+def test_failed_tls_handshakes_give_their_connection_slot_back(tmp_path, event_loop: str) -> None:
+    # A connection counts against max.connections from its accept (Kafka's
+    # ConnectionQuotas.inc), so one whose TLS handshake fails must give its place back.
+    from support import tls as client_tls
+    from support.certs import Certs
+
+    from kgroup.broker import Broker as ServerBroker
+
+    certs = Certs(tmp_path / "certs")
+    config = {
+        "listeners": "SSL://127.0.0.1:0",
+        "max.connections": 2,
+        **client_tls.broker_ssl(certs, "none"),
+    }
+    with ServerBroker(tmp_path / "data", config=config, event_loop=event_loop) as broker:
+        host, port = broker.address("SSL").rsplit(":", 1)
+        for _ in range(5):
+            # A PLAINTEXT client on the TLS port: the handshake fails, the broker closes.
+            with socket.create_connection((host, int(port)), timeout=5) as s:
+                s.sendall(api_versions_request())
+                assert _closed_by_peer(s, 5)
+        context = client_tls.python_context(certs)
+        for _ in range(3):
+            with (
+                socket.create_connection((host, int(port)), timeout=5) as raw,
+                context.wrap_socket(raw, server_hostname="localhost") as s,
+            ):
+                s.sendall(api_versions_request())
+                assert len(s.recv(4)) == 4
