@@ -18,7 +18,7 @@ PY_PATHS := python tests bench spark_udfs scripts examples pyspark_kgroup.py
 
 .PHONY: run test test-rust test-python test-example test-spark-compat test-compat bench bench-kafka lint fmt \
 	build build-bench venv clean fuzz kafka-ref generate bench-848 bench-testing \
-	test-compat-security bench-tls
+	test-compat-security bench-tls bench-abuse
 
 # The story, end to end (spark_udfs/demo): kgroup's broker in the background, Spark writing a
 # keyed sample to it, a consumer group reading it while a member leaves and comes back, every
@@ -141,6 +141,15 @@ bench-testing: build kafka-ref
 # beside Apache Kafka (issue 24, bench/bench_tls.py), one run; the load average prints with it.
 bench-tls: build kafka-ref
 	$(PY) bench/bench_tls.py
+
+# The broker under abuse (issue 24, bench/bench_abuse.py), one run: a real producer and consumer
+# timed beside 10,000 held connections, 10,000 stalled frames, huge claims, random bytes and an
+# ApiVersions flood, and the broker's memory before, during and after.
+bench-abuse: build
+	uptime
+	$(PY) -m pytest -q bench/bench_abuse.py -o python_files='bench_*.py' -p no:cacheprovider \
+		--benchmark-only --benchmark-columns=min,rounds
+	uptime
 
 lint: build
 	cargo fmt --check

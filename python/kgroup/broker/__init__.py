@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 from kgroup import errors
 from kgroup.broker.config import LONG_MAX, BrokerConfig, ConfigError
 from kgroup.broker.faults import Faults
+from kgroup.broker.limits import Acceptor, Limits, QuotaSlot
 from kgroup.broker.listeners import Listener, bound, host_port, parse_listeners
 from kgroup.broker.logdirs import close_memory_storage, open_memory_storage
 from kgroup.broker.scram import parse_add_scram
@@ -76,6 +77,28 @@ def new_event_loop(kind: str = "auto") -> asyncio.AbstractEventLoop:
         else:
             return uvloop.new_event_loop()
     return asyncio.new_event_loop()
+
+
+def _raise_fd_limit() -> None:
+    """Raise the open-file soft limit to the hard limit, as Java does for Kafka's broker
+    (HotSpot's MaxFDLimit): each connection holds a descriptor, and max.connections is meant
+    to be the bound, not a soft limit of 1,024."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _update_reading(limits: Limits) -> None:
+    """The queued request bytes crossed their limit: every connection reads, or stops."""
+    for conn in list(limits.lru):
+        conn.update_reading()
+    for acceptor in limits.acceptors:
+        acceptor.memory_changed()
 
 
 #: _listener reads ``HOST:PORT`` (the CLI's ``--listen``).
@@ -141,7 +164,7 @@ class Broker:
         #: ``auto`` (uvloop where installed), ``uvloop`` or ``asyncio``.
         self.event_loop = event_loop
         self.state: BrokerState | None = None
-        self._servers: list[asyncio.Server] = []
+        self._servers: list[Acceptor] = []
         self._tasks: list[asyncio.Task[Any]] = []
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -173,6 +196,7 @@ class Broker:
         """Open the data folder (recovering logs after an unclean stop), then listen."""
         loop = asyncio.get_running_loop()
         started = time.monotonic()
+        _raise_fd_limit()
         # A TLS listener's key store is read first: one that cannot be read stops the start,
         # as Kafka's does. ssl (OpenSSL) is loaded only by a broker that serves TLS.
         contexts: dict[str, Any] = {}
@@ -214,14 +238,24 @@ class Broker:
                 state.scram.save()
             state.groups.start()
             state.transactions.start()
+            limits = state.limits
+            # Soon, not now: the limit may be crossed inside a connection's get_buffer, where
+            # uvloop must not be told to stop reading.
+            limits.request_bytes.on_change = functools.partial(
+                loop.call_soon, _update_reading, limits
+            )
             for lst, sock in zip(listeners, socks, strict=True):
-                self._servers.append(
-                    await loop.create_server(
-                        self._protocol_factory(state, lst, contexts.get(lst.name)),
-                        sock=sock,
-                        backlog=512,
-                    )
+                acceptor = Acceptor(
+                    loop,
+                    sock,
+                    lst.name,
+                    limits.quotas,
+                    self._protocol_factory(state, lst, contexts.get(lst.name)),
+                    request_bytes=limits.request_bytes,
                 )
+                self._servers.append(acceptor)
+                limits.acceptors.append(acceptor)
+                acceptor.start()
         except BaseException:
             for server in self._servers:
                 server.close()
@@ -243,6 +277,7 @@ class Broker:
             loop.create_task(self._every(FLUSH_CHECK, self._flush_old)),
             loop.create_task(self._every(None, self._purge)),
             loop.create_task(self._every(FAILURE_SUMMARY, self._summarize_failures)),
+            loop.create_task(self._expire_idle()),
         ]
         log.info(
             "[KafkaServer id=%d] started (kgroup %s) on %s, data in %s, %d topic(s), in %.1f s",
@@ -266,14 +301,15 @@ class Broker:
     @staticmethod
     def _protocol_factory(
         state: BrokerState, listener: Listener, context: Any
-    ) -> Callable[[], asyncio.BaseProtocol]:
-        """What serves each connection of ``listener``: a Connection, behind a TLS layer on a
-        TLS listener (``context`` its SSLContext)."""
+    ) -> Callable[[QuotaSlot], asyncio.BaseProtocol]:
+        """What serves each connection of ``listener`` (given its place in the connection
+        quotas): a Connection, behind a TLS layer on a TLS listener (``context`` its
+        SSLContext)."""
         if context is None:
             return functools.partial(Connection, state, listener)
         from kgroup.broker.tls import TlsProtocol
 
-        return lambda: TlsProtocol(context, Connection(state, listener))
+        return lambda slot: TlsProtocol(context, Connection(state, listener, slot))
 
     async def stop(self, grace: float = 10.0) -> None:
         """Stop listening, finish the requests in flight (within ``grace`` seconds), flush
@@ -381,6 +417,14 @@ class Broker:
             except Exception:
                 log.exception("Error in background task %s", work.__name__)
             await asyncio.sleep(period)
+
+    async def _expire_idle(self) -> None:
+        """Close the connections idle for connections.max.idle.ms (Kafka's Selector checks at
+        each poll; here as each next one may expire)."""
+        limits = self.state.limits if self.state is not None else None
+        while limits is not None:
+            wait = limits.expire_idle(time.monotonic())
+            await asyncio.sleep(max(wait, 0.01))
 
     async def _maintain(self) -> None:
         """Retention by time and size, rolling by time, producer expiry: each log in turn."""

@@ -95,6 +95,31 @@ def one_of(*allowed: str) -> Validator:
     return check
 
 
+def parse_ip_overrides(value: str) -> dict[str, int]:
+    """``max.connections.per.ip.overrides`` as {host: count}: ``host:count`` entries,
+    comma-separated (Kafka's ``getMap``); ValueError names a malformed entry."""
+    out: dict[str, int] = {}
+    for entry in (e.strip() for e in value.split(",")):
+        if not entry:
+            continue
+        host, sep, count = entry.rpartition(":")
+        host = host.strip().strip("[]")
+        count = count.strip()
+        if not sep or not host or not count.lstrip("-").isdigit():
+            raise ValueError(f"Map entry {entry!r} is not of the form host:count")
+        out[host] = int(count)
+    return out
+
+
+def check_ip_overrides(value: str) -> str | None:
+    """The validator of ``max.connections.per.ip.overrides``: None, or what is wrong."""
+    try:
+        parse_ip_overrides(value)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def level(default: int, low: int, high: int) -> Validator:
     # Kafka's codec level validators: gzip also takes -1, zlib's default.
     return lambda v: (
@@ -988,6 +1013,46 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "The requests a connection may have in flight before the broker stops reading it.",
             at_least(1),
         ),
+        # The limits on clients (Kafka's SocketServerConfigs; kgroup.broker.limits).
+        _broker(
+            "queued.max.request.bytes",
+            T.LONG,
+            -1,
+            "The number of queued bytes allowed before no more requests are read: requests "
+            "read and not yet answered, and frames begun, across the broker (-1: no limit).",
+        ),
+        _broker(
+            "max.connections",
+            T.INT,
+            INT_MAX,
+            "The maximum number of connections allowed in the broker at any time; past it new "
+            "connections wait to be accepted. listener.name.<listener>.max.connections sets "
+            "one listener's.",
+            at_least(0),
+        ),
+        _broker(
+            "max.connections.per.ip",
+            T.INT,
+            INT_MAX,
+            "The maximum number of connections allowed from each ip address (0 is allowed if "
+            "max.connections.per.ip.overrides is set); a new connection past it is closed.",
+            at_least(0),
+        ),
+        _broker(
+            "max.connections.per.ip.overrides",
+            T.STRING,
+            "",
+            "Per-ip or hostname overrides of max.connections.per.ip, comma-separated: "
+            "hostName:100,127.0.0.1:200.",
+            check_ip_overrides,
+        ),
+        _broker(
+            "connections.max.idle.ms",
+            T.LONG,
+            600_000,
+            "Idle connections timeout: a connection that reads and writes nothing for this "
+            "long (with no request in flight) is closed.",
+        ),
         # The group coordinator's (Kafka's GroupCoordinatorConfig, 3.9 defaults).
         _broker(
             "group.initial.rebalance.delay.ms",
@@ -1247,6 +1312,22 @@ class BrokerConfig:
                 log.warning("The configuration '%s' was supplied but isn't a known config.", key)
                 continue
             self.explicit[key] = spec.parse(raw)
+        self._check_limits()
+
+    def _check_limits(self) -> None:
+        """Kafka's KafkaConfig.validateValues for the limits."""
+        queued = int(self.get("queued.max.request.bytes"))
+        if 0 < queued < int(self.get("socket.request.max.bytes")):
+            raise ConfigError(
+                "queued.max.request.bytes must be larger or equal to socket.request.max.bytes"
+            )
+        if self.get("max.connections.per.ip") == 0 and not self.get(
+            "max.connections.per.ip.overrides"
+        ):
+            raise ConfigError(
+                "max.connections.per.ip can be set to zero only if "
+                "max.connections.per.ip.overrides property is set."
+            )
 
     @classmethod
     def from_file(

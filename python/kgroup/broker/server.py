@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ctypes
 import functools
 import inspect
 import logging
@@ -52,6 +53,7 @@ from kgroup import errors, protocol
 from kgroup.broker import principals
 from kgroup.broker.context import RequestContext
 from kgroup.broker.handlers import HANDLERS, api_versions
+from kgroup.broker.limits import CARRY_MAX, QuotaSlot
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import Output
 from kgroup.broker.quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
@@ -62,7 +64,7 @@ from kgroup.log import FileSlice
 if TYPE_CHECKING:
     from kgroup.broker.state import BrokerState
 
-__all__ = ["Connection"]
+__all__ = ["OUTPUT_MAX", "Connection"]
 
 log = logging.getLogger("kgroup.broker")
 
@@ -78,27 +80,49 @@ _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
 #: ANONYMOUS is the principal of a client that has not authenticated (Kafka's
 #: KafkaPrincipal.ANONYMOUS).
 ANONYMOUS = "User:ANONYMOUS"
-#: SCRATCH is the size of a connection's read buffer: frames that fit are read many at a time.
-SCRATCH = 256 * 1024
+#: _resize grows a bytearray in place (realloc, no zeroed copy): a large frame's buffer as its
+#: bytes arrive.
+_resize = ctypes.pythonapi.PyByteArray_Resize
+_resize.argtypes = [ctypes.py_object, ctypes.c_ssize_t]
+_resize.restype = ctypes.c_int
+
+
+#: TURN_REQUESTS is how many requests of one connection are handled in a row before the others'
+#: reads get their turn: a client pipelining many small requests (an ApiVersions flood) holds
+#: the event loop no longer than that (Kafka's processor takes one request per connection at a
+#: time, muting it until the answer is sent).
+TURN_REQUESTS = 8
+#: OUTPUT_MAX: a connection whose transport holds more than this many bytes of responses not
+#: yet taken by the kernel (a client that sends and does not read) is not read until they are.
+OUTPUT_MAX = 1024 * 1024
 
 
 class _Slot:
     """_Slot holds a response until every response before it was written."""
 
-    __slots__ = ("frame", "ready", "throttle")
+    __slots__ = ("cost", "frame", "ready", "throttle")
 
-    def __init__(self) -> None:
+    def __init__(self, cost: int = 0) -> None:
         #: frame is the response: bytes, or a Fetch response's segments (bytes and FileSlices).
         self.frame: bytes | list[bytes | FileSlice] | None = None
         self.ready = False
+        #: cost is the request's size, counted in queued.max.request.bytes until answered.
+        self.cost = cost
         #: throttle is the request's quota throttle in ms (None: no quota is set).
         self.throttle: int | None = None
 
 
 class Connection(asyncio.BufferedProtocol):
-    """Connection serves one client. Not thread-safe: it lives on the broker's event loop."""
+    """Connection serves one client. Not thread-safe: it lives on the broker's event loop.
 
-    def __init__(self, state: BrokerState, listener: Listener) -> None:
+    It holds memory for what its client sent and the broker has not yet answered: between
+    reads, only the unfinished part of a frame (see ``kgroup.broker.limits``). ``listener`` is
+    the listener it came in on; ``slot`` its place in the connection quotas, given back when it
+    closes (None: not counted)."""
+
+    def __init__(
+        self, state: BrokerState, listener: Listener, slot: QuotaSlot | None = None
+    ) -> None:
         self.state = state
         #: listener is the listener this connection came in on.
         self.listener = listener
@@ -111,18 +135,36 @@ class Connection(asyncio.BufferedProtocol):
         self.client_host = ""
         #: client_address is the peer's IP address (ACLs match hosts on it).
         self.client_address = ""
-        self._scratch = bytearray(SCRATCH)
-        self._scratch_view = memoryview(self._scratch)
-        self._start = 0
-        self._end = 0
+        self._slot = slot
+        limits = state.limits
+        self._limits = limits
+        self._request_bytes = limits.request_bytes
+        self._reader = limits.read_buffer
+        #: _carry is the start of an unfinished frame (at most CARRY_MAX bytes), put back at
+        #: the front of the read buffer for the next read.
+        self._carry = b""
+        #: _frame is a large unfinished frame's own buffer, grown as its bytes arrive up to its
+        #: size, _frame_size; _got bytes of it arrived.
         self._frame: bytearray | None = None
         self._frame_view = memoryview(b"")
+        self._frame_size = 0
         self._got = 0
+        #: _held_bytes is what this connection's unfinished frame counts in the queued bytes.
+        self._held_bytes = 0
         self._slots: collections.deque[_Slot] = collections.deque()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._max_frame = int(state.config.get("socket.request.max.bytes"))
         self._max_in_flight = int(state.config.get("queued.max.requests"))
-        self._paused = False
+        #: Reading stops for any of: too many requests in flight (_full), the broker stopping
+        #: (_stopped), a fault's pause (_paused_by_fault), too many responses unsent
+        #: (_backlogged), a quota throttle (_muted_until) or the broker's queued bytes past
+        #: their limit.
+        self._full = False
+        self._stopped = False
+        self._backlogged = False
+        #: _waiting_turn: requests read are left for the next turn (TURN_REQUESTS).
+        self._waiting_turn = False
+        self._reading = True
         self._closed = False
         # No zero-copy through TLS: the records must be encrypted on their way out (Kafka's
         # SslTransportLayer copies them too).
@@ -136,7 +178,10 @@ class Connection(asyncio.BufferedProtocol):
         #: with an authorizer they are decoded here, for their handlers to check them first.
         self._group_frames = _GROUP_VERSIONS if state.authorizer is None else {}
         #: held: the broker is paused (``Faults.pause``): nothing is read or answered.
-        self._held = False
+        self._paused_by_fault = False
+        #: active_at is when this connection last read or wrote (time.monotonic).
+        self.active_at = 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None
         #: _muted_until: the loop time until which a quota throttle stops reading (0: none).
         self._muted_until = 0.0
         #: auth authenticates the client on a SASL listener (``kgroup.broker.sasl``); None on
@@ -157,6 +202,7 @@ class Connection(asyncio.BufferedProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # A stream transport (asyncio's, or uvloop's, which is not an asyncio.Transport).
         self.transport = cast(asyncio.Transport, transport)
+        self._loop = asyncio.get_running_loop()
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.client_host = f"/{peer[0]}" if peer else ""
@@ -172,8 +218,12 @@ class Connection(asyncio.BufferedProtocol):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._output = Output(self.transport, self.state.send_stats, self._broken, self._sendfile)
         self.state.connections.add(self)
+        self.touch(time.monotonic())
         if self._faults.paused:
             self.hold()
+        elif self._request_bytes.exhausted:
+            # Soon: uvloop starts reading after connection_made returns, whatever it was told.
+            self._loop.call_soon(self.update_reading)
 
     def _authenticate_tls(self) -> bool:
         """Take the principal from the client's certificate (the handshake is done when a TLS
@@ -197,10 +247,37 @@ class Connection(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self.state.connections.discard(self)
+        self._limits.lru.pop(self, None)
         if self._output is not None:
             self._output.clear()
+            # The Output calls back into this connection: without the cycle, the connection's
+            # memory is freed now rather than at the next full collection (after a burst of
+            # closes that may be long in coming).
+            self._output = None
+        if getattr(self.transport, "_read_ready_cb", None) is not None:
+            # asyncio's socket transport keeps a bound method of itself, a cycle that only a
+            # full collection frees (uvloop's has none): the transport is done, break it.
+            self.transport._read_ready_cb = None  # type: ignore[union-attr]
         for t in self._tasks:
             t.cancel()
+        self._release_frame()
+        cost = 0
+        for slot in self._slots:
+            cost += slot.cost
+            slot.cost = 0
+        self._slots.clear()
+        if cost:
+            self._request_bytes.give(cost)
+        if self._slot is not None:
+            self._slot.release()
+        if self._loop is not None:
+            self._limits.trimmer.closed(self._loop)
+
+    def never_served(self) -> None:
+        """The connection ended before it was made (its TLS handshake failed): its place in the
+        connection quotas goes back."""
+        if self._slot is not None:
+            self._slot.release()
 
     def pause_writing(self) -> None:
         if self._output is not None:
@@ -211,67 +288,184 @@ class Connection(asyncio.BufferedProtocol):
             self._output.paused = False
             if not self._closed:
                 self._output.pump()
+                if self._backlogged:
+                    self._backlogged = False
+                    self.update_reading()
 
-    # Frames are read with as few copies as the kernel allows: small ones into a scratch
-    # buffer (many per read), a large one straight into a buffer of its own size.
+    # Reads land in the event loop's read buffer (many frames at a time); whole frames are
+    # copied out of it and an unfinished one's start is carried to the next read. A frame
+    # larger than CARRY_MAX gets a buffer of its own, read into straight and grown as its
+    # bytes arrive (twice what arrived, up to its size): memory follows what the client sent,
+    # never what a frame claims.
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._frame is not None:
+            if self._got == len(self._frame):
+                self._grow()
             return self._frame_view[self._got :]
-        if self._end == len(self._scratch):
-            self._compact()
-        return self._scratch_view[self._end :]
+        carry = self._carry
+        view = self._reader.view
+        if not carry:
+            return view
+        n = len(carry)
+        view[:n] = carry
+        return view[n:]
 
     def buffer_updated(self, nbytes: int) -> None:
+        self.touch(time.monotonic())
         if self._frame is not None:
             self._got += nbytes
-            if self._got == len(self._frame):
-                frame, self._frame = self._frame, None
+            if self._got == self._frame_size:
+                frame = self._frame
+                self._frame = None
                 self._frame_view.release()
+                # Its bytes now count as a request's, in _request.
+                self._request_bytes.give(self._held_bytes)
+                self._held_bytes = 0
+                if self._loop is not None:
+                    self._limits.trimmer.freed(self._loop, len(frame))
                 self._request(frame)
+                if self._request_bytes.exhausted:
+                    self.update_reading()
             return
-        self._end += nbytes
+        end = len(self._carry) + nbytes
+        if self._carry:
+            self._request_bytes.give(self._held_bytes)
+            self._held_bytes = 0
+            self._carry = b""
         # The answers to the requests of one read go out together, in one write (a client that
         # pipelines heartbeats or small produces gets one send, not one per answer).
         self._corked = True
         try:
-            self._read_frames()
+            self._read_frames(end)
         finally:
             self._corked = False
             self._flush()
 
-    def _read_frames(self) -> None:
-        scratch = self._scratch
+    def _read_frames(self, end: int) -> None:
+        data = self._reader.data
+        view = self._reader.view
+        start = 0
+        turn = TURN_REQUESTS
         while not self._closed:
-            start = self._start
-            avail = self._end - start
+            avail = end - start
             if avail < 4:
                 break
+            if not turn:
+                # This connection's turn is over: the rest waits for the next iteration of the
+                # event loop, after the other connections' reads.
+                self._waiting_turn = True
+                self.update_reading()
+                assert self._loop is not None
+                self._loop.call_soon(self._next_turn)
+                break
             try:
-                size = protocol.frame_size(scratch[start : start + 4], self._max_frame)
+                size = protocol.frame_size(data[start : start + 4], self._max_frame)
             except errors.DecodeError as e:
                 self.close_for(e)
                 return
             if avail - 4 >= size:
-                self._start = start + 4 + size
-                self._request(bytes(self._scratch_view[start + 4 : self._start]))
+                start += 4 + size
+                turn -= 1
+                self._request(bytes(view[start - size : start]))
                 continue
-            if size + 4 > len(scratch):
-                # Too large for the scratch buffer: read the rest straight into its own.
-                self._frame = bytearray(size)
-                self._frame_view = memoryview(self._frame)
-                self._got = avail - 4
-                self._frame_view[: self._got] = self._scratch_view[start + 4 : self._end]
-                self._start = self._end = 0
+            if avail > CARRY_MAX:
+                # A large frame: on into a buffer of its own.
+                got = avail - 4
+                cap = min(size, 2 * got)
+                frame = bytearray(cap)
+                frame[:got] = view[start + 4 : end]
+                self._frame = frame
+                self._frame_view = memoryview(frame)
+                self._frame_size = size
+                self._got = got
+                self._held_bytes = cap
+                self._request_bytes.take(cap)
+                return
             break
-        if self._start == self._end:
-            self._start = self._end = 0
+        if start < end and not self._closed:
+            self._carry = bytes(view[start:end])
+            self._held_bytes = end - start
+            self._request_bytes.take(self._held_bytes)
 
-    def _compact(self) -> None:
-        """Move what is left unread to the front of the scratch buffer."""
-        n = self._end - self._start
-        self._scratch_view[:n] = self._scratch_view[self._start : self._end]
-        self._start, self._end = 0, n
+    def _next_turn(self) -> None:
+        """Handle the requests left over from this connection's last turn."""
+        self._waiting_turn = False
+        if self._closed:
+            return
+        carry = self._carry
+        if carry:
+            self._reader.view[: len(carry)] = carry
+            self.buffer_updated(0)
+        self.update_reading()
+
+    def _grow(self) -> None:
+        """Make room for more of the large frame: twice what arrived, at most its size."""
+        frame = self._frame
+        assert frame is not None
+        old = len(frame)
+        new = min(self._frame_size, 2 * old)
+        self._frame_view.release()
+        try:
+            if _resize(frame, new) != 0:
+                raise MemoryError(f"cannot grow a frame's buffer to {new} bytes")
+        except BufferError:
+            # A view of it is still held (the TLS layer's last buffer, until its next read):
+            # the frame moves to a larger buffer.
+            grown = bytearray(new)
+            grown[:old] = frame
+            self._frame = frame = grown
+        self._frame_view = memoryview(frame)
+        self._held_bytes += new - old
+        self._request_bytes.take(new - old)
+
+    def _release_frame(self) -> None:
+        """Drop the unfinished frame (the connection closed)."""
+        if self._frame is not None:
+            self._frame_view.release()
+            self._frame = None
+        self._carry = b""
+        if self._held_bytes:
+            self._request_bytes.give(self._held_bytes)
+            self._held_bytes = 0
+
+    # -- reading and idleness ---------------------------------------------------------------
+
+    def touch(self, now: float) -> None:
+        """This connection was active at ``now``: last in the idle order."""
+        self.active_at = now
+        lru = self._limits.lru
+        if self in lru:
+            lru.move_to_end(self)
+        elif not self._closed:
+            lru[self] = None
+
+    def close_idle(self) -> None:
+        """Close: idle for connections.max.idle.ms (Kafka's Selector closes it quietly)."""
+        log.debug("Closing idle connection from %s", self.peer)
+        self.close()
+
+    def update_reading(self) -> None:
+        """Read, or stop reading, as the reasons to stop say."""
+        if self._closed or self.transport is None:
+            return
+        want = not (
+            self._full
+            or self._stopped
+            or self._paused_by_fault
+            or self._backlogged
+            or self._muted_until
+            or self._waiting_turn
+            # A frame being read into its own buffer is read to its end, as Kafka's selector
+            # reads on a channel whose receive has its memory (KafkaChannel.isInMutableState).
+            or (self._request_bytes.exhausted and self._frame is None)
+        )
+        if want != self._reading:
+            self._reading = want
+            if want:
+                self.transport.resume_reading()
+            else:
+                self.transport.pause_reading()
 
     # -- requests -------------------------------------------------------------------------
 
@@ -332,7 +526,8 @@ class Connection(asyncio.BufferedProtocol):
             if throttle:
                 self._mute(throttle)
             return  # no response (Produce with acks=0)
-        slot = _Slot()
+        slot = _Slot(len(frame))
+        self._request_bytes.take(slot.cost)
         slot.throttle = throttle
         self._slots.append(slot)
         if inspect.isawaitable(result):
@@ -413,7 +608,8 @@ class Connection(asyncio.BufferedProtocol):
         except Exception as e:  # a bug must not take the broker down
             self._failed(protocol.decode_request_header(frame), e)
             return
-        slot = _Slot()
+        slot = _Slot(len(frame))
+        self._request_bytes.take(slot.cost)
         self._slots.append(slot)
         if type(result) is bytes:
             slot.frame = result
@@ -427,26 +623,17 @@ class Connection(asyncio.BufferedProtocol):
         task = asyncio.ensure_future(result)
         self._tasks.add(task)
         task.add_done_callback(functools.partial(self._finished, slot=slot, request=request))
-        if len(self._tasks) >= self._max_in_flight and not self._paused:
-            self._paused = True
-            assert self.transport is not None
-            self.transport.pause_reading()
+        if len(self._tasks) >= self._max_in_flight and not self._full:
+            self._full = True
+            self.update_reading()
 
     def _finished(
         self, task: asyncio.Future[Any], *, slot: _Slot, request: protocol.RequestHeader
     ) -> None:
         self._tasks.discard(task)
-        if (
-            self._paused
-            and len(self._tasks) < self._max_in_flight // 2
-            and not self._closed
-            and not self.state.stopping
-            and not self._held
-            and not self._muted_until
-        ):
-            self._paused = False
-            assert self.transport is not None
-            self.transport.resume_reading()
+        if self._full and len(self._tasks) < self._max_in_flight // 2:
+            self._full = False
+            self.update_reading()
         if task.cancelled() or self._closed:
             return
         e = task.exception()
@@ -515,13 +702,15 @@ class Connection(asyncio.BufferedProtocol):
     def _flush(self) -> None:
         """Write the answers that are next in order (all at once: one write for a run of
         whole frames); while a read's requests are being handled, wait for its end."""
-        if self._corked or self._held:
+        if self._corked or self._paused_by_fault:
             return
         slots = self._slots
         output = self._output
         frames: list[bytes] = []
+        cost = 0
         while slots and slots[0].ready:
             slot = slots.popleft()
+            cost += slot.cost
             frame = slot.frame
             if slot.throttle:
                 self._mute(slot.throttle)
@@ -536,6 +725,18 @@ class Connection(asyncio.BufferedProtocol):
             output.write_segments(cast("list[bytes | FileSlice]", frame))
         if frames and output is not None and not self._closed:
             output.write_many(frames)
+        if cost:
+            self._request_bytes.give(cost)
+            if (
+                output is not None
+                and output.paused
+                and not self._backlogged
+                and self.transport is not None
+                and self.transport.get_write_buffer_size() > OUTPUT_MAX
+            ):
+                # The client sends and does not read: read no more of it until it catches up.
+                self._backlogged = True
+                self.update_reading()
 
     def _respond_now(self, frame: bytes) -> None:
         slot = _Slot()
@@ -569,46 +770,36 @@ class Connection(asyncio.BufferedProtocol):
         if until <= self._muted_until:
             return
         self._muted_until = until
-        if self.transport is not None and not self._closed:
-            self.transport.pause_reading()
+        self.update_reading()
         loop.call_at(until, self._unmute)
 
     def _unmute(self) -> None:
         if asyncio.get_running_loop().time() < self._muted_until or self._closed:
             return
         self._muted_until = 0.0
-        if self.transport is not None and not (self._paused or self._held or self.state.stopping):
-            self.transport.resume_reading()
+        self.update_reading()
 
     def hold(self) -> None:
         """Read nothing and answer nothing until :meth:`release` (``Faults.pause``)."""
-        if self._closed or self._held:
+        if self._closed or self._paused_by_fault:
             return
-        self._held = True
-        if self.transport is not None:
-            self.transport.pause_reading()
+        self._paused_by_fault = True
+        self.update_reading()
 
     def release(self) -> None:
         """Serve again after :meth:`hold`: read what waits, send the answers held."""
-        if not self._held:
+        if not self._paused_by_fault:
             return
-        self._held = False
+        self._paused_by_fault = False
         if self._closed:
             return
-        if (
-            self.transport is not None
-            and not self._paused
-            and not self.state.stopping
-            and not self._muted_until
-        ):
-            self.transport.resume_reading()
+        self.update_reading()
         self._flush()
 
     def stop_reading(self) -> None:
         """Read no more requests (the broker is stopping); those in flight still get answers."""
-        if self.transport is not None and not self._closed:
-            self._paused = True
-            self.transport.pause_reading()
+        self._stopped = True
+        self.update_reading()
 
     def close_for(self, e: Exception) -> None:
         """Close this connection because of a bad request, as Kafka's broker does, with a log
@@ -631,6 +822,15 @@ class Connection(asyncio.BufferedProtocol):
                 self._output.clear()
             if self.transport is not None:
                 self.transport.close()
+
+    @property
+    def busy(self) -> bool:
+        """Whether requests are in flight or responses on their way out (not idleness)."""
+        if self._slots or self._tasks:
+            return True
+        if self._output is not None and self._output.pending:
+            return True
+        return self.transport is not None and self.transport.get_write_buffer_size() > 0
 
     @property
     def in_flight(self) -> int:

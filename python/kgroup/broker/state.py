@@ -18,6 +18,7 @@ from kgroup.broker.authorizer import Authorizer, authorizer_from_config
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
+from kgroup.broker.limits import Limits
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import SendStats
 from kgroup.broker.quotas import Quotas
@@ -257,6 +258,9 @@ class BrokerState:
         )
         #: send_stats counts the fetched bytes sent by sendfile and those copied.
         self.send_stats = SendStats()
+        #: limits are the limits on clients: connection quotas, queued request bytes, idle
+        #: connections (``kgroup.broker.limits``).
+        self.limits = Limits(config)
         #: requests counts the request frames received, by api key (Kafka's RequestsPerSec
         #: meter of kafka.network:type=RequestMetrics, as a plain count).
         self.requests: collections.Counter[int] = collections.Counter()

@@ -421,8 +421,10 @@ class TlsProtocol(asyncio.BufferedProtocol):
         self._closed = False
         self._timeout: asyncio.TimerHandle | None = None
         self.peer = "?"
-        #: _received is where the event loop reads the client's bytes (no object per read).
-        self._received = memoryview(bytearray(RECEIVE_BUFFER))
+        #: _received is where the event loop reads the client's bytes: the event loop's read
+        #: buffer, shared by its connections (buffer_updated copies what came into the TLS
+        #: object at once), so that an idle TLS connection holds no buffer of its own.
+        self._received = app.state.limits.read_buffer.view
 
     # -- the raw transport's protocol --------------------------------------------------------
 
@@ -456,6 +458,8 @@ class TlsProtocol(asyncio.BufferedProtocol):
             self._timeout.cancel()
         if self._transport is not None:
             self._app.connection_lost(exc)
+        else:
+            self._app.never_served()
 
     def pause_writing(self) -> None:
         if self._transport is not None:

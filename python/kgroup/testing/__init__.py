@@ -166,6 +166,16 @@ class Broker:
         return f"{self.host}:{self.port}"
 
     @property
+    def pid(self) -> int:
+        """The process the broker runs in: its child's, or this one's."""
+        if self._backend is None:
+            raise BrokerNotRunning("the broker is not started")
+        if isinstance(self._backend, _ChildProcess):
+            assert self._backend.proc is not None
+            return self._backend.proc.pid
+        return os.getpid()
+
+    @property
     def data_dir(self) -> Path | None:
         """The folder of a broker on disk (None in memory)."""
         return self._data_dir or self._own_dir

@@ -1,0 +1,459 @@
+"""The broker's limits on its clients, as Kafka's ``SocketServer`` and ``Selector`` keep them.
+
+- ``max.connections`` (broker-wide; ``listener.name.<l>.max.connections`` for one listener):
+  past it the broker stops accepting, as Kafka's acceptor blocks in
+  ``ConnectionQuotas.waitForConnectionSlot``; new connections wait in the kernel's backlog
+  until one closes.
+- ``max.connections.per.ip`` and ``max.connections.per.ip.overrides`` (``host:count,...``): a
+  connection past its address's limit is accepted and closed at once, with Kafka's log line
+  (``TooManyConnectionsException``).
+- ``connections.max.idle.ms``: a connection that read and wrote nothing for that long, and has
+  no request in flight, is closed (Kafka's ``Selector`` idle expiry).
+- ``queued.max.request.bytes`` (-1: no limit): the bytes of requests read but not yet answered,
+  and of frames begun but not finished, across the broker; past it no connection is read until
+  they fall back under 90% of it (Kafka's ``MemoryPool``: the selector reads nothing while the
+  pool is out of memory). Kafka reserves a frame's claimed size as soon as its size is read;
+  kgroup counts what arrived, so a frame that claims 100 MB and sends six bytes holds six.
+
+Memory per connection follows what it sent: one read buffer per event loop
+(:class:`ReadBuffer`) takes every connection's reads, whole frames are copied out of it, and
+only the unfinished part of a frame stays with its connection (a copy, or past
+``CARRY_MAX`` a buffer of its own grown as its bytes arrive). Memory freed when connections
+close goes back to the OS: glibc keeps freed heap memory for the next ``malloc``, so after a
+burst of closes (or large frames) the broker calls ``malloc_trim`` (:class:`Trimmer`).
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import ctypes.util
+import errno
+import logging
+import socket
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kgroup.broker.config import parse_ip_overrides
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from kgroup.broker.config import BrokerConfig
+
+__all__ = [
+    "CARRY_MAX",
+    "READ_BUFFER",
+    "Acceptor",
+    "ConnectionQuotas",
+    "Limits",
+    "QuotaSlot",
+    "ReadBuffer",
+    "RequestBytes",
+    "Trimmer",
+]
+
+log = logging.getLogger("kgroup.broker")
+
+#: READ_BUFFER is the size of an event loop's read buffer: the frames that fit are read many at
+#: a time, by every connection in turn.
+READ_BUFFER = 256 * 1024
+#: CARRY_MAX is the most of an unfinished frame a connection carries as a copy between reads;
+#: past it the frame is read into a buffer of its own.
+CARRY_MAX = 64 * 1024
+#: ACCEPT_BATCH is how many connections one wake of the acceptor takes from the backlog.
+ACCEPT_BATCH = 128
+#: TRIM_CLOSES and TRIM_BYTES: malloc_trim runs once this many connections closed, or this many
+#: bytes of large frames were freed, since the last trim (at most once per TRIM_INTERVAL_S).
+TRIM_CLOSES = 64
+TRIM_BYTES = 16 * 1024 * 1024
+TRIM_INTERVAL_S = 1.0
+#: RESUME_FRACTION: reading resumes once the queued request bytes fall below this share of
+#: queued.max.request.bytes (so that the limit is not crossed and recrossed by every answer).
+RESUME_FRACTION = 0.9
+_ACCEPT_RETRY_S = 1.0
+_FD_EXHAUSTED = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+def _resolve(host: str) -> str:
+    """A host of the overrides as the address connections come from (Kafka resolves each with
+    ``InetAddress.getByName``); unresolvable: as written."""
+    try:
+        return str(socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)[0][4][0])
+    except (OSError, IndexError):
+        return host
+
+
+class ConnectionQuotas:
+    """ConnectionQuotas counts the open connections by address and by listener, and says
+    whether one more may be accepted (Kafka's ``ConnectionQuotas``). Event loop only."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.max_connections = int(config.get("max.connections"))
+        self.max_per_ip = int(config.get("max.connections.per.ip"))
+        self.per_ip_overrides = {
+            _resolve(h): n
+            for h, n in parse_ip_overrides(config.get("max.connections.per.ip.overrides")).items()
+        }
+        self._config = config
+        self._listener_max: dict[str, int] = {}
+        self.total = 0
+        self.by_ip: collections.Counter[str] = collections.Counter()
+        self.by_listener: collections.Counter[str] = collections.Counter()
+        #: _waiting are the acceptors that stopped accepting for want of a slot.
+        self._waiting: list[Acceptor] = []
+
+    def listener_max(self, listener: str) -> int:
+        """A listener's limit: ``listener.name.<listener>.max.connections``, else
+        ``max.connections`` (Kafka reads the listener's configs with its prefix first)."""
+        got = self._listener_max.get(listener)
+        if got is None:
+            got = int(self._config.for_listener(listener, "max.connections"))
+            self._listener_max[listener] = got
+        return got
+
+    def slot_available(self, listener: str) -> bool:
+        """Whether a connection may be accepted on ``listener`` now."""
+        if self.by_listener[listener] >= self.listener_max(listener):
+            return False
+        return self.total < self.max_connections
+
+    def ip_limit(self, ip: str) -> int:
+        return self.per_ip_overrides.get(ip, self.max_per_ip)
+
+    def inc(self, listener: str, ip: str) -> bool:
+        """Count a connection just accepted; False when its address is past its limit (the
+        caller closes it, and the count is not kept)."""
+        if self.by_ip[ip] >= self.ip_limit(ip):
+            if not self.by_ip[ip]:
+                del self.by_ip[ip]
+            return False
+        self.by_ip[ip] += 1
+        self.by_listener[listener] += 1
+        self.total += 1
+        return True
+
+    def dec(self, listener: str, ip: str) -> None:
+        """A counted connection closed: an acceptor waiting for a slot accepts again."""
+        n = self.by_ip[ip] - 1
+        if n > 0:
+            self.by_ip[ip] = n
+        else:
+            del self.by_ip[ip]
+        self.by_listener[listener] -= 1
+        self.total -= 1
+        if self._waiting:
+            waiting = [a for a in self._waiting if self.slot_available(a.listener)]
+            for a in waiting:
+                self._waiting.remove(a)
+                a.resume()
+
+    def wait_for_slot(self, acceptor: Acceptor) -> None:
+        if acceptor not in self._waiting:
+            self._waiting.append(acceptor)
+
+    def forget(self, acceptor: Acceptor) -> None:
+        if acceptor in self._waiting:
+            self._waiting.remove(acceptor)
+
+
+class QuotaSlot:
+    """QuotaSlot is one accepted connection's place in the connection quotas, given back once
+    (``release``) however the connection ends: closed, refused by its TLS handshake, or failed
+    before it was served."""
+
+    __slots__ = ("held", "ip", "listener", "quotas")
+
+    def __init__(self, quotas: ConnectionQuotas, listener: str, ip: str) -> None:
+        self.quotas = quotas
+        self.listener = listener
+        self.ip = ip
+        self.held = True
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self.quotas.dec(self.listener, self.ip)
+
+
+class RequestBytes:
+    """RequestBytes counts the bytes of requests read and not yet answered, and of frames
+    begun, across the broker, against ``queued.max.request.bytes`` (Kafka's ``MemoryPool``).
+    Past the limit every connection stops reading; under ``RESUME_FRACTION`` of it they read
+    again. Event loop only."""
+
+    __slots__ = ("_resume_below", "exhausted", "limit", "on_change", "peak", "used")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.peak = 0
+        self.exhausted = False
+        self._resume_below = int(limit * RESUME_FRACTION)
+        #: on_change is called when ``exhausted`` changes (the broker pauses or resumes reads).
+        self.on_change: Callable[[], object] | None = None
+
+    def take(self, n: int) -> None:
+        used = self.used + n
+        self.used = used
+        if used > self.peak:
+            self.peak = used
+        if self.limit >= 0 and not self.exhausted and used >= self.limit:
+            self.exhausted = True
+            log.debug("Queued request bytes %d reached queued.max.request.bytes", used)
+            if self.on_change is not None:
+                self.on_change()
+
+    def give(self, n: int) -> None:
+        used = self.used - n
+        self.used = used
+        if self.exhausted and used < self._resume_below:
+            self.exhausted = False
+            if self.on_change is not None:
+                self.on_change()
+
+
+class ReadBuffer:
+    """ReadBuffer is one event loop's read buffer, lent to a connection from ``get_buffer``
+    to its ``buffer_updated`` (the event loop calls the two back to back): a connection keeps
+    nothing in it between reads. Not thread-safe: one per event loop."""
+
+    __slots__ = ("data", "view")
+
+    def __init__(self, size: int = READ_BUFFER) -> None:
+        self.data = bytearray(size)
+        self.view = memoryview(self.data)
+
+
+class _Libc:
+    """glibc's malloc_trim, where the C library has it."""
+
+    trim: Callable[[int], int] | None = None
+
+    @classmethod
+    def load(cls) -> Callable[[int], int] | None:
+        if cls.trim is None:
+            name = ctypes.util.find_library("c")
+            try:
+                fn: Any = ctypes.CDLL(name).malloc_trim if name else None
+            except (OSError, AttributeError):
+                fn = None
+            if fn is not None:
+                fn.argtypes = [ctypes.c_size_t]
+                fn.restype = ctypes.c_int
+            cls.trim = fn or (lambda pad: 0)
+        return cls.trim
+
+
+class Trimmer:
+    """Trimmer gives freed memory back to the OS after connections close or large frames are
+    freed: glibc keeps what Python and the Rust core free for later ``malloc`` calls (most of
+    it in the middle of the heap, which only ``malloc_trim`` releases). Event loop only."""
+
+    __slots__ = ("_closes", "_freed", "_last", "_loop", "_scheduled", "trim_seconds", "trims")
+
+    def __init__(self) -> None:
+        self._closes = 0
+        self._freed = 0
+        self._last = 0.0
+        self._scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: trims counts the trims made, trim_seconds the time they took.
+        self.trims = 0
+        self.trim_seconds = 0.0
+
+    def closed(self, loop: asyncio.AbstractEventLoop) -> None:
+        """A connection closed."""
+        self._closes += 1
+        if self._closes >= TRIM_CLOSES:
+            self._schedule(loop)
+
+    def freed(self, loop: asyncio.AbstractEventLoop, n: int) -> None:
+        """A large frame's ``n`` bytes were freed."""
+        self._freed += n
+        if self._freed >= TRIM_BYTES:
+            self._schedule(loop)
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._scheduled:
+            return
+        self._scheduled = True
+        # After the burst: the trim waits for a quiet moment at most TRIM_INTERVAL_S apart.
+        delay = max(0.05, self._last + TRIM_INTERVAL_S - time.monotonic())
+        loop.call_later(delay, self.trim)
+
+    def trim(self) -> None:
+        self._scheduled = False
+        self._closes = 0
+        self._freed = 0
+        self._last = time.monotonic()
+        started = time.perf_counter()
+        fn = _Libc.load()
+        if fn is not None:
+            fn(0)
+        self.trims += 1
+        self.trim_seconds += time.perf_counter() - started
+
+
+class Limits:
+    """Limits holds one broker's limits and what they count: the connection quotas, the
+    queued request bytes, the idle connections in the order they were last active, the event
+    loop's read buffer and the trimmer. Event loop only."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.quotas = ConnectionQuotas(config)
+        self.request_bytes = RequestBytes(int(config.get("queued.max.request.bytes")))
+        #: idle_ms is connections.max.idle.ms (a negative value: never).
+        self.idle_ms = int(config.get("connections.max.idle.ms"))
+        #: lru holds the open connections, least recently active first.
+        self.lru: collections.OrderedDict[Any, None] = collections.OrderedDict()
+        self.read_buffer = ReadBuffer()
+        #: acceptors are the listeners' acceptors (the Broker adds them).
+        self.acceptors: list[Acceptor] = []
+        self.trimmer = Trimmer()
+        #: idle_closed counts the connections closed for being idle.
+        self.idle_closed = 0
+
+    def expire_idle(self, now: float) -> float:
+        """Close the connections idle for connections.max.idle.ms (with no request in
+        flight); the seconds until the next may expire."""
+        if self.idle_ms < 0:
+            return 3600.0
+        limit = self.idle_ms / 1000
+        lru = self.lru
+        while lru:
+            conn = next(iter(lru))
+            idle = now - conn.active_at
+            if idle < limit:
+                return limit - idle
+            if conn.busy:
+                # Waiting on the broker (a long poll, a parked join) is not idleness.
+                conn.touch(now)
+                continue
+            del lru[conn]
+            self.idle_closed += 1
+            conn.close_idle()
+        return limit
+
+
+class Acceptor:
+    """Acceptor accepts one listener's connections, within the connection quotas: at
+    ``max.connections`` it stops accepting until a connection closes (the kernel's backlog
+    holds the next ones), and a connection past its address's ``max.connections.per.ip`` is
+    closed at once. Event loop only."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        sock: socket.socket,
+        listener: str,
+        quotas: ConnectionQuotas,
+        factory: Callable[[QuotaSlot], Any],
+        backlog: int = 512,
+        request_bytes: RequestBytes | None = None,
+    ) -> None:
+        self.loop = loop
+        self.sock = sock
+        self.listener = listener
+        self.quotas = quotas
+        self.factory = factory
+        self._backlog = backlog
+        self._request_bytes = request_bytes
+        self._reading = False
+        self._closed = False
+        self._connecting: set[asyncio.Task[Any]] = set()
+        #: refused counts connections closed at once for their address's limit.
+        self.refused = 0
+
+    def start(self) -> None:
+        self.sock.setblocking(False)
+        self.sock.listen(self._backlog)
+        self._watch()
+
+    def _watch(self) -> None:
+        if not self._reading and not self._closed:
+            self._reading = True
+            self.loop.add_reader(self.sock.fileno(), self._accept)
+
+    def _unwatch(self) -> None:
+        if self._reading:
+            self._reading = False
+            self.loop.remove_reader(self.sock.fileno())
+
+    def memory_changed(self) -> None:
+        """The queued request bytes crossed their limit, one way or the other."""
+        if self._request_bytes is not None and not self._request_bytes.exhausted:
+            self.resume()
+
+    def resume(self) -> None:
+        """A slot freed: accept again (what waits in the backlog first)."""
+        if not self._closed and not self._reading:
+            self._watch()
+            self.loop.call_soon(self._accept)
+
+    def _accept(self) -> None:
+        quotas = self.quotas
+        for _ in range(ACCEPT_BATCH):
+            if self._closed:
+                return
+            if not quotas.slot_available(self.listener):
+                self._unwatch()
+                quotas.wait_for_slot(self)
+                return
+            if self._request_bytes is not None and self._request_bytes.exhausted:
+                # Nothing is read while the queued bytes are past their limit: new connections
+                # wait in the backlog meanwhile (Kafka accepts them and reads nothing; so the
+                # client sees the same), which also keeps a new connection's first read from
+                # slipping past the limit. memory_freed resumes.
+                self._unwatch()
+                return
+            try:
+                conn, addr = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:
+                if e.errno in _FD_EXHAUSTED:
+                    # Out of file descriptors: the backlog waits, as asyncio's server does.
+                    log.error("Error while accepting connection: %s; retrying in 1 s", e)
+                    self._unwatch()
+                    self.loop.call_later(_ACCEPT_RETRY_S, self.resume)
+                    return
+                raise
+            ip = addr[0] if isinstance(addr, tuple) else str(addr)
+            if not quotas.inc(self.listener, ip):
+                self.refused += 1
+                log.info(
+                    "Rejected connection from %s, address already has the configured maximum "
+                    "of %d connections.",
+                    ip,
+                    quotas.ip_limit(ip),
+                )
+                conn.close()
+                continue
+            conn.setblocking(False)
+            task = self.loop.create_task(self._connect(conn, QuotaSlot(quotas, self.listener, ip)))
+            self._connecting.add(task)
+            task.add_done_callback(self._connecting.discard)
+
+    async def _connect(self, conn: socket.socket, slot: QuotaSlot) -> None:
+        try:
+            await self.loop.connect_accepted_socket(lambda: self.factory(slot), conn)
+        except Exception as e:  # the peer left before it was served
+            log.debug("Connection from %s failed before it was served: %s", slot.ip, e)
+            slot.release()
+            conn.close()
+
+    def close(self) -> None:
+        """Stop accepting and close the listening socket."""
+        if self._closed:
+            return
+        self._unwatch()
+        self._closed = True
+        self.quotas.forget(self)
+        self.sock.close()
+        for t in self._connecting:
+            t.cancel()
+
+    async def wait_closed(self) -> None:
+        return None
