@@ -137,10 +137,12 @@ bench-testing: build kafka-ref
 		--benchmark-only --benchmark-columns=min,median,rounds --benchmark-sort=name
 	uptime
 
-# What TLS costs: produce, consume and acks=all latency over SSL against PLAINTEXT, kgroup
-# beside Apache Kafka (issue 24, bench/bench_tls.py), one run; the load average prints with it.
+# What TLS costs: produce, consume and acks=all latency over SSL and SASL_SSL against PLAINTEXT,
+# kgroup beside Apache Kafka (issue 24, bench/bench_tls.py), one run; the load average prints
+# with it. Then the TLS layer's receive cost alone (bench/bench_tls_layer.py), steadier.
 bench-tls: build kafka-ref
 	$(PY) bench/bench_tls.py
+	$(PY) bench/bench_tls_layer.py
 
 # The broker under abuse (issue 24, bench/bench_abuse.py), one run: a real producer and consumer
 # timed beside 10,000 held connections, 10,000 stalled frames, huge claims, random bytes and an

@@ -1,12 +1,13 @@
 """What TLS costs kgroup's broker beside what it costs Apache Kafka (issue 24): produce and
-consume throughput and acks=all latency (p50, p99) over PLAINTEXT and over SSL, with the same
-client (confluent-kafka) on both brokers, and each broker's SSL/PLAINTEXT ratio. Target: TLS
-costs kgroup no more, relatively, than it costs Kafka.
+consume throughput and acks=all latency (p50, p99) over PLAINTEXT, over SSL and over SASL_SSL
+(SCRAM-SHA-512 and PLAIN), with the same client (confluent-kafka) on both brokers, and each
+broker's ratio against PLAINTEXT. Target: TLS costs kgroup no more, relatively, than it costs
+Kafka.
 
-Each broker runs once, a process of its own with both listeners (one PLAINTEXT, one SSL with
-the test PKI of tests/support/certs.py, no client certificates), its data on disk; each
-listener gets a topic of its own. Another listener type (SASL_SSL) is one more entry of
-LISTENERS: its broker settings and its client settings.
+Each broker runs once, a process of its own with three listeners (PLAINTEXT; SSL and SASL_SSL
+with the test PKI of tests/support/certs.py, no client certificates), its data on disk; each
+listener type gets a topic of its own. Another listener type is one more entry of LISTENERS:
+its broker settings and its client settings.
 
     make bench-tls            # or: python bench/bench_tls.py [--records N]
 
@@ -41,27 +42,68 @@ from support.certs import Certs  # noqa: E402
 from bench.report import load_average  # noqa: E402
 from bench.servers import KAFKA_HEAP, Server, free_port, wait_answering  # noqa: E402
 
+#: SASL_USER and SASL_PASSWORD are the SASL_SSL clients' credentials: a SCRAM user made on
+#: each broker through AlterUserScramCredentials, and a PLAIN user of the listener's JAAS config.
+SASL_USER, SASL_PASSWORD = "bench", "bench-secret"
+
 
 @dataclass(frozen=True)
 class ListenerType:
-    """One way of connecting: the broker settings of its listener (with ``{name}``, the
-    listener's name in lower case, for per-listener keys) and a client's settings."""
+    """One way of connecting: ``label`` names it in the figures; ``protocol`` is the listener
+    it connects to (named as its security protocol, one per protocol), ``broker`` that
+    listener's settings, ``client`` a client's."""
 
+    label: str
     protocol: str
     broker: Callable[[Certs], dict[str, str]]
     client: Callable[[Certs], dict[str, Any]]
 
 
+def sasl_ssl_broker(certs: Certs) -> dict[str, str]:
+    """The SASL_SSL listener: TLS as the SSL listener's (Kafka's ``ssl.*`` keys serve every
+    TLS listener), SCRAM-SHA-512 and PLAIN in Kafka's per-listener JAAS keys."""
+    plain = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'user_{SASL_USER}="{SASL_PASSWORD}";'
+    )
+    return {
+        **client_tls.broker_ssl(certs, "none", encrypted=False),
+        "sasl.enabled.mechanisms": "SCRAM-SHA-512,PLAIN",
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        ),
+        "listener.name.sasl_ssl.plain.sasl.jaas.config": plain,
+    }
+
+
+def sasl_ssl_client(mechanism: str) -> Callable[[Certs], dict[str, Any]]:
+    def conf(certs: Certs) -> dict[str, Any]:
+        return {
+            **client_tls.confluent(certs),
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": mechanism,
+            "sasl.username": SASL_USER,
+            "sasl.password": SASL_PASSWORD,
+        }
+
+    return conf
+
+
 #: LISTENERS are the listener types compared, PLAINTEXT first (the baseline of the ratios).
 LISTENERS = [
-    ListenerType("PLAINTEXT", lambda certs: {}, lambda certs: {}),
+    ListenerType("PLAINTEXT", "PLAINTEXT", lambda certs: {}, lambda certs: {}),
     ListenerType(
+        "SSL",
         "SSL",
         # Kafka's JDK cannot decrypt PBES2 PEM keys: both brokers read the key in the clear.
         lambda certs: client_tls.broker_ssl(certs, "none", encrypted=False),
         lambda certs: client_tls.confluent(certs),
     ),
+    ListenerType("SASL_SSL/SCRAM", "SASL_SSL", sasl_ssl_broker, sasl_ssl_client("SCRAM-SHA-512")),
+    ListenerType("SASL_SSL/PLAIN", "SASL_SSL", sasl_ssl_broker, sasl_ssl_client("PLAIN")),
 ]
+#: PROTOCOLS are the listeners each broker runs, one per security protocol, PLAINTEXT first.
+PROTOCOLS = list(dict.fromkeys(lt.protocol for lt in LISTENERS))
 
 
 @dataclass
@@ -71,7 +113,7 @@ class Broker:
 
 
 def listener_config(certs: Certs) -> tuple[dict[str, str], dict[str, int]]:
-    ports = {lt.protocol: free_port() for lt in LISTENERS}
+    ports = {p: free_port() for p in PROTOCOLS}
     config = {
         "listeners": ",".join(f"{p}://127.0.0.1:{port}" for p, port in ports.items()),
         "advertised.listeners": ",".join(f"{p}://127.0.0.1:{port}" for p, port in ports.items()),
@@ -91,7 +133,7 @@ def kgroup_broker(certs: Certs, tmp: Path) -> Iterator[Broker]:
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        first = ports[LISTENERS[0].protocol]
+        first = ports[PROTOCOLS[0]]
         startup = wait_answering(first, proc, started)
         server = Server("kgroup", f"127.0.0.1:{first}", proc, startup_s=startup)
         yield Broker(server, {p: f"127.0.0.1:{port}" for p, port in ports.items()})
@@ -108,14 +150,12 @@ def kafka_broker(certs: Certs) -> Iterator[Broker]:
     from support.apache_kafka import KafkaCluster, lib_dir
 
     listeners, ports = listener_config(certs)
-    cluster = KafkaCluster(1, {k: v for k, v in listeners.items() if k.startswith("ssl.")})
+    cluster = KafkaCluster(1, {k: v for k, v in listeners.items() if "listeners" not in k})
     node = cluster.nodes[0]
     for key in ("listeners", "advertised.listeners"):
         extra = listeners[key].split(",")[1:]  # PLAINTEXT is the node's own
         node.config[key] = ",".join([node.config[key], *extra])
-    node.config["listener.security.protocol.map"] += "".join(
-        f",{lt.protocol}:{lt.protocol}" for lt in LISTENERS[1:]
-    )
+    node.config["listener.security.protocol.map"] += "".join(f",{p}:{p}" for p in PROTOCOLS[1:])
     try:
         lib_dir()
         node.write_config()
@@ -126,8 +166,8 @@ def kafka_broker(certs: Certs) -> Iterator[Broker]:
         startup = wait_answering(node.port, node.proc, started)
         node.wait_started()
         server = Server("kafka", node.bootstrap, node.proc, startup_s=startup)
-        addresses = {LISTENERS[0].protocol: node.bootstrap}
-        addresses |= {lt.protocol: f"127.0.0.1:{ports[lt.protocol]}" for lt in LISTENERS[1:]}
+        addresses = {PROTOCOLS[0]: node.bootstrap}
+        addresses |= {p: f"127.0.0.1:{ports[p]}" for p in PROTOCOLS[1:]}
         yield Broker(server, addresses)
     finally:
         cluster.close()
@@ -143,6 +183,20 @@ def create_topic(conf: dict[str, Any], partitions: int) -> str:
     for f in admin.create_topics([topic]).values():
         f.result(30)
     return name
+
+
+def add_scram_user(conf: dict[str, Any]) -> None:
+    """Make the SCRAM-SHA-512 user of the SASL_SSL clients, as Kafka's tools do: an
+    AlterUserScramCredentials request (over ``conf``'s PLAINTEXT listener)."""
+    admin = confluent_kafka.admin.AdminClient(conf)
+    info = confluent_kafka.admin.ScramCredentialInfo(
+        confluent_kafka.admin.ScramMechanism.SCRAM_SHA_512, 4096
+    )
+    upsert = confluent_kafka.admin.UserScramCredentialUpsertion(
+        SASL_USER, info, SASL_PASSWORD.encode()
+    )
+    for f in admin.alter_user_scram_credentials([upsert]).values():
+        f.result(30)
 
 
 def produce(conf: dict[str, Any], topic: str, records: int, size: int) -> float:
@@ -200,6 +254,7 @@ def measure(
     broker: Broker, certs: Certs, records: int, size: int, partitions: int, rounds: int
 ) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
+    add_scram_user({"bootstrap.servers": broker.addresses[PROTOCOLS[0]]})
     # A first pass on every listener, unmeasured: Kafka's JIT warms up (else the first
     # listener measured would pay for it), kgroup's caches fill.
     for lt in LISTENERS:
@@ -212,37 +267,42 @@ def measure(
         conf = {"bootstrap.servers": broker.addresses[lt.protocol], **lt.client(certs)}
         topic = create_topic(conf, partitions)
         figures: dict[str, float] = {}
-        cpu = broker.server.cpu_seconds()
+        # The client's CPU too (this process: librdkafka's threads and the Python loop): on a
+        # shared machine the throughput is often the client's, and TLS costs it as much
+        # whichever broker it talks to.
+        cpu, mine = broker.server.cpu_seconds(), time.process_time()
         figures["produce MB/s"] = produce(conf, topic, records, size)
         figures["produce broker cpu s"] = broker.server.cpu_seconds() - cpu
-        cpu = broker.server.cpu_seconds()
+        figures["produce client cpu s"] = time.process_time() - mine
+        cpu, mine = broker.server.cpu_seconds(), time.process_time()
         figures["consume MB/s"] = consume(conf, topic, partitions, records, size)
         figures["consume broker cpu s"] = broker.server.cpu_seconds() - cpu
+        figures["consume client cpu s"] = time.process_time() - mine
         one = create_topic(conf, 1)
         cpu = broker.server.cpu_seconds()
         p50, p99 = latency(conf, one, rounds)
         figures["acks=all p50 ms"], figures["acks=all p99 ms"] = p50, p99
         figures["acks=all broker cpu us"] = (broker.server.cpu_seconds() - cpu) / rounds * 1e6
-        out[lt.protocol] = figures
+        out[lt.label] = figures
     return out
 
 
 def report(results: dict[str, dict[str, dict[str, float]]], moved_mb: float) -> list[str]:
     """The figures as a table per broker, the SSL/PLAINTEXT ratios side by side, and the
     broker CPU TLS adds per GB (each phase moved ``moved_mb``)."""
-    base = LISTENERS[0].protocol
+    base = LISTENERS[0].label
     lines = [load_average()]
     for broker, by_listener in results.items():
         lines.append(f"{broker}:")
         whats = list(next(iter(by_listener.values())))
-        head = f"  {'':<22}" + "".join(f"{p:>12}" for p in by_listener)
-        head += "".join(f"{p + '/' + base:>18}" for p in list(by_listener)[1:])
+        head = f"  {'':<22}" + "".join(f"{p:>15}" for p in by_listener)
+        head += "".join(f"{p + '/' + base:>26}" for p in list(by_listener)[1:])
         lines.append(head)
         for w in whats:
-            row = f"  {w:<22}" + "".join(f"{by_listener[p][w]:>12.2f}" for p in by_listener)
+            row = f"  {w:<22}" + "".join(f"{by_listener[p][w]:>15.2f}" for p in by_listener)
             for p in list(by_listener)[1:]:
                 b = by_listener[base][w]
-                row += f"{by_listener[p][w] / b if b else float('nan'):>18.2f}"
+                row += f"{by_listener[p][w] / b if b else float('nan'):>26.2f}"
             lines.append(row)
     # The target: kgroup's ratio no worse than Kafka's (throughput: higher is better; latency
     # and CPU: lower is better).
@@ -262,6 +322,14 @@ def report(results: dict[str, dict[str, dict[str, float]]], moved_mb: float) -> 
             added = [
                 (by_listener[p][w] - by_listener[base][w]) / moved_mb * 1000
                 for w in ("produce broker cpu s", "consume broker cpu s")
+            ]
+            lines.append(f"  {broker:<8} {p}: produce {added[0]:+.2f} s, consume {added[1]:+.2f} s")
+    lines.append("Client CPU seconds TLS adds per GB (the same client on both brokers):")
+    for broker, by_listener in results.items():
+        for p in list(by_listener)[1:]:
+            added = [
+                (by_listener[p][w] - by_listener[base][w]) / moved_mb * 1000
+                for w in ("produce client cpu s", "consume client cpu s")
             ]
             lines.append(f"  {broker:<8} {p}: produce {added[0]:+.2f} s, consume {added[1]:+.2f} s")
     return lines

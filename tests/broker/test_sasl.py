@@ -1,7 +1,7 @@
-"""SASL on SASL_PLAINTEXT listeners, as Kafka's SaslServerAuthenticator serves it: PLAIN and
-SCRAM with real clients, the errors a client sees for a wrong password, an unknown user or an
-unsupported mechanism, what is served before authentication, and the connection closed after a
-failure while the broker keeps serving others."""
+"""SASL on SASL_PLAINTEXT and SASL_SSL listeners, as Kafka's SaslServerAuthenticator serves
+it: PLAIN and SCRAM with real clients, the errors a client sees for a wrong password, an
+unknown user or an unsupported mechanism, what is served before authentication, and the
+connection closed after a failure while the broker keeps serving others."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import confluent_kafka
 import confluent_kafka.admin
 import pytest
 from support import sasl
+from support.certs import Certs
 from support.wire import read_frame
 
 from kgroup import errors, protocol
@@ -20,15 +21,31 @@ from kgroup.broker import Broker
 from kgroup.broker.config import ConfigError
 from kgroup.jaas import parse_jaas
 
+#: PROTOCOLS are the SASL listeners the clients are run against: SASL over TLS is the same
+#: exchange inside the TLS session (Kafka's SaslServerAuthenticator over an SslTransportLayer).
+PROTOCOLS = ["SASL_PLAINTEXT", "SASL_SSL"]
+
 
 @pytest.fixture(scope="module")
-def sasl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    with sasl.sasl_broker(tmp_path_factory.mktemp("sasl")) as b:
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    return Certs(tmp_path_factory.mktemp("sasl-certs"))
+
+
+@pytest.fixture(scope="module")
+def sasl_broker(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[Broker]:
+    with sasl.sasl_broker(tmp_path_factory.mktemp("sasl"), certs) as b:
         yield b
 
 
-def client(broker: Broker, mechanism: str, user: str, password: str) -> dict[str, str]:
-    return sasl.client_config(broker.address("SASL_PLAINTEXT"), mechanism, user, password)
+def client(
+    broker: Broker,
+    mechanism: str,
+    user: str,
+    password: str,
+    protocol: str = "SASL_PLAINTEXT",
+    certs: Certs | None = None,
+) -> dict[str, str]:
+    return sasl.client_config(broker.address(protocol), mechanism, user, password, protocol, certs)
 
 
 def produce_consume(config: dict[str, str]) -> list[bytes]:
@@ -62,8 +79,12 @@ def produce_consume(config: dict[str, str]) -> list[bytes]:
         ("SCRAM-SHA-512", "bob", "bob-secret"),
     ],
 )
-def test_confluent_kafka_produces_and_consumes(sasl_broker, mechanism, user, password) -> None:
-    assert produce_consume(client(sasl_broker, mechanism, user, password)) == [b"v0", b"v1", b"v2"]
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_confluent_kafka_produces_and_consumes(
+    sasl_broker, certs, protocol, mechanism, user, password
+) -> None:
+    conf = client(sasl_broker, mechanism, user, password, protocol, certs)
+    assert produce_consume(conf) == [b"v0", b"v1", b"v2"]
 
 
 def auth_error(config: dict[str, str]) -> confluent_kafka.KafkaError:
@@ -101,14 +122,23 @@ def auth_error(config: dict[str, str]) -> confluent_kafka.KafkaError:
         ),
     ],
 )
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_bad_credentials_fail_with_kafkas_message(
-    sasl_broker, mechanism, user, password, message
+    sasl_broker, certs, protocol, mechanism, user, password, message
 ) -> None:
-    e = auth_error(client(sasl_broker, mechanism, user, password))
+    # A good client, connected before, goes on producing on the same listener.
+    good = confluent_kafka.Producer(
+        client(sasl_broker, "PLAIN", "admin", "admin-secret", protocol, certs)
+    )
+    good.produce("sasl-meanwhile", b"before")
+    assert good.flush(15) == 0
+    e = auth_error(client(sasl_broker, mechanism, user, password, protocol, certs))
     assert e.code() == confluent_kafka.KafkaError._AUTHENTICATION
     assert message in e.str()
-    # The broker goes on serving the others.
-    assert produce_consume(client(sasl_broker, "PLAIN", "admin", "admin-secret"))
+    good.produce("sasl-meanwhile", b"after")
+    assert good.flush(15) == 0
+    # The broker goes on serving new clients too.
+    assert produce_consume(client(sasl_broker, "PLAIN", "admin", "admin-secret", protocol, certs))
 
 
 # -- the wire: what is served before authentication ---------------------------------------

@@ -1,7 +1,7 @@
-"""Real clients authenticate to kgroup's SASL_PLAINTEXT listener: kafka-python and aiokafka
-with PLAIN and SCRAM, confluent-kafka with OAUTHBEARER's unsecured JWTs, and Kafka's Java
-clients with every mechanism, including re-authentication (KIP-368) and the errors they report
-for bad credentials."""
+"""Real clients authenticate to kgroup's SASL_PLAINTEXT and SASL_SSL listeners: kafka-python
+and aiokafka with PLAIN and SCRAM, producing and consuming in a group, confluent-kafka with
+OAUTHBEARER's unsecured JWTs, and Kafka's Java clients with every mechanism, including
+re-authentication (KIP-368) and the errors they report for bad credentials."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import confluent_kafka
 import confluent_kafka.admin
 import pytest
 from support import java_scenarios, sasl
+from support.certs import Certs
 
 from kgroup.broker import Broker
 
@@ -23,49 +24,61 @@ CASES = [
 ]
 
 
+#: PROTOCOLS are the SASL listeners each Python client is run against.
+PROTOCOLS = ["SASL_PLAINTEXT", "SASL_SSL"]
+
+
 @pytest.fixture(scope="module")
-def sasl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    return Certs(tmp_path_factory.mktemp("sasl-clients-certs"))
+
+
+@pytest.fixture(scope="module")
+def sasl_broker(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[Broker]:
     with sasl.sasl_broker(
-        tmp_path_factory.mktemp("sasl-clients"), **{"connections.max.reauth.ms": "2000"}
+        tmp_path_factory.mktemp("sasl-clients"),
+        certs,
+        **{"connections.max.reauth.ms": "2000", "group.initial.rebalance.delay.ms": "0"},
     ) as b:
         yield b
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize(("mechanism", "user", "password"), CASES)
-def test_kafka_python(sasl_broker, mechanism, user, password) -> None:
+def test_kafka_python(sasl_broker, certs, protocol, mechanism, user, password) -> None:
     import kafka
 
     topic = f"kp-{uuid.uuid4().hex[:8]}"
-    opts = {
-        "bootstrap_servers": sasl_broker.address("SASL_PLAINTEXT"),
-        "security_protocol": "SASL_PLAINTEXT",
-        "sasl_mechanism": mechanism,
-        "sasl_plain_username": user,
-        "sasl_plain_password": password,
-    }
+    opts = sasl.python_client_config(
+        sasl_broker.address(protocol), mechanism, user, password, protocol, certs
+    )
     producer = kafka.KafkaProducer(**opts)
     for i in range(3):
         producer.send(topic, f"v{i}".encode()).get(timeout=15)
     producer.close()
     consumer = kafka.KafkaConsumer(
-        topic, auto_offset_reset="earliest", consumer_timeout_ms=5000, **opts
+        topic, group_id=topic, auto_offset_reset="earliest", consumer_timeout_ms=10_000, **opts
     )
-    assert [m.value for m in consumer] == [b"v0", b"v1", b"v2"]
+    got = [m.value for _, m in zip(range(3), consumer, strict=False)]
+    consumer.commit()
+    # The consumer's connections are authenticated as the user, on the listener asked for.
+    on_listener = {
+        c.principal for c in sasl_broker.state.connections if c.listener.name == protocol
+    }
     consumer.close()
+    assert got == [b"v0", b"v1", b"v2"]
+    assert f"User:{user}" in on_listener
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize(("mechanism", "user", "password"), CASES)
-def test_aiokafka(sasl_broker, mechanism, user, password) -> None:
+def test_aiokafka(sasl_broker, certs, protocol, mechanism, user, password) -> None:
     import aiokafka
 
     topic = f"aio-{uuid.uuid4().hex[:8]}"
-    opts = {
-        "bootstrap_servers": sasl_broker.address("SASL_PLAINTEXT"),
-        "security_protocol": "SASL_PLAINTEXT",
-        "sasl_mechanism": mechanism,
-        "sasl_plain_username": user,
-        "sasl_plain_password": password,
-    }
+    opts = sasl.python_client_config(
+        sasl_broker.address(protocol), mechanism, user, password, protocol, certs
+    )
 
     async def go() -> list[bytes]:
         producer = aiokafka.AIOKafkaProducer(**opts)
@@ -75,7 +88,9 @@ def test_aiokafka(sasl_broker, mechanism, user, password) -> None:
                 await producer.send_and_wait(topic, f"v{i}".encode())
         finally:
             await producer.stop()
-        consumer = aiokafka.AIOKafkaConsumer(topic, auto_offset_reset="earliest", **opts)
+        consumer = aiokafka.AIOKafkaConsumer(
+            topic, group_id=topic, auto_offset_reset="earliest", **opts
+        )
         await consumer.start()
         got: list[bytes] = []
         try:

@@ -1,6 +1,7 @@
-"""SASL in tests: a kgroup broker with a PLAINTEXT listener (for tools) and a SASL_PLAINTEXT one
-offering PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER, its JAAS configs in Kafka's
-names, and SCRAM users made with AlterUserScramCredentials."""
+"""SASL in tests: a kgroup broker with a PLAINTEXT listener (for tools), a SASL_PLAINTEXT one
+offering PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (and, given certificates, a
+SASL_SSL one offering the same), its JAAS configs in Kafka's names, SCRAM users made with
+AlterUserScramCredentials, and each client library's settings for either listener."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from kgroup.client.admin import (
     ScramMechanism,
     UserScramCredentialUpsertion,
 )
+
+from . import tls
+from .certs import Certs
 
 PLAIN_JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
@@ -59,26 +63,62 @@ def add_scram_users(bootstrap: str, users: Mapping[str, str] = USERS) -> None:
 
 
 @contextmanager
-def sasl_broker(data: Path, **extra: str) -> Iterator[Broker]:
-    """A kgroup broker with PLAINTEXT and SASL_PLAINTEXT listeners and the SCRAM users."""
-    config = {
-        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
-        **sasl_config(**extra),
-    }
-    with Broker(data, config=config) as b:
+def sasl_broker(data: Path, certs: Certs | None = None, **extra: str) -> Iterator[Broker]:
+    """A kgroup broker with PLAINTEXT and SASL_PLAINTEXT listeners and the SCRAM users; with
+    ``certs``, a SASL_SSL listener too (the broker's certificate, no client certificates)."""
+    listeners = "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"
+    config = sasl_config(**extra)
+    if certs is not None:
+        listeners += ",SASL_SSL://127.0.0.1:0"
+        config |= sasl_config("sasl_ssl") | tls.broker_ssl(certs, prefix="listener.name.sasl_ssl.")
+    with Broker(data, config={"listeners": listeners, **config}) as b:
         add_scram_users(b.bootstrap_servers)
         yield b
 
 
-def client_config(bootstrap: str, mechanism: str, user: str, password: str) -> dict[str, str]:
-    """librdkafka's (and Java's, in the same names) settings of a SASL_PLAINTEXT client."""
-    return {
+def client_config(
+    bootstrap: str,
+    mechanism: str,
+    user: str,
+    password: str,
+    protocol: str = "SASL_PLAINTEXT",
+    certs: Certs | None = None,
+) -> dict[str, str]:
+    """librdkafka's (and Java's, in the same names) settings of a SASL client; ``protocol``
+    SASL_SSL trusts ``certs``' CA."""
+    conf = {
         "bootstrap.servers": bootstrap,
-        "security.protocol": "SASL_PLAINTEXT",
+        "security.protocol": protocol,
         "sasl.mechanism": mechanism,
         "sasl.username": user,
         "sasl.password": password,
     }
+    if protocol == "SASL_SSL":
+        assert certs is not None, "SASL_SSL needs the CA"
+        conf["ssl.ca.location"] = str(certs.ca)
+    return conf
+
+
+def python_client_config(
+    bootstrap: str,
+    mechanism: str,
+    user: str,
+    password: str,
+    protocol: str = "SASL_PLAINTEXT",
+    certs: Certs | None = None,
+) -> dict[str, Any]:
+    """kafka-python's and aiokafka's settings (the same names) of a SASL client."""
+    conf: dict[str, Any] = {
+        "bootstrap_servers": bootstrap,
+        "security_protocol": protocol,
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": user,
+        "sasl_plain_password": password,
+    }
+    if protocol == "SASL_SSL":
+        assert certs is not None, "SASL_SSL needs the CA"
+        conf["ssl_context"] = tls.python_context(certs)
+    return conf
 
 
 def java_jaas(mechanism: str, user: str, password: str) -> str:
