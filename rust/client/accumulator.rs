@@ -893,9 +893,20 @@ impl<T> Accumulator<T> {
     /// fail_all fails every queued and held record with `error_code` (close, timeout); batches
     /// in flight are the sender's to complete.
     pub fn fail_all(&mut self, error_code: i16, now_ms: f64) {
+        let names: Vec<Arc<str>> = self.topics.keys().cloned().collect();
+        for name in names {
+            self.fail_topic(&name, error_code, now_ms);
+        }
+        self.flushing = false;
+    }
+
+    /// fail_topic fails every queued and held record of `topic` with `error_code` (a topic
+    /// the client may not describe: TOPIC_AUTHORIZATION_FAILED; one never found: Java's
+    /// max.block.ms); its batches in flight are the sender's to complete.
+    pub fn fail_topic(&mut self, topic: &str, error_code: i16, now_ms: f64) {
         let mut failed: Vec<DrainedBatch<T>> = Vec::new();
         let mut held = Vec::new();
-        for t in self.topics.values_mut() {
+        if let Some(t) = self.topics.get_mut(topic) {
             for q in &mut t.queues {
                 for b in q.batches.drain(..) {
                     failed.push(DrainedBatch {
@@ -930,7 +941,6 @@ impl<T> Accumulator<T> {
                 now_ms,
             );
         }
-        self.flushing = false;
     }
 
     /// pop_reports takes up to `max` reports (all with `None`), oldest first.

@@ -162,6 +162,8 @@ class Connection(asyncio.BufferedProtocol):
         self._full = False
         self._stopped = False
         self._backlogged = False
+        #: _turn_deferred: requests left from a turn wait for reading to resume.
+        self._turn_deferred = False
         #: _waiting_turn: requests read are left for the next turn (TURN_REQUESTS).
         self._waiting_turn = False
         self._reading = True
@@ -389,9 +391,15 @@ class Connection(asyncio.BufferedProtocol):
             self._request_bytes.take(self._held_bytes)
 
     def _next_turn(self) -> None:
-        """Handle the requests left over from this connection's last turn."""
+        """Handle the requests left over from this connection's last turn; while reading is
+        stopped for another reason (the client does not read its answers, a quota throttle,
+        a pause), they wait for reading to resume."""
         self._waiting_turn = False
         if self._closed:
+            return
+        if self._backlogged or self._muted_until or self._paused_by_fault or self._stopped:
+            self._turn_deferred = True
+            self.update_reading()
             return
         carry = self._carry
         if carry:
@@ -466,6 +474,11 @@ class Connection(asyncio.BufferedProtocol):
                 self.transport.resume_reading()
             else:
                 self.transport.pause_reading()
+        if want and self._turn_deferred:
+            self._turn_deferred = False
+            self._waiting_turn = True
+            assert self._loop is not None
+            self._loop.call_soon(self._next_turn)
 
     # -- requests -------------------------------------------------------------------------
 

@@ -76,6 +76,7 @@ from kgroup.errors import (
     NetworkException,
     OutOfOrderSequenceNumber,
     RequestTimedOut,
+    TopicAuthorizationFailed,
     UnknownProducerId,
     UnknownTopicOrPartition,
     error_for_code,
@@ -97,6 +98,7 @@ _PARTITIONERS = {
 
 _REQUEST_TIMED_OUT = RequestTimedOut.code
 _UNKNOWN_TOPIC = UnknownTopicOrPartition.code
+_TOPIC_AUTHORIZATION_FAILED = TopicAuthorizationFailed.code
 
 
 def _now_ms() -> float:
@@ -759,24 +761,29 @@ class _Sender:
                 self.topic_known.set()
                 self._report()
                 continue
+            info = self.cluster.topics.get(topic)
+            if info is not None and info.error == _TOPIC_AUTHORIZATION_FAILED:
+                # Not allowed to describe it: its records fail now, as librdkafka fails them
+                # and Java's send() throws TopicAuthorizationException.
+                self._fail_topic(topic, _TOPIC_AUTHORIZATION_FAILED)
+                continue
             since = self._unknown_since.setdefault(topic, now)
             if now - since > self.cfg.ms("max.block.ms"):
                 # Java's send() blocks max.block.ms on the metadata and then throws; records
                 # held for the topic fail with UNKNOWN_TOPIC_OR_PARTITION.
-                fail_topic = getattr(self.acc, "fail_topic", None)
-                if fail_topic is None:  # the accumulator cannot fail one topic yet: keep asking
-                    self._need_metadata = True
-                    continue
-                fail_topic(topic, _UNKNOWN_TOPIC)
-                self.unknown_topics.discard(topic)
-                self._unknown_since.pop(topic, None)
-                self._report()
+                self._fail_topic(topic, _UNKNOWN_TOPIC)
             else:
                 self._need_metadata = True
         for topic in self.cluster.topics:
             n = self.cluster.partition_count(topic)
             if n is not None and self.acc.partitions(topic) not in (None, n):
                 self.acc.set_partitions(topic, n)
+
+    def _fail_topic(self, topic: str, error_code: int) -> None:
+        self.acc.fail_topic(topic, error_code)
+        self.unknown_topics.discard(topic)
+        self._unknown_since.pop(topic, None)
+        self._report()
 
     async def _init_producer_id(self) -> bool:
         body: dict[str, Any] = {"transactional_id": None, "transaction_timeout_ms": 2147483647}

@@ -402,6 +402,11 @@ impl PyAccumulator {
         self.lock().fail_all(error_code, now);
     }
 
+    fn fail_topic(&self, topic: &str, error_code: i16) {
+        let now = self.clock.now_ms();
+        self.lock().fail_topic(topic, error_code, now);
+    }
+
     #[pyo3(signature = (max=-1), text_signature = "(self, /, max=-1)")]
     fn pop_reports<'py>(&self, py: Python<'py>, max: i64) -> PyResult<Bound<'py, PyList>> {
         let reports = self.lock().pop_reports((max >= 0).then_some(max as usize));
