@@ -22,7 +22,6 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import secrets
 import ssl
 import tempfile
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kgroup.errors import InvalidArgument, KafkaError, SaslAuthenticationFailed
+from kgroup.jaas import parse_jaas
 
 __all__ = [
     "MECHANISMS",
@@ -60,42 +60,23 @@ class SslAuthenticationFailed(KafkaError):
 
 # -- sasl.jaas.config ------------------------------------------------------------------------
 
-_JAAS = re.compile(
-    r"""\s*(?P<module>[\w.$]+)\s+(?P<flag>required|requisite|sufficient|optional)\s*
-        (?P<options>(?:[^;"']|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')*);\s*$""",
-    re.VERBOSE,
-)
-_JAAS_OPTION = re.compile(r"""\s*([\w.$-]+)\s*=\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^\s;]+)""")
-
 
 def parse_jaas_config(text: str) -> tuple[str, dict[str, str]]:
     """The login module (its class name without package) and options of one
-    ``sasl.jaas.config`` entry, as Java's JaasConfig reads it:
-    ``org.apache.kafka.common.security.plain.PlainLoginModule required username="u"
-    password="p";``.
+    ``sasl.jaas.config`` entry, as Java's JaasConfig reads it (``kgroup.jaas``, which the
+    broker reads its own with): ``org.apache.kafka.common.security.plain.PlainLoginModule
+    required username="u" password="p";``.
 
     >>> parse_jaas_config('org.apache.kafka.common.security.plain.PlainLoginModule '
     ...                   'required username="alice" password="a;b";')
     ('PlainLoginModule', {'username': 'alice', 'password': 'a;b'})
     """
-    m = _JAAS.fullmatch(text)
-    if m is None:
+    modules = parse_jaas(text)
+    if len(modules) != 1:
         raise InvalidArgument(
             "sasl.jaas.config: expected one '<LoginModule> required key=\"value\" ...;' entry"
         )
-    options: dict[str, str] = {}
-    rest = m.group("options")
-    pos = 0
-    while rest[pos:].strip():
-        om = _JAAS_OPTION.match(rest, pos)
-        if om is None:
-            raise InvalidArgument(f"sasl.jaas.config: cannot read the options {rest[pos:]!r}")
-        value = om.group(2)
-        if value[:1] in "\"'":
-            value = re.sub(r"\\(.)", r"\1", value[1:-1])
-        options[om.group(1)] = value
-        pos = om.end()
-    return m.group("module").rsplit(".", 1)[-1], options
+    return modules[0].login_module.rsplit(".", 1)[-1], dict(modules[0].options)
 
 
 # -- OAUTHBEARER tokens ----------------------------------------------------------------------
