@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kgroup import errors
 from kgroup.broker.config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType
@@ -319,9 +319,3 @@ class DynamicConfigs:
                 values = topics.log_config(topic.configs)
                 for p in topic.partitions:
                     p.log.update_config(values)
-
-
-def describe_value(name: str, raw: str) -> Any:
-    """A stored dynamic value parsed as its config's type (raw for a custom key)."""
-    spec = BROKER_CONFIGS.get(name)
-    return raw if spec is None else spec.parse(raw)
