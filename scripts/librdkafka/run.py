@@ -118,6 +118,16 @@ SECURITY = {
 #: SECURITY_SUBTESTS are the sub-tests a secured program runs, where not all of them (0135's
 #: share consumer sub-tests need share groups, KIP-932, which kgroup does not serve).
 SECURITY_SUBTESTS = {"0135": ["do_test:82"]}
+#: KAFKA_VERSIONS are the programs told the broker is Kafka 4 (TEST_KAFKA_VERSION) whatever the
+#: group protocol: 0081 expects Kafka 3.9's INVALID_REQUEST for a GROUP config resource unless
+#: told 4.0 or later, and kgroup's broker, as Kafka 4's, serves them (KIP-848 group configs).
+KAFKA_VERSIONS = {"0081": "4.1.0"}
+#: TIMEOUT_MULTIPLIERS are the programs given librdkafka CI's more forgiving time limits
+#: (``test.timeout.multiplier``: its runner adds 2 to the multiplier of 1 when CI is set):
+#: 0081's limit of 180 s holds some 40 consumer groups that each wait the 3 s
+#: group.initial.rebalance.delay.ms before they form, and so does not hold them on Apache
+#: Kafka either unless on CI.
+TIMEOUT_MULTIPLIERS = {"0081": 3}
 #: KAFKA_TOO are the secured programs that fail against Apache Kafka 4.4 here as well, why.
 KAFKA_TOO = {
     "0097": "with ssl.client.auth=required the broker refuses an untrusted client certificate "
@@ -284,8 +294,16 @@ def run_program(
     conf.write_text(
         f"bootstrap.servers={bootstrap}\ntest.topic.random=true\n"
         + "".join(f"{line}\n" for line in sec.conf)
+        + (
+            f"test.timeout.multiplier={TIMEOUT_MULTIPLIERS[p.number]}\n"
+            if p.number in TIMEOUT_MULTIPLIERS
+            else ""
+        )
     )
     runner_env = dict(PROTOCOLS[protocol][1])
+    runner_env["TEST_KAFKA_VERSION"] = KAFKA_VERSIONS.get(
+        p.number, runner_env["TEST_KAFKA_VERSION"]
+    )
     runner_env["TEST_KAFKA_VERSION"] = os.environ.get(
         "TEST_KAFKA_VERSION", runner_env["TEST_KAFKA_VERSION"]
     )

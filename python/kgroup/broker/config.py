@@ -1252,6 +1252,153 @@ BROKER_CONFIGS["message.max.bytes"] = ConfigSpec(
     read_only=True,
 )
 
+#: DYNAMIC_ONLY_CONFIGS are the broker configs Kafka lets AlterConfigs change at run time
+#: (``kgroup.broker.dynamic_config``) that kgroup declares only so that a client may set and
+#: describe them, with Kafka's types and defaults: thread pools, the log cleaner's tuning,
+#: metric reporters, Kerberos and SASL login refresh, which kgroup does not have. Setting one
+#: has no effect in kgroup. (setdefault: a key declared above with its use wins.)
+for _spec in (
+    _broker(
+        "background.threads", T.INT, 10, "Background threads (no effect in kgroup).", at_least(1)
+    ),
+    _broker("num.io.threads", T.INT, 8, "Request threads (no effect in kgroup).", at_least(1)),
+    _broker("num.network.threads", T.INT, 3, "Network threads (no effect in kgroup).", at_least(1)),
+    _broker(
+        "num.replica.fetchers",
+        T.INT,
+        1,
+        "Replica fetcher threads (no effect in kgroup).",
+        at_least(1),
+    ),
+    _broker(
+        "num.recovery.threads.per.data.dir",
+        T.INT,
+        2,
+        "Log recovery threads per log dir (no effect in kgroup).",
+        at_least(1),
+    ),
+    _broker(
+        "log.cleaner.threads", T.INT, 1, "Log cleaner threads (no effect in kgroup).", at_least(0)
+    ),
+    _broker(
+        "log.cleaner.dedupe.buffer.size",
+        T.LONG,
+        128 * 1024 * 1024,
+        "Memory for the log cleaner's offset map (no effect in kgroup).",
+    ),
+    _broker(
+        "log.cleaner.io.buffer.load.factor",
+        T.DOUBLE,
+        0.9,
+        "Load factor of the log cleaner's offset map (no effect in kgroup).",
+    ),
+    _broker(
+        "log.cleaner.io.buffer.size",
+        T.INT,
+        512 * 1024,
+        "The log cleaner's I/O buffers (no effect in kgroup).",
+        at_least(0),
+    ),
+    _broker(
+        "log.cleaner.io.max.bytes.per.second",
+        T.DOUBLE,
+        1.7976931348623157e308,
+        "The log cleaner's I/O throttle (no effect in kgroup).",
+    ),
+    _broker(
+        "metric.reporters",
+        T.LIST,
+        ["org.apache.kafka.common.metrics.JmxReporter"],
+        "Metrics reporter classes (no effect in kgroup).",
+    ),
+    _broker(
+        "principal.builder.class",
+        T.CLASS,
+        "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
+        "The class building principals (kgroup's is fixed: Kafka's default).",
+    ),
+    _broker("ssl.provider", T.STRING, None, "The TLS security provider (no effect in kgroup)."),
+    _broker(
+        "ssl.secure.random.implementation",
+        T.STRING,
+        None,
+        "The TLS random number generator (no effect in kgroup).",
+    ),
+    _broker("ssl.engine.factory.class", T.CLASS, None, "TLS engine factory (no effect in kgroup)."),
+    _broker(
+        "sasl.kerberos.service.name", T.STRING, None, "Kerberos service name (no GSSAPI in kgroup)."
+    ),
+    _broker(
+        "sasl.kerberos.kinit.cmd",
+        T.STRING,
+        "/usr/bin/kinit",
+        "Kerberos kinit (no GSSAPI in kgroup).",
+    ),
+    _broker(
+        "sasl.kerberos.ticket.renew.window.factor",
+        T.DOUBLE,
+        0.8,
+        "Kerberos ticket renewal point (no GSSAPI in kgroup).",
+    ),
+    _broker(
+        "sasl.kerberos.ticket.renew.jitter",
+        T.DOUBLE,
+        0.05,
+        "Kerberos ticket renewal jitter (no GSSAPI in kgroup).",
+    ),
+    _broker(
+        "sasl.kerberos.min.time.before.relogin",
+        T.LONG,
+        60_000,
+        "Kerberos relogin interval, ms (no GSSAPI in kgroup).",
+    ),
+    _broker(
+        "sasl.kerberos.principal.to.local.rules",
+        T.LIST,
+        ["DEFAULT"],
+        "Kerberos principal mapping rules (no GSSAPI in kgroup).",
+    ),
+    _broker(
+        "sasl.login.refresh.window.factor",
+        T.DOUBLE,
+        0.8,
+        "Login refresh point (no effect in kgroup).",
+        between(0.5, 1.0),
+    ),
+    _broker(
+        "sasl.login.refresh.window.jitter",
+        T.DOUBLE,
+        0.05,
+        "Login refresh jitter (no effect in kgroup).",
+        between(0.0, 0.25),
+    ),
+    _broker(
+        "sasl.login.refresh.min.period.seconds",
+        T.SHORT,
+        60,
+        "Least time between login refreshes (no effect in kgroup).",
+        between(0, 900),
+    ),
+    _broker(
+        "sasl.login.refresh.buffer.seconds",
+        T.SHORT,
+        300,
+        "Login refresh buffer (no effect in kgroup).",
+        between(0, 3600),
+    ),
+    _broker("max.connections", T.INT, INT_MAX, "Most open connections.", at_least(0)),
+    _broker(
+        "max.connection.creation.rate",
+        T.INT,
+        INT_MAX,
+        "Most new connections a second.",
+        at_least(0),
+    ),
+    _broker("max.connections.per.ip", T.INT, INT_MAX, "Most connections from one IP.", at_least(0)),
+    _broker("max.connections.per.ip.overrides", T.STRING, "", "Per-IP or host connection limits."),
+):
+    BROKER_CONFIGS.setdefault(_spec.name, _spec)
+
 
 #: CLUSTER_MIN_ISR is the one cluster-wide dynamic config a Kafka 4.x KRaft cluster always has:
 #: with eligible leader replicas (KIP-966, on in new clusters) the controller writes
@@ -1299,6 +1446,13 @@ class BrokerConfig:
         #: (lower case) then key: a known key parsed as its global form, any other (a SASL
         #: mechanism's ``plain.sasl.jaas.config``) as given.
         self.per_listener: dict[str, dict[str, Any]] = {}
+        #: dynamic_broker and dynamic_default are the dynamic broker configs
+        #: (``kgroup.broker.dynamic_config``) as set, raw: this broker's own, and the
+        #: cluster-wide defaults. They win over the static values, this broker's first.
+        self.dynamic_broker: dict[str, str] = {}
+        self.dynamic_default: dict[str, str] = {}
+        self._dynamic_broker_values: dict[str, Any] = {}
+        self._dynamic_default_values: dict[str, Any] = {}
         for key, raw in (values or {}).items():
             if key.startswith(LISTENER_PREFIX):
                 name, _, sub = key[len(LISTENER_PREFIX) :].partition(".")
@@ -1338,8 +1492,36 @@ class BrokerConfig:
         values.update(overrides or {})
         return cls(values)
 
+    def set_dynamic(self, broker: Mapping[str, str], default: Mapping[str, str]) -> None:
+        """Take these dynamic configs (this broker's, the cluster's defaults), already
+        checked; keys kgroup does not declare are kept (Kafka keeps custom configs) but
+        have no value to read."""
+        self.dynamic_broker, self.dynamic_default = dict(broker), dict(default)
+        self._dynamic_broker_values = {
+            k: BROKER_CONFIGS[k].parse(v) for k, v in broker.items() if k in BROKER_CONFIGS
+        }
+        self._dynamic_default_values = {
+            k: BROKER_CONFIGS[k].parse(v) for k, v in default.items() if k in BROKER_CONFIGS
+        }
+
+    def layers(self) -> list[tuple[Mapping[str, Any], ConfigSource]]:
+        """Where a broker config's value may come from, first first: this broker's dynamic
+        configs, the cluster's dynamic defaults (with the cluster's min.insync.replicas,
+        see CLUSTER_MIN_ISR), the static ones. Unset static keys hold None."""
+        default = dict(self._dynamic_default_values)
+        default.setdefault(CLUSTER_MIN_ISR, self.cluster_min_isr)
+        return [
+            (self._dynamic_broker_values, ConfigSource.DYNAMIC_BROKER_CONFIG),
+            (default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+            (self.explicit, ConfigSource.STATIC_BROKER_CONFIG),
+        ]
+
     def get(self, key: str) -> Any:
-        """A broker config's value: set, or its default."""
+        """A broker config's value: set dynamically, set statically, or its default."""
+        if key in self._dynamic_broker_values:
+            return self._dynamic_broker_values[key]
+        if key in self._dynamic_default_values:
+            return self._dynamic_default_values[key]
         if key in self.explicit:
             return self.explicit[key]
         return BROKER_CONFIGS[key].default
@@ -1357,25 +1539,26 @@ class BrokerConfig:
 
     @property
     def cluster_min_isr(self) -> int:
-        """The cluster-wide min.insync.replicas (see CLUSTER_MIN_ISR): the broker's own."""
-        value = self.explicit.get(CLUSTER_MIN_ISR)
+        """The cluster-wide min.insync.replicas (see CLUSTER_MIN_ISR): its dynamic default,
+        else the broker's own."""
+        value = self._dynamic_default_values.get(CLUSTER_MIN_ISR)
+        if value is None:
+            value = self.explicit.get(CLUSTER_MIN_ISR)
         return TOPIC_CONFIGS[CLUSTER_MIN_ISR].default if value is None else value
 
     def topic_default(self, spec: ConfigSpec) -> tuple[Any, ConfigSource, str | None]:
         """A topic config's broker-level value: the first broker synonym set (scaled to the
-        topic config's unit), else the default. Returns the value, its source and the synonym."""
-        if spec.name == CLUSTER_MIN_ISR:
-            return (
-                self.cluster_min_isr,
-                ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
-                CLUSTER_MIN_ISR,
-            )
+        topic config's unit), else the default. Returns the value, its source and the synonym.
+        Each synonym is looked up in every layer (dynamic, then static) before the next
+        synonym, as Kafka resolves its merged properties."""
+        layers = self.layers()
         for syn, factor in spec.synonyms:
-            if syn in self.explicit and self.explicit[syn] is not None:
-                value = self.explicit[syn]
-                if factor != 1:
-                    value = value * factor
-                return value, ConfigSource.STATIC_BROKER_CONFIG, syn
+            for values, source in layers:
+                if values.get(syn) is not None:
+                    value = values[syn]
+                    if factor != 1:
+                        value = value * factor
+                    return value, source, syn
         return spec.default, ConfigSource.DEFAULT_CONFIG, None
 
     def topic_defaults(self) -> dict[str, Any]:
@@ -1384,22 +1567,21 @@ class BrokerConfig:
 
     def synonyms(self, spec: ConfigSpec) -> list[tuple[str, str | None, ConfigSource]]:
         """The broker-level synonyms behind a topic config, as DescribeConfigs v1+ lists them
-        (Kafka's ``ConfigHelper.configSynonyms``): the cluster-wide min.insync.replicas, each
-        synonym set in the broker's properties, then each synonym's own default; and then
+        (Kafka's ``ConfigHelper.configSynonyms``): each synonym set for this broker dynamically,
+        then as a cluster default (min.insync.replicas always is), then in the broker's
+        properties, then each synonym's own default; and then
         nothing before the first entry of the first synonym. A topic config whose first
         synonym has no default (retention.ms's log.retention.ms) so lists none unless that one
         is set."""
         if not spec.synonyms:
             return []
         out: list[tuple[str, str | None, ConfigSource]] = []
-        if spec.name == CLUSTER_MIN_ISR:
-            value = format_value(spec, self.cluster_min_isr)
-            out.append((CLUSTER_MIN_ISR, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
-        out += [
-            (syn, format_value(spec, self.explicit[syn]), ConfigSource.STATIC_BROKER_CONFIG)
-            for syn, _ in spec.synonyms
-            if self.explicit.get(syn) is not None
-        ]
+        for values, source in self.layers():
+            out += [
+                (syn, format_value(BROKER_CONFIGS[syn], values[syn]), source)
+                for syn, _ in spec.synonyms
+                if values.get(syn) is not None
+            ]
         primary = spec.synonyms[0][0]
         for syn, _ in spec.synonyms:
             default = format_value(BROKER_CONFIGS[syn], BROKER_CONFIGS[syn].default)

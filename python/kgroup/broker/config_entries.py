@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup.broker.config import (
     BROKER_CONFIGS,
-    CLUSTER_MIN_ISR,
     LISTENER_PREFIX,
     TOPIC_CONFIGS,
     ConfigSource,
@@ -17,6 +16,7 @@ from kgroup.broker.config import (
     ConfigType,
     format_value,
 )
+from kgroup.broker.dynamic_config import DYNAMIC_CONFIGS
 
 if TYPE_CHECKING:
     from kgroup.broker.state import BrokerState
@@ -77,6 +77,17 @@ def topic_entries(
     return out
 
 
+def broker_chain(name: str) -> list[str]:
+    """The broker configs that set the same thing as ``name``, first first (Kafka's
+    DynamicBrokerConfig.brokerConfigSynonyms): ``log.retention.ms``, ``.minutes`` and
+    ``.hours``; the roll and jitter times; the flush interval. Else ``name`` alone."""
+    for spec in TOPIC_CONFIGS.values():
+        chain = [syn for syn, _ in spec.synonyms]
+        if len(chain) > 1 and name in chain:
+            return chain
+    return [name]
+
+
 def broker_entries(
     state: BrokerState,
     names: Iterable[str] | None,
@@ -84,37 +95,81 @@ def broker_entries(
     include_documentation: bool,
     cluster_default: bool = False,
 ) -> list[dict[str, Any]]:
-    """The broker's configs (those in ``names``, or all): set in its properties, or defaults.
-    Configs without a value and unset are left out, as Kafka leaves out null defaults. With
-    ``cluster_default`` (the resource named ""), only the cluster's dynamic defaults, as
-    Kafka answers: min.insync.replicas (see ``CLUSTER_MIN_ISR``)."""
-    wanted = BROKER_CONFIGS if names is None else [n for n in names if n in BROKER_CONFIGS]
+    """The broker's configs (those in ``names``, or all), as Kafka's ConfigHelper lists
+    them: each with its value (set dynamically for this broker, as a cluster default,
+    statically, or its default), the source of the first of its synonyms (each synonym in
+    every layer, then the defaults; those before the config's own name dropped), and
+    read-only unless dynamic. Configs without a value and unset are left out, as Kafka
+    leaves out null defaults; dynamic configs the broker does not know are listed as
+    sensitive. With ``cluster_default`` (the resource named ""), only the cluster's dynamic
+    defaults (min.insync.replicas always, see ``CLUSTER_MIN_ISR``)."""
+    config = state.config
+    layers = config.layers()
+    defaults = {n: s.default for n, s in BROKER_CONFIGS.items() if s.default is not None}
+    everything = [*layers, (defaults, ConfigSource.DEFAULT_CONFIG)]
+    cluster_values = layers[1][0]
+    if cluster_default:
+        known = set(cluster_values) | set(config.dynamic_default)
+    else:
+        known = set(BROKER_CONFIGS) | set(config.dynamic_broker) | set(config.dynamic_default)
+    wanted = known if names is None else known & set(names)
     out = []
     for name in sorted(wanted):
-        spec = BROKER_CONFIGS[name]
-        synonyms = []
-        if name == CLUSTER_MIN_ISR:
-            value = state.config.cluster_min_isr
-            source = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
-            synonyms.append({"name": name, "value": str(value), "source": int(source)})
-            if name in state.config.explicit and not cluster_default:
-                static = ConfigSource.STATIC_BROKER_CONFIG
-                synonyms.append({"name": name, "value": str(value), "source": int(static)})
-        elif cluster_default:
+        spec = BROKER_CONFIGS.get(name)
+        if spec is None:
+            out.append(_custom_entry(state, name, cluster_default, include_synonyms))
             continue
-        elif name in state.config.explicit:
-            value, source = state.config.explicit[name], ConfigSource.STATIC_BROKER_CONFIG
+        chain = broker_chain(name)
+        synonyms: list[dict[str, Any]] = [
+            {"name": n, "value": format_value(BROKER_CONFIGS[n], values[n]), "source": int(source)}
+            for values, source in everything
+            for n in chain
+            if values.get(n) is not None
+        ]
+        while synonyms and synonyms[0]["name"] != name:
+            synonyms.pop(0)
+        if cluster_default:
+            synonyms = [
+                s for s in synonyms if s["source"] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+            ]
+            value = cluster_values.get(name)
         else:
-            value, source = spec.default, ConfigSource.DEFAULT_CONFIG
+            value = config.get(name)
         if value is None and names is None:
             continue
-        if not synonyms:
-            shown = None if spec.type == ConfigType.PASSWORD else format_value(spec, value)
-            synonyms = [{"name": name, "value": shown, "source": int(source)}]
-        out.append(_entry(spec, value, source, synonyms, include_synonyms, include_documentation))
+        source = ConfigSource(synonyms[0]["source"]) if synonyms else ConfigSource.DEFAULT_CONFIG
+        entry = _entry(spec, value, source, synonyms, include_synonyms, include_documentation)
+        entry["read_only"] = name not in DYNAMIC_CONFIGS
+        out.append(entry)
     if not cluster_default:
         out += _listener_entries(state, names, include_synonyms, include_documentation)
     return out
+
+
+def _custom_entry(
+    state: BrokerState, name: str, cluster_default: bool, include_synonyms: bool
+) -> dict[str, Any]:
+    """A dynamic config the broker does not know: no type, and sensitive (Kafka's
+    KafkaConfig.maybeSensitive of an unknown config), so without a value."""
+    layers = [(state.config.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)]
+    if not cluster_default:
+        layers.insert(0, (state.config.dynamic_broker, ConfigSource.DYNAMIC_BROKER_CONFIG))
+    synonyms = [
+        {"name": name, "value": None, "source": int(source)}
+        for values, source in layers
+        if name in values
+    ]
+    return {
+        "name": name,
+        "value": None,
+        "read_only": name not in DYNAMIC_CONFIGS,
+        "is_default": False,
+        "config_source": synonyms[0]["source"],
+        "is_sensitive": True,
+        "synonyms": synonyms if include_synonyms else [],
+        "config_type": int(ConfigType.UNKNOWN),
+        "documentation": None,
+    }
 
 
 def _listener_entries(

@@ -18,6 +18,7 @@ from kgroup.broker.authorizer import Authorizer, authorizer_from_config
 from kgroup.broker.config import BrokerConfig
 from kgroup.broker.coordinators.groups import GroupHost
 from kgroup.broker.coordinators.transactions import TxnHost
+from kgroup.broker.dynamic_config import DynamicConfigs
 from kgroup.broker.limits import Limits
 from kgroup.broker.listeners import Listener
 from kgroup.broker.output import SendStats
@@ -228,6 +229,9 @@ class BrokerState:
         self.listeners = list(listeners)
         self.host = self.listeners[0].advertised_host
         self.port = self.listeners[0].advertised_port
+        #: dynamic_configs are the broker configs set at run time
+        #: (``kgroup.broker.dynamic_config``): read before the topics open their logs.
+        self.dynamic_configs = DynamicConfigs(config)
         self.topics = Topics(config)
         #: connections are the clients' open connections.
         self.connections: set[Peer] = set()

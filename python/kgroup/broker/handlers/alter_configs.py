@@ -1,5 +1,6 @@
 """AlterConfigs: v0-2. Replace the whole set of config overrides of topics and groups (configs
-left out return to their defaults), or with validate_only only check it. v1 changes
+left out return to their defaults), and of the broker's dynamic configs, or with
+validate_only only check it. v1 changes
 throttling; v2 is flexible. Deprecated by IncrementalAlterConfigs, which most admin clients use
 now.
 
@@ -38,4 +39,5 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         lambda r: [c.name for c in r.configs],
         lambda _topic, r: state.config.validate_topic_configs((c.name, c.value) for c in r.configs),
         replace_group_configs,
+        lambda _current, r: {c.name: c.value for c in r.configs},
     )

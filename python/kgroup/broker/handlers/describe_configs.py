@@ -2,8 +2,9 @@
 source and synonyms (replacing v0's is_default); v3 adds its type and documentation; v4 is
 flexible.
 
-Resource types: TOPIC (2), BROKER (4: this node's id, or "" for the cluster-wide dynamic
-defaults: min.insync.replicas, as a Kafka 4 KRaft cluster has it) and GROUP (32: a group's
+Resource types: TOPIC (2), BROKER (4: this node's id, with its dynamic configs first, or ""
+for the cluster-wide dynamic defaults, min.insync.replicas always among them as a Kafka 4
+KRaft cluster has it; see ``kgroup.broker.dynamic_config``) and GROUP (32: a group's
 configs, KIP-848, whether or not the group exists; see ``kgroup.broker.group_configs``). Others
 are answered with INVALID_REQUEST.
 

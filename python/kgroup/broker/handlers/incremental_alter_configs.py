@@ -4,9 +4,9 @@ to and SUBTRACT from a list), or with validate_only only check the change. v1 is
 Topic configs take effect at once on the topic's logs. Group configs (resource type 32,
 KIP-848) are checked whole after the change as Kafka's ``GroupConfig.validate`` checks them,
 kept durably, and read by the group's members at their next heartbeat; Kafka refuses APPEND and
-SUBTRACT on every group config, lists included, and so does kgroup. The broker's own configs
-are static (its ``server.properties``): changing one is refused as Kafka refuses a read-only
-config.
+SUBTRACT on every group config, lists included, and so does kgroup. The broker's dynamic
+configs (resource name: this node's id, or "" for the cluster's defaults) change as
+``kgroup.broker.dynamic_config`` says; its static ones are refused as Kafka refuses them.
 
 With an authorizer (Kafka's ControllerApis.authorizeAlterResource): ALTER_CONFIGS on the
 cluster for the broker, on the topic or group for theirs, else CLUSTER_, TOPIC_ or
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
 from kgroup.acl import CLUSTER_NAME, AclOperation, ResourceType
-from kgroup.broker import group_configs
-from kgroup.broker.config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType
+from kgroup.broker import dynamic_config, group_configs
+from kgroup.broker.config import TOPIC_CONFIGS, ConfigError, ConfigType
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -42,17 +42,35 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 GroupChange = Callable[[dict[str, str], Any], dict[str, str]]
 
 
-def broker_resource(state: BrokerState, name: str, keys: list[str]) -> None:
-    """Refuse a change to the broker's static configs as Kafka does."""
-    if name not in ("", str(state.node_id)):
-        raise errors.InvalidRequest(
-            f"Unexpected broker id, expected {state.node_id} or empty string, but received {name}"
-        )
-    unknown = [k for k in keys if k not in BROKER_CONFIGS]
-    if unknown:
-        raise errors.InvalidConfig(f"Unknown broker configs: {', '.join(unknown)}")
-    raise errors.InvalidRequest(
-        f"Cannot update these configs dynamically: {', '.join(sorted(keys))}"
+#: BrokerChange is what a request asks of a broker resource's dynamic configs: its configs
+#: as set (name to text) to its new ones; errors.KafkaError when refused.
+BrokerChange = Callable[[dict[str, str], Any], dict[str, str]]
+
+
+def broker_resource(state: BrokerState, r: Any, change: BrokerChange, validate_only: bool) -> None:
+    """Change the dynamic configs of the broker resource ``r`` as ``change`` says, checked as
+    Kafka's ConfigAdminManager checks them (see ``kgroup.broker.dynamic_config``)."""
+    name = r.resource_name
+    dynamic_config.check_resource_name(state, name)
+    names = [c.name for c in r.configs]
+    if len(set(names)) != len(names):
+        raise errors.InvalidRequest("Error due to duplicate config keys")
+    nulls = [c.name for c in r.configs if c.value is None and _op(c) != DELETE]
+    if nulls:
+        raise errors.InvalidRequest(f"Null value not supported for : {', '.join(nulls)}")
+    new = change(state.dynamic_configs.get(name), r)
+    state.dynamic_configs.set(state, name, new, validate_only)
+
+
+def _op(c: Any) -> int:
+    # AlterConfigs' entries have no operation: each sets its config.
+    return int(getattr(c, "config_operation", SET))
+
+
+def incremental_broker_change(current: dict[str, str], r: Any) -> dict[str, str]:
+    """A broker resource's dynamic configs after IncrementalAlterConfigs' operations."""
+    return dynamic_config.incremental(
+        current, [(c.name, c.config_operation, c.value) for c in r.configs]
     )
 
 
@@ -149,12 +167,14 @@ def alter_resources(
     names_of: Callable[[Any], list[str]],
     topic_configs: Callable[[Topic, Any], dict[str, Any]],
     group_change: GroupChange,
+    broker_change: BrokerChange,
 ) -> dict[str, Any]:
     """The answer to an AlterConfigs or IncrementalAlterConfigs request: for each resource,
     ``names_of(resource)`` checks the request's own rules and names the configs it changes;
     a topic gets ``topic_configs(topic, resource)`` (its new overrides; ConfigError for a bad
     value) unless validate_only; a group's configs change as ``group_change`` says (see
-    ``group_resource``); the broker's static configs are refused."""
+    ``group_resource``); a broker's dynamic configs as ``broker_change`` says (see
+    ``broker_resource``)."""
     state, body = ctx.state, ctx.request.body
     keys = [(r.resource_type, r.resource_name) for r in body.resources]
     responses = []
@@ -177,7 +197,11 @@ def alter_resources(
                 group_resource(state.groups, r, group_change, body.validate_only)
                 responses.append(out)
                 continue
-            names = names_of(r)
+            if r.resource_type == BROKER:
+                broker_resource(state, r, broker_change, body.validate_only)
+                responses.append(out)
+                continue
+            names_of(r)
             if r.resource_type == TOPIC:
                 topic = state.topics.by_name.get(r.resource_name)
                 if topic is None:
@@ -190,8 +214,6 @@ def alter_resources(
                     raise errors.InvalidConfig(str(e)) from None
                 if not body.validate_only:
                     state.topics.alter_configs(topic, configs)
-            elif r.resource_type == BROKER:
-                broker_resource(state, r.resource_name, names)
             else:
                 raise errors.InvalidRequest(f"Unsupported resource type {r.resource_type}")
         except errors.KafkaError as e:
@@ -215,4 +237,5 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             topic.configs, [(c.name, c.config_operation, c.value) for c in r.configs]
         ),
         incremental_group_change,
+        incremental_broker_change,
     )
