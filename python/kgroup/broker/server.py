@@ -782,12 +782,20 @@ class Connection(asyncio.BufferedProtocol):
         until = loop.time() + ms / 1000
         if until <= self._muted_until:
             return
+        first = not self._muted_until
         self._muted_until = until
         self.update_reading()
-        loop.call_at(until, self._unmute)
+        if first:
+            loop.call_at(until, self._unmute)
 
     def _unmute(self) -> None:
-        if asyncio.get_running_loop().time() < self._muted_until or self._closed:
+        if self._closed or not self._muted_until:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._muted_until:
+            # Early (asyncio runs a timer up to its clock resolution ahead), or a longer
+            # throttle came since: wait for the end of the latest one.
+            loop.call_at(self._muted_until, self._unmute)
             return
         self._muted_until = 0.0
         self.update_reading()
