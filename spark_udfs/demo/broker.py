@@ -26,8 +26,8 @@ from pathlib import Path
 __all__ = ["BrokerProcess", "background_broker"]
 
 # The broker's start line (kgroup.broker.Broker.start): "[KafkaServer id=0] started (kgroup
-# 0.1.0) on 127.0.0.1:41234, advertised as ...".
-_STARTED = re.compile(r"\] started \(kgroup [^)]*\) on (\S+):(\d+), advertised")
+# 0.1.0) on PLAINTEXT://127.0.0.1:41234, data in ...": its first listener.
+_STARTED = re.compile(r"\] started \(kgroup [^)]*\) on (?:\w+://)?([^\s,]+):(\d+)[, ]")
 
 
 @dataclass(frozen=True)

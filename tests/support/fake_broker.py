@@ -827,6 +827,45 @@ class FakeBroker:
             ],
         }
 
+    def _create_acls(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "results": [{"error_code": 0, "error_message": None} for _ in body["creations"]],
+        }
+
+    def _describe_acls(self, body: dict, v: int) -> dict:
+        return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": []}
+
+    def _delete_acls(self, body: dict, v: int) -> dict:
+        return {
+            "throttle_time_ms": 0,
+            "filter_results": [
+                {"error_code": 0, "error_message": None, "matching_acls": []}
+                for _ in body["filters"]
+            ],
+        }
+
+    def _describe_user_scram_credentials(self, body: dict, v: int) -> dict:
+        users = [u["name"] for u in body.get("users") or []]
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "error_message": None,
+            "results": [
+                {"user": u, "error_code": 0, "error_message": None, "credential_infos": []}
+                for u in users
+            ],
+        }
+
+    def _alter_user_scram_credentials(self, body: dict, v: int) -> dict:
+        users = [u["name"] for u in body["deletions"]] + [u["name"] for u in body["upsertions"]]
+        return {
+            "throttle_time_ms": 0,
+            "results": [
+                {"user": u, "error_code": 0, "error_message": None} for u in dict.fromkeys(users)
+            ],
+        }
+
     def _describe_cluster(self, body: dict, v: int) -> dict:
         node = self._broker()
         return {

@@ -31,6 +31,7 @@ CONSUMER_PERF = "org.apache.kafka.tools.ConsumerPerformance"
 # A client-made member id: "<client.id>-<uuid4>".
 _MEMBER_ID = re.compile(r"-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _ADDRESS = re.compile(r"\b127\.0\.0\.1:\d+\b")
+_ACCESSOR = re.compile(r"GeneratedMethodAccessor\d+")
 _TOPIC_ID = re.compile(r"TopicId: [A-Za-z0-9_-]{22}")
 # A log4j line of the tools' logging (support/kafka_ref/tools-log4j2.yaml): "[date] LEVEL msg".
 _LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:,]+\] (\w+) ")
@@ -45,6 +46,8 @@ def normalise(text: str) -> str:
     """``text`` with addresses, member ids and topic ids replaced by placeholders; a member id
     is its client id and a placeholder of the same length, so column widths stay."""
     text = _ADDRESS.sub("HOST:PORT", text)
+    # The JVM numbers its reflection accessors as a tool shell's runs happen to need them.
+    text = _ACCESSOR.sub("GeneratedMethodAccessorN", text)
     text = _MEMBER_ID.sub(lambda m: "-" + "u" * (len(m.group()) - 1), text)
     return _TOPIC_ID.sub("TopicId: " + "i" * 22, text)
 

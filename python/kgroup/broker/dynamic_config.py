@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kgroup import errors
 from kgroup.broker.config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType
@@ -33,7 +33,6 @@ from kgroup.log import file_exists, read_text, write_atomically
 
 if TYPE_CHECKING:
     from kgroup.broker.config import BrokerConfig
-    from kgroup.broker.state import BrokerState
 
 FILE = "broker-configs.json"
 
@@ -219,9 +218,10 @@ def validate(config: BrokerConfig, props: Mapping[str, str], per_broker: bool) -
             )
 
 
-def check_resource_name(state: BrokerState, name: str) -> None:
+def check_resource_name(state: Any, name: str) -> None:
     """A broker resource names this broker, or "" for the cluster (Kafka's
-    ConfigAdminManager.validateResourceNameIsCurrentNodeId); else INVALID_REQUEST."""
+    ConfigAdminManager.validateResourceNameIsCurrentNodeId); else INVALID_REQUEST. ``state``
+    is the BrokerState, not imported here: kgroup.broker.state imports this module."""
     if not name:
         return
     try:
@@ -298,7 +298,7 @@ class DynamicConfigs:
         return dict(self.by_resource.get(name, {}))
 
     def set(
-        self, state: BrokerState, name: str, props: Mapping[str, str], validate_only: bool
+        self, state: Any, name: str, props: Mapping[str, str], validate_only: bool
     ) -> None:
         """Replace a resource's dynamic configs with ``props``, checked (see ``validate``),
         kept and applied: topics without their own override take a changed log config."""
