@@ -297,9 +297,7 @@ class DynamicConfigs:
         """A resource's dynamic configs, raw."""
         return dict(self.by_resource.get(name, {}))
 
-    def set(
-        self, state: Any, name: str, props: Mapping[str, str], validate_only: bool
-    ) -> None:
+    def set(self, state: Any, name: str, props: Mapping[str, str], validate_only: bool) -> None:
         """Replace a resource's dynamic configs with ``props``, checked (see ``validate``),
         kept and applied: topics without their own override take a changed log config."""
         validate(self.config, props, per_broker=bool(name))

@@ -37,6 +37,7 @@ import asyncio
 import dataclasses
 import itertools
 import logging
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -991,8 +992,12 @@ class Faults:
         """Wait ``seconds``, or until one of the delay faults ``fault_ids`` is removed."""
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
+        deadline = time.monotonic() + seconds
+        timed_out = False
 
         def done() -> None:
+            nonlocal timed_out
+            timed_out = True
             if not waiter.done():
                 waiter.set_result(None)
 
@@ -1001,6 +1006,10 @@ class Faults:
             self._held.setdefault(fid, set()).add(waiter)
         try:
             await waiter
+            # A loop's timer may fire a little early (uvloop counts whole milliseconds): the
+            # answer is never sent before the delay is over.
+            while timed_out and (left := deadline - time.monotonic()) > 0:
+                await asyncio.sleep(left + 0.0005)
         finally:
             timer.cancel()
             for fid in fault_ids:
