@@ -68,7 +68,10 @@ def new_topic(servers: str, partitions: int) -> str:
     name = f"spark-ds-{next(_names)}-{time.monotonic_ns()}"
     admin = kgroup.AdminClient({"bootstrap.servers": servers})
     try:
-        admin.create_topics([kgroup.NewTopic(name, partitions, 1)])[name].result(30)
+        # No retention by time: tests write records stamped in 1970, which the session broker's
+        # retention check (every five minutes) would otherwise delete under them.
+        topic = kgroup.NewTopic(name, partitions, 1, config={"retention.ms": "-1"})
+        admin.create_topics([topic])[name].result(30)
     finally:
         admin.close()
     return name
