@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 import uuid
 
 import pytest
@@ -288,3 +289,44 @@ def test_connections_have_nagle_off(tmp_path, loop: str) -> None:
         assert conn.transport is not None
         sock = conn.transport.get_extra_info("socket")
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+def test_a_waiting_fetch_wakes_for_a_produce_read_with_it() -> None:
+    """A Fetch that finds nothing waits from the moment it is read: a Produce read in the same
+    turn of the event loop (here: both sent while the broker is paused) wakes it at once, as
+    Kafka's purgatory completes a delayed fetch on the append, not at its max_wait_ms."""
+    import kgroup.testing
+
+    with kgroup.testing.Broker() as b:
+        b.create_topic("t")
+        fetch = {
+            "max_wait_ms": 20_000,
+            "min_bytes": 1,
+            "topics": [
+                {
+                    "topic": "t",
+                    "partitions": [
+                        {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}
+                    ],
+                }
+            ],
+        }
+        batch = encode_batch([(0, 1000, b"k", b"v0")])
+        produce = {
+            "acks": 1,
+            "timeout_ms": 5000,
+            "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
+        }
+        with Wire(b.bootstrap_servers) as f, Wire(b.bootstrap_servers) as p:
+            for _ in range(3):
+                with b.paused():
+                    f.send(protocol.encode_request(ApiKey.FETCH, 11, 1, "f", fetch))
+                    p.send(protocol.encode_request(ApiKey.PRODUCE, 9, 1, "p", produce))
+                    time.sleep(0.1)
+                f.sock.settimeout(5)
+                answer = protocol.decode_response(ApiKey.FETCH, 11, read_frame(f.sock))
+                got = answer.body.responses[0].partitions[0]
+                assert got.error_code == 0 and got.records
+                offset = protocol.decode_response(ApiKey.PRODUCE, 9, read_frame(p.sock))
+                base = offset.body.responses[0].partition_responses[0].base_offset
+                fetch["topics"][0]["partitions"][0]["fetch_offset"] = base + 1

@@ -233,7 +233,21 @@ def handle(ctx: RequestContext) -> Any:
     if had_error or total >= body.min_bytes or body.max_wait_ms <= 0 or not resolved:
         response["responses"] = topics
         return response
-    return _wait(state, resolved, response, version, body, max_bytes, read_committed)
+    # The fetch waits from now: its future is on the partitions' waiters before this returns.
+    # The coroutine's first step runs later in the loop, after requests already read (a
+    # produce pipelined behind it, or on another connection in the same turn); waiting from
+    # there missed their appends, and the fetch slept to its max_wait_ms with records there.
+    partitions = [w.partition for _, ws in resolved for w in ws if w.partition is not None]
+    first = _waiting_on(partitions)
+    return _wait(state, resolved, response, version, body, max_bytes, read_committed, first)
+
+
+def _waiting_on(partitions: list[Any]) -> asyncio.Future[None]:
+    """A future on ``partitions``' waiters, done at their next append."""
+    fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    for p in partitions:
+        p.waiters.append(fut)
+    return fut
 
 
 async def _wait(
@@ -244,17 +258,17 @@ async def _wait(
     body: Any,
     max_bytes: int,
     read_committed: bool,
+    first: asyncio.Future[None],
 ) -> dict:
-    loop = asyncio.get_running_loop()
     deadline = time.monotonic() + body.max_wait_ms / 1000
     partitions = [w.partition for _, ws in resolved for w in ws if w.partition is not None]
+    fut: asyncio.Future[None] | None = first
     while not state.stopping:
         left = deadline - time.monotonic()
         if left <= 0:
             break
-        fut: asyncio.Future[None] = loop.create_future()
-        for p in partitions:
-            p.waiters.append(fut)
+        if fut is None:
+            fut = _waiting_on(partitions)
         try:
             await asyncio.wait_for(fut, left)
         except TimeoutError:
@@ -265,6 +279,7 @@ async def _wait(
                     p.waiters.remove(fut)
                 except ValueError:
                     pass
+            fut = None
         topics, total, had_error = _read(
             resolved, version, max_bytes, read_committed, state.fetch_sendfile
         )
