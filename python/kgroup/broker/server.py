@@ -88,10 +88,12 @@ _resize.restype = ctypes.c_int
 
 
 #: TURN_REQUESTS is how many requests of one connection are handled in a row before the others'
-#: reads get their turn: a client pipelining many small requests (an ApiVersions flood) holds
-#: the event loop no longer than that (Kafka's processor takes one request per connection at a
-#: time, muting it until the answer is sent).
-TURN_REQUESTS = 8
+#: reads get their turn: one, as Kafka's processor takes one request per connection at a time,
+#: muting it until the answer is sent. A flood of pipelined ApiVersions on four connections then
+#: delays another client by four small requests, not 32 (with 8, its produce p99 was 3.3x an
+#: idle broker's in bench_abuse; with 1, 1.1x), and pipelining producers lose nothing measurable
+#: (bench_broker's produce and consume throughput, 8 against 1, within their noise).
+TURN_REQUESTS = 1
 #: OUTPUT_MAX: a connection whose transport holds more than this many bytes of responses not
 #: yet taken by the kernel (a client that sends and does not read) is not read until they are.
 OUTPUT_MAX = 1024 * 1024
