@@ -30,7 +30,6 @@ before the topic is looked up (Kafka's KafkaApis.handleFetchRequest).
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -242,6 +241,11 @@ def handle(ctx: RequestContext) -> Any:
     return _wait(state, resolved, response, version, body, max_bytes, read_committed, first)
 
 
+def _expire(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
 def _waiting_on(partitions: list[Any]) -> asyncio.Future[None]:
     """A future on ``partitions``' waiters, done at their next append."""
     fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -260,20 +264,23 @@ async def _wait(
     read_committed: bool,
     first: asyncio.Future[None],
 ) -> dict:
-    deadline = time.monotonic() + body.max_wait_ms / 1000
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + body.max_wait_ms / 1000
     partitions = [w.partition for _, ws in resolved for w in ws if w.partition is not None]
     fut: asyncio.Future[None] | None = first
     while not state.stopping:
-        left = deadline - time.monotonic()
+        left = deadline - loop.time()
         if left <= 0:
             break
         if fut is None:
             fut = _waiting_on(partitions)
+        # A timer, not asyncio.wait_for: woken, the fetch answers one turn of the event loop
+        # sooner (wait_for passes the wake through a future of its own).
+        timer = loop.call_later(left, _expire, fut)
         try:
-            await asyncio.wait_for(fut, left)
-        except TimeoutError:
-            break
+            await fut
         finally:
+            timer.cancel()
             for p in partitions:
                 try:
                     p.waiters.remove(fut)
