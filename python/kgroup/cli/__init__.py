@@ -83,9 +83,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``kgroup`` with ``argv`` (``sys.argv[1:]`` if None); returns the exit status."""
+    from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     args = build_parser(command).parse_args(argv)
+    if from_command_line and command == "broker":
+        # The broker's process is its own: it may choose its memory allocator (this returns
+        # only where it does not).
+        subcommand("broker").on_system_allocator()  # type: ignore[attr-defined]
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:
