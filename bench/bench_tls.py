@@ -324,6 +324,29 @@ def report(results: dict[str, dict[str, dict[str, float]]], moved_mb: float) -> 
                 for w in ("produce broker cpu s", "consume broker cpu s")
             ]
             lines.append(f"  {broker:<8} {p}: produce {added[0]:+.2f} s, consume {added[1]:+.2f} s")
+    # The ceiling a broker could reach if TLS cost it nothing: the client still pays for its
+    # own encryption, and on a machine where client and broker share the cores, every core
+    # second the client takes is one the broker does not get. A produce of a GB needs at least
+    # (the client's CPU on TLS + the broker's on PLAINTEXT) / cores seconds.
+    cores = len(os.sched_getaffinity(0))
+    lines.append(
+        f"Produce ceiling were TLS free for the broker ({cores} cores shared by client and "
+        "broker): cores / (client CPU per GB on TLS + broker CPU per GB on PLAINTEXT):"
+    )
+    for broker, by_listener in results.items():
+        plain = by_listener[base]
+        for p in list(by_listener)[1:]:
+            per_gb = (
+                (by_listener[p]["produce client cpu s"] + plain["produce broker cpu s"])
+                / moved_mb
+                * 1000
+            )
+            ceiling = cores / per_gb * 1000
+            measured = by_listener[p]["produce MB/s"] / plain["produce MB/s"]
+            lines.append(
+                f"  {broker:<8} {p}: {ceiling:.0f} MB/s, x{ceiling / plain['produce MB/s']:.2f} "
+                f"of PLAINTEXT (measured x{measured:.2f})"
+            )
     lines.append("Client CPU seconds TLS adds per GB (the same client on both brokers):")
     for broker, by_listener in results.items():
         for p in list(by_listener)[1:]:
