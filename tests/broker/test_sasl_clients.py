@@ -1,7 +1,7 @@
 """Real clients authenticate to kgroup's SASL_PLAINTEXT and SASL_SSL listeners: kafka-python
 and aiokafka with PLAIN and SCRAM, producing and consuming in a group, confluent-kafka with
-OAUTHBEARER's unsecured JWTs, and Kafka's Java clients with every mechanism, including
-re-authentication (KIP-368) and the errors they report for bad credentials."""
+OAUTHBEARER's unsecured JWTs, and Kafka's Java clients with every mechanism (over SASL_SSL too),
+including re-authentication (KIP-368) and the errors they report for bad credentials."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import confluent_kafka
 import confluent_kafka.admin
 import pytest
 from support import java_scenarios, sasl
+from support import tls as client_tls
 from support.certs import Certs
 
 from kgroup.broker import Broker
@@ -156,6 +157,30 @@ def test_java_clients_reauthenticate(sasl_broker, mechanism, user, password) -> 
     assert got == {"produced": 15, "consumed": 15}
     assert counts["reauthenticated"] > before.get("reauthenticated", 0)
     assert counts["expired"] == before.get("expired", 0)
+
+
+@pytest.mark.parametrize(("mechanism", "user", "password"), [CASES[0], CASES[2]])
+def test_java_clients_over_sasl_ssl(sasl_broker, certs, mechanism, user, password) -> None:
+    """SASL over TLS: the Java client trusts the broker's certificate (a PEM trust store, no
+    client certificate) and authenticates inside the TLS session."""
+    counts = sasl_broker.state.sasl["SASL_SSL"].counts
+    before = counts["authenticated"]
+    tls = {f"client.{k}": v for k, v in client_tls.java(certs).items() if k != "security.protocol"}
+    got = java_scenarios.run(
+        "sasl",
+        sasl_broker.address("SASL_SSL"),
+        timeout=120,
+        client_security_protocol="SASL_SSL",
+        **{
+            "client.sasl.mechanism": mechanism,
+            "client.sasl.jaas.config": sasl.java_jaas(mechanism, user, password),
+            **tls,
+        },
+        topic=f"java-ssl-{mechanism}",
+    )
+    assert got == {"produced": 10, "consumed": 10}
+    # Its producer and consumer authenticated on the SASL_SSL listener itself.
+    assert counts["authenticated"] >= before + 2
 
 
 def test_java_oauthbearer_unsecured(sasl_broker) -> None:
