@@ -401,3 +401,110 @@ def test_failed_tls_handshakes_give_their_connection_slot_back(tmp_path, event_l
             ):
                 s.sendall(api_versions_request())
                 assert len(s.recv(4)) == 4
+
+
+# -- connection creation rates ---------------------------------------------------------------
+
+#: RATE_WINDOW: quota windows of one second, two of them, so that a rate is measured over one
+#: second from the start (Kafka's Rate counts at least quota.window.num - 1 whole windows).
+RATE_WINDOW = {"quota.window.num": 2, "quota.window.size.seconds": 1}
+
+
+def _answered_in(host: str, port: int, n: int, source: str = "127.0.0.1") -> float:
+    """Open ``n`` connections at once, ask each for its ApiVersions; the seconds until the
+    last is answered (each answered, none closed)."""
+    started = time.monotonic()
+    crowd = open_held(host, port, n, source=source, first=api_versions_request())
+    try:
+        for s in crowd.sockets:
+            s.settimeout(15)
+            assert len(s.recv(4)) == 4
+        return time.monotonic() - started
+    finally:
+        crowd.close()
+
+
+def test_max_connection_creation_rate_delays_the_acceptor() -> None:
+    # Kafka's ConnectionQuotas: past the rate the acceptor waits (the connection in hand, the
+    # backlog behind it) for the delay that brings the rate back, at most one quota window;
+    # no connection is refused for it. At 20 a second, 20 come at once, the next 20 within
+    # about 1.5 s.
+    with Broker(config={"max.connection.creation.rate": 20, **RATE_WINDOW}) as broker:
+        host, port = _address(broker)
+        took = _answered_in(host, port, 40)
+        assert 0.6 < took < 10, took
+
+
+def test_listener_max_connection_creation_rate() -> None:
+    config = {"listener.name.plaintext.max.connection.creation.rate": 20, **RATE_WINDOW}
+    with Broker(config=config) as broker:
+        host, port = _address(broker)
+        assert 0.6 < _answered_in(host, port, 40) < 10
+
+
+def test_ip_connection_creation_rate_closes_past_it() -> None:
+    # An IP quota (connection_creation_rate): past it a connection is accepted, kept unread
+    # for the throttle time and closed (Kafka's ConnectionThrottledException); other addresses
+    # and the default are not affected; removing the quota ends it.
+    from kgroup.client.admin import AdminClient, ClientQuotaAlteration, ClientQuotaEntity
+
+    with Broker(config=RATE_WINDOW) as broker:
+        host, port = _address(broker)
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+        entity = ClientQuotaEntity({"ip": "127.0.0.4"})
+        try:
+            alter = ClientQuotaAlteration(entity, {"connection_creation_rate": 5})
+            admin.alter_client_quotas([alter])[entity].result(15)
+            assert _answered_in(host, port, 5, source="127.0.0.4") < 5
+            late = open_held(host, port, 1, source="127.0.0.4", first=api_versions_request())
+            started = time.monotonic()
+            assert _closed_by_peer(late.sockets[0], 5)
+            # Closed after its throttle time ((6 - 5) / 5 of the one-second window), unanswered.
+            assert time.monotonic() - started > 0.1
+            late.close()
+            assert _answers(host, port, 5, source="127.0.0.5")
+            remove = ClientQuotaAlteration(entity, {"connection_creation_rate": None})
+            admin.alter_client_quotas([remove])[entity].result(15)
+            assert _answered_in(host, port, 10, source="127.0.0.4") < 5
+        finally:
+            admin.close()
+
+
+def test_connection_limits_change_at_once_when_altered() -> None:
+    # max.connections and max.connection.creation.rate are dynamic broker configs in Kafka
+    # (SocketServer's reconfigurable configs): a change applies to the next connection.
+    from support.kgroup_broker import Wire
+
+    from kgroup.protocol import ApiKey
+
+    def alter(w: Wire, changes: dict[str, str | None]) -> None:
+        body = {
+            "resources": [
+                {
+                    "resource_type": 4,
+                    "resource_name": "",
+                    "configs": [
+                        {"name": n, "config_operation": 0 if v is not None else 1, "value": v}
+                        for n, v in changes.items()
+                    ],
+                }
+            ],
+            "validate_only": False,
+        }
+        r = w.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, body).body.responses[0]
+        assert r.error_code == 0, r.error_message
+
+    with Broker(config=RATE_WINDOW) as broker:
+        host, port = _address(broker)
+        with Wire(broker.bootstrap_servers) as w:
+            crowd = open_held(host, port, 2, source="127.0.0.1")
+            try:
+                alter(w, {"max.connections": "3"})  # the Wire and the crowd: 3
+                assert not _answers(host, port, 0.5)
+                alter(w, {"max.connections": None})
+                assert _answers(host, port, 5)
+            finally:
+                crowd.close()
+            alter(w, {"max.connection.creation.rate": "20"})
+            assert 0.6 < _answered_in(host, port, 40) < 10
+            alter(w, {"max.connection.creation.rate": None})

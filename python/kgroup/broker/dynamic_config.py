@@ -96,6 +96,16 @@ LISTENER_CONFIGS = frozenset(
 CLUSTER_LEVEL_LISTENER_CONFIGS = frozenset(
     {"max.connections", "max.connection.creation.rate", "num.network.threads"}
 )
+#: SOCKET_SERVER_CONFIGS are the connection limits the acceptors read (SocketServer's
+#: ReconfigurableConfigs and the listener ones): a change applies at once.
+SOCKET_SERVER_CONFIGS = frozenset(
+    {
+        "max.connections.per.ip",
+        "max.connections.per.ip.overrides",
+        "max.connections",
+        "max.connection.creation.rate",
+    }
+)
 #: THREAD_POOL_CONFIGS are Kafka's DynamicThreadPool.RECONFIGURABLE_CONFIGS.
 THREAD_POOL_CONFIGS = frozenset(
     {
@@ -311,6 +321,8 @@ class DynamicConfigs:
         write_atomically(self._path, json.dumps(self.by_resource, indent=1, sort_keys=True))
         self._publish()
         changed = {k for k in before.keys() | props.keys() if before.get(k) != props.get(k)}
+        if {base_name(k) for k in changed} & SOCKET_SERVER_CONFIGS:
+            state.limits.quotas.reconfigure()
         if changed & (LOG_CONFIGS | {"producer.id.expiration.ms"}):
             topics = state.topics
             for topic in list(topics.by_name.values()):

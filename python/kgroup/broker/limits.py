@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgroup.broker.config import parse_ip_overrides
+from kgroup.broker.quotas import Rate
 
 if TYPE_CHECKING:
     import asyncio
@@ -73,6 +74,8 @@ TRIM_INTERVAL_S = 1.0
 #: queued.max.request.bytes (so that the limit is not crossed and recrossed by every answer).
 RESUME_FRACTION = 0.9
 _ACCEPT_RETRY_S = 1.0
+#: IP_RATES_MAX: the most addresses whose connection creation rate is kept at once.
+IP_RATES_MAX = 10_000
 _FD_EXHAUSTED = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
@@ -86,23 +89,45 @@ def _resolve(host: str) -> str:
 
 
 class ConnectionQuotas:
-    """ConnectionQuotas counts the open connections by address and by listener, and says
-    whether one more may be accepted (Kafka's ``ConnectionQuotas``). Event loop only."""
+    """ConnectionQuotas counts the open connections by address and by listener, says whether
+    one more may be accepted, and measures the rate new ones come at, against
+    ``max.connection.creation.rate`` (broker-wide and per listener) and the IP quotas'
+    ``connection_creation_rate`` (Kafka's ``ConnectionQuotas``). Event loop only."""
 
     def __init__(self, config: BrokerConfig) -> None:
+        self._config = config
+        self.total = 0
+        self.by_ip: collections.Counter[str] = collections.Counter()
+        self.by_listener: collections.Counter[str] = collections.Counter()
+        #: _waiting are the acceptors that stopped accepting for want of a slot.
+        self._waiting: list[Acceptor] = []
+        window_s = int(config.get("quota.window.size.seconds"))
+        self._window_ms = window_s * 1000
+        self._samples = int(config.get("quota.window.num"))
+        #: max_throttle_ms caps a connection's delay at one quota window, as Kafka's.
+        self.max_throttle_ms = self._window_ms
+        self._broker_rate = Rate(self._window_ms, self._samples)
+        self._listener_rates: dict[str, Rate] = {}
+        self._ip_rates: dict[str, Rate] = {}
+        #: ip_rate_quota gives an address's connection_creation_rate quota, None for none
+        #: (the broker sets it to its client quotas' ``ip_connection_rate``).
+        self.ip_rate_quota: Callable[[str], float | None] = lambda ip: None
+        self.reconfigure()
+
+    def reconfigure(self) -> None:
+        """Read the limits again (a dynamic broker config changed them); acceptors waiting for
+        a slot accept again if one is now free (Kafka's ``notifyAll``)."""
+        config = self._config
         self.max_connections = int(config.get("max.connections"))
         self.max_per_ip = int(config.get("max.connections.per.ip"))
         self.per_ip_overrides = {
             _resolve(h): n
             for h, n in parse_ip_overrides(config.get("max.connections.per.ip.overrides")).items()
         }
-        self._config = config
+        self.max_creation_rate = int(config.get("max.connection.creation.rate"))
         self._listener_max: dict[str, int] = {}
-        self.total = 0
-        self.by_ip: collections.Counter[str] = collections.Counter()
-        self.by_listener: collections.Counter[str] = collections.Counter()
-        #: _waiting are the acceptors that stopped accepting for want of a slot.
-        self._waiting: list[Acceptor] = []
+        self._listener_rate_max: dict[str, int] = {}
+        self._wake()
 
     def listener_max(self, listener: str) -> int:
         """A listener's limit: ``listener.name.<listener>.max.connections``, else
@@ -112,6 +137,66 @@ class ConnectionQuotas:
             got = int(self._config.for_listener(listener, "max.connections"))
             self._listener_max[listener] = got
         return got
+
+    def listener_rate_max(self, listener: str) -> int:
+        """``listener.name.<listener>.max.connection.creation.rate``, else the broker's."""
+        got = self._listener_rate_max.get(listener)
+        if got is None:
+            got = int(self._config.for_listener(listener, "max.connection.creation.rate"))
+            self._listener_rate_max[listener] = got
+        return got
+
+    # -- connection creation rates ------------------------------------------------------------
+
+    def _throttle(self, rate: Rate, bound: float, now_ms: float) -> int:
+        """Count one connection in ``rate``; the delay in ms that brings it back to ``bound``
+        (Kafka's ``QuotaUtils.boundedThrottleTime``), 0 within it."""
+        rate.record(1.0, now_ms)
+        measured = rate.measure(now_ms)
+        if measured <= bound:
+            return 0
+        delay = (measured - bound) / bound * rate.window_size(now_ms)
+        return min(round(delay), self.max_throttle_ms)
+
+    def _listener_rate(self, listener: str) -> Rate:
+        rate = self._listener_rates.get(listener)
+        if rate is None:
+            rate = self._listener_rates[listener] = Rate(self._window_ms, self._samples)
+        return rate
+
+    def record_connection(self, listener: str, now_ms: float) -> int:
+        """Count a connection just accepted on ``listener`` against the broker's and the
+        listener's creation rates; how long the acceptor waits before it goes on, in ms
+        (Kafka's acceptor waits, that connection in hand, and takes no other meanwhile)."""
+        broker = self._throttle(self._broker_rate, self.max_creation_rate, now_ms)
+        rate = self._listener_rate(listener)
+        return max(broker, self._throttle(rate, self.listener_rate_max(listener), now_ms))
+
+    def record_ip(self, listener: str, ip: str, now_ms: float) -> int:
+        """Count a connection from ``ip`` against its connection_creation_rate quota, if it
+        has one; past it, the delay before the connection is closed unserved, in ms (and the
+        connection is not counted anywhere: Kafka's ``ConnectionThrottledException``)."""
+        bound = self.ip_rate_quota(ip)
+        if bound is None:
+            return 0
+        rate = self._ip_rates.get(ip)
+        if rate is None:
+            if len(self._ip_rates) >= IP_RATES_MAX:
+                self._forget_quiet_ips(now_ms)
+            rate = self._ip_rates[ip] = Rate(self._window_ms, self._samples)
+        delay = self._throttle(rate, bound, now_ms)
+        if delay:
+            rate.record(-1.0, now_ms)
+            self._broker_rate.record(-1.0, now_ms)
+            self._listener_rate(listener).record(-1.0, now_ms)
+        return delay
+
+    def _forget_quiet_ips(self, now_ms: float) -> None:
+        """Drop the rates of addresses with nothing in their windows (Kafka expires an IP's
+        sensor after an hour without connections); all of them if every one is busy."""
+        quiet = [ip for ip, r in self._ip_rates.items() if not r.measure(now_ms)]
+        for ip in quiet or list(self._ip_rates):
+            del self._ip_rates[ip]
 
     def slot_available(self, listener: str) -> bool:
         """Whether a connection may be accepted on ``listener`` now."""
@@ -143,6 +228,9 @@ class ConnectionQuotas:
             del self.by_ip[ip]
         self.by_listener[listener] -= 1
         self.total -= 1
+        self._wake()
+
+    def _wake(self) -> None:
         if self._waiting:
             waiting = [a for a in self._waiting if self.slot_available(a.listener)]
             for a in waiting:
@@ -365,6 +453,14 @@ class Acceptor:
         self._connecting: set[asyncio.Task[Any]] = set()
         #: refused counts connections closed at once for their address's limit.
         self.refused = 0
+        #: _held is a connection accepted past the creation rate: the acceptor takes no other
+        #: until its delay ends (``_throttled``) and a slot is free for it.
+        self._held: tuple[socket.socket, str] | None = None
+        self._throttled: asyncio.TimerHandle | None = None
+        #: ip_throttled counts connections closed unserved past their address's creation
+        #: rate; _closing holds them until their delay ends.
+        self.ip_throttled = 0
+        self._closing: dict[socket.socket, asyncio.TimerHandle] = {}
 
     def start(self) -> None:
         self.sock.setblocking(False)
@@ -388,19 +484,28 @@ class Acceptor:
 
     def resume(self) -> None:
         """A slot freed: accept again (what waits in the backlog first)."""
-        if not self._closed and not self._reading:
+        if not self._closed and not self._reading and self._throttled is None:
             self._watch()
             self.loop.call_soon(self._accept)
+
+    def _throttle_ended(self) -> None:
+        self._throttled = None
+        self.resume()
 
     def _accept(self) -> None:
         quotas = self.quotas
         for _ in range(ACCEPT_BATCH):
-            if self._closed:
+            if self._closed or self._throttled is not None:
                 return
             if not quotas.slot_available(self.listener):
                 self._unwatch()
                 quotas.wait_for_slot(self)
                 return
+            if self._held is not None:
+                conn, ip = self._held
+                self._held = None
+                self._admit(conn, ip)
+                continue
             if self._request_bytes is not None and self._request_bytes.exhausted:
                 # Nothing is read while the queued bytes are past their limit: new connections
                 # wait in the backlog meanwhile (Kafka accepts them and reads nothing; so the
@@ -421,20 +526,47 @@ class Acceptor:
                     return
                 raise
             ip = addr[0] if isinstance(addr, tuple) else str(addr)
-            if not quotas.inc(self.listener, ip):
-                self.refused += 1
-                log.info(
-                    "Rejected connection from %s, address already has the configured maximum "
-                    "of %d connections.",
-                    ip,
-                    quotas.ip_limit(ip),
-                )
-                conn.close()
-                continue
-            conn.setblocking(False)
-            task = self.loop.create_task(self._connect(conn, QuotaSlot(quotas, self.listener, ip)))
-            self._connecting.add(task)
-            task.add_done_callback(self._connecting.discard)
+            delay = quotas.record_connection(self.listener, self.loop.time() * 1000)
+            if delay:
+                # Past max.connection.creation.rate: this connection waits, and the backlog
+                # behind it, until the rate is back within it.
+                log.debug("Delaying the connection from %s by %d ms (creation rate)", ip, delay)
+                self._held = (conn, ip)
+                self._unwatch()
+                self._throttled = self.loop.call_later(delay / 1000, self._throttle_ended)
+                return
+            self._admit(conn, ip)
+
+    def _admit(self, conn: socket.socket, ip: str) -> None:
+        """Take a connection accepted within the rates: within its address's limits, it is
+        served; else it is closed (at once, or after its address's throttle time)."""
+        quotas = self.quotas
+        delay = quotas.record_ip(self.listener, ip, self.loop.time() * 1000)
+        if delay:
+            # Kafka keeps such a connection open, unread, for the throttle time, then closes
+            # it: a client that reconnects at once does not spin.
+            self.ip_throttled += 1
+            log.debug("Closing the connection from %s in %d ms (its creation rate)", ip, delay)
+            self._closing[conn] = self.loop.call_later(delay / 1000, self._close_throttled, conn)
+            return
+        if not quotas.inc(self.listener, ip):
+            self.refused += 1
+            log.info(
+                "Rejected connection from %s, address already has the configured maximum "
+                "of %d connections.",
+                ip,
+                quotas.ip_limit(ip),
+            )
+            conn.close()
+            return
+        conn.setblocking(False)
+        task = self.loop.create_task(self._connect(conn, QuotaSlot(quotas, self.listener, ip)))
+        self._connecting.add(task)
+        task.add_done_callback(self._connecting.discard)
+
+    def _close_throttled(self, conn: socket.socket) -> None:
+        self._closing.pop(conn, None)
+        conn.close()
 
     async def _connect(self, conn: socket.socket, slot: QuotaSlot) -> None:
         try:
@@ -454,6 +586,16 @@ class Acceptor:
         self.sock.close()
         for t in self._connecting:
             t.cancel()
+        if self._throttled is not None:
+            self._throttled.cancel()
+            self._throttled = None
+        if self._held is not None:
+            self._held[0].close()
+            self._held = None
+        for conn, timer in list(self._closing.items()):
+            timer.cancel()
+            conn.close()
+        self._closing.clear()
 
     async def wait_closed(self) -> None:
         return None

@@ -127,6 +127,14 @@ class _Sensor:
     used: float
 
 
+def _normal_ip(text: str) -> str:
+    """An address as connections from it are named (Kafka keys IP quotas by InetAddress)."""
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        return text
+
+
 def _user(principal: str) -> str:
     """The user name of a principal string (``User:alice`` is ``alice``)."""
     return principal.split(":", 1)[1] if ":" in principal else principal
@@ -143,6 +151,9 @@ class Quotas:
         #: values are the quotas set: {entity: {key: value}}.
         self.values: dict[Entity, dict[str, float]] = {}
         self._sensors: dict[tuple[str, str, str], _Sensor] = {}
+        #: _ip_rates: the connection_creation_rate quotas by address (None: the default IP's),
+        #: made when first wanted after a change.
+        self._ip_rates: dict[str | None, float] | None = None
         if file_exists(self._path):
             for item in json.loads(read_text(self._path)):
                 entity = tuple((t, n) for t, n in item["entity"])
@@ -204,6 +215,7 @@ class Quotas:
         else:
             self.values.pop(entity, None)
         self._sensors.clear()  # the entities clients resolve to may have changed
+        self._ip_rates = None
         return True
 
     def _save(self) -> None:
@@ -270,6 +282,25 @@ class Quotas:
         return out
 
     # -- enforcement -------------------------------------------------------------------------
+
+    def ip_connection_rate(self, ip: str) -> float | None:
+        """The connection_creation_rate quota of connections from ``ip``: its own, else the
+        default IP's, else None (Kafka's ``connectionRateForIp``: unlimited)."""
+        if not self.values:
+            return None
+        rates = self._ip_rates
+        if rates is None:
+            rates = self._ip_rates = {
+                (None if entity[0][1] is None else _normal_ip(entity[0][1])): v
+                for entity, values in self.values.items()
+                if len(entity) == 1 and entity[0][0] == IP
+                for k, v in values.items()
+                if k == CONNECTION_CREATION_RATE
+            }
+        if not rates:
+            return None
+        got = rates.get(_normal_ip(ip))
+        return rates.get(None) if got is None else got
 
     def _resolve(self, key: str, user: str, client_id: str) -> tuple[tuple[str, str], float] | None:
         """The quota ``key`` that applies to (user, client id): the sensor's (user, client id)

@@ -281,6 +281,7 @@ class BrokerState:
             int(config.get("quota.window.size.seconds")),
             int(config.get("quota.window.num")),
         )
+        self.limits.quotas.ip_rate_quota = self.quotas.ip_connection_rate
 
     @property
     def cluster_id(self) -> str:
