@@ -161,3 +161,27 @@ def test_quotas_resolve_at_the_most_specific_level(tmp_path) -> None:
     assert q._resolve("consumer_byte_rate", "alice", "c1") is None
     # Kept across a restart.
     assert Quotas(tmp_path).values == q.values
+
+
+def test_group_requests_count_against_request_percentage(bootstrap: str, client: str) -> None:
+    # The group apis' time counts against request_percentage too (kgroup's coordinator writes
+    # their whole answers: the throttle is put in them after), and a throttled answer mutes the
+    # connection. A tiny quota: some Heartbeat is throttled soon, on both brokers.
+    with Wire(bootstrap, timeout=30) as w:
+        alter(w, client, "request_percentage", 0.001)
+        time.sleep(SETTLE)
+        body = {
+            "group_id": f"quota-{uuid.uuid4().hex[:8]}",
+            "generation_id": 1,
+            "member_id": "nobody",
+            "group_instance_id": None,
+        }
+        throttle = 0
+        for _ in range(2000):
+            r = w.request(ApiKey.HEARTBEAT, 4, body, client)
+            assert r.body.error_code != 0  # no such member
+            throttle = r.body.throttle_time_ms
+            if throttle:
+                break
+        alter(w, client, "request_percentage", None)
+        assert throttle > 0

@@ -77,6 +77,16 @@ _SASL_HANDSHAKE = int(protocol.ApiKey.SASL_HANDSHAKE)
 _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
     k: HANDLERS[k].VERSIONS for k in GROUP_API_KEYS if k in HANDLERS
 }
+#: _THROTTLE_FROM: for each group api, the first version whose response body starts with
+#: throttle_time_ms (the coordinator writes whole frames; a quota's throttle is put in after).
+_THROTTLE_FROM: dict[int, int] = {
+    d["api_key"]: int(d["fields"][0]["versions"].rstrip("+"))
+    for d in protocol.definitions()
+    if d["type"] == "response"
+    and d["api_key"] in _GROUP_VERSIONS
+    and d["fields"]
+    and d["fields"][0]["name"] == "throttle_time_ms"
+}
 #: ANONYMOUS is the principal of a client that has not authenticated (Kafka's
 #: KafkaPrincipal.ANONYMOUS).
 ANONYMOUS = "User:ANONYMOUS"
@@ -97,6 +107,20 @@ TURN_REQUESTS = 1
 #: OUTPUT_MAX: a connection whose transport holds more than this many bytes of responses not
 #: yet taken by the kernel (a client that sends and does not read) is not read until they are.
 OUTPUT_MAX = 1024 * 1024
+
+
+def _with_throttle(request: protocol.RequestHeader, frame: bytes, ms: int) -> bytes:
+    """A group coordinator's response frame with ``ms`` as its throttle_time_ms, where its
+    version has one (the body's first field, after the header)."""
+    since = _THROTTLE_FROM.get(request.api_key)
+    if since is None or request.api_version < since:
+        return frame
+    at = 8  # the frame's size, the correlation id
+    if protocol.response_header_version(request.api_key, request.api_version) >= 1:
+        if frame[8] != 0:
+            return frame  # header tagged fields: none is ever written; leave it be
+        at = 9
+    return frame[:at] + ms.to_bytes(4, "big", signed=True) + frame[at + 4 :]
 
 
 class _Slot:
@@ -615,6 +639,8 @@ class Connection(asyncio.BufferedProtocol):
         """A request of a group api: its raw frame to the group coordinator, which answers with
         a whole response frame, now or through a future (a parked JoinGroup or SyncGroup, a
         commit waiting for its append)."""
+        quotas = self.state.quotas.active
+        started = time.perf_counter() if quotas else 0.0
         try:
             result = self.state.groups.handle_frame(frame, self.client_host)
         except errors.DecodeError as e:
@@ -624,14 +650,27 @@ class Connection(asyncio.BufferedProtocol):
             self._failed(protocol.decode_request_header(frame), e)
             return
         slot = _Slot(len(frame))
+        header = None
+        if quotas:
+            # Its handler's time against request_percentage, as any other api's.
+            header = protocol.decode_request_header(frame)
+            slot.throttle = self.state.quotas.record(
+                REQUEST_PERCENTAGE,
+                self.principal,
+                header.client_id or "",
+                (time.perf_counter() - started) * 100,
+            )
         self._request_bytes.take(slot.cost)
         self._slots.append(slot)
         if type(result) is bytes:
+            if slot.throttle:
+                assert header is not None
+                result = _with_throttle(header, result, slot.throttle)
             slot.frame = result
             slot.ready = True
             self._flush()
             return
-        self._await(result, slot, protocol.decode_request_header(frame))
+        self._await(result, slot, header or protocol.decode_request_header(frame))
 
     def _await(self, result: Any, slot: _Slot, request: protocol.RequestHeader) -> None:
         """Fill `slot` once `result` (an awaitable response) is done."""
@@ -695,6 +734,8 @@ class Connection(asyncio.BufferedProtocol):
                 body = self._throttle_fetch(request, slot, body)
             if slot.throttle and "throttle_time_ms" in body:
                 body["throttle_time_ms"] = slot.throttle
+        elif slot.throttle and type(body) is bytes:
+            body = _with_throttle(request, body, slot.throttle)
         try:
             if body is None or type(body) is bytes:
                 # bytes: a whole frame already (the group coordinator writes its own).
