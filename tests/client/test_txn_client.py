@@ -423,3 +423,49 @@ def test_a_transaction_timeout_above_the_brokers_maximum_is_fatal(bootstrap: str
         assert e.value.fatal
     finally:
         p.close(2)
+
+
+def _eof_offset(bootstrap: str, topic: str, within: float) -> int | None:
+    """Where a read_committed consumer finds the end of partition 0 (its LSO), within
+    ``within`` seconds; None if it does not."""
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "isolation.level": "read_committed",
+            "enable.partition.eof": True,
+            "fetch.max.wait.ms": 100,
+        }
+    )
+    try:
+        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            for m in c.consume(10, 0.2):
+                assert m.error() is not None, "read_committed read an unended transaction"
+                return int(m.offset())
+        return None
+    finally:
+        c.close()
+
+
+def test_close_aborts_an_open_transaction(kafka: Any, bootstrap: str) -> None:
+    # Java's Sender on close: "Aborting incomplete transaction due to shutdown". The LSO moves
+    # past the aborted records and their marker at once, not when the coordinator times the
+    # transaction out (transaction.timeout.ms, 10 s here, plus its check interval).
+    topic = kafka.create_topic(1)
+    p = _txn_producer(bootstrap)
+    p.init_transactions(20)
+    p.begin_transaction()
+    for i in range(3):
+        p.produce(topic, b"never-%d" % i)
+    assert p.flush(10) == 0  # in the log, the transaction open
+    p.close(10)
+    assert _eof_offset(bootstrap, topic, 5) == 4  # 3 records, the abort marker
+    # A closed producer whose transaction was already committed sends nothing more.
+    p = _txn_producer(bootstrap)
+    p.init_transactions(20)
+    p.begin_transaction()
+    p.produce(topic, b"kept")
+    p.commit_transaction(10)
+    p.close(10)
+    assert _read(bootstrap, topic, 1, "read_committed", 1) == [b"kept"]

@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import threading
 import time
 from collections import defaultdict
@@ -86,6 +87,8 @@ from kgroup.protocol import ApiKey
 __all__ = [
     "Producer",
 ]
+
+log = logging.getLogger("kgroup.client.producer")
 
 # librdkafka's / Java's names for the partitioner, as the accumulator names them.
 _PARTITIONERS = {
@@ -568,10 +571,16 @@ class Producer:
 
     def close(self, timeout: float | None = None) -> int:
         """Flush (at most ``timeout`` seconds), fail what is left, stop the background thread.
-        Returns the records that were not delivered. Idempotent."""
+        Returns the records that were not delivered. Idempotent. A transaction still open is
+        aborted, and one being committed or aborted is waited for, in the time left (Java's
+        producer does so on close; else read_committed consumers would wait for it until the
+        coordinator times it out)."""
         if self._closed:
             return 0
+        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         left = self.flush(timeout)
+        if self._txn is not None:
+            self._end_transaction_on_close(deadline)
         self._closed = True
         if left:
             self.purge()
@@ -580,6 +589,36 @@ class Producer:
             self._runtime.call(self._sender.stop(), timeout=5)
         self._runtime.close()
         return left
+
+    def _end_transaction_on_close(self, deadline: float | None) -> None:
+        txn = self._txn
+        assert txn is not None
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return  # no time left: as Java's forced close, the coordinator times it out
+        try:
+            running = self._txn_call
+            if running is not None and not running[1].done():
+                # A commit or abort that timed out earlier: resumed, as Java's close lets a
+                # completing transaction complete.
+                if running[0] == "commit_transaction":
+                    self.commit_transaction(left)
+                    return
+                if running[0] == "abort_transaction":
+                    self.abort_transaction(left)
+                    return
+                running[1].result(left)
+            if txn.state is TxnState.COMMITTING_TRANSACTION:
+                self.commit_transaction(left)
+            elif txn.state in (
+                TxnState.IN_TRANSACTION,
+                TxnState.ABORTABLE_ERROR,
+                TxnState.ABORTING_TRANSACTION,
+            ):
+                log.info("Aborting incomplete transaction due to shutdown")
+                self.abort_transaction(left)
+        except Exception as e:
+            log.warning("Closing with the transaction not ended (%s): %s", txn.state.value, e)
 
     def __enter__(self) -> Producer:
         return self
