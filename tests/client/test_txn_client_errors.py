@@ -12,7 +12,10 @@ answers a real coordinator gives only under load or failure, and the requests th
 - no EndTxn for a transaction that added nothing (TransactionManagerTest
   testCommitWithoutAddingPartitions / librdkafka "No partitions registered");
 - TRANSACTION_ABORTABLE from EndTxn(commit) is abortable; PRODUCER_FENCED from AddPartitionsToTxn
-  is fatal.
+  is fatal;
+- EndTxn's other errors as Java 4.1's EndTxnHandler takes them: UNKNOWN_PRODUCER_ID abortable,
+  with a new epoch after the abort (KIP-360); TRANSACTION_ABORTABLE while aborting and any
+  error it does not name, fatal.
 """
 
 from __future__ import annotations
@@ -37,10 +40,12 @@ from kgroup.errors import (
     ConcurrentTransactions,
     CoordinatorLoadInProgress,
     InvalidTransactionTimeout,
+    InvalidTxnState,
     KafkaError,
     NotCoordinator,
     ProducerFenced,
     TransactionAbortable,
+    UnknownProducerId,
 )
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches
@@ -286,3 +291,60 @@ def test_send_offsets_sends_the_group_metadata_and_conflicts_while_running(
     ] == [("in", 0, 42)]
     (end,) = broker.sent(ApiKey.END_TXN)  # offsets alone are something to commit
     assert end["committed"] is True
+
+
+def test_unknown_producer_id_on_end_txn_is_abortable_and_bumps_the_epoch(
+    broker: TxnBroker,
+) -> None:
+    # Java's EndTxnHandler: UNKNOWN_PRODUCER_ID is abortable where the epoch can be bumped
+    # (KIP-360): the abort after it ends with InitProducerId, a new epoch, and the producer
+    # goes on. So for a commit and for an abort.
+    broker.script[ApiKey.END_TXN] = [UnknownProducerId.code, 0, UnknownProducerId.code]
+    with _producer(broker) as p:
+        p.init_transactions(10)
+        p.begin_transaction()
+        p.produce("t", b"v", partition=0)
+        with pytest.raises(UnknownProducerId) as e:
+            p.commit_transaction(10)
+        assert e.value.txn_requires_abort and not e.value.fatal
+        p.abort_transaction(10)
+        p.begin_transaction()
+        p.produce("t", b"w", partition=0)
+        assert p.flush(10) == 0  # added to the transaction: the abort sends EndTxn
+        with pytest.raises(UnknownProducerId) as e:
+            p.abort_transaction(10)
+        assert e.value.txn_requires_abort and not e.value.fatal
+        p.abort_transaction(10)
+        p.begin_transaction()
+        p.produce("t", b"x", partition=0)
+        p.commit_transaction(10)
+    assert [b["committed"] for b in broker.sent(ApiKey.END_TXN)] == [
+        True,
+        False,
+        False,
+        False,
+        True,
+    ]
+    # The first InitProducerId, then one after each abort that followed the error.
+    assert len(broker.sent(ApiKey.INIT_PRODUCER_ID)) == 3
+
+
+@pytest.mark.parametrize(
+    ("commit", "code"),
+    [(True, -1), (False, -1), (False, TransactionAbortable.code), (True, InvalidTxnState.code)],
+)
+def test_other_end_txn_errors_are_fatal(broker: TxnBroker, commit: bool, code: int) -> None:
+    # Java: "Unhandled error in EndTxnResponse", and TRANSACTION_ABORTABLE while aborting
+    # ("Failed to abort transaction": aborting again would loop), are fatal.
+    broker.script[ApiKey.END_TXN] = [code]
+    with _producer(broker) as p:
+        p.init_transactions(10)
+        p.begin_transaction()
+        p.produce("t", b"v", partition=0)
+        assert p.flush(10) == 0
+        end = p.commit_transaction if commit else p.abort_transaction
+        with pytest.raises(KafkaError) as e:
+            end(10)
+        assert e.value.fatal
+        with pytest.raises(KafkaError):
+            p.begin_transaction()

@@ -59,6 +59,7 @@ from kgroup.errors import (
     OutOfOrderSequenceNumber,
     ProducerFenced,
     RequestTimedOut,
+    TransactionAbortable,
     TransactionalIdAuthorizationFailed,
     UnknownProducerId,
     UnknownTopicOrPartition,
@@ -402,8 +403,10 @@ class TransactionManager:
             )
             code = resp["error_code"]
             if code:
-                what = f"EndTxn({'commit' if commit else 'abort'})"
-                err = _classify(code, what) if commit else fatal_error(code, what)
+                err = _end_txn_error(code, commit)
+                if code == UnknownProducerId.code:
+                    # The coordinator lost the producer: a new epoch after the abort (KIP-360).
+                    self.bump_epoch = True
                 self.fail(err)
                 raise err
         if not commit and self.bump_epoch:
@@ -411,6 +414,16 @@ class TransactionManager:
         self._reset_transaction()
         self.error = None
         self.transition(TxnState.READY)
+
+
+def _end_txn_error(code: int, commit: bool) -> KafkaError:
+    """An EndTxn error as Java 4.1's EndTxnHandler takes it (the retriable ones are retried
+    before): UNKNOWN_PRODUCER_ID abortable (with an epoch bump), TRANSACTION_ABORTABLE abortable
+    for a commit but fatal for an abort (aborting again would loop), the rest fatal."""
+    what = f"EndTxn({'commit' if commit else 'abort'})"
+    if code == UnknownProducerId.code or (code == TransactionAbortable.code and commit):
+        return abortable_error(code, what)
+    return fatal_error(code, what)
 
 
 def _add_partitions_code(resp: Any) -> int:
