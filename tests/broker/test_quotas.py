@@ -146,6 +146,27 @@ def test_rate_counts_at_least_all_but_one_window() -> None:
     assert rate.measure(14_500) == pytest.approx(11 * 1000 / 10.5)
 
 
+def test_a_sample_expires_by_its_last_event_and_is_cleared_to_now() -> None:
+    # Kafka 4.1's SampledStat: a sample whose last event is samples x window old is reset to
+    # now (start and value), and the rate divides by the time since the oldest start. Two
+    # windows of 1 s: an event at 0, then 29 at 1.5 s; at 2 s the first sample expires, and the
+    # window is 0.5 s padded to one whole window: 1.5 s (the connection rate test beside Kafka
+    # waits 500 ms for it where a sample kept a window longer would wait 50).
+    rate = Rate(1000, 2)
+    rate.record(1, 0)
+    for _ in range(29):
+        rate.record(1, 1500)
+    assert rate.window_size(1999) == 1999
+    assert rate.window_size(2000) == 1500
+    assert rate.measure(2000) == pytest.approx(29 / 1.5)
+    # A sample with events until lately is kept, though it started long ago (overlapping).
+    rate = Rate(1000, 2)
+    for t in range(0, 900, 100):
+        rate.record(1, t)
+    rate.record(1, 2500)
+    assert rate.window_size(2700) == 2700
+
+
 def test_quotas_resolve_at_the_most_specific_level(tmp_path) -> None:
     q = Quotas(tmp_path)
 

@@ -22,7 +22,6 @@ With no quota set, nothing is measured: the server asks :attr:`Quotas.active` on
 
 from __future__ import annotations
 
-import collections
 import ipaddress
 import json
 import math
@@ -79,46 +78,69 @@ def entity_text(entity: Entity) -> str:
 
 
 class Rate:
-    """Rate is Kafka's sampled rate (``org.apache.kafka.common.metrics.stats.Rate``): per
-    second, over ``samples`` windows of ``window_ms``, counting at least ``samples - 1`` full
-    windows of elapsed time."""
+    """Rate is Kafka 4.1's sampled rate (``org.apache.kafka.common.metrics.stats.Rate`` over a
+    ``SampledStat``): per second, over up to ``samples`` + 1 samples of ``window_ms`` each, a
+    sample starting where the event that opened it came; a sample whose last event is
+    ``samples`` windows old is cleared (reset to now); the rate divides by the time since the
+    oldest sample's start, counting at least ``samples - 1`` whole windows."""
 
-    __slots__ = ("_samples", "samples", "window_ms")
+    __slots__ = ("_current", "_last", "_starts", "_values", "samples", "window_ms")
 
     def __init__(self, window_ms: int, samples: int) -> None:
         self.window_ms = window_ms
         self.samples = samples
-        #: _samples are [window start, total] pairs, oldest first.
-        self._samples: collections.deque[list[float]] = collections.deque()
+        #: the samples, a ring: each one's start, last event and total.
+        self._starts: list[float] = []
+        self._last: list[float] = []
+        self._values: list[float] = []
+        self._current = 0
+
+    def _new(self, now_ms: float) -> None:
+        self._starts.append(now_ms)
+        self._last.append(now_ms)
+        self._values.append(0.0)
+
+    def _reset(self, i: int, now_ms: float) -> None:
+        self._starts[i] = now_ms
+        self._last[i] = now_ms
+        self._values[i] = 0.0
 
     def _purge(self, now_ms: float) -> None:
-        horizon = now_ms - self.samples * self.window_ms
-        while self._samples and self._samples[0][0] + self.window_ms <= horizon:
-            self._samples.popleft()
+        expire = self.samples * self.window_ms
+        for i, last in enumerate(self._last):
+            if now_ms - last >= expire:
+                self._reset(i, now_ms)
 
     def record(self, value: float, now_ms: float) -> None:
-        self._purge(now_ms)
-        if not self._samples or now_ms >= self._samples[-1][0] + self.window_ms:
-            self._samples.append([now_ms, 0.0])
-            if len(self._samples) > self.samples:
-                self._samples.popleft()
-        self._samples[-1][1] += value
+        if not self._starts:
+            self._new(now_ms)
+        i = self._current
+        if now_ms - self._starts[i] >= self.window_ms:
+            # The sample is complete: on to the next of the ring (one more than ``samples``,
+            # Kafka's placeholder for a sample overlapping the monitored window).
+            i = self._current = (i + 1) % (self.samples + 1)
+            if i >= len(self._starts):
+                self._new(now_ms)
+            else:
+                self._reset(i, now_ms)
+        self._values[i] += value
+        self._last[i] = now_ms
 
     def window_size(self, now_ms: float) -> float:
         """The elapsed time the rate divides by, in ms (Kafka's ``Rate.windowSize``)."""
         self._purge(now_ms)
-        oldest = self._samples[0][0] if self._samples else now_ms
-        elapsed = now_ms - oldest
+        if not self._starts:
+            self._new(now_ms)
+        elapsed = now_ms - min(self._starts)
         full = int(elapsed // self.window_ms)
         if full < self.samples - 1:
             elapsed += (self.samples - 1 - full) * self.window_ms
-        return elapsed
+        return max(elapsed, 1.0)
 
     def measure(self, now_ms: float) -> float:
         """The rate per second now."""
         window = self.window_size(now_ms)
-        total = sum(s[1] for s in self._samples)
-        return total / (window / 1000.0)
+        return sum(self._values) / (window / 1000.0)
 
 
 @dataclass
