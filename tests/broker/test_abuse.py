@@ -21,6 +21,7 @@ import time
 import pytest
 from support.abuse import (
     FloodProcess,
+    answered_in,
     api_versions_request,
     open_claiming,
     open_held,
@@ -410,20 +411,6 @@ def test_failed_tls_handshakes_give_their_connection_slot_back(tmp_path, event_l
 RATE_WINDOW = {"quota.window.num": 2, "quota.window.size.seconds": 1}
 
 
-def _answered_in(host: str, port: int, n: int, source: str = "127.0.0.1") -> float:
-    """Open ``n`` connections at once, ask each for its ApiVersions; the seconds until the
-    last is answered (each answered, none closed)."""
-    started = time.monotonic()
-    crowd = open_held(host, port, n, source=source, first=api_versions_request())
-    try:
-        for s in crowd.sockets:
-            s.settimeout(15)
-            assert len(s.recv(4)) == 4
-        return time.monotonic() - started
-    finally:
-        crowd.close()
-
-
 def test_max_connection_creation_rate_delays_the_acceptor() -> None:
     # Kafka's ConnectionQuotas: past the rate the acceptor waits (the connection in hand, the
     # backlog behind it) for the delay that brings the rate back, at most one quota window;
@@ -431,7 +418,7 @@ def test_max_connection_creation_rate_delays_the_acceptor() -> None:
     # about 1.5 s.
     with Broker(config={"max.connection.creation.rate": 20, **RATE_WINDOW}) as broker:
         host, port = _address(broker)
-        took = _answered_in(host, port, 40)
+        took = answered_in(host, port, 40)
         assert 0.6 < took < 10, took
 
 
@@ -439,7 +426,7 @@ def test_listener_max_connection_creation_rate() -> None:
     config = {"listener.name.plaintext.max.connection.creation.rate": 20, **RATE_WINDOW}
     with Broker(config=config) as broker:
         host, port = _address(broker)
-        assert 0.6 < _answered_in(host, port, 40) < 10
+        assert 0.6 < answered_in(host, port, 40) < 10
 
 
 def test_ip_connection_creation_rate_closes_past_it() -> None:
@@ -455,7 +442,7 @@ def test_ip_connection_creation_rate_closes_past_it() -> None:
         try:
             alter = ClientQuotaAlteration(entity, {"connection_creation_rate": 5})
             admin.alter_client_quotas([alter])[entity].result(15)
-            assert _answered_in(host, port, 5, source="127.0.0.4") < 5
+            assert answered_in(host, port, 5, source="127.0.0.4") < 5
             late = open_held(host, port, 1, source="127.0.0.4", first=api_versions_request())
             started = time.monotonic()
             assert _closed_by_peer(late.sockets[0], 5)
@@ -465,7 +452,7 @@ def test_ip_connection_creation_rate_closes_past_it() -> None:
             assert _answers(host, port, 5, source="127.0.0.5")
             remove = ClientQuotaAlteration(entity, {"connection_creation_rate": None})
             admin.alter_client_quotas([remove])[entity].result(15)
-            assert _answered_in(host, port, 10, source="127.0.0.4") < 5
+            assert answered_in(host, port, 10, source="127.0.0.4") < 5
         finally:
             admin.close()
 
@@ -506,5 +493,5 @@ def test_connection_limits_change_at_once_when_altered() -> None:
             finally:
                 crowd.close()
             alter(w, {"max.connection.creation.rate": "20"})
-            assert 0.6 < _answered_in(host, port, 40) < 10
+            assert 0.6 < answered_in(host, port, 40) < 10
             alter(w, {"max.connection.creation.rate": None})

@@ -201,14 +201,7 @@ def test_read_committed_reaches_the_end_at_the_last_stable_offset(
     producer.begin_transaction()
     producer.produce(topic, b"open")  # offset 2: the LSO
     assert producer.flush(10) == 0
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "isolation.level": "read_committed",
-            "enable.partition.eof": True,
-            "fetch.max.wait.ms": 100,
-        }
-    )
+    c = _eof_consumer(bootstrap)
     try:
         c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         values, eof = [], None
@@ -425,10 +418,9 @@ def test_a_transaction_timeout_above_the_brokers_maximum_is_fatal(bootstrap: str
         p.close(2)
 
 
-def _eof_offset(bootstrap: str, topic: str, within: float) -> int | None:
-    """Where a read_committed consumer finds the end of partition 0 (its LSO), within
-    ``within`` seconds; None if it does not."""
-    c = Consumer(
+def _eof_consumer(bootstrap: str) -> Consumer:
+    """A read_committed consumer that reports each partition's end (its LSO)."""
+    return Consumer(
         {
             "bootstrap.servers": bootstrap,
             "isolation.level": "read_committed",
@@ -436,6 +428,12 @@ def _eof_offset(bootstrap: str, topic: str, within: float) -> int | None:
             "fetch.max.wait.ms": 100,
         }
     )
+
+
+def _eof_offset(bootstrap: str, topic: str, within: float) -> int | None:
+    """Where a read_committed consumer finds the end of partition 0 (its LSO), within
+    ``within`` seconds; None if it does not."""
+    c = _eof_consumer(bootstrap)
     try:
         c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         deadline = time.monotonic() + within

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from support.abuse import api_versions_request, open_held
+from support.abuse import answered_in, api_versions_request, open_held
 from support.apache_kafka import KafkaCluster
 from support.kgroup_broker import Wire, run_broker
 
@@ -91,15 +91,7 @@ def _alter_ip(w: Wire, ip: str, rate: float | None) -> None:
 
 def _answered_in(bootstrap: str, n: int, source: str) -> float:
     host, port = bootstrap.rsplit(":", 1)
-    started = time.monotonic()
-    crowd = open_held(host, int(port), n, source=source, first=api_versions_request())
-    try:
-        for s in crowd.sockets:
-            s.settimeout(15)
-            assert len(s.recv(4)) == 4
-        return time.monotonic() - started
-    finally:
-        crowd.close()
+    return answered_in(host, int(port), n, source)
 
 
 def _closed_unanswered(bootstrap: str, source: str) -> float:

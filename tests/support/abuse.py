@@ -121,6 +121,20 @@ def settle(host: str, port: int, source: str = "127.0.0.10") -> None:
         _read(s, size)
 
 
+def answered_in(host: str, port: int, n: int, source: str = "127.0.0.1") -> float:
+    """Open ``n`` connections from ``source`` at once, each asking for its ApiVersions; the
+    seconds until the last is answered (each must be, none closed)."""
+    started = time.monotonic()
+    crowd = open_held(host, port, n, source=source, first=api_versions_request())
+    try:
+        for s in crowd.sockets:
+            s.settimeout(15)
+            assert len(s.recv(4)) == 4
+        return time.monotonic() - started
+    finally:
+        crowd.close()
+
+
 def open_stalled(host: str, port: int, n: int, source: str = "127.0.0.3") -> Crowd:
     """``n`` connections that each send the first 6 bytes of a frame (its size, 64 KiB, and two
     bytes of it) and stall: the shape of issue 24's measurement."""
