@@ -144,6 +144,10 @@ DECLARED: dict[str, Declared] = {
                 # spec jars (4.0 moved them to transaction-coordinator). Compared with 4.4.
                 "TransactionLogKey",
                 "TransactionLogValue",
+                # Api 74: 3.9's ListClientMetricsResources (v0), named ListConfigResources
+                # from 4.1 with v1 (KIP-1142). Compared with 4.4.
+                "ListConfigResourcesRequest",
+                "ListConfigResourcesResponse",
             }
         ),
     ),

@@ -249,6 +249,7 @@ pub const RECORDS: Type = Type::Records;
 pub const STRUCT: Type = Type::Struct;
 /// STRUCTS is an array of structs (`[]SomeStruct` in Kafka's JSON).
 pub const STRUCTS: Type = Type::Array(&Type::Struct);
+pub const INT8S: Type = Type::Array(&Type::Int8);
 pub const INT32S: Type = Type::Array(&Type::Int32);
 pub const INT64S: Type = Type::Array(&Type::Int64);
 pub const STRINGS: Type = Type::Array(&Type::String);

@@ -6,11 +6,13 @@ One difference is normalised: kafka-topics --describe prints ``Elr: N/A LastKnow
 against kgroup, whose broker does not serve DescribeTopicPartitions (api 75, KIP-966) and so
 is described through Metadata, where Kafka prints empty lists.
 
-Not compared: ``--entity-type groups``. Kafka 4 serves group configs (KIP-848's
-consumer.session.timeout.ms and the like, DescribeConfigs resource type 32); kgroup has only
-classic groups, configured by the broker, and answers that resource with INVALID_REQUEST."""
+Group configs (``--entity-type groups``, KIP-848's consumer.session.timeout.ms and the like)
+are compared too: altered, described by name, and listed without one (ListConfigResources,
+api 74, KIP-1142)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pytest
 from support.apache_kafka import run_tool
@@ -92,6 +94,46 @@ def test_kafka_configs(brokers: dict[str, str]) -> None:
         t.tool(CONFIGS, "--alter", *entity, "--add-config", "no.such.config=1")
         t.tool(CONFIGS, "--describe", "--entity-type", "brokers", "--entity-name", "1")
         t.tool(CONFIGS, "--describe", "--entity-type", "brokers", "--entity-default")
+
+    compare(scenario, brokers)
+
+
+def blocks_of(name: str) -> Callable[[str], list[str]]:
+    """A stdout filter keeping the "Dynamic configs for ... <name>" blocks (each heading and
+    its indented lines), sorted: the broker is shared, other tests' groups are listed too."""
+
+    def keep(stdout: str) -> list[str]:
+        blocks: list[list[str]] = []
+        for line in stdout.splitlines():
+            if not line.startswith(" "):
+                blocks.append([line])
+            elif blocks:
+                blocks[-1].append(line)
+        return [line for b in sorted(blocks) if name in b[0] for line in b]
+
+    return keep
+
+
+def test_kafka_configs_groups(brokers: dict[str, str]) -> None:
+    group = unique("kt-group-configs")
+    entity = ["--entity-type", "groups", "--entity-name", group]
+
+    def scenario(t: Transcript) -> None:
+        t.tool(CONFIGS, "--describe", *entity)
+        t.tool(
+            CONFIGS,
+            "--alter",
+            *entity,
+            "--add-config",
+            "consumer.session.timeout.ms=50000,consumer.heartbeat.interval.ms=6000",
+        )
+        t.tool(CONFIGS, "--describe", *entity)
+        t.tool(CONFIGS, "--describe", "--entity-type", "groups", stdout=blocks_of(group))
+        t.tool(CONFIGS, "--alter", *entity, "--add-config", "consumer.session.timeout.ms=1")
+        t.tool(CONFIGS, "--alter", *entity, "--delete-config", "consumer.heartbeat.interval.ms")
+        t.tool(CONFIGS, "--describe", *entity)
+        t.tool(CONFIGS, "--alter", *entity, "--delete-config", "consumer.session.timeout.ms")
+        t.tool(CONFIGS, "--describe", "--entity-type", "groups", stdout=blocks_of(group))
 
     compare(scenario, brokers)
 

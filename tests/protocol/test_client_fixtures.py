@@ -227,13 +227,13 @@ def test_tansu_answers_to_the_fixtures_decode(tansu) -> None:
         assert protocol.decode_response(26, version, answer).correlation_id == 2
     decoded |= TANSU_UNKNOWN_PRODUCER
     # tansu speaks all of kgroup's apis but OffsetForLeaderEpoch, AlterConfigs, CreatePartitions,
-    # OffsetDelete, DescribeProducers, WriteTxnMarkers, DescribeTransactions, ListTransactions
-    # and DeleteAcls (it does not advertise them), ConsumerGroupHeartbeat v1 (librdkafka's only
-    # version: KIP-848 is not in tansu), DeleteRecords and DescribeLogDirs; each answered and
-    # decoded.
+    # OffsetDelete, DescribeProducers, WriteTxnMarkers, DescribeTransactions, ListTransactions,
+    # DeleteAcls and ListConfigResources (it does not advertise them), ConsumerGroupHeartbeat
+    # v1 (librdkafka's only version: KIP-848 is not in tansu), DeleteRecords and
+    # DescribeLogDirs; each answered and decoded.
     # Not decoded either: the apis no Python client's fixture holds, and those tansu answers
     # with a null array (checked above).
-    unspoken = {23, 33, 37, 47, 61, 68} | {27, 65, 66, 31} | TANSU_UNIMPLEMENTED
+    unspoken = {23, 33, 37, 47, 61, 68} | {27, 65, 66, 31, 74} | TANSU_UNIMPLEMENTED
     unspoken |= NO_PYTHON_CLIENT_FIXTURE | set(TANSU_NULL_ARRAYS)
     assert decoded == set(protocol.API_VERSIONS) - unspoken, sorted(decoded)
     # tansu drops the connection on message format v1 (Produce v2) and, at times, on old

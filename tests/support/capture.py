@@ -400,6 +400,9 @@ def run_kafka_python(bootstrap: str, era: str) -> None:
     if speaks(era, 35):
         a.describe_log_dirs()
         a.describe_log_dirs({TOPIC: [0]})
+    if speaks(era, 74):
+        a.list_config_resources()
+        a.list_config_resources(["GROUP", "TOPIC"])
     # The transactional producer above is the fake broker's first, at epoch 0.
     pid = FIRST_TRANSACTIONAL_PRODUCER_ID
     if speaks(era, 66):

@@ -909,6 +909,12 @@ class FakeBroker:
             ],
         }
 
+    def _list_config_resources(self, body: dict, v: int) -> dict:
+        resources = [{"resource_name": "kgroup-fixture", "resource_type": 2}]
+        if v >= 1:
+            resources.append({"resource_name": "1", "resource_type": 4})
+        return {"throttle_time_ms": 0, "error_code": 0, "config_resources": resources}
+
     def _describe_producers(self, body: dict, v: int) -> dict:
         producer = {
             "producer_id": 1000,

@@ -41,6 +41,7 @@ pub mod incremental_alter_configs;
 pub mod init_producer_id;
 pub mod join_group;
 pub mod leave_group;
+pub mod list_config_resources;
 pub mod list_groups;
 pub mod list_offsets;
 pub mod list_transactions;
@@ -358,6 +359,14 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
         }
         "ConsumerGroupDescribeResponse" => {
             consumer_group_describe::ConsumerGroupDescribeResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ListConfigResourcesRequest" => {
+            list_config_resources::ListConfigResourcesRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ListConfigResourcesResponse" => {
+            list_config_resources::ListConfigResourcesResponse::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
         }
         "OffsetCommitKey" => coordinator_records::OffsetCommitKey::decode(bytes, version)
