@@ -27,7 +27,9 @@ pub static RESPONSE: Message = Message {
         f("error_code", INT16, "0+"),
         f("config_resources", STRUCTS, "0+").fields(&[
             f("resource_name", STRING, "0+"),
-            f("resource_type", INT8, "1+").ignorable().default(DefaultValue::Int(16)),
+            f("resource_type", INT8, "1+")
+                .ignorable()
+                .default(DefaultValue::Int(16)),
         ]),
     ],
 };
