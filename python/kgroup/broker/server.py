@@ -97,13 +97,17 @@ _resize.argtypes = [ctypes.py_object, ctypes.c_ssize_t]
 _resize.restype = ctypes.c_int
 
 
-#: TURN_REQUESTS is how many requests of one connection are handled in a row before the others'
-#: reads get their turn: one, as Kafka's processor takes one request per connection at a time,
-#: muting it until the answer is sent. A flood of pipelined ApiVersions on four connections then
-#: delays another client by four small requests, not 32 (with 8, its produce p99 was 3.3x an
-#: idle broker's in bench_abuse; with 1, 1.1x), and pipelining producers lose nothing measurable
-#: (bench_broker's produce and consume throughput, 8 against 1, within their noise).
-TURN_REQUESTS = 1
+#: TURN_REQUESTS is how many requests of one read a connection has handled in a row before the
+#: others' reads get their turn; past them, it gets BACKLOG_TURN_REQUESTS a turn until what it
+#: had sent is handled. A client that pipelines a few requests (librdkafka sends a Metadata and
+#: a JoinGroup together) has them handled back to back, as they came; a flood of pipelined
+#: ApiVersions delays another client by about one request a turn per connection, as Kafka's
+#: processor, which takes one request per connection at a time. (One a turn for every read put
+#: the JoinGroup of a client's pair behind another client's, which Kafka answers first:
+#: librdkafka's 0118 at a rebalance delay of 0. Eight a turn throughout let a flood on four
+#: connections hold the loop 32 requests long: bench_abuse's wire produce p99 4.7x idle.)
+TURN_REQUESTS = 4
+BACKLOG_TURN_REQUESTS = 1
 #: OUTPUT_MAX: a connection whose transport holds more than this many bytes of responses not
 #: yet taken by the kernel (a client that sends and does not read) is not read until they are.
 OUTPUT_MAX = 1024 * 1024
@@ -190,8 +194,10 @@ class Connection(asyncio.BufferedProtocol):
         self._backlogged = False
         #: _turn_deferred: requests left from a turn wait for reading to resume.
         self._turn_deferred = False
-        #: _waiting_turn: requests read are left for the next turn (TURN_REQUESTS).
+        #: _waiting_turn: requests read are left for the next turn.
         self._waiting_turn = False
+        #: _turn: how many requests this turn may handle (TURN_REQUESTS for a new read).
+        self._turn = TURN_REQUESTS
         self._reading = True
         self._closed = False
         # No zero-copy through TLS: the records must be encrypted on their way out (Kafka's
@@ -374,7 +380,7 @@ class Connection(asyncio.BufferedProtocol):
         data = self._reader.data
         view = self._reader.view
         start = 0
-        turn = TURN_REQUESTS
+        turn = self._turn
         while not self._closed:
             avail = end - start
             if avail < 4:
@@ -430,7 +436,11 @@ class Connection(asyncio.BufferedProtocol):
         carry = self._carry
         if carry:
             self._reader.view[: len(carry)] = carry
-            self.buffer_updated(0)
+            self._turn = BACKLOG_TURN_REQUESTS
+            try:
+                self.buffer_updated(0)
+            finally:
+                self._turn = TURN_REQUESTS
         self.update_reading()
 
     def _grow(self) -> None:
