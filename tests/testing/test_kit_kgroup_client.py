@@ -212,8 +212,9 @@ def test_transactions_are_inspected(broker: Broker) -> None:
         assert (prod.producer_id, prod.producer_epoch) == (txn.producer_id, txn.producer_epoch)
         assert prod.current_txn_start_offset == 0
     finally:
-        p.close()  # left open: the broker keeps it until its timeout
-    assert broker.transactions()[0].state == "Ongoing"
+        p.close()  # aborts it, as Java's producer does on close
+    assert broker.transactions()[0].state == "CompleteAbort"
+    assert values(broker, "t", committed_only=True) == []
 
 
 def test_load_in_progress_is_waited_out(broker: Broker) -> None:
