@@ -388,6 +388,9 @@ def test_topics_that_come_and_go(diff: Differential) -> None:
         g.heartbeat(m)
     g.describe()
     create_topic(diff, 4, name=later)
+    # Kafka's coordinator learns of the topic from the metadata log, a little after CreateTopics
+    # answers (kgroup's at once): a heartbeat in between got epoch 3 on Kafka, 4 on kgroup.
+    kafka_coordinator_sees(diff, g.group, later, 4)
     for m in ("m1", "m2", "m1", "m2", "m1", "m2"):
         g.heartbeat(m)
     g.describe()
@@ -474,6 +477,7 @@ def test_a_member_leaving_with_partitions_pending_revocation(diff: Differential)
         g.heartbeat(m)
     g.leave("s1", -2, instance="i1")
     g.describe()
+    kafka_coordinator_sees(diff, g.group, b, 2)  # as in test_topics_that_come_and_go
     g.join("s1b", [topic, b], instance="i1")
     for m in ("m2", "m3", "s1b", "m2", "m3", "s1b"):
         g.heartbeat(m)
