@@ -80,8 +80,9 @@ def on_system_allocator() -> None:
     Python's own allocator keeps a 1 MiB arena while any object in it lives: after 10,000
     connections came and went, the broker kept about 25 MB of arenas held by a few objects
     each (bench_abuse: 61 MB after, 36 MB idle). On the C library's allocator, which the broker
-    trims after bursts of closes, it returns to within about 6 MB of idle, and bench_broker's
-    throughputs and latencies did not move beyond their noise. Only for ``kgroup broker``'s own
+    trims after bursts of closes, it returns to within about 6 MB of idle. bench_broker, two
+    runs each: consuming 100-byte records about 6% slower, its other throughputs and latencies
+    within their noise. Only for ``kgroup broker``'s own
     process (``kgroup.cli.main`` from the command line), on POSIX."""
     if "PYTHONMALLOC" in os.environ or os.name != "posix":
         return
