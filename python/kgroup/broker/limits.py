@@ -152,11 +152,7 @@ class ConnectionQuotas:
         """Count one connection in ``rate``; the delay in ms that brings it back to ``bound``
         (Kafka's ``QuotaUtils.boundedThrottleTime``), 0 within it."""
         rate.record(1.0, now_ms)
-        measured = rate.measure(now_ms)
-        if measured <= bound:
-            return 0
-        delay = (measured - bound) / bound * rate.window_size(now_ms)
-        return min(round(delay), self.max_throttle_ms)
+        return min(rate.throttle_ms(bound, now_ms), self.max_throttle_ms)
 
     def _listener_rate(self, listener: str) -> Rate:
         rate = self._listener_rates.get(listener)

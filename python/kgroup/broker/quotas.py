@@ -142,6 +142,14 @@ class Rate:
         window = self.window_size(now_ms)
         return sum(self._values) / (window / 1000.0)
 
+    def throttle_ms(self, bound: float, now_ms: float) -> int:
+        """How long to wait, in ms, for the rate to come back to ``bound``: (rate - bound) /
+        bound of the measured window (Kafka's ``QuotaUtils.throttleTime``); 0 within it."""
+        measured = self.measure(now_ms)
+        if measured <= bound:
+            return 0
+        return round((measured - bound) / bound * self.window_size(now_ms))
+
 
 @dataclass
 class _Sensor:
@@ -359,10 +367,7 @@ class Quotas:
         if sensor is None:
             sensor = self._sensors[sensor_key] = _Sensor(Rate(self.window_ms, self.samples), 0)
         sensor.rate.record(value, now)
-        rate = sensor.rate.measure(now)
-        if rate <= bound:
-            return 0
-        return round((rate - bound) / bound * sensor.rate.window_size(now))
+        return sensor.rate.throttle_ms(bound, now)
 
     def unrecord(
         self, key: str, principal: str, client_id: str, value: float, now_ms: float | None = None
