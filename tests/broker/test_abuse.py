@@ -490,6 +490,11 @@ def test_connection_limits_change_at_once_when_altered() -> None:
                 assert not _answers(host, port, 0.5)
                 alter(w, {"max.connections": None})
                 assert _answers(host, port, 5)
+                # The listener's own limit, set dynamically, wins over the broker's.
+                alter(w, {"listener.name.plaintext.max.connections": "3"})
+                assert not _answers(host, port, 0.5)
+                alter(w, {"listener.name.plaintext.max.connections": None})
+                assert _answers(host, port, 5)
             finally:
                 crowd.close()
             alter(w, {"max.connection.creation.rate": "20"})

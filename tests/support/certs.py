@@ -69,6 +69,14 @@ class Certs:
         """A client certificate whose subject is ``CN=<cn>[,O=<org>]``."""
         return self._issue(f"client-{cn}", _name(cn, org))
 
+    def server(
+        self, name: str, cn: str = "localhost", org: str | None = "kgroup", *, names: bool = True
+    ) -> Identity:
+        """Another server certificate (the broker's subject unless told otherwise), with the
+        broker's alternative names (localhost, 127.0.0.1, ::1) unless ``names`` is false: a
+        key store to rotate to."""
+        return self._issue(name, _name(cn, org), server=names)
+
     # -- making them ------------------------------------------------------------------------
 
     def _make_ca(self, cn: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .apache_kafka import KafkaCluster
-from .certs import Certs
+from .certs import Certs, Identity
 
 __all__ = [
     "PASSWORD",
@@ -90,22 +90,25 @@ class SecureKafka:
         return config
 
 
-def java_keystore_pem(certs: Certs) -> Path:
+def java_keystore_pem(
+    certs: Certs, identity: Identity | None = None, path: Path | None = None
+) -> Path:
     """The broker's PEM keystore with its key encrypted as Java 17 can read it.
 
     ``Identity.keystore_pem`` encrypts the key with PBES2 (cryptography's best available),
     which Java 17's EncryptedPrivateKeyInfo cannot open ("PBES2 SecretKeyFactory not
     available"); PKCS#12's PBE with SHA-1 and 3DES it can (``openssl pkcs8 -v1
     PBE-SHA1-3DES``; cryptography writes PBES1 only into PKCS#12 files)."""
-    cmd = ["openssl", "pkcs8", "-topk8", "-v1", "PBE-SHA1-3DES", "-in", str(certs.broker.key)]
+    identity = identity or certs.broker
+    cmd = ["openssl", "pkcs8", "-topk8", "-v1", "PBE-SHA1-3DES", "-in", str(identity.key)]
     cmd += ["-passout", f"pass:{certs.password}"]
     pem = subprocess.run(
         cmd,
         capture_output=True,
         check=True,
     ).stdout
-    path = certs.folder / "broker.java-keystore.pem"
-    path.write_bytes(pem + certs.broker.cert.read_bytes())
+    path = path or certs.folder / f"{identity.name}.java-keystore.pem"
+    path.write_bytes(pem + identity.cert.read_bytes())
     return path
 
 

@@ -197,17 +197,6 @@ class Broker:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         _raise_fd_limit()
-        # A TLS listener's key store is read first: one that cannot be read stops the start,
-        # as Kafka's does. ssl (OpenSSL) is loaded only by a broker that serves TLS.
-        contexts: dict[str, Any] = {}
-        if any(lst.uses_ssl for lst in self.listeners):
-            from kgroup.broker import tls
-
-            contexts = {
-                lst.name: tls.server_context(self.config, lst)
-                for lst in self.listeners
-                if lst.uses_ssl
-            }
         # Bind first (port 0 picks one), load the topics, then accept: no client ever reaches
         # a broker that is still recovering its logs.
         socks: list[socket.socket] = []
@@ -230,6 +219,14 @@ class Broker:
             raise
         self._servers = []
         try:
+            # A TLS listener's key store is read before the logs: one that cannot be read
+            # stops the start, as Kafka's does. The dynamic configs (a key store updated
+            # since the broker started) are in by now. ssl (OpenSSL) is loaded only by a
+            # broker that serves TLS.
+            if any(lst.uses_ssl for lst in listeners):
+                from kgroup.broker import tls
+
+                state.tls = tls.TlsContexts(self.config, listeners)
             await loop.run_in_executor(None, state.topics.load)
             fresh = [(m, u, c) for m, u, c in self._add_scram if state.scram.get(u, m) is None]
             for mechanism, user, cred in fresh:
@@ -250,7 +247,7 @@ class Broker:
                     sock,
                     lst.name,
                     limits.quotas,
-                    self._protocol_factory(state, lst, contexts.get(lst.name)),
+                    self._protocol_factory(state, lst, state.tls if lst.uses_ssl else None),
                     request_bytes=limits.request_bytes,
                 )
                 self._servers.append(acceptor)
@@ -300,16 +297,17 @@ class Broker:
 
     @staticmethod
     def _protocol_factory(
-        state: BrokerState, listener: Listener, context: Any
+        state: BrokerState, listener: Listener, contexts: Any
     ) -> Callable[[QuotaSlot], asyncio.BaseProtocol]:
         """What serves each connection of ``listener`` (given its place in the connection
-        quotas): a Connection, behind a TLS layer on a TLS listener (``context`` its
-        SSLContext)."""
-        if context is None:
+        quotas): a Connection, behind a TLS layer on a TLS listener (``contexts`` the
+        TlsContexts, whose listener's current SSLContext each new connection takes)."""
+        if contexts is None:
             return functools.partial(Connection, state, listener)
         from kgroup.broker.tls import TlsProtocol
 
-        return lambda slot: TlsProtocol(context, Connection(state, listener, slot))
+        name = listener.name
+        return lambda slot: TlsProtocol(contexts.context(name), Connection(state, listener, slot))
 
     async def stop(self, grace: float = 10.0) -> None:
         """Stop listening, finish the requests in flight (within ``grace`` seconds), flush

@@ -672,6 +672,20 @@ SSL_CONFIGS = (
         "OpenSSL's secure ones; TLS 1.3's suites are always enabled).",
     ),
     _broker(
+        "ssl.allow.dn.changes",
+        T.BOOLEAN,
+        False,
+        "Whether a dynamic update of a listener's key store may change its certificate's "
+        "distinguished name.",
+    ),
+    _broker(
+        "ssl.allow.san.changes",
+        T.BOOLEAN,
+        False,
+        "Whether a dynamic update of a listener's key store may change its certificate's "
+        "subject alternative names.",
+    ),
+    _broker(
         "ssl.principal.mapping.rules",
         T.STRING,
         "DEFAULT",
@@ -1453,6 +1467,9 @@ class BrokerConfig:
         self.dynamic_default: dict[str, str] = {}
         self._dynamic_broker_values: dict[str, Any] = {}
         self._dynamic_default_values: dict[str, Any] = {}
+        #: _dynamic_per_listener holds the dynamic ``listener.name.<listener>.<key>`` configs
+        #: by listener then key, parsed: this broker's over the cluster's defaults.
+        self._dynamic_per_listener: dict[str, dict[str, Any]] = {}
         for key, raw in (values or {}).items():
             if key.startswith(LISTENER_PREFIX):
                 name, _, sub = key[len(LISTENER_PREFIX) :].partition(".")
@@ -1503,6 +1520,17 @@ class BrokerConfig:
         self._dynamic_default_values = {
             k: BROKER_CONFIGS[k].parse(v) for k, v in default.items() if k in BROKER_CONFIGS
         }
+        per_listener: dict[str, dict[str, Any]] = {}
+        for layer in (default, broker):
+            for key, raw in layer.items():
+                if not key.startswith(LISTENER_PREFIX):
+                    continue
+                name, _, sub = key[len(LISTENER_PREFIX) :].partition(".")
+                if name and sub:
+                    spec = BROKER_CONFIGS.get(sub)
+                    value = spec.parse(raw) if spec is not None else raw
+                    per_listener.setdefault(name.lower(), {})[sub] = value
+        self._dynamic_per_listener = per_listener
 
     def layers(self) -> list[tuple[Mapping[str, Any], ConfigSource]]:
         """Where a broker config's value may come from, first first: this broker's dynamic
@@ -1529,7 +1557,11 @@ class BrokerConfig:
     def for_listener(self, listener: str, key: str) -> Any:
         """``key``'s value on the listener named ``listener``: its
         ``listener.name.<listener>.<key>`` setting, else the broker-wide one (a known key's
-        default; None for a key kgroup does not declare), as Kafka's listener overrides work."""
+        default; None for a key kgroup does not declare), as Kafka's listener overrides work: a
+        dynamic one over a static one."""
+        dynamic = self._dynamic_per_listener.get(listener.lower(), {})
+        if key in dynamic:
+            return dynamic[key]
         own = self.per_listener.get(listener.lower(), {})
         if key in own:
             return own[key]

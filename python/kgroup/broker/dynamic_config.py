@@ -22,6 +22,7 @@ cleaner's buffers, TLS and listener settings, which kgroup reads at start) have 
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping
@@ -311,6 +312,15 @@ class DynamicConfigs:
         """Replace a resource's dynamic configs with ``props``, checked (see ``validate``),
         kept and applied: topics without their own override take a changed log config."""
         validate(self.config, props, per_broker=bool(name))
+        # A TLS listener's new key store or trust store is read and checked before anything
+        # is kept (Kafka's SslFactory.validateReconfiguration), and serves once it is.
+        tls = getattr(state, "tls", None)
+        remade: dict[str, Any] = {}
+        if tls is not None:
+            after = dict(self.by_resource, **{name: dict(props)})
+            trial = copy.copy(self.config)
+            trial.set_dynamic(after.get(str(self.config.node_id), {}), after.get("", {}))
+            remade = tls.prepare(trial)
         if validate_only:
             return
         before = self.get(name)
@@ -320,6 +330,12 @@ class DynamicConfigs:
             self.by_resource.pop(name, None)
         write_atomically(self._path, json.dumps(self.by_resource, indent=1, sort_keys=True))
         self._publish()
+        if tls is not None:
+            tls.commit(remade)
+            if name:
+                # An update of this broker's configs also reloads a store file that changed in
+                # place (Kafka's reloadUpdatedFilesWithoutConfigChange).
+                tls.reload_modified(self.config, skip=remade)
         changed = {k for k in before.keys() | props.keys() if before.get(k) != props.get(k)}
         if {base_name(k) for k in changed} & SOCKET_SERVER_CONFIGS:
             state.limits.quotas.reconfigure()

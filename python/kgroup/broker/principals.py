@@ -20,6 +20,7 @@ __all__ = [
     "distinguished_name",
     "principal",
     "principal_mapper",
+    "subject_alt_names",
 ]
 
 
@@ -230,10 +231,9 @@ def _rfc2253_value(text: str) -> str:
     return out
 
 
-def distinguished_name(der_certificate: bytes) -> str:
-    """The subject of a certificate (DER) as Java's ``X500Principal.getName()`` writes it:
-    RFC 2253, the most specific name first (``CN=alice,O=kgroup``)."""
-    data = der_certificate
+def _subject(data: bytes) -> tuple[int, int]:
+    """Where a certificate's (DER) subject Name is: (its start, its end), and the
+    TBSCertificate's end."""
     _, start, _ = _tlv(data, 0)  # Certificate
     _, pos, _ = _tlv(data, start)  # TBSCertificate
     tag, _, end = _tlv(data, pos)
@@ -243,7 +243,15 @@ def distinguished_name(der_certificate: bytes) -> str:
     pos = end  # serialNumber
     for _ in range(3):  # signature, issuer, validity
         _, _, pos = _tlv(data, pos)
-    _, name_pos, name_end = _tlv(data, pos)  # subject
+    return pos, _tlv(data, pos)[2]
+
+
+def distinguished_name(der_certificate: bytes, separator: str = ",") -> str:
+    """The subject of a certificate (DER) as Java's ``X500Principal.getName()`` writes it:
+    RFC 2253, the most specific name first (``CN=alice,O=kgroup``). With ``separator=", "``,
+    as its ``toString()`` does for common names (``CN=alice, O=kgroup``)."""
+    data = der_certificate
+    _, name_pos, name_end = _tlv(data, _subject(data)[0])
     rdns: list[str] = []
     while name_pos < name_end:
         _, set_pos, set_end = _tlv(data, name_pos)
@@ -262,4 +270,62 @@ def distinguished_name(der_certificate: bytes) -> str:
             set_pos = ava_end
         rdns.append("+".join(avas))
         name_pos = set_end
-    return ",".join(reversed(rdns))
+    return separator.join(reversed(rdns))
+
+
+#: _SAN_OID is subjectAltName's extension id.
+_SAN_OID = "2.5.29.17"
+
+
+def subject_alt_names(der_certificate: bytes) -> list[tuple[int, str]]:
+    """A certificate's (DER) subject alternative names, in its order, as Java's
+    ``X509Certificate.getSubjectAlternativeNames()`` gives them: (GeneralName tag, value),
+    with DNS names, e-mail addresses and URIs as written, IP addresses as Java prints them
+    (``127.0.0.1``, ``0:0:0:0:0:0:0:1``) and registered ids dotted; other kinds as ``#`` and
+    their DER in hex."""
+    data = der_certificate
+    _, tbs_start, _ = _tlv(data, 0)
+    _, _, tbs_end = _tlv(data, tbs_start)
+    pos = _subject(data)[1]
+    pos = _tlv(data, pos)[2]  # subjectPublicKeyInfo
+    while pos < tbs_end:
+        tag, start, end = _tlv(data, pos)
+        pos = end
+        if tag != 0xA3:  # [1] issuerUniqueID, [2] subjectUniqueID
+            continue
+        _, ext_pos, ext_end = _tlv(data, start)  # Extensions
+        while ext_pos < ext_end:
+            _, item, item_end = _tlv(data, ext_pos)
+            ext_pos = item_end
+            _, oid_start, oid_end = _tlv(data, item)
+            if _oid(data[oid_start:oid_end]) != _SAN_OID:
+                continue
+            tag, value_start, value_end = _tlv(data, oid_end)
+            if tag == 0x01:  # critical
+                tag, value_start, value_end = _tlv(data, value_end)
+            _, names, names_end = _tlv(data, value_start)  # GeneralNames
+            out: list[tuple[int, str]] = []
+            while names < names_end:
+                tag, name_start, name_end = _tlv(data, names)
+                out.append(
+                    (
+                        tag & 0x1F,
+                        _general_name(tag, data[name_start:name_end], data[names:name_end]),
+                    )
+                )
+                names = name_end
+            return out
+    return []
+
+
+def _general_name(tag: int, body: bytes, whole: bytes) -> str:
+    kind = tag & 0x1F
+    if tag & 0x20 == 0 and kind in (1, 2, 6):  # rfc822Name, dNSName, URI
+        return body.decode("latin-1")
+    if tag & 0x20 == 0 and kind == 7 and len(body) in (4, 16):  # iPAddress
+        if len(body) == 4:
+            return ".".join(str(b) for b in body)
+        return ":".join(f"{int.from_bytes(body[i : i + 2], 'big'):x}" for i in range(0, 16, 2))
+    if tag & 0x20 == 0 and kind == 8:  # registeredID
+        return _oid(body)
+    return "#" + whole.hex()

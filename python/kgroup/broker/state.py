@@ -271,6 +271,9 @@ class BrokerState:
         #: faults are the failures a test armed: the Broker installs ``kgroup.broker.faults``'
         #: engine as it starts; nothing is armed by default.
         self.faults: FaultHooks = NoFaults()
+        #: tls holds the TLS listeners' contexts (``kgroup.broker.tls.TlsContexts``), set by
+        #: the Broker as it starts when it has TLS listeners; None otherwise.
+        self.tls: Any = None
         #: authorizer decides what each principal may do (``authorizer.class.name``); None,
         #: the default, allows everything with no check at all.
         self.authorizer: Authorizer | None = authorizer_from_config(config)

@@ -26,20 +26,28 @@ import os
 import re
 import ssl
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from kgroup import errors
+from kgroup.broker import principals
 from kgroup.broker.config import ConfigError
+from kgroup.broker.dynamic_config import SSL_STORE_CONFIGS
 
 if TYPE_CHECKING:
     from kgroup.broker.config import BrokerConfig
     from kgroup.broker.listeners import Listener
     from kgroup.broker.server import Connection
 
-__all__ = ["TlsProtocol", "openssl_cipher_name", "server_context"]
+__all__ = ["TlsContexts", "TlsProtocol", "openssl_cipher_name", "server_context"]
 
 log = logging.getLogger("kgroup.broker")
+
+#: RECONFIGURABLE are a listener's settings a dynamic update may change (Kafka's
+#: SslConfigs.RECONFIGURABLE_CONFIGS), in a fixed order.
+RECONFIGURABLE = tuple(sorted(SSL_STORE_CONFIGS))
 
 _VERSIONS = {
     "TLSv1": ssl.TLSVersion.TLSv1,
@@ -66,7 +74,43 @@ def server_context(config: BrokerConfig, listener: Listener) -> ssl.SSLContext:
     """server_context is the SSLContext of ``listener`` (an SSL or SASL_SSL one), from its
     ``ssl.*`` settings. ConfigError says what is wrong when the key store or trust store is
     missing, unreadable or inconsistent, or a setting cannot be honoured."""
+    return _make(config, listener).context
 
+
+#: PEM_ALIAS is the alias of the one entry of a PEM key store (Kafka's PemStore).
+PEM_ALIAS = "kafka"
+
+
+@dataclass(frozen=True)
+class _Made:
+    """A listener's SSLContext and what it was made from: the values of its reconfigurable
+    settings, its key store's alias and certificate (DER), whether it has a trust store, and
+    the store files read with their modification times."""
+
+    context: ssl.SSLContext
+    values: tuple[Any, ...]
+    alias: str
+    certificate: bytes
+    truststore: bool
+    files: tuple[tuple[str, int], ...]
+
+    def modified(self) -> bool:
+        """Whether a store file changed since it was read (Kafka's SecurityStore.modified)."""
+        return any(_mtime(path) != mtime for path, mtime in self.files)
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _reconfigurable_values(config: BrokerConfig, listener: Listener) -> tuple[Any, ...]:
+    return tuple(config.for_listener(listener.name, k) for k in RECONFIGURABLE)
+
+
+def _make(config: BrokerConfig, listener: Listener) -> _Made:
     def get(key: str) -> Any:
         return config.for_listener(listener.name, key)
 
@@ -76,7 +120,8 @@ def server_context(config: BrokerConfig, listener: Listener) -> ssl.SSLContext:
     suites = get("ssl.cipher.suites")
     if suites:
         _cipher_suites(ctx, suites, where)
-    _keystore(ctx, get, where)
+    files = [(p, _mtime(p)) for p in (get("ssl.keystore.location"),) if p]
+    alias, pem = _keystore(ctx, get, where)
     auth = get("ssl.client.auth") or "none"
     if (
         listener.security_protocol == "SASL_SSL"
@@ -94,11 +139,145 @@ def server_context(config: BrokerConfig, listener: Listener) -> ssl.SSLContext:
         auth = "none"
     ctx.verify_mode = _CLIENT_AUTH[auth]
     if ctx.verify_mode != ssl.CERT_NONE:
+        trusted = get("ssl.truststore.location")
+        if trusted and get("ssl.truststore.certificates") is None:
+            files.append((trusted, _mtime(trusted)))
         _truststore(ctx, get)
     # No session resumption: each connection presents its certificate, checked against the
     # trust store at its own handshake.
     ctx.options |= ssl.OP_NO_TICKET
-    return ctx
+    first = pem[pem.index("-----BEGIN CERTIFICATE-----") :]
+    first = first[: first.index("-----END CERTIFICATE-----") + len("-----END CERTIFICATE-----")]
+    return _Made(
+        ctx,
+        _reconfigurable_values(config, listener),
+        alias,
+        ssl.PEM_cert_to_DER_cert(first),
+        get("ssl.truststore.location") is not None
+        or get("ssl.truststore.certificates") is not None,
+        tuple(files),
+    )
+
+
+class TlsContexts:
+    """TlsContexts holds the SSLContext of each TLS listener, for its new connections, and
+    remakes one when its key store or trust store changes (KIP-226, Kafka's SslFactory
+    reconfiguration): a dynamic update of the listener's ``listener.name.<l>.ssl.keystore.*``,
+    ``ssl.key.password`` or ``ssl.truststore.*``, or a store file changed in place and any
+    update of this broker's configs. The new key store must hold a certificate with the same
+    subject and (at least) the same alternative names as the one served, unless the
+    listener's ``ssl.allow.dn.changes`` / ``ssl.allow.san.changes`` say otherwise; connections
+    already made keep their TLS session. Event loop only."""
+
+    def __init__(self, config: BrokerConfig, listeners: list[Listener]) -> None:
+        self._listeners = {lst.name: lst for lst in listeners if lst.uses_ssl}
+        self._made = {name: _make(config, lst) for name, lst in self._listeners.items()}
+        # Whether a new certificate may change its subject or names: the listener's settings
+        # as the broker started (Kafka's SslFactory keeps those of its creation).
+        self._allow = {
+            name: (
+                _static(config, name, "ssl.allow.dn.changes"),
+                _static(config, name, "ssl.allow.san.changes"),
+            )
+            for name in self._listeners
+        }
+
+    def context(self, listener: str) -> ssl.SSLContext:
+        return self._made[listener].context
+
+    def prepare(self, config: BrokerConfig) -> dict[str, _Made]:
+        """The listeners' contexts remade for ``config`` (the configs after an update) where
+        their reconfigurable settings changed, checked as Kafka's
+        SslFactory.validateReconfiguration checks them; errors.InvalidRequest with Kafka's
+        message when one is refused."""
+        out = {}
+        for name, lst in self._listeners.items():
+            old = self._made[name]
+            if _reconfigurable_values(config, lst) == old.values:
+                continue
+            out[name] = self._remake(config, lst, old)
+        return out
+
+    def commit(self, made: dict[str, _Made]) -> None:
+        for name, m in made.items():
+            self._made[name] = m
+            log.info("Listener %s: new TLS key store %s (%s)", name, m.alias, _dn(m))
+
+    def reload_modified(self, config: BrokerConfig, skip: Iterable[str] = ()) -> None:
+        """Remake the contexts whose store files changed in place (Kafka's
+        reloadUpdatedFilesWithoutConfigChange, after an update of this broker's configs):
+        one that is refused is logged, and the listener keeps its context."""
+        for name, lst in self._listeners.items():
+            old = self._made[name]
+            if name in skip or not old.modified():
+                continue
+            try:
+                self.commit({name: self._remake(config, lst, old)})
+            except errors.InvalidRequest as e:
+                log.error("Listener %s: TLS stores not reloaded: %s", name, e)
+
+    def _remake(self, config: BrokerConfig, lst: Listener, old: _Made) -> _Made:
+        try:
+            new = _make(config, lst)
+            _ensure_compatible(old, new, *self._allow[lst.name])
+            if not old.truststore and new.truststore:
+                raise _Refused(
+                    "Cannot add SSL truststore to an existing listener for which no truststore "
+                    "was configured."
+                )
+        except ConfigError as e:
+            kind = "config.ConfigException" if isinstance(e, _Refused) else _INVALID_CONFIG
+            raise errors.InvalidRequest(
+                "Invalid value org.apache.kafka.common.config.ConfigException: Validation of "
+                f"dynamic config update of SSLFactory failed: org.apache.kafka.common.{kind}: "
+                f"{e} for configuration Invalid dynamic configuration"
+            ) from None
+        return new
+
+
+_INVALID_CONFIG = "errors.InvalidConfigurationException"
+
+
+def _static(config: BrokerConfig, listener: str, key: str) -> bool:
+    """A boolean setting of ``listener`` as the broker's properties file sets it."""
+    own = config.per_listener.get(listener.lower(), {})
+    return bool(own[key] if key in own else config.explicit.get(key, False))
+
+
+class _Refused(ConfigError):
+    """A new store that Kafka's SslFactory refuses (a ConfigException of its own)."""
+
+
+def _dn(m: _Made) -> str:
+    return principals.distinguished_name(m.certificate, ", ")
+
+
+def _ensure_compatible(old: _Made, new: _Made, allow_dn: bool, allow_san: bool) -> None:
+    """Kafka's SslFactory.CertificateEntries.ensureCompatible, for one entry a side."""
+    if not allow_dn:
+        same = principals.distinguished_name(old.certificate).lower() == (
+            principals.distinguished_name(new.certificate).lower()
+        )
+        if not same:
+            raise _Refused(
+                "Keystore DistinguishedName does not match:  existing={alias="
+                f"{old.alias}, DN={_dn(old)}}}, new={{alias={new.alias}, DN={_dn(new)}}}"
+            )
+    if not allow_san:
+        had = principals.subject_alt_names(old.certificate)
+        has = set(principals.subject_alt_names(new.certificate))
+        if not has.issuperset(had):
+            raise _Refused(
+                "Keystore SubjectAltNames do not match:  existing={alias="
+                f"{old.alias}, SAN={_san_text(had)}}}, new={{alias={new.alias}, "
+                f"SAN={_san_text(principals.subject_alt_names(new.certificate))}}}"
+            )
+
+
+def _san_text(names: list[tuple[int, str]]) -> str:
+    # Java prints a set of [type, name] lists; Kafka 4.4's (Set.copyOf) iterates in an order
+    # that changes with each JVM, here the certificate's.
+    return "[" + ", ".join(f"[{k}, {v}]" for k, v in dict.fromkeys(names)) + "]"
 
 
 def _protocols(ctx: ssl.SSLContext, protocol: str, enabled: list[str] | None, where: str) -> None:
@@ -175,7 +354,9 @@ def _password(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _keystore(ctx: ssl.SSLContext, get: Callable[[str], Any], where: str) -> None:
+def _keystore(ctx: ssl.SSLContext, get: Callable[[str], Any], where: str) -> tuple[str, str]:
+    """Load the listener's key store into ``ctx``: the store's alias (a PEM store's is
+    Kafka's ``kafka``) and the key and chain as PEM."""
     kind = str(get("ssl.keystore.type") or "JKS").upper()
     path = get("ssl.keystore.location")
     password = _password(get("ssl.keystore.password"))
@@ -199,8 +380,9 @@ def _keystore(ctx: ssl.SSLContext, get: Callable[[str], Any], where: str) -> Non
                 "SSL key store password cannot be specified with PEM format, only key password "
                 "may be specified."
             )
-        _load_pem(ctx, f"{key}\n{chain}\n", key_password, "the PEM key store configs")
-        return
+        text = f"{key}\n{chain}\n"
+        _load_pem(ctx, text, key_password, "the PEM key store configs")
+        return PEM_ALIAS, text
     if chain is not None:
         raise ConfigError("SSL certificate chain is specified, but private key is not specified")
     if path is None:
@@ -219,7 +401,7 @@ def _keystore(ctx: ssl.SSLContext, get: Callable[[str], Any], where: str) -> Non
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError(f"Failed to load PEM SSL keystore {path}: {e}") from None
         _load_pem(ctx, text, key_password, f"PEM SSL keystore {path}")
-        return
+        return PEM_ALIAS, text
     if kind == "JKS":
         raise ConfigError(
             _JKS.format(path=path, stem=Path(path).with_suffix(""), key="ssl.keystore.type")
@@ -228,8 +410,9 @@ def _keystore(ctx: ssl.SSLContext, get: Callable[[str], Any], where: str) -> Non
         raise ConfigError("SSL key store is specified, but key store password is not specified.")
     if kind != "PKCS12":
         raise ConfigError(f"Failed to load SSL keystore {path} of type {kind}: unknown type")
-    pem = _pkcs12_key_and_chain(path, password, key_password)
+    alias, pem = _pkcs12_key_and_chain(path, password, key_password)
     _load_pem(ctx, pem, None, f"SSL keystore {path} of type PKCS12")
+    return alias, pem
 
 
 def _load_pem(ctx: ssl.SSLContext, text: str, password: str | None, what: str) -> None:
@@ -288,7 +471,9 @@ def _cryptography(what: str) -> Any:
     return serialization, pkcs12
 
 
-def _pkcs12_key_and_chain(path: str, password: str, key_password: str | None) -> str:
+def _pkcs12_key_and_chain(path: str, password: str, key_password: str | None) -> tuple[str, str]:
+    """A PKCS#12 key store's alias (its key entry's friendly name, as Java's) and its key and
+    chain as PEM."""
     serialization, pkcs12 = _cryptography(f"The key store {path}")
     try:
         data = Path(path).read_bytes()
@@ -315,7 +500,10 @@ def _pkcs12_key_and_chain(path: str, password: str, key_password: str | None) ->
         serialization.NoEncryption(),
     )
     certs = [store.cert.certificate] + [c.certificate for c in store.additional_certs]
-    return (pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs)).decode()
+    alias = (store.cert.friendly_name or b"1").decode(errors="replace")
+    return alias, (
+        pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs)
+    ).decode()
 
 
 def _truststore(ctx: ssl.SSLContext, get: Callable[[str], Any]) -> None:
