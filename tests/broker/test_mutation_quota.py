@@ -139,3 +139,18 @@ def test_burst_is_the_quota_over_the_windows(
     assert quota.throttle_ms(now_ms=0) == 0
     quota.record(1, now_ms=0)
     assert quota.throttle_ms(now_ms=0) == 500
+
+
+def test_full_buckets_are_dropped_as_client_ids_churn(tmp_path: Path) -> None:
+    # A default client-id quota gives each client id a bucket; those refilled to their burst
+    # are swept once the dict has doubled (Kafka expires idle sensors), the others kept.
+    q = _quotas(tmp_path, (("client-id", None),), 1.0)  # burst 11
+    busy = q.mutation_quota("User:ANONYMOUS", "busy", strict=False, now_ms=0)
+    busy.record(1000, now_ms=0)  # a long way below zero
+    for i in range(1023):
+        q.mutation_quota("User:ANONYMOUS", f"c{i}", strict=False, now_ms=0).record(1, now_ms=0)
+    assert len(q._buckets) == 1024
+    q.mutation_quota("User:ANONYMOUS", "new", strict=False, now_ms=2000)  # the others refilled
+    assert set(q._buckets) == {("", "busy"), ("", "new")}
+    again = q.mutation_quota("User:ANONYMOUS", "busy", strict=True, now_ms=2000)
+    assert not again.record(1, now_ms=2000)  # its debt kept

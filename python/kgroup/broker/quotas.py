@@ -172,15 +172,23 @@ class TokenBucket:
     that many tokens, below zero if it must. Starts full (Kafka's starts empty at time zero,
     which its first refill fills)."""
 
-    __slots__ = ("_last_ms", "tokens")
+    __slots__ = ("_bound", "_burst", "_last_ms", "tokens")
 
     def __init__(self, burst: float, now_ms: float) -> None:
         self.tokens = burst
         self._last_ms = now_ms
+        self._bound = 0.0
+        self._burst = burst
 
     def _refill(self, bound: float, burst: float, now_ms: float) -> None:
         self.tokens = min(burst, self.tokens + bound * (now_ms - self._last_ms) / 1000.0)
         self._last_ms = now_ms
+        self._bound, self._burst = bound, burst
+
+    def full(self, now_ms: float) -> bool:
+        """Whether the bucket has refilled to its burst by now, at the rate it was last used
+        with: a full bucket is as good as a new one."""
+        return self.tokens + self._bound * (now_ms - self._last_ms) / 1000.0 >= self._burst
 
     def measure(self, bound: float, burst: float, now_ms: float) -> float:
         """The tokens left now."""
@@ -289,8 +297,11 @@ class Quotas:
         #: (``controller.quota.window.num`` x ``controller.quota.window.size.seconds``).
         self.mutation_burst_seconds = mutation_window_seconds * mutation_samples
         #: _buckets: the controller mutation token buckets by (user, client id) tags. Kept when
-        #: quotas change, as Kafka updates its sensors' bounds in place.
+        #: quotas change, as Kafka updates its sensors' bounds in place; a full one is dropped
+        #: when the dict has doubled since the last sweep (a client churning client ids would
+        #: grow it; Kafka expires a sensor an hour after its last use).
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        self._sweep_at = 1024
         #: values are the quotas set: {entity: {key: value}}.
         self.values: dict[Entity, dict[str, float]] = {}
         self._sensors: dict[tuple[str, str, str], _Sensor] = {}
@@ -498,6 +509,9 @@ class Quotas:
         bucket = self._buckets.get(tags)
         if bucket is None:
             now = time.monotonic() * 1000 if now_ms is None else now_ms
+            if len(self._buckets) >= self._sweep_at:
+                self._buckets = {t: b for t, b in self._buckets.items() if not b.full(now)}
+                self._sweep_at = max(1024, 2 * len(self._buckets))
             bucket = self._buckets[tags] = TokenBucket(burst, now)
         return MutationQuota(bucket, bound, burst, strict)
 
