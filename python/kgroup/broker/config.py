@@ -759,6 +759,21 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             at_least(1),
         ),
         _broker(
+            "controller.quota.window.num",
+            T.INT,
+            11,
+            "The number of samples of controller mutation quotas: with the sample's span, how "
+            "many seconds' worth of mutations a client may make at once.",
+            at_least(1),
+        ),
+        _broker(
+            "controller.quota.window.size.seconds",
+            T.INT,
+            1,
+            "The time span of each sample of controller mutation quotas.",
+            at_least(1),
+        ),
+        _broker(
             "controller.listener.names",
             T.STRING,
             None,

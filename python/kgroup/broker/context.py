@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 from kgroup.acl import AclOperation, ResourceType
 
 if TYPE_CHECKING:
+    from kgroup.broker.quotas import MutationQuota
     from kgroup.broker.state import BrokerState, Peer
     from kgroup.protocol import Request
 
@@ -24,12 +25,27 @@ class RequestContext:
     """RequestContext is what a handler knows of a request: the broker's state, the decoded
     request and the connection it came on."""
 
-    __slots__ = ("connection", "request", "state")
+    __slots__ = ("connection", "mutations", "request", "state")
 
     def __init__(self, state: BrokerState, request: Request, connection: Peer) -> None:
         self.state = state
         self.request = request
         self.connection = connection
+        #: mutations is the request's controller mutation quota, once its handler asked for
+        #: it (:meth:`mutation_quota`); the server throttles the client by it.
+        self.mutations: MutationQuota | None = None
+
+    def mutation_quota(self, strict_since: int) -> MutationQuota:
+        """This request's ``controller_mutation_rate`` quota (KIP-599): strict from request
+        version ``strict_since`` on (the versions that can answer THROTTLING_QUOTA_EXCEEDED),
+        permissive before it (Kafka's ``ControllerMutationQuotaManager.newQuotaFor``)."""
+        q = self.state.quotas.mutation_quota(
+            self.connection.principal,
+            self.request.client_id or "",
+            self.request.api_version >= strict_since,
+        )
+        self.mutations = q
+        return q
 
     def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
         """Whether this request's principal may do ``operation`` on the resource: always when

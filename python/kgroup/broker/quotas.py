@@ -17,6 +17,12 @@ Kafka's model (its DefaultQuotaCallback and ClientQuotaManager):
   times the measured window. The broker then reads nothing more from that connection for that
   long (KIP-219); a throttled Fetch is answered with no records, which are then not counted.
 
+``controller_mutation_rate`` (KIP-599) is measured otherwise, as Kafka's
+ControllerMutationQuotaManager does: each partition a CreateTopics, CreatePartitions or
+DeleteTopics creates or deletes is one mutation taken from a token bucket that refills at the
+quota's rate and holds at most ``controller.quota.window.num`` x
+``controller.quota.window.size.seconds`` seconds' worth (a :class:`MutationQuota` per request).
+
 With no quota set, nothing is measured: the server asks :attr:`Quotas.active` once per request.
 """
 
@@ -35,11 +41,15 @@ from kgroup.log import file_exists, read_text, write_atomically
 
 __all__ = [
     "CONSUMER_BYTE_RATE",
+    "CONTROLLER_MUTATION_RATE",
     "PRODUCER_BYTE_RATE",
     "REQUEST_PERCENTAGE",
+    "UNBOUNDED",
+    "MutationQuota",
     "QuotaError",
     "Quotas",
     "Rate",
+    "TokenBucket",
     "UnsupportedEntityType",
 ]
 
@@ -151,6 +161,104 @@ class Rate:
         return round((measured - bound) / bound * self.window_size(now_ms))
 
 
+def _java_round(x: float) -> int:
+    """``x`` rounded as Java's ``Math.round``: halves up."""
+    return math.floor(x + 0.5)
+
+
+class TokenBucket:
+    """TokenBucket is Kafka's ``stats.TokenBucket``, the measure of a controller mutation
+    quota: it refills at ``bound`` tokens a second up to ``burst``, and a recorded value takes
+    that many tokens, below zero if it must. Starts full (Kafka's starts empty at time zero,
+    which its first refill fills)."""
+
+    __slots__ = ("_bound", "_burst", "_last_ms", "tokens")
+
+    def __init__(self, burst: float, now_ms: float) -> None:
+        self.tokens = burst
+        self._last_ms = now_ms
+        self._bound = 0.0
+        self._burst = burst
+
+    def _refill(self, bound: float, burst: float, now_ms: float) -> None:
+        self.tokens = min(burst, self.tokens + bound * (now_ms - self._last_ms) / 1000.0)
+        self._last_ms = now_ms
+        self._bound, self._burst = bound, burst
+
+    def full(self, now_ms: float) -> bool:
+        """Whether the bucket has refilled to its burst by now, at the rate it was last used
+        with: a full bucket is as good as a new one."""
+        return self.tokens + self._bound * (now_ms - self._last_ms) / 1000.0 >= self._burst
+
+    def measure(self, bound: float, burst: float, now_ms: float) -> float:
+        """The tokens left now."""
+        self._refill(bound, burst, now_ms)
+        return self.tokens
+
+    def record(self, value: float, bound: float, burst: float, now_ms: float) -> None:
+        self._refill(bound, burst, now_ms)
+        self.tokens = min(burst, self.tokens - value)
+
+
+class MutationQuota:
+    """MutationQuota is one request's hold on its client's ``controller_mutation_rate`` (Kafka's
+    Strict- and PermissiveControllerMutationQuota), for the request's lifetime only.
+
+    Strict (the request versions that can answer THROTTLING_QUOTA_EXCEEDED): :meth:`record`
+    refuses, taking nothing, once the bucket is below zero, and otherwise takes every permit
+    asked, however many (a burst may overdraw the bucket); the request is throttled only for a
+    refusal. Permissive (older versions): every mutation is taken, and the request is throttled
+    when the bucket ends below zero. The throttle is how long the bucket takes to refill to
+    zero, counted from the last refusal or overdraft."""
+
+    __slots__ = ("_bound", "_bucket", "_burst", "_last_ms", "_throttle_ms", "strict")
+
+    def __init__(
+        self, bucket: TokenBucket | None, bound: float, burst: float, strict: bool
+    ) -> None:
+        self._bucket = bucket
+        self._bound = bound
+        self._burst = burst
+        self.strict = strict
+        self._throttle_ms = 0
+        self._last_ms = 0.0
+
+    def record(self, permits: int, now_ms: float | None = None) -> bool:
+        """Take ``permits`` mutations; False when a strict quota refuses them (the topic then
+        fails with THROTTLING_QUOTA_EXCEEDED)."""
+        bucket = self._bucket
+        if bucket is None:
+            return True
+        now = time.monotonic() * 1000 if now_ms is None else now_ms
+        if self.strict:
+            tokens = bucket.measure(self._bound, self._burst, now)
+            if tokens < 0:
+                self._throttled(tokens, now)
+                return False
+            bucket.record(permits, self._bound, self._burst, now)
+            return True
+        bucket.record(permits, self._bound, self._burst, now)
+        tokens = bucket.measure(self._bound, self._burst, now)
+        if tokens < 0:
+            self._throttled(tokens, now)
+        return True
+
+    def _throttled(self, tokens: float, now_ms: float) -> None:
+        self._throttle_ms = _java_round(-tokens / self._bound * 1000)
+        self._last_ms = now_ms
+
+    def throttle_ms(self, now_ms: float | None = None) -> int:
+        """The request's throttle time now: the last one found, less the time since."""
+        if not self._throttle_ms:
+            return 0
+        now = time.monotonic() * 1000 if now_ms is None else now_ms
+        return max(0, int(self._throttle_ms - (now - self._last_ms)))
+
+
+#: UNBOUNDED is the MutationQuota of a client no controller_mutation_rate applies to.
+UNBOUNDED = MutationQuota(None, 0.0, 0.0, strict=False)
+
+
 @dataclass
 class _Sensor:
     rate: Rate
@@ -174,10 +282,26 @@ class Quotas:
     """Quotas holds the broker's client quotas and measures what each client uses. It lives on
     the broker's event loop."""
 
-    def __init__(self, data_dir: Path, window_seconds: int = 1, samples: int = 11) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        window_seconds: int = 1,
+        samples: int = 11,
+        mutation_window_seconds: int = 1,
+        mutation_samples: int = 11,
+    ) -> None:
         self._path = Path(data_dir) / FILE
         self.window_ms = window_seconds * 1000
         self.samples = samples
+        #: mutation_burst_seconds: how many seconds' worth of mutations a token bucket holds
+        #: (``controller.quota.window.num`` x ``controller.quota.window.size.seconds``).
+        self.mutation_burst_seconds = mutation_window_seconds * mutation_samples
+        #: _buckets: the controller mutation token buckets by (user, client id) tags. Kept when
+        #: quotas change, as Kafka updates its sensors' bounds in place; a full one is dropped
+        #: when the dict has doubled since the last sweep (a client churning client ids would
+        #: grow it; Kafka expires a sensor an hour after its last use).
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        self._sweep_at = 1024
         #: values are the quotas set: {entity: {key: value}}.
         self.values: dict[Entity, dict[str, float]] = {}
         self._sensors: dict[tuple[str, str, str], _Sensor] = {}
@@ -368,6 +492,28 @@ class Quotas:
             sensor = self._sensors[sensor_key] = _Sensor(Rate(self.window_ms, self.samples), 0)
         sensor.rate.record(value, now)
         return sensor.rate.throttle_ms(bound, now)
+
+    def mutation_quota(
+        self, principal: str, client_id: str, strict: bool, now_ms: float | None = None
+    ) -> MutationQuota:
+        """The controller_mutation_rate quota of one request of this client (Kafka's
+        ``newQuotaFor``): strict or permissive by the request's version; UNBOUNDED when no
+        quota applies."""
+        if not self.values:
+            return UNBOUNDED
+        found = self._resolve(CONTROLLER_MUTATION_RATE, _user(principal), client_id or "")
+        if found is None:
+            return UNBOUNDED
+        tags, bound = found
+        burst = self.mutation_burst_seconds * bound
+        bucket = self._buckets.get(tags)
+        if bucket is None:
+            now = time.monotonic() * 1000 if now_ms is None else now_ms
+            if len(self._buckets) >= self._sweep_at:
+                self._buckets = {t: b for t, b in self._buckets.items() if not b.full(now)}
+                self._sweep_at = max(1024, 2 * len(self._buckets))
+            bucket = self._buckets[tags] = TokenBucket(burst, now)
+        return MutationQuota(bucket, bound, burst, strict)
 
     def unrecord(
         self, key: str, principal: str, client_id: str, value: float, now_ms: float | None = None

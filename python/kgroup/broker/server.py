@@ -571,6 +571,9 @@ class Connection(asyncio.BufferedProtocol):
             self._failed(request, e)
             return
         throttle = self._charge(request, len(frame), started) if quotas else None
+        if ctx.mutations is not None and throttle is not None:
+            # Kafka's sendResponseMaybeThrottleWithControllerQuota: the larger of the two.
+            throttle = max(throttle, ctx.mutations.throttle_ms())
         if result is None:
             if throttle:
                 self._mute(throttle)

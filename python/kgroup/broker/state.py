@@ -283,6 +283,8 @@ class BrokerState:
             config.data_dir,
             int(config.get("quota.window.size.seconds")),
             int(config.get("quota.window.num")),
+            int(config.get("controller.quota.window.size.seconds")),
+            int(config.get("controller.quota.window.num")),
         )
         self.limits.quotas.ip_rate_quota = self.quotas.ip_connection_rate
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import enum
+import functools
 import hashlib
 import os
 import time
@@ -83,6 +84,7 @@ from kgroup.errors import (
     NotCoordinator,
     NotLeaderOrFollower,
     ReplicaNotAvailable,
+    ThrottlingQuotaExceeded,
     UnknownTopicOrPartition,
     UnsupportedVersion,
     raise_for_code,
@@ -900,6 +902,41 @@ class AdminClient:
             max_ms=self._config["retry.backoff.max.ms"],
         )
 
+    async def _quota_retrying(
+        self,
+        send: Callable[[list[str], Connection], Awaitable[tuple[dict[str, Any], int]]],
+        names: list[str],
+        retry: bool,
+        timeout: float,
+    ) -> dict[str, Any]:
+        """Each topic's result of ``send(topics, controller)`` (its results by name and the
+        answer's throttle_time_ms), as Java's Admin treats THROTTLING_QUOTA_EXCEEDED (KIP-599):
+        with ``retry`` the refused topics are sent again once the throttle time is over, while
+        that is before the deadline; the others, and all without ``retry``, fail with
+        :class:`ThrottlingQuotaExceeded` carrying the throttle time left."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        results: dict[str, Any] = {}
+        pending = names
+        while True:
+            left = deadline - loop.time()
+            answers, throttle_ms = await self._to_controller(functools.partial(send, pending), left)
+            answered = loop.time()
+            again = []
+            for name, result in answers.items():
+                if isinstance(result, ThrottlingQuotaExceeded):
+                    result.throttle_time_ms = throttle_ms
+                    again.append(name)
+                results[name] = result
+            # Java's Admin sends them again once the broker's throttle is over (its network
+            # client waits that long before sending to the node, KIP-219); past the deadline
+            # they fail with the quota error. kgroup fails them as soon as it knows the next
+            # try would come too late, instead of at the deadline.
+            if not retry or not again or answered + throttle_ms / 1000 >= deadline:
+                return results
+            await asyncio.sleep(throttle_ms / 1000)
+            pending = again
+
     # -- topics ------------------------------------------------------------------------------
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
@@ -920,14 +957,20 @@ class AdminClient:
         operation_timeout: float | None = None,
         request_timeout: float | None = None,
         validate_only: bool = False,
+        retry_on_quota_violation: bool = True,
     ) -> dict[str, concurrent.futures.Future[None]]:
         """Create ``new_topics`` (CreateTopics to the controller): {topic: future of None}.
         ``operation_timeout`` (s) is how long the controller waits for the topics to exist:
         by default the request's own timeout, as Java's Admin sends (Apache Kafka's KRaft
-        controller answers a 0 with REQUEST_TIMED_OUT and creates nothing)."""
+        controller answers a 0 with REQUEST_TIMED_OUT and creates nothing). A topic refused
+        by the client's ``controller_mutation_rate`` (THROTTLING_QUOTA_EXCEEDED) is sent
+        again after the throttle time until the timeout, unless ``retry_on_quota_violation``
+        is False (Java's ``CreateTopicsOptions.retryOnQuotaViolation``); it then fails with
+        :class:`~kgroup.errors.ThrottlingQuotaExceeded` and its ``throttle_time_ms``."""
         timeout = self._timeout(request_timeout)
 
-        async def send(conn: Connection) -> dict[str, Any]:
+        async def send(names: list[str], conn: Connection) -> tuple[dict[str, Any], int]:
+            wanted = set(names)
             v = conn.version(ApiKey.CREATE_TOPICS)
             body: dict[str, Any] = {
                 "topics": [
@@ -942,6 +985,7 @@ class AdminClient:
                         "configs": [{"name": k, "value": v} for k, v in t.config.items()],
                     }
                     for t in new_topics
+                    if t.topic in wanted
                 ],
                 "timeout_ms": _operation_ms(operation_timeout, timeout),
             }
@@ -952,13 +996,17 @@ class AdminClient:
             resp = await conn.request(ApiKey.CREATE_TOPICS, body, version=v)
             if any(t["error_code"] == NotController.code for t in resp["topics"]):
                 raise NotController()
-            return {
+            results = {
                 t["name"]: error_from_code(t["error_code"], t.get("error_message"))
                 for t in resp["topics"]
             }
+            return results, resp.get("throttle_time_ms", 0)
 
+        names = [t.topic for t in new_topics]
         return self._fan_out(
-            [t.topic for t in new_topics], lambda: self._to_controller(send, timeout), timeout
+            names,
+            lambda: self._quota_retrying(send, names, retry_on_quota_violation, timeout),
+            timeout,
         )
 
     def delete_topics(
@@ -966,26 +1014,34 @@ class AdminClient:
         topics: list[str],
         operation_timeout: float | None = None,
         request_timeout: float | None = None,
+        retry_on_quota_violation: bool = True,
     ) -> dict[str, concurrent.futures.Future[None]]:
-        """Delete ``topics`` (DeleteTopics to the controller): {topic: future of None}."""
+        """Delete ``topics`` (DeleteTopics to the controller): {topic: future of None}. A
+        topic refused by the client's ``controller_mutation_rate`` is sent again after the
+        throttle time, as :meth:`create_topics` does."""
         timeout = self._timeout(request_timeout)
 
-        async def send(conn: Connection) -> dict[str, Any]:
+        async def send(names: list[str], conn: Connection) -> tuple[dict[str, Any], int]:
             v = conn.version(ApiKey.DELETE_TOPICS)
             body: dict[str, Any] = {"timeout_ms": _operation_ms(operation_timeout, timeout)}
             if v >= 6:
-                body["topics"] = [{"name": t} for t in topics]
+                body["topics"] = [{"name": t} for t in names]
             else:
-                body["topic_names"] = list(topics)
+                body["topic_names"] = list(names)
             resp = await conn.request(ApiKey.DELETE_TOPICS, body, version=v)
             if any(r["error_code"] == NotController.code for r in resp["responses"]):
                 raise NotController()
-            return {
+            results = {
                 r["name"]: error_from_code(r["error_code"], r.get("error_message"))
                 for r in resp["responses"]
             }
+            return results, resp.get("throttle_time_ms", 0)
 
-        return self._fan_out(topics, lambda: self._to_controller(send, timeout), timeout)
+        return self._fan_out(
+            topics,
+            lambda: self._quota_retrying(send, list(topics), retry_on_quota_violation, timeout),
+            timeout,
+        )
 
     def describe_topics(
         self, topics: list[str], request_timeout: float | None = None
@@ -1016,12 +1072,15 @@ class AdminClient:
         operation_timeout: float | None = None,
         request_timeout: float | None = None,
         validate_only: bool = False,
+        retry_on_quota_violation: bool = True,
     ) -> dict[str, concurrent.futures.Future[None]]:
         """Raise topics' partition counts (CreatePartitions to the controller): {topic:
-        future of None}."""
+        future of None}. A topic refused by the client's ``controller_mutation_rate`` is sent
+        again after the throttle time, as :meth:`create_topics` does."""
         timeout = self._timeout(request_timeout)
 
-        async def send(conn: Connection) -> dict[str, Any]:
+        async def send(names: list[str], conn: Connection) -> tuple[dict[str, Any], int]:
+            wanted = set(names)
             body = {
                 "topics": [
                     {
@@ -1032,6 +1091,7 @@ class AdminClient:
                         else [{"broker_ids": list(ids)} for ids in p.replica_assignment],
                     }
                     for p in new_partitions
+                    if p.topic in wanted
                 ],
                 "timeout_ms": _operation_ms(operation_timeout, timeout),
                 "validate_only": validate_only,
@@ -1039,13 +1099,17 @@ class AdminClient:
             resp = await conn.request(ApiKey.CREATE_PARTITIONS, body)
             if any(r["error_code"] == NotController.code for r in resp["results"]):
                 raise NotController()
-            return {
+            results = {
                 r["name"]: error_from_code(r["error_code"], r.get("error_message"))
                 for r in resp["results"]
             }
+            return results, resp.get("throttle_time_ms", 0)
 
+        names = [p.topic for p in new_partitions]
         return self._fan_out(
-            [p.topic for p in new_partitions], lambda: self._to_controller(send, timeout), timeout
+            names,
+            lambda: self._quota_retrying(send, names, retry_on_quota_violation, timeout),
+            timeout,
         )
 
     # -- configs -----------------------------------------------------------------------------

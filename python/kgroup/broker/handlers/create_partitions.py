@@ -4,6 +4,12 @@ flexible; v3 changes only the semantics of errors for throttling.
 
 With an authorizer, ALTER on each topic (else TOPIC_AUTHORIZATION_FAILED, no message), checked
 before the topic is looked up (Kafka's ControllerApis.createPartitions).
+
+A ``controller_mutation_rate`` quota (KIP-599) counts the partitions each topic would add, once
+its count and number of assignments are checked and before the assignments themselves are
+(Kafka's ReplicationControlManager.createPartitions), validate_only or not: from v3 a topic
+asked for once the client's bucket is empty fails with THROTTLING_QUOTA_EXCEEDED; before v3
+every topic is grown and the client is throttled.
 """
 
 from __future__ import annotations
@@ -19,11 +25,15 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.CREATE_PARTITIONS
 VERSIONS = (0, 3)
+#: _THROTTLED is answered without a message: Kafka's ApiError.fromThrowable drops the
+#: ThrottlingQuotaExceededException's text, which is the error's default one.
+_THROTTLED = errors.ThrottlingQuotaExceeded.code
 
 
 def handle(ctx: RequestContext) -> dict[str, Any]:
     state, body = ctx.state, ctx.request.body
     names = [t.name for t in body.topics]
+    quota = ctx.mutation_quota(strict_since=3)
     results = []
     answered: set[str] = set()
     # Kafka's ControllerApis.createPartitions: ALTER on each topic, after the duplicates.
@@ -66,6 +76,9 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                         f"Attempted to add {t.count - current} additional partition(s), but "
                         f"only {len(t.assignments)} assignment(s) were specified."
                     )
+            if not quota.record(t.count - current):
+                raise errors.ThrottlingQuotaExceeded()
+            if t.assignments is not None:
                 for a in t.assignments:
                     if list(a.broker_ids) != [state.node_id]:
                         raise errors.InvalidReplicaAssignment(
@@ -75,6 +88,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             if not body.validate_only:
                 state.topics.add_partitions(topic, t.count)
         except errors.KafkaError as e:
-            out["error_code"], out["error_message"] = e.code, str(e)
+            out["error_code"] = e.code
+            out["error_message"] = None if e.code == _THROTTLED else str(e)
         results.append(out)
     return {"throttle_time_ms": 0, "results": results}

@@ -10,6 +10,11 @@ With an authorizer (Kafka's ControllerApis.createTopics): CREATE on the cluster,
 topic (TOPIC_AUTHORIZATION_FAILED, "Authorization failed."); a topic created without
 DESCRIBE_CONFIGS on it is answered without its configs and counts, its topic_config_error_code
 TOPIC_AUTHORIZATION_FAILED.
+
+A ``controller_mutation_rate`` quota (KIP-599) counts each partition of a topic that passed
+every other check, validate_only or not (Kafka's ReplicationControlManager.createTopic): from
+v6 a topic asked for once the client's bucket is empty fails with THROTTLING_QUOTA_EXCEEDED;
+before v6 every topic is created and the client is throttled.
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = (0, 7)
+#: _THROTTLED is answered without a message: Kafka's ApiError.fromThrowable drops the
+#: ThrottlingQuotaExceededException's text, which is the error's default one.
+_THROTTLED = errors.ThrottlingQuotaExceeded.code
 
 
 def check(
@@ -129,6 +137,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         if state.authorizer is None
         else ctx.authorized(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names, str)
     )
+    quota = ctx.mutation_quota(strict_since=6)
     out = []
     answered: set[str] = set()
     for t in body.topics:
@@ -154,6 +163,8 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                 [(a.partition_index, list(a.broker_ids)) for a in t.assignments],
                 [(c.name, c.value) for c in t.configs],
             )
+            if not quota.record(num_partitions):
+                raise errors.ThrottlingQuotaExceeded()
             if validate_only:
                 # Kafka's controller picks the id before it checks validate_only, and answers
                 # with it though nothing is created.
@@ -163,7 +174,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         except errors.KafkaError as e:
             result["error_code"] = e.code
             if version >= 1:
-                result["error_message"] = str(e)
+                result["error_message"] = None if e.code == _THROTTLED else str(e)
             if version >= 5:
                 # The controller answers its errors without configs (null); ControllerApis
                 # answers a refused topic itself, its configs left at the default, empty.

@@ -4,6 +4,11 @@ v5 adds error messages; v6 names topics by name or by id.
 With an authorizer (Kafka's ControllerApis.deleteTopics): DELETE on the cluster, else on each
 topic; a topic named that the principal may not DESCRIBE is refused before it is looked up
 (TOPIC_AUTHORIZATION_FAILED), one named by id answers without its name.
+
+A ``controller_mutation_rate`` quota (KIP-599) counts each partition of a topic to delete (Kafka's
+ReplicationControlManager.deleteTopic): from v5 a topic asked for once the client's bucket is
+empty fails with THROTTLING_QUOTA_EXCEEDED; before v5 every topic is deleted and the client is
+throttled.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ if TYPE_CHECKING:
 
 API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = (0, 6)
+#: _THROTTLED is answered without a message: Kafka's ApiError.fromThrowable drops the
+#: ThrottlingQuotaExceededException's text, which is the error's default one.
+_THROTTLED = errors.ThrottlingQuotaExceeded.code
 
 NIL = uuid.UUID(int=0)
 
@@ -32,6 +40,7 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
         wanted = [(t.name, t.topic_id) for t in body.topics]
     else:
         wanted = [(name, NIL) for name in body.topic_names]
+    quota = ctx.mutation_quota(strict_since=5)
     responses = []
     # Kafka's ControllerApis.deleteTopics: DELETE on the cluster, else DESCRIBE and DELETE on
     # each topic; a topic the principal may not describe is refused before it is looked up.
@@ -62,9 +71,11 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
             if topic.internal:
                 raise errors.TopicDeletionDisabled(f"Internal topic {topic.name} cannot be deleted")
             out["name"], out["topic_id"] = topic.name, topic.id
+            if not quota.record(len(topic.partitions)):
+                raise errors.ThrottlingQuotaExceeded()
             state.topics.delete(topic)
         except errors.KafkaError as e:
             out["error_code"] = e.code
-            out["error_message"] = str(e)
+            out["error_message"] = None if e.code == _THROTTLED else str(e)
         responses.append(out)
     return {"throttle_time_ms": 0, "responses": responses}
