@@ -27,11 +27,13 @@ from confluent_kafka.admin import (
 from support.certs import Certs, Identity
 from support.secure_kafka import (
     SecureKafka,
+    broker_config,
     java_keystore_pem,
     run_secure_kafka,
     run_secure_kgroup,
 )
 
+from kgroup.broker import Broker
 from kgroup.broker.principals import distinguished_name
 
 pytestmark = pytest.mark.network
@@ -183,8 +185,9 @@ def test_key_store_updates_as_kafka_answers_them(results: dict[str, dict[str, An
     assert got["same subject served"] and got["other listener unchanged"]
     assert got["open connection still served"] == 0
     assert got["other subject"][0] == 42  # INVALID_REQUEST
-    assert "Keystore DistinguishedName does not match:  existing={alias=kafka, DN=O=kgroup, " in (
-        got["other subject"][1]
+    assert (
+        "Keystore DistinguishedName does not match:  existing={alias=kafka, DN=O=kgroup, "
+        in (got["other subject"][1])
     )
     assert got["other subject, allowed dynamically"] == got["other subject"]
     assert got["fewer names"][0] == 42
@@ -198,9 +201,6 @@ def test_key_store_updates_as_kafka_answers_them(results: dict[str, dict[str, An
 def test_an_updated_key_store_is_served_after_a_restart(tmp_path: Path) -> None:
     """The update is kept with the broker's dynamic configs: a restarted broker serves the
     new certificate, as Kafka's does from its metadata log."""
-    from kgroup.broker import Broker
-    from support.secure_kafka import broker_config
-
     certs = Certs(tmp_path / "certs")
     config = {
         "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
@@ -223,9 +223,6 @@ def test_a_store_that_cannot_be_read_keeps_the_listener_as_it_was(tmp_path: Path
     """Rewritten in place with something that is not a key store: the update of another
     config that reads it again is answered (Kafka reloads after the update is kept, and logs
     a failure), and the listener keeps serving the certificate it had."""
-    from kgroup.broker import Broker
-    from support.secure_kafka import broker_config
-
     certs = Certs(tmp_path / "certs")
     store = java_keystore_pem(certs, certs.server("first"))
     config = {
