@@ -48,6 +48,47 @@ __all__ = ["Connection", "choose_version"]
 
 _SIZE = struct.Struct(">i")
 _SASL_APIS = (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE)
+#: _CLIENT_THROTTLES are the response versions from which the client, not the broker, holds
+#: back after a throttle_time_ms (KIP-219: the broker answers at once and then mutes the
+#: connection; the client sends nothing more to that broker until the time is over), by api
+#: key: Java's AbstractResponse.shouldClientThrottle of each response in Kafka 4.1 (of the apis
+#: kgroup speaks). An api not named here is never throttled by the client.
+_CLIENT_THROTTLES: dict[int, int] = {
+    ApiKey.PRODUCE: 6,
+    ApiKey.FETCH: 8,
+    ApiKey.LIST_OFFSETS: 3,
+    ApiKey.METADATA: 6,
+    ApiKey.OFFSET_COMMIT: 4,
+    ApiKey.OFFSET_FETCH: 4,
+    ApiKey.FIND_COORDINATOR: 2,
+    ApiKey.JOIN_GROUP: 3,
+    ApiKey.HEARTBEAT: 2,
+    ApiKey.LEAVE_GROUP: 2,
+    ApiKey.SYNC_GROUP: 2,
+    ApiKey.DESCRIBE_GROUPS: 2,
+    ApiKey.LIST_GROUPS: 2,
+    ApiKey.API_VERSIONS: 2,
+    ApiKey.CREATE_TOPICS: 3,
+    ApiKey.DELETE_TOPICS: 2,
+    ApiKey.DELETE_RECORDS: 1,
+    ApiKey.INIT_PRODUCER_ID: 1,
+    ApiKey.ADD_PARTITIONS_TO_TXN: 1,
+    ApiKey.ADD_OFFSETS_TO_TXN: 1,
+    ApiKey.END_TXN: 1,
+    ApiKey.TXN_OFFSET_COMMIT: 1,
+    ApiKey.DESCRIBE_ACLS: 1,
+    ApiKey.CREATE_ACLS: 1,
+    ApiKey.DELETE_ACLS: 1,
+    ApiKey.DESCRIBE_CONFIGS: 2,
+    ApiKey.ALTER_CONFIGS: 1,
+    ApiKey.DESCRIBE_LOG_DIRS: 1,
+    ApiKey.CREATE_PARTITIONS: 1,
+    ApiKey.DELETE_GROUPS: 1,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: 0,
+    ApiKey.OFFSET_DELETE: 0,
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: 0,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: 0,
+}
 _ids = itertools.count(1)
 
 
@@ -88,8 +129,13 @@ class Connection:
         self.authentications = 0
         #: the broker's session lifetime from the last SaslAuthenticate answer, in ms (0: none)
         self.session_lifetime_ms = 0
-        # Frames held back while the connection re-authenticates (None: not re-authenticating).
+        # Frames held back while the connection re-authenticates or the broker's throttle
+        # lasts (None: neither).
         self._held: list[bytes] | None = None
+        self._reauthenticating = False
+        #: throttled_until is when the broker's last throttle ends (the event loop's time).
+        self.throttled_until = 0.0
+        self._throttle_timer: asyncio.TimerHandle | None = None
         self._reauth_timer: asyncio.TimerHandle | None = None
         self.client_id = client_id
         self.request_timeout = request_timeout_ms / 1000.0
@@ -220,7 +266,9 @@ class Connection:
         self._reauth_timer = None
         if self._closed:
             return
-        self._held = []
+        self._reauthenticating = True
+        if self._held is None:
+            self._held = []
         task = asyncio.get_running_loop().create_task(self._reauthenticate())
         self._reauth_task = task
 
@@ -232,7 +280,31 @@ class Connection:
         except Exception as e:
             self.close(e if isinstance(e, KafkaError) else NetworkException(str(e)))
             return
-        held, self._held = self._held or [], None
+        self._reauthenticating = False
+        self._release()
+
+    def _throttle(self, ms: int) -> None:
+        """The broker throttled this client for ``ms``: hold what is sent until then (Java's
+        NetworkClient: ClusterConnectionStates.throttle, the node not ready meanwhile)."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + ms / 1000
+        if until <= self.throttled_until:
+            return
+        self.throttled_until = until
+        if self._held is None:
+            self._held = []
+        if self._throttle_timer is not None:
+            self._throttle_timer.cancel()
+        self._throttle_timer = loop.call_at(until, self._release)
+
+    def _release(self) -> None:
+        """Send what was held, unless a re-authentication or a throttle still holds it."""
+        if self._reauthenticating or self._held is None:
+            return
+        if self.throttled_until > asyncio.get_running_loop().time():
+            return
+        self._throttle_timer = None
+        held, self._held = self._held, None
         if self._writer is not None and not self._closed:
             for frame in held:
                 self._writer.write(frame)
@@ -346,9 +418,15 @@ class Connection:
                 if fut.done():
                     continue
                 try:
-                    fut.set_result(decode_response(api_key, version, frame).body)
+                    body = decode_response(api_key, version, frame).body
                 except DecodeError as e:
                     fut.set_exception(e)
+                    continue
+                if version >= _CLIENT_THROTTLES.get(api_key, 1 << 15):
+                    throttle = body.get("throttle_time_ms") or 0
+                    if throttle > 0:
+                        self._throttle(throttle)
+                fut.set_result(body)
         except ssl.SSLError as e:
             # TLS 1.3: a broker that refuses our certificate says so after the handshake.
             err = SslAuthenticationFailed(f"{self}: TLS failed: {e.reason or e}")
@@ -374,6 +452,9 @@ class Connection:
                 fut.exception()  # retrieved: nobody may be waiting for it any more
         self._pending.clear()
         self._held = None
+        if self._throttle_timer is not None:
+            self._throttle_timer.cancel()
+            self._throttle_timer = None
         if self._reauth_timer is not None:
             self._reauth_timer.cancel()
             self._reauth_timer = None
