@@ -833,6 +833,23 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "listener.name.<listener>.<mechanism lower>.sasl.jaas.config.",
         ),
         _broker(
+            "inter.broker.listener.name",
+            T.STRING,
+            None,
+            "The listener brokers use between themselves (default: the listener named as "
+            "security.inter.broker.protocol). A single kgroup broker has no peers; with more "
+            "than one listener, this one is exempt from the broker-wide max.connections and "
+            "max.connection.creation.rate, as in Kafka.",
+        ),
+        _broker(
+            "security.inter.broker.protocol",
+            T.STRING,
+            "PLAINTEXT",
+            "The security protocol brokers use between themselves: the inter-broker listener "
+            "is the one of that name, unless inter.broker.listener.name is set.",
+            one_of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
+        ),
+        _broker(
             "sasl.mechanism.inter.broker.protocol",
             T.STRING,
             "GSSAPI",
@@ -1500,8 +1517,22 @@ class BrokerConfig:
             self.explicit[key] = spec.parse(raw)
         self._check_limits()
 
+    @property
+    def inter_broker_listener(self) -> str:
+        """The inter-broker listener's name, upper case (Kafka's interBrokerListenerName)."""
+        name = self.get("inter.broker.listener.name")
+        return str(name or self.get("security.inter.broker.protocol")).upper()
+
     def _check_limits(self) -> None:
         """Kafka's KafkaConfig.validateValues for the limits."""
+        if (
+            self.explicit.get("inter.broker.listener.name") is not None
+            and "security.inter.broker.protocol" in self.explicit
+        ):
+            raise ConfigError(
+                "Only one of inter.broker.listener.name and security.inter.broker.protocol "
+                "should be set."
+            )
         queued = int(self.get("queued.max.request.bytes"))
         if 0 < queued < int(self.get("socket.request.max.bytes")):
             raise ConfigError(

@@ -126,6 +126,11 @@ class ConnectionQuotas:
         #: ip_rate_quota gives an address's connection_creation_rate quota, None for none
         #: (the broker sets it to its client quotas' ``ip_connection_rate``).
         self.ip_rate_quota: Callable[[str], float | None] = lambda ip: None
+        #: protected is the inter-broker listener when it is protected (see :meth:`protect`).
+        self.protected: str | None = None
+        #: on_excess closes connections of other listeners when the protected one took the
+        #: broker past max.connections (Limits sets it).
+        self.on_excess: Callable[[], None] = lambda: None
         self.reconfigure()
 
     def reconfigure(self) -> None:
@@ -176,9 +181,12 @@ class ConnectionQuotas:
 
     def record_connection(self, listener: str, now_ms: float) -> int:
         """Count a connection just accepted on ``listener`` against the broker's and the
-        listener's creation rates; how long the acceptor waits before it goes on, in ms
-        (Kafka's acceptor waits, that connection in hand, and takes no other meanwhile)."""
-        broker = self._throttle(self._broker_rate, self.max_creation_rate, now_ms)
+        listener's creation rates (the protected listener's against its own only); how long
+        the acceptor waits before it goes on, in ms (Kafka's acceptor waits, that connection
+        in hand, and takes no other meanwhile)."""
+        broker = 0
+        if listener != self.protected:
+            broker = self._throttle(self._broker_rate, self.max_creation_rate, now_ms)
         rate = self._listener_rate(listener)
         return max(broker, self._throttle(rate, self.listener_rate_max(listener), now_ms))
 
@@ -197,7 +205,8 @@ class ConnectionQuotas:
         delay = self._throttle(rate, bound, now_ms)
         if delay:
             rate.record(-1.0, now_ms)
-            self._broker_rate.record(-1.0, now_ms)
+            if listener != self.protected:
+                self._broker_rate.record(-1.0, now_ms)
             self._listener_rate(listener).record(-1.0, now_ms)
         return delay
 
@@ -208,11 +217,28 @@ class ConnectionQuotas:
         for ip in quiet or list(self._ip_rates):
             del self._ip_rates[ip]
 
+    def protect(self, listeners: list[str]) -> None:
+        """Know the broker's listeners: with more than one, the inter-broker listener is
+        protected (Kafka's ConnectionQuotas.protectedListener): the broker-wide
+        max.connections and max.connection.creation.rate do not hold it back, and a connection
+        it takes past max.connections closes the least recently active one of another
+        listener."""
+        name = self._config.inter_broker_listener
+        found = [lst for lst in listeners if lst.upper() == name]
+        self.protected = found[0] if len(listeners) > 1 and found else None
+
     def slot_available(self, listener: str) -> bool:
         """Whether a connection may be accepted on ``listener`` now."""
         if self.by_listener[listener] >= self.listener_max(listener):
             return False
+        if listener == self.protected:
+            return True
         return self.total < self.max_connections
+
+    @property
+    def excess(self) -> int:
+        """How many connections are open past max.connections (the protected listener's)."""
+        return max(0, self.total - self.max_connections)
 
     def ip_limit(self, ip: str) -> int:
         return self.per_ip_overrides.get(ip, self.max_per_ip)
@@ -227,6 +253,8 @@ class ConnectionQuotas:
         self.by_ip[ip] += 1
         self.by_listener[listener] += 1
         self.total += 1
+        if listener == self.protected and self.total > self.max_connections:
+            self.on_excess()
         return True
 
     def dec(self, listener: str, ip: str) -> None:
@@ -423,8 +451,10 @@ class Limits:
     queued request bytes, the idle connections in the order they were last active, the event
     loop's read buffer and the trimmer. Event loop only."""
 
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, listeners: list[str] | None = None) -> None:
         self.quotas = ConnectionQuotas(config)
+        self.quotas.protect(listeners or [])
+        self.quotas.on_excess = self.close_excess
         self.request_bytes = RequestBytes(int(config.get("queued.max.request.bytes")))
         #: idle_ms is connections.max.idle.ms (a negative value: never).
         self.idle_ms = int(config.get("connections.max.idle.ms"))
@@ -436,6 +466,23 @@ class Limits:
         self.trimmer = Trimmer()
         #: idle_closed counts the connections closed for being idle.
         self.idle_closed = 0
+
+    def close_excess(self) -> None:
+        """The protected listener took a connection past max.connections: close as many of
+        the other listeners' connections, the least recently active first (Kafka's
+        processors close their lowest priority channel while the broker is over)."""
+        quotas = self.quotas
+        excess = quotas.excess
+        if not excess:
+            return
+        for conn in list(self.lru):
+            if excess <= 0:
+                break
+            if conn.listener.name == quotas.protected:
+                continue
+            del self.lru[conn]
+            excess -= 1
+            conn.close_excess()
 
     def expire_idle(self, now: float) -> float:
         """Close the connections idle for connections.max.idle.ms (with no request in

@@ -484,6 +484,13 @@ class Connection(asyncio.BufferedProtocol):
         elif not self._closed:
             lru[self] = None
 
+    def close_excess(self) -> None:
+        """Close: the inter-broker listener took a connection past max.connections, and this
+        one is the least recently active of another listener's (Kafka's
+        closeExcessConnections)."""
+        log.info("Closing connection from %s: the broker is past max.connections", self.peer)
+        self.close()
+
     def close_idle(self) -> None:
         """Close: idle for connections.max.idle.ms (Kafka's Selector closes it quietly)."""
         log.debug("Closing idle connection from %s", self.peer)

@@ -264,7 +264,7 @@ class BrokerState:
         self.send_stats = SendStats()
         #: limits are the limits on clients: connection quotas, queued request bytes, idle
         #: connections (``kgroup.broker.limits``).
-        self.limits = Limits(config)
+        self.limits = Limits(config, [lst.name for lst in listeners])
         #: requests counts the request frames received, by api key (Kafka's RequestsPerSec
         #: meter of kafka.network:type=RequestMetrics, as a plain count).
         self.requests: collections.Counter[int] = collections.Counter()
