@@ -21,6 +21,7 @@ import ssl
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from support.certs import Certs  # noqa: E402
 from bench.report import load_average  # noqa: E402
 from kgroup.broker import tls  # noqa: E402
 from kgroup.broker.config import BrokerConfig  # noqa: E402
+from kgroup.broker.limits import ReadBuffer  # noqa: E402
 from kgroup.broker.listeners import parse_listeners  # noqa: E402
 
 FRAME = 1 << 20
@@ -65,6 +67,8 @@ class _App:
     def __init__(self) -> None:
         self.frame = memoryview(bytearray(FRAME))
         self.got = self.total = 0
+        # The TLS layer reads into the event loop's shared read buffer (the broker's Limits).
+        self.state = types.SimpleNamespace(limits=types.SimpleNamespace(read_buffer=ReadBuffer()))
 
     def connection_made(self, transport: Any) -> None:
         pass
