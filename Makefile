@@ -141,8 +141,11 @@ bench-testing: build kafka-ref
 # kgroup beside Apache Kafka (issue 24, bench/bench_tls.py), one run; the load average prints
 # with it. Then the TLS layer's receive cost alone (bench/bench_tls_layer.py), steadier.
 bench-tls: build kafka-ref
-	$(PY) bench/bench_tls.py
+	uptime
+	$(PY) -m pytest -q bench/bench_tls.py -o python_files='bench_*.py' -p no:cacheprovider \
+		--benchmark-only --benchmark-columns=min,rounds
 	$(PY) bench/bench_tls_layer.py
+	uptime
 
 # The broker under abuse (issue 24, bench/bench_abuse.py), one run: a real producer and consumer
 # timed beside 10,000 held connections, 10,000 stalled frames, huge claims, random bytes and an

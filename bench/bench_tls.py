@@ -9,7 +9,7 @@ with the test PKI of tests/support/certs.py, no client certificates), its data o
 listener type gets a topic of its own. Another listener type is one more entry of LISTENERS:
 its broker settings and its client settings.
 
-    make bench-tls            # or: python bench/bench_tls.py [--records N]
+    make bench-tls            # pytest-benchmark; or: python bench/bench_tls.py [--records N]
 
 Figures print as a table; ``--json FILE`` writes them too. Broker CPU seconds per phase are
 shown beside each figure: where the time goes.
@@ -39,7 +39,7 @@ import confluent_kafka.admin  # noqa: E402
 from support import tls as client_tls  # noqa: E402
 from support.certs import Certs  # noqa: E402
 
-from bench.report import load_average  # noqa: E402
+from bench.report import load_average, summary  # noqa: E402
 from bench.servers import KAFKA_HEAP, Server, free_port, wait_answering  # noqa: E402
 
 #: SASL_USER and SASL_PASSWORD are the SASL_SSL clients' credentials: a SCRAM user made on
@@ -358,6 +358,59 @@ def report(results: dict[str, dict[str, dict[str, float]]], moved_mb: float) -> 
     return lines
 
 
+def run_all(
+    records: int, size: int, partitions: int, rounds: int, servers: list[str]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Every figure of each broker of ``servers``, one broker after the other."""
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    print(f"kafka heap {KAFKA_HEAP}; {load_average()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-tls-") as tmp:
+        certs = Certs(Path(tmp) / "certs")
+        for name in servers:
+            start = kgroup_broker(certs, Path(tmp)) if name == "kgroup" else kafka_broker(certs)
+            with start as broker:
+                results[name] = measure(broker, certs, records, size, partitions, rounds)
+            print(f"{name} done; {load_average()}", flush=True)
+    return results
+
+
+#: _RESULTS are the figures of the pytest run (test_tls), for its summary.
+_RESULTS: dict[str, dict[str, dict[str, float]]] = {}
+_MOVED_MB: list[float] = []
+
+
+def test_tls(benchmark: Any) -> None:
+    """The whole comparison, once, as a pytest-benchmark (``make bench-tls``): the figures are
+    in the summary at the end and in the benchmark's extra_info. KGROUP_BENCH_TLS_RECORDS
+    (200,000) sets the records per phase, KGROUP_BENCH_SERVERS (kgroup,kafka) the brokers."""
+    benchmark.group = "tls"
+    records = int(os.environ.get("KGROUP_BENCH_TLS_RECORDS", 200_000))
+    servers = os.environ.get("KGROUP_BENCH_SERVERS", "kgroup,kafka").split(",")
+    servers = [s for s in servers if s in ("kgroup", "kafka")]
+
+    def run() -> None:
+        _RESULTS.clear()
+        _RESULTS.update(run_all(records, 1000, 6, 1000, servers))
+        _MOVED_MB[:] = [records * 1000 / 1e6]
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    benchmark.extra_info.update(
+        {
+            f"{b} {lt} {w}": v
+            for b, r in _RESULTS.items()
+            for lt, f in r.items()
+            for w, v in f.items()
+        }
+    )
+
+
+@summary("tls: TLS and SASL_SSL against PLAINTEXT, kgroup beside Apache Kafka, confluent-kafka")
+def _summary() -> list[str]:
+    if not _RESULTS:
+        return []
+    return report(_RESULTS, _MOVED_MB[0])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=200_000)
@@ -367,17 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--servers", default="kgroup,kafka")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    results: dict[str, dict[str, dict[str, float]]] = {}
-    print(f"kafka heap {KAFKA_HEAP}; {load_average()}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="bench-tls-") as tmp:
-        certs = Certs(Path(tmp) / "certs")
-        for name in args.servers.split(","):
-            start = kgroup_broker(certs, Path(tmp)) if name == "kgroup" else kafka_broker(certs)
-            with start as broker:
-                results[name] = measure(
-                    broker, certs, args.records, args.size, args.partitions, args.rounds
-                )
-            print(f"{name} done; {load_average()}", flush=True)
+    results = run_all(
+        args.records, args.size, args.partitions, args.rounds, args.servers.split(",")
+    )
     for line in report(results, args.records * args.size / 1e6):
         print(line)
     if args.json:
