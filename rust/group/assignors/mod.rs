@@ -1,5 +1,7 @@
 //! Server-side assignors of KIP-848 consumer groups (`group.protocol=consumer`): `uniform` and
-//! `range`, as Kafka 4.x's group coordinator has them (`UniformAssignor`, `RangeAssignor`).
+//! `range`, as Kafka 4.x's group coordinator has them (`UniformAssignor`, `RangeAssignor`);
+//! and share groups' (KIP-932) `simple` ([`simple`]), whose members may share partitions and
+//! which therefore takes its own member specs.
 //!
 //! The coordinator computes a group's target assignment by handing an assignor a [`GroupSpec`]
 //! (every member with its subscribed topic ids and its previous *target* assignment, in an order
@@ -27,6 +29,7 @@
 //! in 3.8 (KAFKA-16694). [`MemberSpec::rack_id`] is carried for the coordinator's sake.
 
 pub mod range;
+pub mod simple;
 pub mod uniform;
 pub mod uuid;
 
