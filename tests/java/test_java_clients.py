@@ -71,7 +71,19 @@ def test_group_members_join_close_and_are_killed(
     kafka: KafkaCluster, broker: Broker, assignor: str
 ) -> None:
     ref, got = on_both("group", kafka, broker.bootstrap_servers, assignor=assignor, session=6000)
-    assert got == ref
+    if assignor == "cooperative-sticky":
+        # How many generations a cooperative rebalance takes is a race on either broker: a
+        # member that revoked partitions rejoins at once, and a member whose SyncGroup comes
+        # after that rejoin is answered REBALANCE_IN_PROGRESS and misses the generation. Seen
+        # once in some hundred runs, on kgroup's side one generation earlier than on Kafka's,
+        # with the same assignments in every phase. The phases, counts and overlaps are
+        # compared; the log of generations only for the eager assignors.
+        assert {k: v for k, v in got.items() if k != "rebalances"} == {
+            k: v for k, v in ref.items() if k != "rebalances"
+        }
+        assert got["rebalances"] and ref["rebalances"]
+    else:
+        assert got == ref
     check_group(got)
     assert [p["step"] for p in got["phases"]] == [
         "A joined",
