@@ -75,3 +75,23 @@ def test_a_real_share_fetch_answer_holds_acquired_records() -> None:
                     (a.first_offset, a.last_offset, a.delivery_count) for a in p.acquired_records
                 ]
     assert acquired and all(first <= last and count >= 1 for first, last, count in acquired)
+
+
+def test_describe_share_group_offsets_v0_is_v1_without_the_lag() -> None:
+    """No client of the capture sends DescribeShareGroupOffsets v0 (Kafka 4.1's): its request is
+    v1's, and its answer v1's without each partition's lag (KIP-1226), an ignorable field, so
+    Kafka's v1 answer written at v0 drops 8 bytes a partition and reads back without it."""
+    (path,) = FRAMES.glob("java/DescribeShareGroupOffsets-v1-*.request.bin")
+    request = protocol.decode_request(path.read_bytes())
+    body_v1 = protocol.encode_body(90, 1, request.body, request=True)
+    assert protocol.encode_body(90, 0, request.body, request=True) == body_v1
+    answer = protocol.decode_response(90, 1, response_of(path).read_bytes()).body
+    v1 = protocol.encode_body(90, 1, answer, request=False)
+    v0 = protocol.encode_body(90, 0, answer, request=False)
+    partitions = [p for g in answer.groups for t in g.topics for p in t.partitions]
+    assert partitions and all("lag" in p for p in partitions)
+    assert len(v1) - len(v0) == 8 * len(partitions)
+    again = protocol.decode_body(90, 0, v0, request=False)
+    read = [p for g in again.groups for t in g.topics for p in t.partitions]
+    assert len(read) == len(partitions) and not any("lag" in p for p in read)
+    assert protocol.encode_body(90, 0, again, request=False) == v0
