@@ -50,8 +50,9 @@ SHARE_APIS = {
 def test_share_group_apis_are_declared_but_not_advertised(broker: Broker) -> None:
     """The codec speaks share groups (76-79, 90-92) but the broker has no handlers for them, so
     ApiVersions leaves them out, as Kafka 4.2 does with ``share.version=0``: librdkafka's share
-    consumer then fails with UNSUPPORTED_FEATURE instead of sending requests that would close
-    the connection (kgroup's answer, as Kafka's, to an api it does not enable)."""
+    consumer then fails with UNSUPPORTED_FEATURE instead of sending requests. One sent anyway
+    closes the connection, kgroup's answer to any api it has no handler for (Kafka's to an api
+    a listener does not enable; Kafka with ``share.version=0`` answers UNSUPPORTED_VERSION)."""
     assert {int(k) for k in SHARE_APIS} <= set(protocol.API_VERSIONS)
     assert not SHARE_APIS & set(HANDLERS)
     with Wire(broker.bootstrap_servers) as w:
@@ -75,8 +76,7 @@ def test_share_group_apis_are_declared_but_not_advertised(broker: Broker) -> Non
             conn.close()
 
     asyncio.run(negotiate())
-    # A ShareGroupHeartbeat sent anyway is an api the broker does not enable: the connection
-    # closes (Kafka: "Received request api key 76 ... which is not enabled").
+    # A ShareGroupHeartbeat sent anyway: the connection closes.
     with Wire(broker.bootstrap_servers) as w:
         body = {
             "group_id": "g",
