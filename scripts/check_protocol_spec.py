@@ -5,14 +5,15 @@
 
 SPECS is where Kafka's JSON message specs are read from: a checkout of apache/kafka
 (``clients/src/main/resources/common/message/``, and the coordinators' record schemas in
-``group-coordinator/`` and ``transaction-coordinator/src/main/resources/common/message/``), a
-jar that carries them as resources under ``common/message/`` (kafka-clients,
-kafka-group-coordinator, kafka-transaction-coordinator), or a folder of jars. By
+``group-coordinator/``, ``share-coordinator/`` and
+``transaction-coordinator/src/main/resources/common/message/``), a jar that carries them as
+resources under ``common/message/`` (kafka-clients, kafka-group-coordinator,
+kafka-share-coordinator, kafka-transaction-coordinator), or a folder of jars. By
 default: the Apache Kafka jars from Maven Central that the tests run
 (``tests/support/apache_kafka.py``'s ``lib_dir()``); ``spec_jars()`` there fetches Kafka 3.9's.
 
 Ours are ``kgroup.protocol.definitions()``: requests, responses, headers and the
-``__consumer_offsets`` and ``__transaction_state`` record schemas of
+``__consumer_offsets``, ``__share_group_state`` and ``__transaction_state`` record schemas of
 ``rust/protocol/messages/coordinator_records.rs``.
 
 Specs of Kafka 3.9, which the tables were transcribed from, or of no known release are compared
@@ -51,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = "clients/src/main/resources/common/message"
 RECORDS = "group-coordinator/src/main/resources/common/message"
 TXN_RECORDS = "transaction-coordinator/src/main/resources/common/message"
+SHARE_RECORDS = "share-coordinator/src/main/resources/common/message"
 IN_JAR = "common/message/"
 ERRORS_JAVA = "clients/src/main/java/org/apache/kafka/common/protocol/Errors.java"
 EXCEPTIONS = "clients/src/main/java/org/apache/kafka/common/errors"
@@ -81,9 +83,11 @@ class Declared(NamedTuple):
     table, or one of a later Kafka that kgroup declares and this release lacks. A tagged field
     is optional on the wire and unknown ones are kept, so either layout reads and writes that
     version right. ``newer``: our messages this release does not have yet (record schemas of a
-    later Kafka). ``renamed``: fields a release renamed. Everything else in a version both speak
-    must be the same, and a declaration
-    that no longer matches Kafka's specs is reported too.
+    later Kafka). ``renamed``: fields a release renamed. ``early_access``: messages this
+    release has only as an early-access draft whose layout the first release that served them
+    changed in the same version: only their kind is compared. Everything else in a version both
+    speak must be the same, and a declaration that no longer matches Kafka's specs is reported
+    too.
     """
 
     valid_versions: dict[str, str]
@@ -92,6 +96,7 @@ class Declared(NamedTuple):
     #: renamed: (message, field path) -> the field's name in this release's spec, for a field
     #: this release renamed (same place, type and encoding: the wire is the same).
     renamed: Mapping[tuple[str, str], str] = MappingProxyType({})
+    early_access: frozenset[str] = frozenset()
 
     def range_of(self, name: str) -> str | None:
         return self.valid_versions.get(name) or self.valid_versions.get(
@@ -119,6 +124,12 @@ DECLARED: dict[str, Declared] = {
             "ConsumerGroupMetadataValue": "0",
             "ConsumerGroupTargetAssignmentMetadataValue": "0",
             "ConsumerGroupCurrentMemberAssignmentValue": "0",
+            # Share groups (KIP-932): 3.9 has the early-access v0 of these four, which Kafka
+            # 4.1 removed; kgroup declares 4.2's versions, from v1. No version in common.
+            "ShareGroupHeartbeat": "0",
+            "ShareGroupDescribe": "0",
+            "ShareFetch": "0",
+            "ShareAcknowledge": "0",
         },
         {
             # The hash of the subscribed topics' metadata (KIP-1101, 4.1).
@@ -148,8 +159,33 @@ DECLARED: dict[str, Declared] = {
                 # from 4.1 with v1 (KIP-1142). Compared with 4.4.
                 "ListConfigResourcesRequest",
                 "ListConfigResourcesResponse",
+                # Share groups' admin apis (4.1) and the share group records 3.9 lacks (its
+                # ShareGroupPartitionMetadata became 4.1's ShareGroupStatePartitionMetadata);
+                # __share_group_state's records are in the share-coordinator jar, which the
+                # 3.9 spec jars leave out. Compared with 4.4.
+                "DescribeShareGroupOffsetsRequest",
+                "DescribeShareGroupOffsetsResponse",
+                "AlterShareGroupOffsetsRequest",
+                "AlterShareGroupOffsetsResponse",
+                "DeleteShareGroupOffsetsRequest",
+                "DeleteShareGroupOffsetsResponse",
+                "ShareGroupTargetAssignmentMetadataKey",
+                "ShareGroupTargetAssignmentMetadataValue",
+                "ShareGroupTargetAssignmentMemberKey",
+                "ShareGroupTargetAssignmentMemberValue",
+                "ShareGroupCurrentMemberAssignmentKey",
+                "ShareGroupCurrentMemberAssignmentValue",
+                "ShareGroupStatePartitionMetadataKey",
+                "ShareGroupStatePartitionMetadataValue",
+                "ShareSnapshotKey",
+                "ShareSnapshotValue",
+                "ShareUpdateKey",
+                "ShareUpdateValue",
             }
         ),
+        # 3.9's draft of the share group's epoch record has no metadata hash; 4.1 added it,
+        # untagged, to the same version 0. Compared with 4.4.
+        early_access=frozenset({"ShareGroupMetadataValue"}),
     ),
     "4.4": Declared(
         {
@@ -216,7 +252,7 @@ def load_specs(source: Path) -> Specs:
     """Kafka's specs from a checkout of apache/kafka, a jar, or a folder of jars."""
     files: dict[str, dict[str, Any]] = {}
     if source.is_dir() and (source / "clients").is_dir():
-        for folder in (MESSAGES, RECORDS, TXN_RECORDS):
+        for folder in (MESSAGES, RECORDS, SHARE_RECORDS, TXN_RECORDS):
             for path in sorted((source / folder).glob("*.json")):
                 files[path.stem] = load_json(path)
         gradle = source / "gradle.properties"
@@ -624,6 +660,8 @@ def check(
         if ours["name"] not in specs.files:
             if ours["name"] not in declared.newer:
                 out.append(f"{ours['name']}: no {ours['name']}.json in {specs.origin}")
+        elif ours["name"] in declared.early_access:
+            _kind(ours, specs.files[ours["name"]], out)
         elif exact and declared.range_of(ours["name"]) is None:
             _exact(ours, specs.files[ours["name"]], out)
         else:
@@ -636,6 +674,8 @@ def check(
         out.append(f"{name}: declared newer than these specs, but they have it")
     for message, path in declared.tagged_fields.keys() - used:
         out.append(f"{message}.{path}: declared a tagged field of Kafka's that is not there")
+    for name in sorted(declared.early_access - names):
+        out.append(f"{name}: declared early access, but not one of our definitions")
     for message, path in declared.renamed.keys() - used:
         out.append(f"{message}.{path}: declared renamed, but Kafka's spec has the same name")
     return out

@@ -3,6 +3,7 @@ bad input. What real clients do is in test_clients.py."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import struct
 import time
@@ -15,6 +16,7 @@ from support.wire import read_frame
 from kgroup import errors, protocol
 from kgroup.broker import Broker
 from kgroup.broker.handlers import HANDLERS
+from kgroup.client.connection import Connection
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches, encode_batch
 
@@ -30,6 +32,60 @@ def test_api_versions_lists_every_handler_at_every_version(broker: Broker) -> No
             # Every advertised version is one the codec speaks (Kafka 3.9's range).
             for key, (lo, hi) in ranges.items():
                 assert protocol.API_VERSIONS[key][0] <= lo <= hi <= protocol.API_VERSIONS[key][1]
+
+
+#: SHARE_APIS are KIP-932's client-facing apis, which the codec declares (Kafka 4.2's) and the
+#: broker does not serve yet.
+SHARE_APIS = {
+    ApiKey.SHARE_GROUP_HEARTBEAT,
+    ApiKey.SHARE_GROUP_DESCRIBE,
+    ApiKey.SHARE_FETCH,
+    ApiKey.SHARE_ACKNOWLEDGE,
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS,
+}
+
+
+def test_share_group_apis_are_declared_but_not_advertised(broker: Broker) -> None:
+    """The codec speaks share groups (76-79, 90-92) but the broker has no handlers for them, so
+    ApiVersions leaves them out, as Kafka 4.2 does with ``share.version=0``: librdkafka's share
+    consumer then fails with UNSUPPORTED_FEATURE instead of sending requests. One sent anyway
+    closes the connection, kgroup's answer to any api it has no handler for (Kafka's to an api
+    a listener does not enable; Kafka with ``share.version=0`` answers UNSUPPORTED_VERSION)."""
+    assert {int(k) for k in SHARE_APIS} <= set(protocol.API_VERSIONS)
+    assert not SHARE_APIS & set(HANDLERS)
+    with Wire(broker.bootstrap_servers) as w:
+        for version in range(0, 5):
+            body = {"client_software_name": "kgroup-test", "client_software_version": "1.0"}
+            r = w.request(ApiKey.API_VERSIONS, version, body if version >= 3 else {})
+            assert not {k.api_key for k in r.body.api_keys} & SHARE_APIS, version
+    # kgroup's own client, negotiating with the broker, does not take them as supported.
+
+    async def negotiate() -> None:
+        host, port = broker.bootstrap_servers.rsplit(":", 1)
+        conn = Connection(host, int(port), node_id=-1, client_id="t", request_timeout_ms=5000)
+        await conn.open(5)
+        try:
+            assert conn.supports(ApiKey.API_VERSIONS)
+            for key in SHARE_APIS:
+                assert not conn.supports(key), key
+                with pytest.raises(errors.UnsupportedVersion):
+                    conn.version(key)
+        finally:
+            conn.close()
+
+    asyncio.run(negotiate())
+    # A ShareGroupHeartbeat sent anyway: the connection closes.
+    with Wire(broker.bootstrap_servers) as w:
+        body = {
+            "group_id": "g",
+            "member_id": "AAAAAAAAAAAAAAAAAAAAAA",
+            "member_epoch": 0,
+            "subscribed_topic_names": ["t"],
+        }
+        w.send(protocol.encode_request(ApiKey.SHARE_GROUP_HEARTBEAT, 1, 5, "c", body))
+        assert w.closed_by_peer()
 
 
 def test_an_unknown_api_versions_version_gets_a_v0_answer(broker: Broker) -> None:

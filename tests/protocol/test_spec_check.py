@@ -193,7 +193,8 @@ def test_java_string_reads_constant_expressions() -> None:
 
 def test_record_schemas_are_listed() -> None:
     # The binding lists the record schemas of __consumer_offsets after the messages and the
-    # headers, key before value, in record type order; then __transaction_state's.
+    # headers, key before value, in record type order (the consumer groups', then the share
+    # groups'); then __share_group_state's, and __transaction_state's.
     records = [d["name"] for d in check.definitions() if check.is_record(d)]
     assert records[:4] == [
         "OffsetCommitKey",
@@ -203,7 +204,13 @@ def test_record_schemas_are_listed() -> None:
     ]
     kinds = ["Metadata", "PartitionMetadata", "MemberMetadata", "TargetAssignmentMetadata"]
     kinds += ["TargetAssignmentMember", "CurrentMemberAssignment", "RegularExpression"]
-    assert records[4:-2] == [f"ConsumerGroup{k}{part}" for k in kinds for part in ("Key", "Value")]
+    assert records[4:18] == [f"ConsumerGroup{k}{part}" for k in kinds for part in ("Key", "Value")]
+    kinds = ["MemberMetadata", "Metadata", "TargetAssignmentMetadata", "TargetAssignmentMember"]
+    kinds += ["CurrentMemberAssignment", "StatePartitionMetadata"]
+    assert records[18:30] == [f"ShareGroup{k}{part}" for k in kinds for part in ("Key", "Value")]
+    assert records[30:-2] == [
+        f"Share{k}{part}" for k in ("Snapshot", "Update") for part in ("Key", "Value")
+    ]
     assert records[-2:] == ["TransactionLogKey", "TransactionLogValue"]
 
 

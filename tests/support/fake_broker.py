@@ -64,10 +64,15 @@ class Captured:
     frame: bytes
 
 
+#: SHARE_APIS are share groups' (KIP-932) apis: the codec declares them, but neither kgroup's
+#: broker nor this one serves them yet.
+SHARE_APIS = frozenset({76, 77, 78, 79, 90, 91, 92})
 #: SERVED are the apis and versions the fake broker advertises by default: every api kgroup's
-#: codec speaks, KIP-848's (ConsumerGroupHeartbeat, ConsumerGroupDescribe) too, as Kafka 4.x
-#: does; a client uses them only with ``group.protocol=consumer``.
-SERVED: dict[int, tuple[int, int]] = dict(protocol.API_VERSIONS)
+#: codec speaks but share groups', KIP-848's (ConsumerGroupHeartbeat, ConsumerGroupDescribe)
+#: too, as Kafka 4.x does; a client uses them only with ``group.protocol=consumer``.
+SERVED: dict[int, tuple[int, int]] = {
+    k: v for k, v in protocol.API_VERSIONS.items() if k not in SHARE_APIS
+}
 
 
 #: IDEMPOTENT_PRODUCER_ID is the producer id of every non-transactional producer;

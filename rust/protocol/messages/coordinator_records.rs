@@ -2,9 +2,11 @@
 //! are: `__consumer_offsets`'s offset commit and classic group metadata records, from Kafka's
 //! `group-coordinator/src/main/resources/common/message/{OffsetCommitKey,OffsetCommitValue,
 //! GroupMetadataKey,GroupMetadataValue}.json`, and the consumer groups' (KIP-848, record types
-//! 3 to 8 and 16) from its `ConsumerGroup*{Key,Value}.json` of Kafka 4.x; and
-//! `__transaction_state`'s, from the `transaction-coordinator` module's
-//! `TransactionLog{Key,Value}.json` of Kafka 4.1.
+//! 3 to 8 and 16) from its `ConsumerGroup*{Key,Value}.json` of Kafka 4.x, and the share
+//! groups' (KIP-932, record types 10 to 15) from its `ShareGroup*{Key,Value}.json` of Kafka
+//! 4.2; `__share_group_state`'s (types 0 and 1), from the `share-coordinator` module's
+//! `Share{Snapshot,Update}{Key,Value}.json` of Kafka 4.2; and `__transaction_state`'s, from
+//! the `transaction-coordinator` module's `TransactionLog{Key,Value}.json` of Kafka 4.1.
 //!
 //! Kafka's JSON calls them `"type": "data"`: neither requests nor responses. They are
 //! [`Kind::Header`] messages with api key -1 here, like the two headers. A record's key and its
@@ -258,6 +260,169 @@ pub static CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE: Message = value(
     ],
 );
 
+/// SHARE_GROUP_MEMBER_METADATA_KEY is record type 10: a share group member's (KIP-932)
+/// subscription.
+pub static SHARE_GROUP_MEMBER_METADATA_KEY: Message =
+    key!("ShareGroupMemberMetadataKey", "10", "member_id");
+
+/// SHARE_GROUP_MEMBER_METADATA_VALUE is what a share group member said of itself.
+pub static SHARE_GROUP_MEMBER_METADATA_VALUE: Message = value(
+    "ShareGroupMemberMetadataValue",
+    &[
+        f("rack_id", STRING, "0+").nullable("0+"),
+        f("client_id", STRING, "0+"),
+        f("client_host", STRING, "0+"),
+        f("subscribed_topic_names", STRINGS, "0+"),
+    ],
+);
+
+/// SHARE_GROUP_METADATA_KEY is record type 11: a share group's epoch.
+pub static SHARE_GROUP_METADATA_KEY: Message = key!("ShareGroupMetadataKey", "11",);
+
+/// SHARE_GROUP_METADATA_VALUE holds the group epoch and the hash of the subscribed topics'
+/// metadata, both untagged (a consumer group's hash is tagged: it came later).
+pub static SHARE_GROUP_METADATA_VALUE: Message = value(
+    "ShareGroupMetadataValue",
+    &[f("epoch", INT32, "0+"), f("metadata_hash", INT64, "0+")],
+);
+
+/// SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY is record type 12: the epoch of a share group's
+/// target assignment.
+pub static SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY: Message =
+    key!("ShareGroupTargetAssignmentMetadataKey", "12",);
+
+/// SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: as the consumer group's, 4.3 adds when the
+/// assignment was computed (KIP-1263) as a tagged field, which 4.2 lacks.
+pub static SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: Message = value(
+    "ShareGroupTargetAssignmentMetadataValue",
+    &[
+        f("assignment_epoch", INT32, "0+"),
+        f("assignment_timestamp", INT64, "0+")
+            .tagged(0, "0+")
+            .ignorable(),
+    ],
+);
+
+/// SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY is record type 13: a share group member's target.
+pub static SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY: Message =
+    key!("ShareGroupTargetAssignmentMemberKey", "13", "member_id");
+
+pub static SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE: Message = value(
+    "ShareGroupTargetAssignmentMemberValue",
+    &[f("topic_partitions", STRUCTS, "0+").fields(&TOPIC_PARTITIONS)],
+);
+
+/// SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY is record type 14: a share group member's epochs
+/// and assignment.
+pub static SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY: Message =
+    key!("ShareGroupCurrentMemberAssignmentKey", "14", "member_id");
+
+/// SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: the member's epochs, its state and what it is
+/// assigned; a share member revokes nothing, so there is no pending revocation.
+pub static SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = value(
+    "ShareGroupCurrentMemberAssignmentValue",
+    &[
+        f("member_epoch", INT32, "0+"),
+        f("previous_member_epoch", INT32, "0+"),
+        f("state", INT8, "0+"),
+        f("assigned_partitions", STRUCTS, "0+").fields(&TOPIC_PARTITIONS),
+    ],
+);
+
+/// SHARE_GROUP_STATE_PARTITION_METADATA_KEY is record type 15: where the share coordinator's
+/// state of a share group's topics stands.
+pub static SHARE_GROUP_STATE_PARTITION_METADATA_KEY: Message =
+    key!("ShareGroupStatePartitionMetadataKey", "15",);
+
+/// TOPIC_PARTITIONS_INFO is a topic by id and name with some of its partitions.
+static TOPIC_PARTITIONS_INFO: [Field; 3] = [
+    f("topic_id", UUID, "0+"),
+    f("topic_name", STRING, "0+"),
+    f("partitions", INT32S, "0+"),
+];
+
+/// SHARE_GROUP_STATE_PARTITION_METADATA_VALUE: the topic-partitions whose share state is being
+/// initialized, those initialized, and the topics whose state is being deleted.
+pub static SHARE_GROUP_STATE_PARTITION_METADATA_VALUE: Message = value(
+    "ShareGroupStatePartitionMetadataValue",
+    &[
+        f("initializing_topics", STRUCTS, "0+").fields(&TOPIC_PARTITIONS_INFO),
+        f("initialized_topics", STRUCTS, "0+").fields(&TOPIC_PARTITIONS_INFO),
+        f("deleting_topics", STRUCTS, "0+")
+            .fields(&[f("topic_id", UUID, "0+"), f("topic_name", STRING, "0+")]),
+    ],
+);
+
+/// share_key declares the key of record type `ty` of `__share_group_state`: a share-partition,
+/// by group id, topic id and partition.
+macro_rules! share_key {
+    ($name:literal, $ty:literal) => {
+        Message {
+            name: $name,
+            api_key: -1,
+            kind: Kind::Header,
+            valid: Versions::parse($ty),
+            flexible: Versions::parse("none"),
+            fields: &[
+                f("group_id", STRING, $ty),
+                f("topic_id", UUID, $ty),
+                f("partition", INT32, $ty),
+            ],
+        }
+    };
+}
+
+/// STATE_BATCH is a range of offsets of a share-partition in one delivery state (0 available,
+/// 2 acknowledged, 4 archived) with its delivery count.
+static STATE_BATCH: [Field; 4] = [
+    f("first_offset", INT64, "0+"),
+    f("last_offset", INT64, "0+"),
+    f("delivery_state", INT8, "0+"),
+    f("delivery_count", INT16, "0+"),
+];
+
+/// SHARE_SNAPSHOT_KEY is `__share_group_state`'s record type 0: a share-partition's whole
+/// state.
+pub static SHARE_SNAPSHOT_KEY: Message = share_key!("ShareSnapshotKey", "0");
+
+/// SHARE_SNAPSHOT_VALUE: the epochs, the share-partition start offset, when the state was
+/// created and written, and its state batches. 4.2 adds how many offsets from the start offset
+/// on are done (KIP-1226) as a tagged field.
+pub static SHARE_SNAPSHOT_VALUE: Message = value(
+    "ShareSnapshotValue",
+    &[
+        f("snapshot_epoch", INT32, "0+"),
+        f("state_epoch", INT32, "0+"),
+        f("leader_epoch", INT32, "0+"),
+        f("start_offset", INT64, "0+"),
+        f("delivery_complete_count", INT32, "0+")
+            .default(DefaultValue::Int(-1))
+            .tagged(0, "0+"),
+        f("create_timestamp", INT64, "0+"),
+        f("write_timestamp", INT64, "0+"),
+        f("state_batches", STRUCTS, "0+").fields(&STATE_BATCH),
+    ],
+);
+
+/// SHARE_UPDATE_KEY is `__share_group_state`'s record type 1: a change to a share-partition's
+/// state since its snapshot.
+pub static SHARE_UPDATE_KEY: Message = share_key!("ShareUpdateKey", "1");
+
+/// SHARE_UPDATE_VALUE: the epochs, the start offset (-1: unchanged), the tagged count of done
+/// offsets (4.2) and only the state batches that changed.
+pub static SHARE_UPDATE_VALUE: Message = value(
+    "ShareUpdateValue",
+    &[
+        f("snapshot_epoch", INT32, "0+"),
+        f("leader_epoch", INT32, "0+"),
+        f("start_offset", INT64, "0+"),
+        f("delivery_complete_count", INT32, "0+")
+            .default(DefaultValue::Int(-1))
+            .tagged(0, "0+"),
+        f("state_batches", STRUCTS, "0+").fields(&STATE_BATCH),
+    ],
+);
+
 /// TRANSACTION_LOG_KEY is `__transaction_state`'s key, Kafka's `TransactionLogKey.json` of the
 /// `transaction-coordinator` module: record type 0, the transactional id.
 pub static TRANSACTION_LOG_KEY: Message = Message {
@@ -322,6 +487,22 @@ pub static RECORDS: &[&Message] = &[
     &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
     &CONSUMER_GROUP_REGULAR_EXPRESSION_KEY,
     &CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE,
+    &SHARE_GROUP_MEMBER_METADATA_KEY,
+    &SHARE_GROUP_MEMBER_METADATA_VALUE,
+    &SHARE_GROUP_METADATA_KEY,
+    &SHARE_GROUP_METADATA_VALUE,
+    &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+    &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+    &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+    &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+    &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+    &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+    &SHARE_GROUP_STATE_PARTITION_METADATA_KEY,
+    &SHARE_GROUP_STATE_PARTITION_METADATA_VALUE,
+    &SHARE_SNAPSHOT_KEY,
+    &SHARE_SNAPSHOT_VALUE,
+    &SHARE_UPDATE_KEY,
+    &SHARE_UPDATE_VALUE,
     &TRANSACTION_LOG_KEY,
     &TRANSACTION_LOG_VALUE,
 ];

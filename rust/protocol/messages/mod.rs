@@ -15,6 +15,7 @@ pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_client_quotas;
 pub mod alter_configs;
+pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -26,6 +27,7 @@ pub mod create_topics;
 pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
+pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_acls;
 pub mod describe_client_quotas;
@@ -34,6 +36,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_share_group_offsets;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
 pub mod end_txn;
@@ -56,6 +59,10 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
+pub mod share_acknowledge;
+pub mod share_fetch;
+pub mod share_group_describe;
+pub mod share_group_heartbeat;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod write_txn_markers;
@@ -151,12 +158,19 @@ apis! {
     "ConsumerGroupHeartbeat" => consumer_group_heartbeat,
     "ConsumerGroupDescribe" => consumer_group_describe,
     "ListConfigResources" => list_config_resources,
+    "ShareGroupHeartbeat" => share_group_heartbeat,
+    "ShareGroupDescribe" => share_group_describe,
+    "ShareFetch" => share_fetch,
+    "ShareAcknowledge" => share_acknowledge,
+    "DescribeShareGroupOffsets" => describe_share_group_offsets,
+    "AlterShareGroupOffsets" => alter_share_group_offsets,
+    "DeleteShareGroupOffsets" => delete_share_group_offsets,
 }
 
 /// api finds an API by key; `None` for a key kgroup does not speak.
 #[inline]
 pub fn api(key: i16) -> Option<&'static Api> {
-    // Keys run 0..=74 with gaps: an index by key, built once, holding each API's place + 1.
+    // Keys run 0..=92 with gaps: an index by key, built once, holding each API's place + 1.
     static INDEX: std::sync::OnceLock<[u8; 128]> = std::sync::OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let mut index = [0u8; 128];
@@ -191,7 +205,7 @@ mod tests {
             assert_eq!(a.request.name, format!("{}Request", a.name));
             assert_eq!(a.response.name, format!("{}Response", a.name));
         }
-        assert_eq!(APIS.len(), 47);
+        assert_eq!(APIS.len(), 54);
         assert!(APIS.iter().all(|a| (0..128).contains(&a.key)));
         for a in APIS {
             assert_eq!(api(a.key).map(|x| x.key), Some(a.key));

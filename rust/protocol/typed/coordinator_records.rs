@@ -2504,6 +2504,2106 @@ impl<'a> ConsumerGroupRegularExpressionValue<'a> {
     }
 }
 
+/// ShareGroupMemberMetadataKey v10.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupMemberMetadataKey<'a> {
+    /// group_id: versions 10.
+    pub group_id: Cow<'a, str>,
+    /// member_id: versions 10.
+    pub member_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ShareGroupMemberMetadataKey<'a> {
+    fn default() -> Self {
+        ShareGroupMemberMetadataKey {
+            group_id: Cow::Borrowed(""),
+            member_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ShareGroupMemberMetadataKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_MEMBER_METADATA_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(ShareGroupMemberMetadataKey {
+            group_id: f_group_id,
+            member_id: f_member_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        put_str(w, &self.member_id, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(())
+    }
+}
+
+/// ShareGroupMemberMetadataValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupMemberMetadataValue<'a> {
+    /// rack_id: versions 0+, nullable 0+.
+    pub rack_id: Option<Cow<'a, str>>,
+    /// client_id: versions 0+.
+    pub client_id: Cow<'a, str>,
+    /// client_host: versions 0+.
+    pub client_host: Cow<'a, str>,
+    /// subscribed_topic_names: versions 0+.
+    pub subscribed_topic_names: Vec<Cow<'a, str>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupMemberMetadataValue<'a> {
+    fn default() -> Self {
+        ShareGroupMemberMetadataValue {
+            rack_id: Some(Cow::Borrowed("")),
+            client_id: Cow::Borrowed(""),
+            client_host: Cow::Borrowed(""),
+            subscribed_topic_names: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupMemberMetadataValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_MEMBER_METADATA_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_rack_id = get_opt_str(r, flex, true).map_err(|e| at(e, "rack_id"))?;
+        let f_client_id = get_str(r, flex).map_err(|e| at(e, "client_id"))?;
+        let f_client_host = get_str(r, flex).map_err(|e| at(e, "client_host"))?;
+        let f_subscribed_topic_names =
+            get_array(r, flex, if flex { 1 } else { 2 }, |r| get_str(r, flex))
+                .map_err(|e| at(e, "subscribed_topic_names"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareGroupMemberMetadataValue {
+            rack_id: f_rack_id,
+            client_id: f_client_id,
+            client_host: f_client_host,
+            subscribed_topic_names: f_subscribed_topic_names,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_opt_str(w, self.rack_id.as_deref(), flex, true, v).map_err(|e| at(e, "rack_id"))?;
+        put_str(w, &self.client_id, flex).map_err(|e| at(e, "client_id"))?;
+        put_str(w, &self.client_host, flex).map_err(|e| at(e, "client_host"))?;
+        put_array(w, &self.subscribed_topic_names, flex, v, |w, x| {
+            put_str(w, &x, flex)?;
+            Ok(())
+        })
+        .map_err(|e| at(e, "subscribed_topic_names"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ShareGroupMetadataKey v11.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupMetadataKey<'a> {
+    /// group_id: versions 11.
+    pub group_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ShareGroupMetadataKey<'a> {
+    fn default() -> Self {
+        ShareGroupMetadataKey {
+            group_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ShareGroupMetadataKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_METADATA_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(ShareGroupMetadataKey {
+            group_id: f_group_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(())
+    }
+}
+
+/// ShareGroupMetadataValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupMetadataValue<'a> {
+    /// epoch: versions 0+.
+    pub epoch: i32,
+    /// metadata_hash: versions 0+.
+    pub metadata_hash: i64,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupMetadataValue<'a> {
+    fn default() -> Self {
+        ShareGroupMetadataValue {
+            epoch: 0i32,
+            metadata_hash: 0i64,
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupMetadataValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_METADATA_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        n += 8;
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_epoch = r.i32().map_err(|e| at(e, "epoch"))?;
+        let f_metadata_hash = r.i64().map_err(|e| at(e, "metadata_hash"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareGroupMetadataValue {
+            epoch: f_epoch,
+            metadata_hash: f_metadata_hash,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.epoch);
+        w.i64(self.metadata_hash);
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ShareGroupTargetAssignmentMetadataKey v12.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupTargetAssignmentMetadataKey<'a> {
+    /// group_id: versions 12.
+    pub group_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ShareGroupTargetAssignmentMetadataKey<'a> {
+    fn default() -> Self {
+        ShareGroupTargetAssignmentMetadataKey {
+            group_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ShareGroupTargetAssignmentMetadataKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(ShareGroupTargetAssignmentMetadataKey {
+            group_id: f_group_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(())
+    }
+}
+
+/// ShareGroupTargetAssignmentMetadataValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupTargetAssignmentMetadataValue<'a> {
+    /// assignment_epoch: versions 0+.
+    pub assignment_epoch: i32,
+    /// assignment_timestamp: versions 0+, tag 0 in 0+, ignorable.
+    pub assignment_timestamp: i64,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupTargetAssignmentMetadataValue<'a> {
+    fn default() -> Self {
+        ShareGroupTargetAssignmentMetadataValue {
+            assignment_epoch: 0i32,
+            assignment_timestamp: 0i64,
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupTargetAssignmentMetadataValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message = &crate::protocol::messages::coordinator_records::SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        if false {
+            n += 8;
+        }
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_assignment_epoch = r.i32().map_err(|e| at(e, "assignment_epoch"))?;
+        let mut f_assignment_timestamp = 0i64;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
+                let r = &mut Reader::new(raw);
+                match tag {
+                    0 if true && true => {
+                        f_assignment_timestamp =
+                            r.i64().map_err(|e| at(e, "assignment_timestamp"))?;
+                        tagged_done(r, 0, "assignment_timestamp")?;
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?;
+        }
+        Ok(ShareGroupTargetAssignmentMetadataValue {
+            assignment_epoch: f_assignment_epoch,
+            assignment_timestamp: f_assignment_timestamp,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.assignment_epoch);
+        if false {
+            w.i64(self.assignment_timestamp);
+        }
+        if flex {
+            let mut known = Vec::new();
+            if true && true && !(self.assignment_timestamp == 0i64) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    w.i64(self.assignment_timestamp);
+                }
+                known.push((0, t.into_inner()));
+            }
+            put_tagged(w, known, &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ShareGroupTargetAssignmentMemberKey v13.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupTargetAssignmentMemberKey<'a> {
+    /// group_id: versions 13.
+    pub group_id: Cow<'a, str>,
+    /// member_id: versions 13.
+    pub member_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ShareGroupTargetAssignmentMemberKey<'a> {
+    fn default() -> Self {
+        ShareGroupTargetAssignmentMemberKey {
+            group_id: Cow::Borrowed(""),
+            member_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ShareGroupTargetAssignmentMemberKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(ShareGroupTargetAssignmentMemberKey {
+            group_id: f_group_id,
+            member_id: f_member_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        put_str(w, &self.member_id, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(())
+    }
+}
+
+/// ShareGroupTargetAssignmentMemberValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupTargetAssignmentMemberValue<'a> {
+    /// topic_partitions: versions 0+.
+    pub topic_partitions: Vec<ShareGroupTargetAssignmentMemberValueTopicPartition<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupTargetAssignmentMemberValue<'a> {
+    fn default() -> Self {
+        ShareGroupTargetAssignmentMemberValue {
+            topic_partitions: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupTargetAssignmentMemberValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.topic_partitions.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic_partitions = get_array(
+            r,
+            flex,
+            ShareGroupTargetAssignmentMemberValueTopicPartition::min_size(v, flex),
+            |r| ShareGroupTargetAssignmentMemberValueTopicPartition::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "topic_partitions"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareGroupTargetAssignmentMemberValue {
+            topic_partitions: f_topic_partitions,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_array(w, &self.topic_partitions, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "topic_partitions"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ShareGroupTargetAssignmentMemberValue.topic_partitions`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupTargetAssignmentMemberValueTopicPartition<'a> {
+    /// topic_id: versions 0+.
+    pub topic_id: [u8; 16],
+    /// partitions: versions 0+.
+    pub partitions: Vec<i32>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupTargetAssignmentMemberValueTopicPartition<'a> {
+    fn default() -> Self {
+        ShareGroupTargetAssignmentMemberValueTopicPartition {
+            topic_id: [0u8; 16],
+            partitions: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupTargetAssignmentMemberValueTopicPartition<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 16;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
+        let f_partitions = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareGroupTargetAssignmentMemberValueTopicPartition {
+            topic_id: f_topic_id,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.uuid(&self.topic_id);
+        put_array(w, &self.partitions, flex, v, |w, x| {
+            w.i32(*x);
+            Ok(())
+        })
+        .map_err(|e| at(e, "partitions"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ShareGroupCurrentMemberAssignmentKey v14.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupCurrentMemberAssignmentKey<'a> {
+    /// group_id: versions 14.
+    pub group_id: Cow<'a, str>,
+    /// member_id: versions 14.
+    pub member_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ShareGroupCurrentMemberAssignmentKey<'a> {
+    fn default() -> Self {
+        ShareGroupCurrentMemberAssignmentKey {
+            group_id: Cow::Borrowed(""),
+            member_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ShareGroupCurrentMemberAssignmentKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_member_id = get_str(r, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(ShareGroupCurrentMemberAssignmentKey {
+            group_id: f_group_id,
+            member_id: f_member_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        put_str(w, &self.member_id, flex).map_err(|e| at(e, "member_id"))?;
+        Ok(())
+    }
+}
+
+/// ShareGroupCurrentMemberAssignmentValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupCurrentMemberAssignmentValue<'a> {
+    /// member_epoch: versions 0+.
+    pub member_epoch: i32,
+    /// previous_member_epoch: versions 0+.
+    pub previous_member_epoch: i32,
+    /// state: versions 0+.
+    pub state: i8,
+    /// assigned_partitions: versions 0+.
+    pub assigned_partitions: Vec<ShareGroupCurrentMemberAssignmentValueAssignedPartition<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupCurrentMemberAssignmentValue<'a> {
+    fn default() -> Self {
+        ShareGroupCurrentMemberAssignmentValue {
+            member_epoch: 0i32,
+            previous_member_epoch: 0i32,
+            state: 0i8,
+            assigned_partitions: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupCurrentMemberAssignmentValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message = &crate::protocol::messages::coordinator_records::SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        n += 4;
+        n += 1;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.assigned_partitions.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_member_epoch = r.i32().map_err(|e| at(e, "member_epoch"))?;
+        let f_previous_member_epoch = r.i32().map_err(|e| at(e, "previous_member_epoch"))?;
+        let f_state = r.i8().map_err(|e| at(e, "state"))?;
+        let f_assigned_partitions = get_array(
+            r,
+            flex,
+            ShareGroupCurrentMemberAssignmentValueAssignedPartition::min_size(v, flex),
+            |r| ShareGroupCurrentMemberAssignmentValueAssignedPartition::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "assigned_partitions"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareGroupCurrentMemberAssignmentValue {
+            member_epoch: f_member_epoch,
+            previous_member_epoch: f_previous_member_epoch,
+            state: f_state,
+            assigned_partitions: f_assigned_partitions,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.member_epoch);
+        w.i32(self.previous_member_epoch);
+        w.i8(self.state);
+        put_array(w, &self.assigned_partitions, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "assigned_partitions"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ShareGroupCurrentMemberAssignmentValue.assigned_partitions`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
+    /// topic_id: versions 0+.
+    pub topic_id: [u8; 16],
+    /// partitions: versions 0+.
+    pub partitions: Vec<i32>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
+    fn default() -> Self {
+        ShareGroupCurrentMemberAssignmentValueAssignedPartition {
+            topic_id: [0u8; 16],
+            partitions: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupCurrentMemberAssignmentValueAssignedPartition<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 16;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
+        let f_partitions = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareGroupCurrentMemberAssignmentValueAssignedPartition {
+            topic_id: f_topic_id,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.uuid(&self.topic_id);
+        put_array(w, &self.partitions, flex, v, |w, x| {
+            w.i32(*x);
+            Ok(())
+        })
+        .map_err(|e| at(e, "partitions"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ShareGroupStatePartitionMetadataKey v15.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupStatePartitionMetadataKey<'a> {
+    /// group_id: versions 15.
+    pub group_id: Cow<'a, str>,
+}
+
+impl<'a> Default for ShareGroupStatePartitionMetadataKey<'a> {
+    fn default() -> Self {
+        ShareGroupStatePartitionMetadataKey {
+            group_id: Cow::Borrowed(""),
+        }
+    }
+}
+
+impl<'a> ShareGroupStatePartitionMetadataKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_STATE_PARTITION_METADATA_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(ShareGroupStatePartitionMetadataKey {
+            group_id: f_group_id,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        Ok(())
+    }
+}
+
+/// ShareGroupStatePartitionMetadataValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupStatePartitionMetadataValue<'a> {
+    /// initializing_topics: versions 0+.
+    pub initializing_topics: Vec<ShareGroupStatePartitionMetadataValueInitializingTopic<'a>>,
+    /// initialized_topics: versions 0+.
+    pub initialized_topics: Vec<ShareGroupStatePartitionMetadataValueInitializingTopic<'a>>,
+    /// deleting_topics: versions 0+.
+    pub deleting_topics: Vec<ShareGroupStatePartitionMetadataValueDeletingTopic<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupStatePartitionMetadataValue<'a> {
+    fn default() -> Self {
+        ShareGroupStatePartitionMetadataValue {
+            initializing_topics: Vec::new(),
+            initialized_topics: Vec::new(),
+            deleting_topics: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupStatePartitionMetadataValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_GROUP_STATE_PARTITION_METADATA_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 4 };
+        n += if flex { 1 } else { 4 };
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.initializing_topics.iter_mut() {
+            x.fit(v);
+        }
+        for x in self.initialized_topics.iter_mut() {
+            x.fit(v);
+        }
+        for x in self.deleting_topics.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_initializing_topics = get_array(
+            r,
+            flex,
+            ShareGroupStatePartitionMetadataValueInitializingTopic::min_size(v, flex),
+            |r| ShareGroupStatePartitionMetadataValueInitializingTopic::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "initializing_topics"))?;
+        let f_initialized_topics = get_array(
+            r,
+            flex,
+            ShareGroupStatePartitionMetadataValueInitializingTopic::min_size(v, flex),
+            |r| ShareGroupStatePartitionMetadataValueInitializingTopic::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "initialized_topics"))?;
+        let f_deleting_topics = get_array(
+            r,
+            flex,
+            ShareGroupStatePartitionMetadataValueDeletingTopic::min_size(v, flex),
+            |r| ShareGroupStatePartitionMetadataValueDeletingTopic::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "deleting_topics"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareGroupStatePartitionMetadataValue {
+            initializing_topics: f_initializing_topics,
+            initialized_topics: f_initialized_topics,
+            deleting_topics: f_deleting_topics,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_array(w, &self.initializing_topics, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "initializing_topics"))?;
+        put_array(w, &self.initialized_topics, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "initialized_topics"))?;
+        put_array(w, &self.deleting_topics, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "deleting_topics"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ShareGroupStatePartitionMetadataValue.initializing_topics`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupStatePartitionMetadataValueInitializingTopic<'a> {
+    /// topic_id: versions 0+.
+    pub topic_id: [u8; 16],
+    /// topic_name: versions 0+.
+    pub topic_name: Cow<'a, str>,
+    /// partitions: versions 0+.
+    pub partitions: Vec<i32>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupStatePartitionMetadataValueInitializingTopic<'a> {
+    fn default() -> Self {
+        ShareGroupStatePartitionMetadataValueInitializingTopic {
+            topic_id: [0u8; 16],
+            topic_name: Cow::Borrowed(""),
+            partitions: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupStatePartitionMetadataValueInitializingTopic<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 16;
+        n += if flex { 1 } else { 2 };
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
+        let f_topic_name = get_str(r, flex).map_err(|e| at(e, "topic_name"))?;
+        let f_partitions = get_array(r, flex, 4, |r| r.i32()).map_err(|e| at(e, "partitions"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareGroupStatePartitionMetadataValueInitializingTopic {
+            topic_id: f_topic_id,
+            topic_name: f_topic_name,
+            partitions: f_partitions,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.uuid(&self.topic_id);
+        put_str(w, &self.topic_name, flex).map_err(|e| at(e, "topic_name"))?;
+        put_array(w, &self.partitions, flex, v, |w, x| {
+            w.i32(*x);
+            Ok(())
+        })
+        .map_err(|e| at(e, "partitions"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ShareGroupStatePartitionMetadataValue.deleting_topics`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareGroupStatePartitionMetadataValueDeletingTopic<'a> {
+    /// topic_id: versions 0+.
+    pub topic_id: [u8; 16],
+    /// topic_name: versions 0+.
+    pub topic_name: Cow<'a, str>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareGroupStatePartitionMetadataValueDeletingTopic<'a> {
+    fn default() -> Self {
+        ShareGroupStatePartitionMetadataValueDeletingTopic {
+            topic_id: [0u8; 16],
+            topic_name: Cow::Borrowed(""),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareGroupStatePartitionMetadataValueDeletingTopic<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 16;
+        n += if flex { 1 } else { 2 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
+        let f_topic_name = get_str(r, flex).map_err(|e| at(e, "topic_name"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareGroupStatePartitionMetadataValueDeletingTopic {
+            topic_id: f_topic_id,
+            topic_name: f_topic_name,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.uuid(&self.topic_id);
+        put_str(w, &self.topic_name, flex).map_err(|e| at(e, "topic_name"))?;
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ShareSnapshotKey v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareSnapshotKey<'a> {
+    /// group_id: versions 0.
+    pub group_id: Cow<'a, str>,
+    /// topic_id: versions 0.
+    pub topic_id: [u8; 16],
+    /// partition: versions 0.
+    pub partition: i32,
+}
+
+impl<'a> Default for ShareSnapshotKey<'a> {
+    fn default() -> Self {
+        ShareSnapshotKey {
+            group_id: Cow::Borrowed(""),
+            topic_id: [0u8; 16],
+            partition: 0i32,
+        }
+    }
+}
+
+impl<'a> ShareSnapshotKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_SNAPSHOT_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += 16;
+        n += 4;
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
+        let f_partition = r.i32().map_err(|e| at(e, "partition"))?;
+        Ok(ShareSnapshotKey {
+            group_id: f_group_id,
+            topic_id: f_topic_id,
+            partition: f_partition,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        w.uuid(&self.topic_id);
+        w.i32(self.partition);
+        Ok(())
+    }
+}
+
+/// ShareSnapshotValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareSnapshotValue<'a> {
+    /// snapshot_epoch: versions 0+.
+    pub snapshot_epoch: i32,
+    /// state_epoch: versions 0+.
+    pub state_epoch: i32,
+    /// leader_epoch: versions 0+.
+    pub leader_epoch: i32,
+    /// start_offset: versions 0+.
+    pub start_offset: i64,
+    /// delivery_complete_count: versions 0+, tag 0 in 0+.
+    pub delivery_complete_count: i32,
+    /// create_timestamp: versions 0+.
+    pub create_timestamp: i64,
+    /// write_timestamp: versions 0+.
+    pub write_timestamp: i64,
+    /// state_batches: versions 0+.
+    pub state_batches: Vec<ShareSnapshotValueStateBatch<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareSnapshotValue<'a> {
+    fn default() -> Self {
+        ShareSnapshotValue {
+            snapshot_epoch: 0i32,
+            state_epoch: 0i32,
+            leader_epoch: 0i32,
+            start_offset: 0i64,
+            delivery_complete_count: -1i32,
+            create_timestamp: 0i64,
+            write_timestamp: 0i64,
+            state_batches: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareSnapshotValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_SNAPSHOT_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        n += 4;
+        n += 4;
+        n += 8;
+        if false {
+            n += 4;
+        }
+        n += 8;
+        n += 8;
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.state_batches.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_snapshot_epoch = r.i32().map_err(|e| at(e, "snapshot_epoch"))?;
+        let f_state_epoch = r.i32().map_err(|e| at(e, "state_epoch"))?;
+        let f_leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
+        let f_start_offset = r.i64().map_err(|e| at(e, "start_offset"))?;
+        let mut f_delivery_complete_count = -1i32;
+        let f_create_timestamp = r.i64().map_err(|e| at(e, "create_timestamp"))?;
+        let f_write_timestamp = r.i64().map_err(|e| at(e, "write_timestamp"))?;
+        let f_state_batches = get_array(
+            r,
+            flex,
+            ShareSnapshotValueStateBatch::min_size(v, flex),
+            |r| ShareSnapshotValueStateBatch::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "state_batches"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
+                let r = &mut Reader::new(raw);
+                match tag {
+                    0 if true && true => {
+                        f_delivery_complete_count =
+                            r.i32().map_err(|e| at(e, "delivery_complete_count"))?;
+                        tagged_done(r, 0, "delivery_complete_count")?;
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?;
+        }
+        Ok(ShareSnapshotValue {
+            snapshot_epoch: f_snapshot_epoch,
+            state_epoch: f_state_epoch,
+            leader_epoch: f_leader_epoch,
+            start_offset: f_start_offset,
+            delivery_complete_count: f_delivery_complete_count,
+            create_timestamp: f_create_timestamp,
+            write_timestamp: f_write_timestamp,
+            state_batches: f_state_batches,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.snapshot_epoch);
+        w.i32(self.state_epoch);
+        w.i32(self.leader_epoch);
+        w.i64(self.start_offset);
+        if false {
+            w.i32(self.delivery_complete_count);
+        }
+        w.i64(self.create_timestamp);
+        w.i64(self.write_timestamp);
+        put_array(w, &self.state_batches, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "state_batches"))?;
+        if flex {
+            let mut known = Vec::new();
+            if true && true && !(self.delivery_complete_count == -1i32) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    w.i32(self.delivery_complete_count);
+                }
+                known.push((0, t.into_inner()));
+            }
+            put_tagged(w, known, &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ShareSnapshotValue.state_batches`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareSnapshotValueStateBatch<'a> {
+    /// first_offset: versions 0+.
+    pub first_offset: i64,
+    /// last_offset: versions 0+.
+    pub last_offset: i64,
+    /// delivery_state: versions 0+.
+    pub delivery_state: i8,
+    /// delivery_count: versions 0+.
+    pub delivery_count: i16,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareSnapshotValueStateBatch<'a> {
+    fn default() -> Self {
+        ShareSnapshotValueStateBatch {
+            first_offset: 0i64,
+            last_offset: 0i64,
+            delivery_state: 0i8,
+            delivery_count: 0i16,
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareSnapshotValueStateBatch<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 8;
+        n += 8;
+        n += 1;
+        n += 2;
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_first_offset = r.i64().map_err(|e| at(e, "first_offset"))?;
+        let f_last_offset = r.i64().map_err(|e| at(e, "last_offset"))?;
+        let f_delivery_state = r.i8().map_err(|e| at(e, "delivery_state"))?;
+        let f_delivery_count = r.i16().map_err(|e| at(e, "delivery_count"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareSnapshotValueStateBatch {
+            first_offset: f_first_offset,
+            last_offset: f_last_offset,
+            delivery_state: f_delivery_state,
+            delivery_count: f_delivery_count,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i64(self.first_offset);
+        w.i64(self.last_offset);
+        w.i8(self.delivery_state);
+        w.i16(self.delivery_count);
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// ShareUpdateKey v1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareUpdateKey<'a> {
+    /// group_id: versions 1.
+    pub group_id: Cow<'a, str>,
+    /// topic_id: versions 1.
+    pub topic_id: [u8; 16],
+    /// partition: versions 1.
+    pub partition: i32,
+}
+
+impl<'a> Default for ShareUpdateKey<'a> {
+    fn default() -> Self {
+        ShareUpdateKey {
+            group_id: Cow::Borrowed(""),
+            topic_id: [0u8; 16],
+            partition: 0i32,
+        }
+    }
+}
+
+impl<'a> ShareUpdateKey<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_UPDATE_KEY;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += if flex { 1 } else { 2 };
+        n += 16;
+        n += 4;
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_group_id = get_str(r, flex).map_err(|e| at(e, "group_id"))?;
+        let f_topic_id = r.uuid().map_err(|e| at(e, "topic_id"))?;
+        let f_partition = r.i32().map_err(|e| at(e, "partition"))?;
+        Ok(ShareUpdateKey {
+            group_id: f_group_id,
+            topic_id: f_topic_id,
+            partition: f_partition,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        put_str(w, &self.group_id, flex).map_err(|e| at(e, "group_id"))?;
+        w.uuid(&self.topic_id);
+        w.i32(self.partition);
+        Ok(())
+    }
+}
+
+/// ShareUpdateValue v0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareUpdateValue<'a> {
+    /// snapshot_epoch: versions 0+.
+    pub snapshot_epoch: i32,
+    /// leader_epoch: versions 0+.
+    pub leader_epoch: i32,
+    /// start_offset: versions 0+.
+    pub start_offset: i64,
+    /// delivery_complete_count: versions 0+, tag 0 in 0+.
+    pub delivery_complete_count: i32,
+    /// state_batches: versions 0+.
+    pub state_batches: Vec<ShareUpdateValueStateBatch<'a>>,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareUpdateValue<'a> {
+    fn default() -> Self {
+        ShareUpdateValue {
+            snapshot_epoch: 0i32,
+            leader_epoch: 0i32,
+            start_offset: 0i64,
+            delivery_complete_count: -1i32,
+            state_batches: Vec::new(),
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareUpdateValue<'a> {
+    /// MESSAGE is the declaration this struct is generated from.
+    pub const MESSAGE: &'static Message =
+        &crate::protocol::messages::coordinator_records::SHARE_UPDATE_VALUE;
+
+    /// decode reads a whole body at `version`; every byte must be used.
+    pub fn decode(buf: &'a [u8], version: i16) -> Result<Self> {
+        let mut r = Reader::new(buf);
+        let s = Self::read(&mut r, version)?;
+        left_over(&r, Self::MESSAGE, version)?;
+        Ok(s)
+    }
+
+    /// read reads a body at `version` from `r`, leaving what follows.
+    #[inline(always)]
+    pub fn read(r: &mut Reader<'a>, version: i16) -> Result<Self> {
+        check_version(Self::MESSAGE, version)?;
+        Self::read_in(r, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// write writes the body at `version`.
+    pub fn write<B: Buf>(&self, w: &mut Writer<B>, version: i16) -> Result<()> {
+        check_version(Self::MESSAGE, version)?;
+        self.write_in(w, version, Self::MESSAGE.is_flexible(version))
+            .map_err(|e| finish(e, Self::MESSAGE, version))
+    }
+
+    /// to_vec is the body at `version` as bytes.
+    pub fn to_vec(&self, version: i16) -> Result<Vec<u8>> {
+        let mut w = Writer::new();
+        self.write(&mut w, version)?;
+        Ok(w.into_inner())
+    }
+
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 4;
+        n += 4;
+        n += 8;
+        if false {
+            n += 4;
+        }
+        n += if flex { 1 } else { 4 };
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {
+        for x in self.state_batches.iter_mut() {
+            x.fit(v);
+        }
+    }
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_snapshot_epoch = r.i32().map_err(|e| at(e, "snapshot_epoch"))?;
+        let f_leader_epoch = r.i32().map_err(|e| at(e, "leader_epoch"))?;
+        let f_start_offset = r.i64().map_err(|e| at(e, "start_offset"))?;
+        let mut f_delivery_complete_count = -1i32;
+        let f_state_batches = get_array(
+            r,
+            flex,
+            ShareUpdateValueStateBatch::min_size(v, flex),
+            |r| ShareUpdateValueStateBatch::read_in(r, v, flex),
+        )
+        .map_err(|e| at(e, "state_batches"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |tag, raw| {
+                let r = &mut Reader::new(raw);
+                match tag {
+                    0 if true && true => {
+                        f_delivery_complete_count =
+                            r.i32().map_err(|e| at(e, "delivery_complete_count"))?;
+                        tagged_done(r, 0, "delivery_complete_count")?;
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?;
+        }
+        Ok(ShareUpdateValue {
+            snapshot_epoch: f_snapshot_epoch,
+            leader_epoch: f_leader_epoch,
+            start_offset: f_start_offset,
+            delivery_complete_count: f_delivery_complete_count,
+            state_batches: f_state_batches,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i32(self.snapshot_epoch);
+        w.i32(self.leader_epoch);
+        w.i64(self.start_offset);
+        if false {
+            w.i32(self.delivery_complete_count);
+        }
+        put_array(w, &self.state_batches, flex, v, |w, x| {
+            x.write_in(w, v, flex)
+        })
+        .map_err(|e| at(e, "state_batches"))?;
+        if flex {
+            let mut known = Vec::new();
+            if true && true && !(self.delivery_complete_count == -1i32) {
+                let mut t = Writer::new();
+                {
+                    let w = &mut t;
+                    w.i32(self.delivery_complete_count);
+                }
+                known.push((0, t.into_inner()));
+            }
+            put_tagged(w, known, &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
+/// `ShareUpdateValue.state_batches`, one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareUpdateValueStateBatch<'a> {
+    /// first_offset: versions 0+.
+    pub first_offset: i64,
+    /// last_offset: versions 0+.
+    pub last_offset: i64,
+    /// delivery_state: versions 0+.
+    pub delivery_state: i8,
+    /// delivery_count: versions 0+.
+    pub delivery_count: i16,
+    /// unknown_tagged are the tagged fields this declaration does not know, as read.
+    pub unknown_tagged: Unknown<'a>,
+}
+
+impl<'a> Default for ShareUpdateValueStateBatch<'a> {
+    fn default() -> Self {
+        ShareUpdateValueStateBatch {
+            first_offset: 0i64,
+            last_offset: 0i64,
+            delivery_state: 0i8,
+            delivery_count: 0i16,
+            unknown_tagged: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ShareUpdateValueStateBatch<'a> {
+    /// min_size is the fewest bytes this struct takes at version `v`.
+    pub fn min_size(v: i16, flex: bool) -> usize {
+        let mut n = flex as usize;
+        n += 8;
+        n += 8;
+        n += 1;
+        n += 2;
+        n
+    }
+
+    /// fit sets every field that version `v` lacks back to its default (in nested structs
+    /// too), so that a value built for any version writes at `v`.
+    pub fn fit(&mut self, v: i16) {}
+
+    /// read_in reads the struct's fields at version `v`.
+    pub fn read_in(r: &mut Reader<'a>, v: i16, flex: bool) -> Result<Self> {
+        let f_first_offset = r.i64().map_err(|e| at(e, "first_offset"))?;
+        let f_last_offset = r.i64().map_err(|e| at(e, "last_offset"))?;
+        let f_delivery_state = r.i8().map_err(|e| at(e, "delivery_state"))?;
+        let f_delivery_count = r.i16().map_err(|e| at(e, "delivery_count"))?;
+        let mut unknown_tagged = Vec::new();
+        if flex {
+            read_tagged(r, &mut unknown_tagged, |_, _| Ok(false))?;
+        }
+        Ok(ShareUpdateValueStateBatch {
+            first_offset: f_first_offset,
+            last_offset: f_last_offset,
+            delivery_state: f_delivery_state,
+            delivery_count: f_delivery_count,
+            unknown_tagged,
+        })
+    }
+
+    /// write_in writes the struct's fields at version `v`.
+    pub fn write_in<B: Buf>(&self, w: &mut Writer<B>, v: i16, flex: bool) -> Result<()> {
+        w.i64(self.first_offset);
+        w.i64(self.last_offset);
+        w.i8(self.delivery_state);
+        w.i16(self.delivery_count);
+        if flex {
+            put_tagged(w, Vec::new(), &self.unknown_tagged)?;
+        } else if !self.unknown_tagged.is_empty() {
+            return Err(not_flexible(v));
+        }
+        Ok(())
+    }
+}
+
 /// TransactionLogKey v0.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransactionLogKey<'a> {

@@ -12,6 +12,7 @@ pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_client_quotas;
 pub mod alter_configs;
+pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -23,6 +24,7 @@ pub mod create_topics;
 pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
+pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_acls;
 pub mod describe_client_quotas;
@@ -31,6 +33,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_share_group_offsets;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
 pub mod end_txn;
@@ -53,6 +56,10 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
+pub mod share_acknowledge;
+pub mod share_fetch;
+pub mod share_group_describe;
+pub mod share_group_heartbeat;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod write_txn_markers;
@@ -369,6 +376,60 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
             list_config_resources::ListConfigResourcesResponse::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
         }
+        "ShareGroupHeartbeatRequest" => {
+            share_group_heartbeat::ShareGroupHeartbeatRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupHeartbeatResponse" => {
+            share_group_heartbeat::ShareGroupHeartbeatResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupDescribeRequest" => {
+            share_group_describe::ShareGroupDescribeRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupDescribeResponse" => {
+            share_group_describe::ShareGroupDescribeResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareFetchRequest" => {
+            share_fetch::ShareFetchRequest::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "ShareFetchResponse" => {
+            share_fetch::ShareFetchResponse::decode(bytes, version).and_then(|m| m.to_vec(version))
+        }
+        "ShareAcknowledgeRequest" => {
+            share_acknowledge::ShareAcknowledgeRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareAcknowledgeResponse" => {
+            share_acknowledge::ShareAcknowledgeResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeShareGroupOffsetsRequest" => {
+            describe_share_group_offsets::DescribeShareGroupOffsetsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DescribeShareGroupOffsetsResponse" => {
+            describe_share_group_offsets::DescribeShareGroupOffsetsResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "AlterShareGroupOffsetsRequest" => {
+            alter_share_group_offsets::AlterShareGroupOffsetsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "AlterShareGroupOffsetsResponse" => {
+            alter_share_group_offsets::AlterShareGroupOffsetsResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DeleteShareGroupOffsetsRequest" => {
+            delete_share_group_offsets::DeleteShareGroupOffsetsRequest::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "DeleteShareGroupOffsetsResponse" => {
+            delete_share_group_offsets::DeleteShareGroupOffsetsResponse::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
         "OffsetCommitKey" => coordinator_records::OffsetCommitKey::decode(bytes, version)
             .and_then(|m| m.to_vec(version)),
         "OffsetCommitValue" => coordinator_records::OffsetCommitValue::decode(bytes, version)
@@ -433,6 +494,62 @@ pub fn reencode(name: &str, version: i16, bytes: &[u8]) -> Option<crate::errors:
             coordinator_records::ConsumerGroupRegularExpressionValue::decode(bytes, version)
                 .and_then(|m| m.to_vec(version))
         }
+        "ShareGroupMemberMetadataKey" => {
+            coordinator_records::ShareGroupMemberMetadataKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupMemberMetadataValue" => {
+            coordinator_records::ShareGroupMemberMetadataValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupMetadataKey" => {
+            coordinator_records::ShareGroupMetadataKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupMetadataValue" => {
+            coordinator_records::ShareGroupMetadataValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupTargetAssignmentMetadataKey" => {
+            coordinator_records::ShareGroupTargetAssignmentMetadataKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupTargetAssignmentMetadataValue" => {
+            coordinator_records::ShareGroupTargetAssignmentMetadataValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupTargetAssignmentMemberKey" => {
+            coordinator_records::ShareGroupTargetAssignmentMemberKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupTargetAssignmentMemberValue" => {
+            coordinator_records::ShareGroupTargetAssignmentMemberValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupCurrentMemberAssignmentKey" => {
+            coordinator_records::ShareGroupCurrentMemberAssignmentKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupCurrentMemberAssignmentValue" => {
+            coordinator_records::ShareGroupCurrentMemberAssignmentValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupStatePartitionMetadataKey" => {
+            coordinator_records::ShareGroupStatePartitionMetadataKey::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareGroupStatePartitionMetadataValue" => {
+            coordinator_records::ShareGroupStatePartitionMetadataValue::decode(bytes, version)
+                .and_then(|m| m.to_vec(version))
+        }
+        "ShareSnapshotKey" => coordinator_records::ShareSnapshotKey::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "ShareSnapshotValue" => coordinator_records::ShareSnapshotValue::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "ShareUpdateKey" => coordinator_records::ShareUpdateKey::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
+        "ShareUpdateValue" => coordinator_records::ShareUpdateValue::decode(bytes, version)
+            .and_then(|m| m.to_vec(version)),
         "TransactionLogKey" => coordinator_records::TransactionLogKey::decode(bytes, version)
             .and_then(|m| m.to_vec(version)),
         "TransactionLogValue" => coordinator_records::TransactionLogValue::decode(bytes, version)
