@@ -23,13 +23,19 @@
 //! 4. Session close (epoch -1), a dropped connection, a member leaving:
 //!    [`SharePartition::release_member`].
 //! 5. Timers: call [`SharePartition::expire`] at [`SharePartition::next_deadline`].
+//! 6. The log start offset passing the start offset (retention, DeleteRecords, a read
+//!    answered OFFSET_OUT_OF_RANGE): [`SharePartition::update_log_start_offset`].
 //!
 //! Every call that changes what Kafka persists returns a [`ShareUpdate`]: the state batches
 //! that changed, the start offset after the change, the epochs. The host appends it (as a
 //! ShareUpdate record of `__share_group_state`, or in Kafka a WriteShareGroupState) before it
-//! answers the request that caused it; acquire never writes. Kafka rolls the window back when
-//! that write fails; here the host drops the partition and recovers it from what was written
-//! (records then held come back AVAILABLE, as after a leader change).
+//! answers the request that caused it, and before it lets another fetch acquire from this
+//! partition (Kafka keeps records whose write is pending out of acquisition); acquire never
+//! writes. The change is applied at once: Kafka rolls the window back when the write fails,
+//! here the host drops the partition and recovers it from what was written (records then held
+//! come back AVAILABLE, as after a leader change). The update carries the start offset after
+//! the change (Kafka sends the one before and moves it once the write is done; a recovery
+//! reaches the same start either way).
 //!
 //! Memory is bounded by the window: one entry per in-flight batch, and one per offset only
 //! for the batches partly acknowledged or acquired, all between the start offset and the end
@@ -37,9 +43,9 @@
 //! (plus the last log batch of one fetch).
 //!
 //! Not covered here (the host's part, or later work): `read_committed` filtering of aborted
-//! transactions from acquired ranges, the log start offset moving past the start offset
-//! (DeleteRecords, retention), the per-partition fetch lock, leader-epoch fencing of writes,
-//! and the share coordinator's snapshot cadence.
+//! transactions from acquired ranges, the per-partition fetch lock, the partition's
+//! initialization states (EMPTY, INITIALIZING, FAILED, FENCED), leader-epoch and state-epoch
+//! fencing of writes, and the share coordinator's snapshot cadence.
 
 mod partition;
 mod persist;

@@ -271,7 +271,7 @@ impl SharePartition {
         for b in &persisted.state_batches {
             if b.first_offset < sp.start_offset
                 || b.last_offset < b.first_offset
-                || b.first_offset <= prev_last && prev_last >= sp.start_offset
+                || b.first_offset <= prev_last
                 || b.delivery_state == RecordState::Acquired
             {
                 return Err(corrupt());
@@ -874,7 +874,7 @@ impl SharePartition {
 
     /// archive_stale archives AVAILABLE window records in `fetch_offset..base_offset`: the read
     /// started past them, so compaction removed them (Kafka's `maybeArchiveStaleBatches`). Not
-    /// persisted, as in Kafka; the next write or a later compaction check carries it.
+    /// persisted, as in Kafka; the next write carries the start offset past them.
     fn archive_stale(&mut self, fetch_offset: i64, base_offset: i64) {
         if self.cached.is_empty() || fetch_offset >= base_offset {
             return;
@@ -885,40 +885,76 @@ impl SharePartition {
                 from = *k;
             }
         }
-        let keys: Vec<i64> = self
-            .cached
-            .range(from..base_offset)
-            .map(|(k, _)| *k)
-            .collect();
-        let mut any = false;
-        for key in keys {
-            let b = self.cached.get_mut(&key).unwrap();
-            let whole_inside = b.first >= fetch_offset && b.last < base_offset;
-            if whole_inside && b.offsets.is_none() {
-                if b.whole.state == RecordState::Available {
-                    b.whole.state = RecordState::Archived;
-                    b.whole.member = None;
-                    any = true;
-                }
-                continue;
-            }
-            if b.offsets.is_none() && b.whole.state != RecordState::Available {
-                continue;
-            }
-            b.split();
-            let first = b.first;
-            for (i, s) in b.offsets.as_mut().unwrap().iter_mut().enumerate() {
-                let off = first + i as i64;
-                if off >= fetch_offset && off < base_offset && s.state == RecordState::Available {
-                    s.state = RecordState::Archived;
-                    s.member = None;
-                    any = true;
-                }
-            }
-        }
-        if any {
+        if self.archive_available(from, fetch_offset, base_offset) {
             self.find_next_fetch_offset = true;
         }
+    }
+
+    /// update_log_start_offset follows the log start offset past the start offset (retention,
+    /// DeleteRecords; a read answered OFFSET_OUT_OF_RANGE), as Kafka's `updateCacheAndOffsets`
+    /// does: AVAILABLE records below it are archived and the start offset jumps to it. Records
+    /// held below it stay held until they are released or their lock ends, and are then
+    /// archived; their acknowledgements are ignored. Nothing is persisted here (Kafka writes it
+    /// with the next change).
+    pub fn update_log_start_offset(&mut self, log_start_offset: i64) {
+        if log_start_offset <= self.start_offset {
+            return;
+        }
+        if self.cached.is_empty() {
+            self.start_offset = log_start_offset;
+            self.end_offset = log_start_offset;
+            return;
+        }
+        let first_key = *self.cached.first_key_value().unwrap().0;
+        if self.archive_available(first_key, self.start_offset, log_start_offset) {
+            self.find_next_fetch_offset = true;
+        }
+        self.start_offset = log_start_offset;
+        if self.end_offset < self.start_offset {
+            self.end_offset = self.start_offset;
+        }
+    }
+
+    /// archive_available archives the AVAILABLE records of `first..end` in the window batches
+    /// from key `from_key` (Kafka's `archiveRecords` from AVAILABLE): a batch wholly inside
+    /// and tracked whole is archived whole, any other is tracked per offset.
+    fn archive_available(&mut self, from_key: i64, first: i64, end: i64) -> bool {
+        if from_key >= end {
+            return false;
+        }
+        let keys: Vec<i64> = self.cached.range(from_key..end).map(|(k, _)| *k).collect();
+        let mut any = false;
+        let archive = |s: &mut InFlightState| {
+            s.state = RecordState::Archived;
+            s.member = None;
+            s.deadline_ms = None;
+        };
+        for key in keys {
+            let b = self.cached.get_mut(&key).unwrap();
+            let full_match = b.first >= first && b.last < end;
+            if full_match && b.offsets.is_none() {
+                if b.whole.state == RecordState::Available {
+                    archive(&mut b.whole);
+                    any = true;
+                }
+                continue;
+            }
+            if b.offsets.is_none() {
+                if b.whole.state != RecordState::Available {
+                    continue;
+                }
+                b.split();
+            }
+            let first_offset = b.first;
+            for (i, s) in b.offsets.as_mut().unwrap().iter_mut().enumerate() {
+                let off = first_offset + i as i64;
+                if off >= first && off < end && s.state == RecordState::Available {
+                    archive(s);
+                    any = true;
+                }
+            }
+        }
+        any
     }
 
     fn update_gap_start(&mut self, offset: i64) {
@@ -947,17 +983,21 @@ impl SharePartition {
         batches: &[AcknowledgementBatch],
         now_ms: i64,
     ) -> Result<Option<ShareUpdate>, Error> {
-        let before = self.cached.clone();
+        // The batches as they were before this call touched them: an acknowledgement changes
+        // batches in place (it splits, never adds or removes), so putting these back undoes it.
+        let mut undo: BTreeMap<i64, InFlightBatch> = BTreeMap::new();
         let mut writes = Vec::new();
         let mut result = Ok(());
         for batch in batches {
-            result = self.acknowledge_batch(member, batch, now_ms, &mut writes);
+            result = self.acknowledge_batch(member, batch, now_ms, &mut writes, &mut undo);
             if result.is_err() {
                 break;
             }
         }
         if let Err(e) = result {
-            self.cached = before;
+            for (key, b) in undo {
+                self.cached.insert(key, b);
+            }
             return Err(e);
         }
         Ok(self.finish_write(writes))
@@ -969,6 +1009,7 @@ impl SharePartition {
         batch: &AcknowledgementBatch,
         now_ms: i64,
         writes: &mut Vec<StateBatch>,
+        undo: &mut BTreeMap<i64, InFlightBatch>,
     ) -> Result<(), Error> {
         let types: Vec<AcknowledgeType> = batch
             .acknowledge_types
@@ -1032,6 +1073,7 @@ impl SharePartition {
             if b.last < start {
                 continue;
             }
+            undo.entry(key).or_insert_with(|| b.clone());
             if b.offsets.is_none() {
                 match b.whole.member.as_deref() {
                     None => return Err(invalid_record_state(
@@ -1320,7 +1362,12 @@ impl SharePartition {
             return false;
         };
         if self.start_offset > b.last {
-            return false;
+            // The start offset moved past the batch (the log start offset did): it may go if
+            // the batch is finished (Kafka reads the batch's state here).
+            return match &b.offsets {
+                None => is_terminal(b.whole.state),
+                Some(o) => o.iter().all(|s| is_terminal(s.state)),
+            };
         }
         is_terminal(b.state_at(self.start_offset).state)
     }

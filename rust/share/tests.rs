@@ -1169,3 +1169,94 @@ fn random_sequences_keep_the_invariants() {
         run_random(seed, 300);
     }
 }
+
+// SharePartitionTest.testLsoMovementForArchivingBatches
+#[test]
+fn log_start_offset_movement_archives_available_records() {
+    let mut sp = fresh();
+    for base in [2, 7, 12, 17, 22, 27, 32] {
+        fetch(&mut sp, M1, &[batch(base, 5)]);
+    }
+    sp.acknowledge(
+        M1,
+        &[
+            ack(2, 6, &[Accept]),
+            ack(12, 16, &[Release]),
+            ack(22, 26, &[Release]),
+            ack(27, 31, &[Reject]),
+        ],
+        0,
+    )
+    .unwrap();
+    assert_eq!(sp.delivery_complete_count(), 5);
+    sp.update_log_start_offset(20);
+    assert_eq!(sp.next_fetch_offset(), 22);
+    assert_eq!((sp.start_offset(), sp.end_offset()), (20, 36));
+    assert_eq!(state(&sp, 7), (Held, 1, Some(M1.into())));
+    assert_eq!(state(&sp, 12), (Archived, 1, None));
+    assert_eq!(state(&sp, 17), (Held, 1, Some(M1.into())));
+    assert_eq!(state(&sp, 22), (Available, 1, None));
+    assert_eq!(state(&sp, 27), (Archived, 1, None));
+    assert_eq!(state(&sp, 32), (Held, 1, Some(M1.into())));
+    assert!(sp.record(2).is_none());
+    assert_eq!(sp.delivery_complete_count(), 5);
+    // A log start offset at or below the start offset changes nothing.
+    let before = sp.clone();
+    sp.update_log_start_offset(20);
+    assert_eq!(sp, before);
+}
+
+// SharePartitionTest.testLsoMovementThenAcquisitionLockTimeoutThenAcknowledge
+#[test]
+fn held_records_below_the_log_start_archive_when_their_lock_ends() {
+    let mut sp = fresh();
+    fetch(&mut sp, M1, &[batch(2, 5)]);
+    sp.update_log_start_offset(7);
+    assert_eq!(
+        (sp.next_fetch_offset(), sp.start_offset(), sp.end_offset()),
+        (7, 7, 7)
+    );
+    assert_eq!(state(&sp, 2), (Held, 1, Some(M1.into())));
+    let update = sp.expire(LOCK_MS).unwrap();
+    assert_eq!(update.state_batches[0].delivery_state, Archived);
+    assert_eq!(
+        (sp.start_offset(), sp.end_offset(), sp.in_flight_records()),
+        (7, 7, 0)
+    );
+    fetch(&mut sp, M1, &[batch(10, 5)]);
+    assert_eq!(
+        (sp.next_fetch_offset(), sp.start_offset(), sp.end_offset()),
+        (15, 10, 14)
+    );
+    // An acknowledgement reaching below the window's first batch starts from the start offset.
+    sp.acknowledge(M1, &[ack(2, 14, &[Release])], 0).unwrap();
+    assert_eq!(
+        (sp.next_fetch_offset(), sp.start_offset(), sp.end_offset()),
+        (10, 10, 14)
+    );
+    assert_eq!(state(&sp, 10), (Available, 1, None));
+}
+
+// SharePartitionTest.testAcquireMultipleBatchesInRecordLimitMode
+#[test]
+fn record_limit_mode_stops_inside_a_log_batch() {
+    let mut sp = fresh();
+    let batches = [batch(10, 5), batch(15, 15), batch(30, 15)];
+    let got = sp.acquire(M1, AcquireMode::RecordLimit, BATCH_SIZE, 10, 0, &batches, 0);
+    assert_eq!(got.records, ranges(&[(10, 19, 1)]));
+    assert_eq!(sp.next_fetch_offset(), 20);
+    assert_eq!(sp.end_offset(), 29);
+    assert_eq!(state(&sp, 19), (Held, 1, Some(M1.into())));
+    assert_eq!(state(&sp, 20), (Available, 0, None));
+    // Records never delivered are not persisted when the others are released.
+    let update = sp.release_member(M1).unwrap();
+    assert_eq!(
+        update.state_batches,
+        vec![StateBatch {
+            first_offset: 10,
+            last_offset: 19,
+            delivery_state: Available,
+            delivery_count: 1
+        }]
+    );
+}
