@@ -1260,3 +1260,55 @@ fn record_limit_mode_stops_inside_a_log_batch() {
         }]
     );
 }
+
+// SharePartitionTest.testAcquireWithBatchSizeAndEndOffsetLargerThanBatchFirstOffset
+#[test]
+fn acquisition_starts_at_the_end_offset_of_an_empty_window() {
+    let mut sp = fresh();
+    sp.update_log_start_offset(4);
+    assert_eq!((sp.start_offset(), sp.end_offset()), (4, 4));
+    let got = sp.acquire(
+        M1,
+        AcquireMode::BatchOptimized,
+        5,
+        100,
+        0,
+        &[batch(2, 8), batch(10, 7)],
+        0,
+    );
+    assert_eq!(got.records, ranges(&[(4, 9, 1), (10, 16, 1)]));
+    assert_eq!(got.count, 13);
+    assert_eq!(sp.next_fetch_offset(), 17);
+}
+
+// SharePartitionTest.testAcquireWhenBatchesRemovedForFetchOffsetWithinBatch
+#[test]
+fn records_a_read_skips_over_are_archived_as_compacted() {
+    let mut sp = fresh();
+    fetch(&mut sp, M1, &[batch(5, 5)]);
+    fetch(&mut sp, M1, &[batch(10, 15)]);
+    sp.acknowledge(M1, &[ack(5, 7, &[Accept])], 0).unwrap();
+    assert_eq!(sp.start_offset(), 8);
+    sp.release_member(M1).unwrap();
+    assert_eq!(sp.next_fetch_offset(), 8);
+    // The read from 8 starts at 10: 8 and 9 were compacted away.
+    let got = sp.acquire(
+        M1,
+        AcquireMode::BatchOptimized,
+        BATCH_SIZE,
+        MAX_FETCH,
+        8,
+        &[batch(10, 15)],
+        0,
+    );
+    assert_eq!(got.records, ranges(&[(10, 24, 2)]));
+    assert_eq!(sp.next_fetch_offset(), 25);
+    assert_eq!(sp.start_offset(), 8);
+    assert_eq!(state(&sp, 8), (Archived, 1, None));
+    assert_eq!(sp.delivery_complete_count(), 2);
+    sp.release_member(M1).unwrap();
+    assert_eq!((sp.start_offset(), sp.next_fetch_offset()), (10, 10));
+    assert!(sp.record(9).is_none());
+    assert_eq!(state(&sp, 10), (Available, 2, None));
+    assert_eq!(sp.delivery_complete_count(), 0);
+}
