@@ -651,6 +651,12 @@ impl SharePartition {
         if self.cached.is_empty() && self.end_offset > first {
             first = self.end_offset;
         }
+        // Never a new record below the start offset. Kafka only guards this for an empty
+        // window; after the log start offset passed the window a read can begin inside a log
+        // batch that starts below it, and Kafka would acquire the records below the start.
+        if first < self.start_offset {
+            first = self.start_offset;
+        }
         let mut last = last_offset;
         if max_records < last - first + 1 {
             last = last_offset_of_batch_with(batches, first + max_records - 1);
@@ -1315,8 +1321,11 @@ impl SharePartition {
         };
         let last_cached = self.cached.last_key_value().unwrap().1.last;
         if last_acked == last_cached {
-            self.start_offset = last_cached + 1;
-            self.end_offset = last_cached + 1;
+            // Kafka sets both to last + 1 here, which moves the start back when the log start
+            // offset had passed the window (it is put right by the next OFFSET_OUT_OF_RANGE);
+            // the start offset never moves back here.
+            self.start_offset = self.start_offset.max(last_cached + 1);
+            self.end_offset = self.start_offset;
             self.cached.clear();
             return true;
         }
