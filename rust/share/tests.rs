@@ -1375,3 +1375,90 @@ fn the_start_offset_stays_past_a_log_start_jump() {
         (15, 15, 0)
     );
 }
+
+// SharePartitionTest.testAcknowledgeInRecordLimitMode
+#[test]
+fn record_limit_mode_acknowledgements_move_the_start_inside_a_batch() {
+    let mut sp = fresh();
+    let log = [batch(0, 10)];
+    let got = sp.acquire(M1, AcquireMode::RecordLimit, 2, 1, 0, &log, 0);
+    assert_eq!(got.records, ranges(&[(0, 0, 1)]));
+    assert_eq!(sp.next_fetch_offset(), 1);
+    sp.acknowledge(M1, &[ack(0, 0, &[Accept])], 0).unwrap();
+    assert_eq!(
+        (sp.next_fetch_offset(), sp.start_offset(), sp.end_offset()),
+        (1, 1, 9)
+    );
+    assert_eq!(state(&sp, 1), (Available, 0, None));
+    let got = sp.acquire(M1, AcquireMode::RecordLimit, 2, 2, 0, &log, 0);
+    assert_eq!(got.records, ranges(&[(1, 2, 1)]));
+    sp.acknowledge(M1, &[ack(1, 1, &[Accept])], 0).unwrap();
+    assert_eq!(
+        (sp.next_fetch_offset(), sp.start_offset(), sp.end_offset()),
+        (3, 2, 9)
+    );
+    assert_eq!(state(&sp, 2), (Held, 1, Some(M1.into())));
+    assert_eq!(state(&sp, 3), (Available, 0, None));
+}
+
+// SharePartitionTest.testAcquireWhenInsufficientRecordsInRecordLimitMode
+#[test]
+fn record_limit_mode_with_fewer_records_than_the_limit_takes_them_whole() {
+    let mut sp = fresh();
+    let got = sp.acquire(
+        M1,
+        AcquireMode::RecordLimit,
+        2,
+        20,
+        0,
+        &[batch(10, 5), batch(15, 5), batch(20, 5)],
+        0,
+    );
+    assert_eq!(got.records, ranges(&[(10, 24, 1)]));
+    assert_eq!(got.count, 15);
+    assert_eq!(sp.next_fetch_offset(), 25);
+}
+
+// The reference's restart facts (kip932 §3.7, §6 fact 23): after a restart, finished records
+// stay finished, records released or timed out come back with their persisted count, and
+// records whose only delivery was never written are delivered again as new (count 1).
+#[test]
+fn a_restart_redelivers_only_unfinished_records() {
+    let mut sp = fresh();
+    let mut persisted = PersistedState::initialized(0, 0);
+    let log = [batch(0, 5), batch(5, 5), batch(10, 5)];
+    fetch(&mut sp, M1, &log);
+    let w = sp
+        .acknowledge(M1, &[ack(0, 4, &[Accept]), ack(5, 9, &[Release])], 0)
+        .unwrap()
+        .unwrap();
+    persisted.apply(&w);
+    assert_eq!(persisted.start_offset, 5);
+    // 5..=9 are taken again (count 2), 10..=14 are still held from the first delivery.
+    let got = sp.acquire(
+        M2,
+        AcquireMode::BatchOptimized,
+        BATCH_SIZE,
+        MAX_FETCH,
+        5,
+        &log[1..],
+        0,
+    );
+    assert_eq!(got.records, ranges(&[(5, 9, 2)]));
+    // The broker restarts: what was held is lost, the persisted state is what remains.
+    let mut sp = SharePartition::recover(config(), 1, &persisted).unwrap();
+    assert_eq!(
+        (sp.start_offset(), sp.end_offset(), sp.next_fetch_offset()),
+        (5, 9, 5)
+    );
+    let got = sp.acquire(
+        M1,
+        AcquireMode::BatchOptimized,
+        BATCH_SIZE,
+        MAX_FETCH,
+        5,
+        &log[1..],
+        0,
+    );
+    assert_eq!(got.records, ranges(&[(5, 9, 2), (10, 14, 1)]));
+}
