@@ -22,7 +22,8 @@
 //!    INVALID_RECORD_STATE).
 //! 4. Session close (epoch -1), a dropped connection, a member leaving:
 //!    [`SharePartition::release_member`].
-//! 5. Timers: call [`SharePartition::expire`] at [`SharePartition::next_deadline`].
+//! 5. Timers: call [`SharePartition::expire`] at [`SharePartition::next_deadline`], and
+//!    before any other call at a `now_ms` past it (Kafka's timer would have fired by then).
 //! 6. The log start offset passing the start offset (retention, DeleteRecords, a read
 //!    answered OFFSET_OUT_OF_RANGE): [`SharePartition::update_log_start_offset`].
 //!
