@@ -1039,32 +1039,48 @@ fn run_random(seed: u64, steps: usize, lso_moves: bool) {
                     let a = lo + (rng.next_u64() % (hi - lo + 1) as u64) as i64;
                     let b = a + (rng.next_u64() % (hi - a + 1) as u64) as i64;
                     let types = [Gap, Accept, Release, Reject, Renew];
-                    let batch = if rng.next_u64() % 2 == 0 {
-                        ack(a, b, &[pick(&mut rng, &types)])
-                    } else {
-                        let t: Vec<AcknowledgeType> =
-                            (a..=b).map(|_| pick(&mut rng, &types)).collect();
-                        ack(a, b, &t)
-                    };
+                    // One batch, or two split at a random offset, each with one type or a
+                    // type per offset: what a request validated by Kafka's rules may carry.
+                    let mut cuts = vec![(a, b)];
+                    if b > a && rng.next_u64() % 3 == 0 {
+                        let mid = a + (rng.next_u64() % (b - a) as u64) as i64;
+                        cuts = vec![(a, mid), (mid + 1, b)];
+                    }
+                    let batches: Vec<AcknowledgementBatch> = cuts
+                        .iter()
+                        .map(|&(f, l)| {
+                            if rng.next_u64() % 2 == 0 {
+                                ack(f, l, &[pick(&mut rng, &types)])
+                            } else {
+                                let t: Vec<AcknowledgeType> =
+                                    (f..=l).map(|_| pick(&mut rng, &types)).collect();
+                                ack(f, l, &t)
+                            }
+                        })
+                        .collect();
+                    validate_acknowledgement_batches(&batches, true, true).unwrap();
                     let before = sp.clone();
                     let start = sp.start_offset();
                     let all_held = (a.max(start)..=b)
                         .all(|o| sp.record(o).is_none_or(|r| r.member == Some(m)));
-                    match sp.acknowledge(m, std::slice::from_ref(&batch), now) {
+                    match sp.acknowledge(m, &batches, now) {
                         Ok(w) => {
                             assert!(all_held, "acknowledged records not all held");
-                            for o in a.max(start)..=b {
-                                let i = if batch.acknowledge_types.len() > 1 {
-                                    (o - a) as usize
-                                } else {
-                                    0
-                                };
-                                if batch.acknowledge_types[i] == Renew as i8 {
-                                    if let Some(h) = owner.get_mut(&o) {
-                                        h.1 = now + cfg.record_lock_duration_ms;
+                            for batch in &batches {
+                                let first = batch.first_offset;
+                                for o in first.max(start)..=batch.last_offset {
+                                    let i = if batch.acknowledge_types.len() > 1 {
+                                        (o - first) as usize
+                                    } else {
+                                        0
+                                    };
+                                    if batch.acknowledge_types[i] == Renew as i8 {
+                                        if let Some(h) = owner.get_mut(&o) {
+                                            h.1 = now + cfg.record_lock_duration_ms;
+                                        }
+                                    } else {
+                                        owner.remove(&o);
                                     }
-                                } else {
-                                    owner.remove(&o);
                                 }
                             }
                             write = w;
