@@ -12,6 +12,7 @@ pub mod log;
 pub mod partitioners;
 pub mod protocol;
 pub mod rng;
+pub mod share;
 pub mod txn;
 
 #[cfg(test)]
