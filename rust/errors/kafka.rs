@@ -350,6 +350,16 @@ error_codes! {
         "The voter is not part of the set of voters.";
     InvalidRegularExpression = 128, "INVALID_REGULAR_EXPRESSION", false,
         "The regular expression is not valid.";
+    RebootstrapRequired = 129, "REBOOTSTRAP_REQUIRED", false,
+        "Client metadata is stale. The client should rebootstrap to obtain new metadata.";
+    StreamsInvalidTopology = 130, "STREAMS_INVALID_TOPOLOGY", false,
+        "The supplied topology is invalid.";
+    StreamsInvalidTopologyEpoch = 131, "STREAMS_INVALID_TOPOLOGY_EPOCH", false,
+        "The supplied topology epoch is invalid.";
+    StreamsTopologyFenced = 132, "STREAMS_TOPOLOGY_FENCED", false,
+        "The supplied topology epoch is outdated.";
+    ShareSessionLimitReached = 133, "SHARE_SESSION_LIMIT_REACHED", true,
+        "The limit of share sessions has been reached.";
 }
 
 #[cfg(test)]
@@ -364,10 +374,10 @@ mod tests {
 
     #[test]
     fn the_table_is_kafkas_shape() {
-        // -1, then 0 to 128 without 99.
+        // -1, then 0 to 133 without 99.
         let codes: Vec<i16> = ERROR_CODES.iter().map(|e| e.code()).collect();
         let want: Vec<i16> = std::iter::once(-1)
-            .chain((0..=128).filter(|&c| c != 99))
+            .chain((0..=133).filter(|&c| c != 99))
             .collect();
         assert_eq!(codes, want);
         for &e in ERROR_CODES {

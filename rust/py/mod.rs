@@ -14,6 +14,7 @@ mod group;
 pub(crate) mod log;
 mod partitioners;
 mod protocol;
+mod share;
 mod txn;
 
 #[pymodule]
@@ -25,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     submodule(m, "protocol", protocol::register)?;
     submodule(m, "group", group::register)?;
     submodule(m, "txn", txn::register)?;
+    submodule(m, "share", share::register)?;
     submodule(m, "log", log::register)?;
     submodule(m, "client", client::register)?;
     Ok(())

@@ -9,6 +9,7 @@ from . import group as group
 from . import log as log
 from . import partitioners as partitioners
 from . import protocol as protocol
+from . import share as share
 from . import txn as txn
 
 __version__: str
