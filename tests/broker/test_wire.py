@@ -28,14 +28,20 @@ def test_api_versions_lists_every_handler_at_every_version(broker: Broker) -> No
             r = w.request(ApiKey.API_VERSIONS, version, body if version >= 3 else {})
             assert r.body.error_code == 0
             ranges = {k.api_key: (k.min_version, k.max_version) for k in r.body.api_keys}
-            assert ranges == {k: m.VERSIONS for k, m in HANDLERS.items()}
+            # Share groups' handlers are listed only with group.share.enable (tests/share/).
+            assert ranges == {
+                k: m.VERSIONS
+                for k, m in HANDLERS.items()
+                if getattr(m, "PROTOCOL", None) != "share"
+            }
             # Every advertised version is one the codec speaks (Kafka 3.9's range).
             for key, (lo, hi) in ranges.items():
                 assert protocol.API_VERSIONS[key][0] <= lo <= hi <= protocol.API_VERSIONS[key][1]
 
 
 #: SHARE_APIS are KIP-932's client-facing apis, which the codec declares (Kafka 4.2's) and the
-#: broker does not serve yet.
+#: broker does not serve yet, or serves only behind the internal ``group.share.enable``
+#: (ShareFetch, ShareAcknowledge: tests/share/test_share_fetch_wire.py).
 SHARE_APIS = {
     ApiKey.SHARE_GROUP_HEARTBEAT,
     ApiKey.SHARE_GROUP_DESCRIBE,
@@ -48,13 +54,14 @@ SHARE_APIS = {
 
 
 def test_share_group_apis_are_declared_but_not_advertised(broker: Broker) -> None:
-    """The codec speaks share groups (76-79, 90-92) but the broker has no handlers for them, so
+    """The codec speaks share groups (76-79, 90-92) but the broker has no handlers for most of
+    them, and ShareFetch's and ShareAcknowledge's are off by default (``group.share.enable``), so
     ApiVersions leaves them out, as Kafka 4.2 does with ``share.version=0``: librdkafka's share
     consumer then fails with UNSUPPORTED_FEATURE instead of sending requests. One sent anyway
     closes the connection, kgroup's answer to any api it has no handler for (Kafka's to an api
     a listener does not enable; Kafka with ``share.version=0`` answers UNSUPPORTED_VERSION)."""
     assert {int(k) for k in SHARE_APIS} <= set(protocol.API_VERSIONS)
-    assert not SHARE_APIS & set(HANDLERS)
+    assert SHARE_APIS & set(HANDLERS) == {ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE}
     with Wire(broker.bootstrap_servers) as w:
         for version in range(0, 5):
             body = {"client_software_name": "kgroup-test", "client_software_version": "1.0"}
@@ -97,7 +104,11 @@ def test_an_unknown_api_versions_version_gets_a_v0_answer(broker: Broker) -> Non
 
         r = protocol.decode_response(18, 0, read_frame(w.sock))
         assert (r.correlation_id, r.body.error_code) == (77, errors.UnsupportedVersion.code)
-        assert {k.api_key for k in r.body.api_keys} == set(HANDLERS)
+        # Every handler's api but share groups' (off by default: group.share.enable).
+        assert {k.api_key for k in r.body.api_keys} == set(HANDLERS) - {
+            ApiKey.SHARE_FETCH,
+            ApiKey.SHARE_ACKNOWLEDGE,
+        }
         # The connection stays open.
         assert w.request(ApiKey.API_VERSIONS, 0, {}).body.error_code == 0
 

@@ -1228,6 +1228,58 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
             "protocol: bidirectional, upgrade, downgrade or disabled.",
             one_of("bidirectional", "upgrade", "downgrade", "disabled"),
         ),
+        # Share groups (KIP-932; Kafka 4.2's ShareGroupConfig, ShareSessionCache): the broker
+        # side of ShareFetch and ShareAcknowledge (kgroup.broker.share).
+        _broker(
+            "group.share.enable",
+            T.BOOLEAN,
+            False,
+            "Whether the broker serves share groups' ShareFetch and ShareAcknowledge (Kafka's "
+            "internal switch; kgroup advertises them only when it is on).",
+        ),
+        _broker(
+            "group.share.record.lock.duration.ms",
+            T.INT,
+            30_000,
+            "How long a record delivered to a share group stays acquired, unless the group "
+            "sets share.record.lock.duration.ms.",
+            between(1000, 3_600_000),
+        ),
+        _broker(
+            "group.share.min.record.lock.duration.ms",
+            T.INT,
+            15_000,
+            "The shortest record lock duration a share group may be given.",
+            between(1000, 30_000),
+        ),
+        _broker(
+            "group.share.max.record.lock.duration.ms",
+            T.INT,
+            60_000,
+            "The longest record lock duration a share group may be given.",
+            between(30_000, 3_600_000),
+        ),
+        _broker(
+            "group.share.delivery.count.limit",
+            T.INT,
+            5,
+            "How many times a record is delivered to a share group before it is archived.",
+            between(2, 10),
+        ),
+        _broker(
+            "group.share.partition.max.record.locks",
+            T.INT,
+            2000,
+            "How many records of one partition a share group may hold in flight.",
+            between(100, 10_000),
+        ),
+        _broker(
+            "group.share.max.share.sessions",
+            T.INT,
+            2000,
+            "The most share sessions the broker keeps at once.",
+            at_least(1),
+        ),
         _broker(
             "offsets.load.buffer.size",
             T.INT,

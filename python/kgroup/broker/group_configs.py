@@ -73,6 +73,17 @@ def _auto_offset_reset(v: Any) -> str | None:
     )
 
 
+def duration_ms(text: str) -> int:
+    """The milliseconds of a non-negative ISO-8601 duration (``PnDTnHnMn.nS``, as
+    ``share.auto.offset.reset``'s ``by_duration:`` takes it, already validated); fractions of a
+    second are dropped."""
+    m = _DURATION.fullmatch(text)
+    if m is None:
+        raise ValueError(f"not a duration: {text!r}")
+    days, hours, minutes, seconds = (int(g) if g else 0 for g in m.groups()[1:])
+    return (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000
+
+
 @dataclass(frozen=True)
 class GroupConfigDef:
     """GroupConfigDef is one group config: its spec (type, Kafka's ``atLeast``), its broker

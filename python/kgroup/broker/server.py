@@ -281,6 +281,9 @@ class Connection(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self.state.connections.discard(self)
+        # Kafka's ShareSessionCache.ClientConnectionDisconnectListener: the sessions this
+        # connection opened end, and their members' records are released.
+        self.state.shares.connection_closed(self)
         self._limits.lru.pop(self, None)
         if self._output is not None:
             self._output.clear()

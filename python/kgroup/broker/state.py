@@ -26,6 +26,7 @@ from kgroup.broker.quotas import Quotas
 from kgroup.broker.sasl import sasl_listeners
 from kgroup.broker.scram import FILE as SCRAM_FILE
 from kgroup.broker.scram import ScramCredentials
+from kgroup.broker.share.manager import ShareManager
 from kgroup.broker.topics import Partition, Topics
 from kgroup.log import file_exists, read_text, write_atomically
 
@@ -250,6 +251,9 @@ class BrokerState:
         #: transactions hosts the transaction coordinator
         #: (``kgroup.broker.coordinators.transactions``).
         self.transactions = TxnHost(self)
+        #: shares holds the share groups' share partitions and sessions
+        #: (``kgroup.broker.share.manager``).
+        self.shares = ShareManager(self)
         #: stopping is set when the broker shuts down: long polls answer at once.
         self.stopping = False
         #: acks_all_fsync: acks=all is answered once fsynced (kgroup.acks.all.fsync).
@@ -305,6 +309,7 @@ class BrokerState:
         }
 
     def close(self) -> None:
+        self.shares.close()
         self.flush_executor.shutdown(wait=True)
         self.background_executor.shutdown(wait=True)
         self.topics.close()

@@ -6,7 +6,10 @@ The answer lists exactly the handlers this broker has, with the versions each se
 clients never pick an api it does not implement (librdkafka, for one, uses telemetry and the
 new consumer protocol when they are advertised). A handler that declares ``PROTOCOL`` (KIP-848's
 ConsumerGroupHeartbeat and ConsumerGroupDescribe: ``consumer``) is listed only while
-``group.coordinator.rebalance.protocols`` includes it, as Kafka 4.x lists them. A version the
+``group.coordinator.rebalance.protocols`` includes it, as Kafka 4.x lists them; one that
+declares ``PROTOCOL = "share"`` (KIP-932's ShareFetch, ShareAcknowledge) only while the internal
+``group.share.enable`` is on: kgroup's share groups are not whole yet (Kafka 4.2+ lists them
+always and answers UNSUPPORTED_VERSION when share groups are off). A version the
 broker does not speak gets a v0 body with UNSUPPORTED_VERSION and the ranges (see
 ``unsupported_body``), which every client reads to retry with a version both know.
 
@@ -55,16 +58,25 @@ def consumer_protocol(config: BrokerConfig) -> bool:
     return "consumer" in {str(p).strip().lower() for p in protocols}
 
 
+def share_enabled(config: BrokerConfig) -> bool:
+    """Whether the internal ``group.share.enable`` is on."""
+    return bool(config.get("group.share.enable"))
+
+
 @functools.cache
-def api_keys(consumer: bool = True) -> list[dict[str, int]]:
+def api_keys(consumer: bool = True, share: bool = False) -> list[dict[str, int]]:
     """Every api this broker serves, with its version range, by api key; KIP-848's only when
-    ``consumer`` (the consumer protocol is on)."""
+    ``consumer`` (the consumer protocol is on), KIP-932's only when ``share``."""
     from kgroup.broker.handlers import HANDLERS
+
+    def listed(m: object) -> bool:
+        protocol = getattr(m, "PROTOCOL", None)
+        return (consumer or protocol != "consumer") and (share or protocol != "share")
 
     return [
         {"api_key": key, "min_version": m.VERSIONS[0], "max_version": m.VERSIONS[1]}
         for key, m in sorted(HANDLERS.items())
-        if consumer or getattr(m, "PROTOCOL", None) != "consumer"
+        if listed(m)
     ]
 
 
@@ -88,7 +100,10 @@ def features(consumer: bool, version: int) -> dict[str, Any]:
 
 def unsupported_body(config: BrokerConfig) -> dict[str, Any]:
     """The v0 answer to an ApiVersions version this broker does not speak."""
-    return {"error_code": UnsupportedVersion.code, "api_keys": api_keys(consumer_protocol(config))}
+    return {
+        "error_code": UnsupportedVersion.code,
+        "api_keys": api_keys(consumer_protocol(config), share_enabled(config)),
+    }
 
 
 def handle(ctx: RequestContext) -> dict[str, Any]:
@@ -100,7 +115,8 @@ def handle(ctx: RequestContext) -> dict[str, Any]:
                 # Kafka answers an invalid name with INVALID_REQUEST and no api keys.
                 return {"error_code": InvalidRequest.code, "api_keys": []}
     consumer = consumer_protocol(ctx.state.config)
-    answer = {"error_code": 0, "api_keys": api_keys(consumer), "throttle_time_ms": 0}
+    share = share_enabled(ctx.state.config)
+    answer = {"error_code": 0, "api_keys": api_keys(consumer, share), "throttle_time_ms": 0}
     if version >= 3:
         answer.update(features(consumer, version))
     return answer

@@ -30,7 +30,7 @@ Pure bookkeeping: no I/O, no records; the caller (``kgroup.broker.share.manager`
 from __future__ import annotations
 
 import uuid
-from collections.abc import Hashable, Iterable
+from collections.abc import Iterable
 
 from kgroup import errors
 
@@ -70,7 +70,7 @@ class Session:
         group: str,
         member: str,
         partitions: Iterable[TopicIdPartition],
-        connection: Hashable,
+        connection: object,
     ) -> None:
         self.group = group
         self.member = member
@@ -122,7 +122,7 @@ class SessionCache:
         self.max_sessions = max_sessions
         self._sessions: dict[tuple[str, str], Session] = {}
         #: _by_connection: the session keys each connection opened last.
-        self._by_connection: dict[Hashable, set[tuple[str, str]]] = {}
+        self._by_connection: dict[object, set[tuple[str, str]]] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -138,7 +138,7 @@ class SessionCache:
         group: str,
         member: str,
         partitions: Iterable[TopicIdPartition],
-        connection: Hashable,
+        connection: object,
         acknowledgements: bool = False,
     ) -> Session:
         """A ShareFetch at epoch 0: a new session with exactly ``partitions``, replacing the
@@ -200,7 +200,7 @@ class SessionCache:
                     del self._by_connection[session.connection]
         return session
 
-    def disconnected(self, connection: Hashable) -> list[Session]:
+    def disconnected(self, connection: object) -> list[Session]:
         """The connection closed: remove the sessions it opened (not those reopened since from
         another connection) and return them, for the caller to release their records."""
         keys = self._by_connection.pop(connection, None)
