@@ -3,9 +3,8 @@ with ``group.share.enable``, raw frames: what Kafka 4.2's KafkaApis.handleShareF
 handleShareAcknowledgeRequest, SharePartitionManager and SharePartition answer (reference
 kafka-kip932-share-groups.md §1.4-1.9, §3, §6 items 9-17).
 
-Not compared with Apache Kafka here: Kafka serves ShareFetch only for partitions its group
-coordinator initialized, which needs a member to join with ShareGroupHeartbeat first (being built
-on another branch); the differential belongs with it."""
+The same kind of sequence runs against Apache Kafka 4.4 beside kgroup in
+test_share_fetch_vs_kafka.py (there Kafka's member joins with ShareGroupHeartbeat first)."""
 
 from __future__ import annotations
 
@@ -19,15 +18,24 @@ from typing import Any
 
 import pytest
 from support.kgroup_broker import Wire, run_broker
+from support.share_wire import (
+    ACCEPT,
+    MEMBER_A,
+    MEMBER_B,
+    RELEASE,
+    create,
+    produce,
+    set_group_config,
+    share_ack,
+    share_fetch,
+    share_fetch_body,
+    topics,
+)
 
 from kgroup import errors, protocol
 from kgroup.broker import Broker
 from kgroup.protocol import ApiKey
-from kgroup.protocol.records import decode_batches, encode_batch
-
-GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
-MEMBER_A = "AAAAAAAAAAAAAAAAAAAAAA"
-MEMBER_B = "BBBBBBBBBBBBBBBBBBBBBB"
+from kgroup.protocol.records import decode_batches
 
 
 @contextlib.contextmanager
@@ -35,102 +43,6 @@ def share_broker(**config: Any) -> Iterator[Broker]:
     values = {"group.share.enable": "true", **config}
     with run_broker(config=values) as b:
         yield b
-
-
-def create(w: Wire, name: str) -> uuid.UUID:
-    r = w.request(ApiKey.METADATA, 12, {"topics": [{"name": name}]})
-    return r.body.topics[0].topic_id
-
-
-def produce(w: Wire, name: str, values: list[bytes], batches: int = 1) -> int:
-    """Produce ``values`` in ``batches`` batches; the first offset."""
-    per = -(-len(values) // batches)
-    first = -1
-    for i in range(0, len(values), per):
-        chunk = values[i : i + per]
-        batch = encode_batch([(j, 1000, None, v) for j, v in enumerate(chunk)])
-        body = {
-            "acks": -1,
-            "timeout_ms": 5000,
-            "topic_data": [{"name": name, "partition_data": [{"index": 0, "records": batch}]}],
-        }
-        p = w.request(ApiKey.PRODUCE, 9, body).body.responses[0].partition_responses[0]
-        assert p.error_code == 0
-        if first < 0:
-            first = p.base_offset
-    return first
-
-
-def set_group_config(w: Wire, group: str, name: str, value: str) -> None:
-    body = {
-        "resources": [
-            {
-                "resource_type": 32,
-                "resource_name": group,
-                "configs": [{"name": name, "config_operation": 0, "value": value}],
-            }
-        ],
-        "validate_only": False,
-    }
-    r = w.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, body)
-    assert r.body.responses[0].error_code == 0
-
-
-def topics(tid: uuid.UUID, acks: dict[int, list[tuple[int, int, list[int]]]]) -> list[dict]:
-    return [
-        {
-            "topic_id": tid,
-            "partitions": [
-                {
-                    "partition_index": index,
-                    "acknowledgement_batches": [
-                        {"first_offset": f, "last_offset": la, "acknowledge_types": t}
-                        for f, la, t in batches
-                    ],
-                }
-                for index, batches in acks.items()
-            ],
-        }
-    ]
-
-
-def share_fetch_body(
-    member: str,
-    epoch: int,
-    parts: list[dict],
-    *,
-    group: str = "g",
-    max_wait_ms: int = 0,
-    max_records: int = 500,
-    batch_size: int = 500,
-    forgotten: list[dict] | None = None,
-) -> dict[str, Any]:
-    return {
-        "group_id": group,
-        "member_id": member,
-        "share_session_epoch": epoch,
-        "max_wait_ms": max_wait_ms,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "max_records": max_records,
-        "batch_size": batch_size,
-        "topics": parts,
-        "forgotten_topics_data": forgotten or [],
-    }
-
-
-def share_fetch(w: Wire, member: str, epoch: int, parts: list[dict], **kw: Any) -> Any:
-    return w.request(ApiKey.SHARE_FETCH, 1, share_fetch_body(member, epoch, parts, **kw)).body
-
-
-def share_ack(w: Wire, member: str, epoch: int, parts: list[dict], group: str = "g") -> Any:
-    body = {
-        "group_id": group,
-        "member_id": member,
-        "share_session_epoch": epoch,
-        "topics": parts,
-    }
-    return w.request(ApiKey.SHARE_ACKNOWLEDGE, 1, body).body
 
 
 def acquired(body: Any) -> list[tuple[int, int, int]]:

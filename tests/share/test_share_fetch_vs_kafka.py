@@ -1,0 +1,145 @@
+"""ShareFetch and ShareAcknowledge side by side: the same raw sequence against Apache Kafka 4.4
+(share groups on by default) and kgroup with ``group.share.enable``, the answers compared.
+
+Kafka serves a share partition only once its group coordinator initialized it, which takes a
+member joining with ShareGroupHeartbeat and a second heartbeat carrying the assignment (§2.4):
+on Kafka the sequence starts with that join; kgroup, whose share group membership is built on
+another branch, starts its share partitions at their first fetch. Acknowledgements go as
+ShareAcknowledge before the fetch that should see them: Kafka applies a ShareFetch's
+piggybacked acknowledgements and its fetch concurrently, so what that fetch sees is a race."""
+
+from __future__ import annotations
+
+import base64
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from support.apache_kafka import run_kafka
+from support.kgroup_broker import Wire, run_broker
+from support.share_wire import (
+    ACCEPT,
+    REJECT,
+    RELEASE,
+    create,
+    produce,
+    set_group_config,
+    share_ack,
+    share_fetch,
+    topics,
+)
+
+from kgroup.protocol import ApiKey
+
+
+def member_id() -> str:
+    """A member id as both clients make it: a random UUID in URL-safe base64, 22 characters."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def join_kafka(w: Wire, group: str, member: str, topic: str) -> None:
+    """Join the share group and heartbeat until the partition is assigned (initialized)."""
+    w.request(ApiKey.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": [group]})
+    body: dict[str, Any] = {
+        "group_id": group,
+        "member_id": member,
+        "member_epoch": 0,
+        "rack_id": None,
+        "subscribed_topic_names": [topic],
+    }
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        r = w.request(ApiKey.SHARE_GROUP_HEARTBEAT, 1, body).body
+        if r.error_code in (14, 15, 16):
+            # __consumer_offsets is being made and loaded (FindCoordinator created it).
+            time.sleep(0.5)
+            continue
+        assert r.error_code == 0, r
+        if r.assignment is not None and r.assignment.topic_partitions:
+            return
+        body = {**body, "member_epoch": r.member_epoch, "subscribed_topic_names": None}
+        time.sleep(0.5)
+    raise AssertionError("no assignment")
+
+
+def observe(body: Any) -> Any:
+    """What is compared of an answer: the error codes, the acquired ranges per partition, and
+    whether records came (not their bytes: timestamps and leader epochs differ)."""
+    out: dict[str, Any] = {"error_code": body.error_code}
+    if hasattr(body, "acquisition_lock_timeout_ms") and body.error_code == 0:
+        out["lock_ms"] = body.acquisition_lock_timeout_ms
+    parts = []
+    for t in body.responses:
+        for p in t.partitions:
+            entry: dict[str, Any] = {"partition": p.partition_index, "error_code": p.error_code}
+            if hasattr(p, "acquired_records"):
+                entry["acknowledge_error_code"] = p.acknowledge_error_code
+                entry["acquired"] = [
+                    (a.first_offset, a.last_offset, a.delivery_count) for a in p.acquired_records
+                ]
+                entry["has_records"] = bool(p.records)
+            parts.append(entry)
+    out["partitions"] = parts
+    return out
+
+
+def scenario(bootstrap: str, join: Callable[[Wire, str, str, str], None] | None) -> list[Any]:
+    group, topic = "share-diff", "share-diff-t"
+    a, b = member_id(), member_id()
+    seen: list[Any] = []
+    with Wire(bootstrap) as w:
+        tid = create(w, topic)
+        set_group_config(w, group, "share.auto.offset.reset", "earliest")
+        produce(w, topic, [b"a", b"b", b"c"])
+        if join is not None:
+            join(w, group, a, topic)
+        part = topics(tid, {0: []})
+
+        def fetch(member: str, epoch: int, parts: list[dict], **kw: Any) -> None:
+            seen.append(observe(share_fetch(w, member, epoch, parts, group=group, **kw)))
+
+        def ack(member: str, epoch: int, parts: list[dict]) -> None:
+            seen.append(observe(share_ack(w, member, epoch, parts, group=group)))
+
+        # Session errors first (§6 item 9).
+        fetch(a, 0, topics(tid, {0: [(0, 0, [ACCEPT])]}))
+        fetch(a, 3, part)
+        ack(a, 0, [])
+        ack(a, 1, [])
+        # Open: all three records, count 1.
+        fetch(a, 0, part, max_wait_ms=5000)
+        fetch(a, 7, [])
+        # Release all: redelivered with count 2 (§6 item 12).
+        ack(a, 1, topics(tid, {0: [(0, 2, [RELEASE])]}))
+        fetch(a, 2, [], max_wait_ms=5000)
+        # Accept 0, reject 1, release 2; then acknowledgements of what is not held (§6 13-14).
+        ack(a, 3, topics(tid, {0: [(0, 0, [ACCEPT]), (1, 2, [REJECT, RELEASE])]}))
+        ack(a, 4, topics(tid, {0: [(1, 1, [ACCEPT])]}))
+        ack(a, 5, topics(tid, {0: [(2, 2, [ACCEPT])]}))
+        ack(a, 6, topics(tid, {0: [(2, 1, [ACCEPT])]}))
+        fetch(a, 7, [], max_wait_ms=5000)
+        # Nothing new: an incremental answer lists nothing.
+        fetch(a, 8, [], max_wait_ms=0)
+        # Another member without a session.
+        ack(b, 1, [])
+        # Close with ShareAcknowledge -1: offset 2 is released, its delivery counted (4.2+).
+        ack(a, -1, [])
+        fetch(a, 9, [])
+        fetch(a, 0, part, max_wait_ms=5000)
+        fetch(a, -1, topics(tid, {0: [(2, 2, [ACCEPT])]}))
+    return seen
+
+
+def test_share_fetch_sequence_as_kafka_answers() -> None:
+    config = {
+        "group.share.heartbeat.interval.ms": 1000,
+        "group.share.min.heartbeat.interval.ms": 1000,
+        "num.partitions": 1,
+    }
+    with run_kafka(1, config) as kafka:
+        want = scenario(kafka.bootstrap, join_kafka)
+    with run_broker(config={"group.share.enable": "true"}) as b:
+        got = scenario(b.bootstrap_servers, None)
+    for i, (g, k) in enumerate(zip(got, want, strict=True)):
+        assert g == k, (i, g, k)
