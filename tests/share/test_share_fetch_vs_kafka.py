@@ -143,3 +143,66 @@ def test_share_fetch_sequence_as_kafka_answers() -> None:
         got = scenario(b.bootstrap_servers, None)
     for i, (g, k) in enumerate(zip(got, want, strict=True)):
         assert g == k, (i, g, k)
+
+
+def timing_scenario(
+    bootstrap: str, join: Callable[[Wire, str, str, str], None] | None
+) -> list[Any]:
+    """Lock expiry, the delivery limit and a dropped connection, with 1 s locks and a limit of
+    2 deliveries."""
+    group, topic = "share-diff-timing", "share-diff-timing-t"
+    a, b = member_id(), member_id()
+    seen: list[Any] = []
+    with Wire(bootstrap) as w:
+        tid = create(w, topic)
+        set_group_config(w, group, "share.auto.offset.reset", "earliest")
+        produce(w, topic, [b"a", b"b"])
+        if join is not None:
+            join(w, group, a, topic)
+        part = topics(tid, {0: []})
+
+        def fetch(wire: Wire, member: str, epoch: int, parts: list[dict], **kw: Any) -> Any:
+            body = share_fetch(wire, member, epoch, parts, group=group, **kw)
+            seen.append(observe(body))
+            return body
+
+        fetch(w, a, 0, part, max_wait_ms=5000)
+        # The locks end after 1 s: the records come back with count 2 (§6 item 15).
+        time.sleep(1.5)
+        fetch(w, a, 1, [], max_wait_ms=5000)
+        # Released at the limit of 2: archived, never delivered again (§6 item 12).
+        seen.append(observe(share_ack(w, a, 2, topics(tid, {0: [(0, 1, [RELEASE])]}), group)))
+        fetch(w, a, 3, [], max_wait_ms=200)
+        produce(w, topic, [b"c"])
+        # Another member on its own connection takes the new record, and drops the connection
+        # without closing its session: the record is released at once (§6 item 17).
+        other = Wire(bootstrap)
+        fetch(other, b, 0, part, max_wait_ms=5000)
+        other.sock.close()
+        deadline = time.monotonic() + 10
+        epoch = 4
+        while True:
+            body = fetch(w, a, epoch, [], max_wait_ms=500)
+            epoch += 1
+            if body.responses or time.monotonic() > deadline:
+                break
+            seen.pop()
+    return seen
+
+
+def test_lock_expiry_limit_and_disconnect_as_kafka_answers() -> None:
+    config = {
+        "group.share.heartbeat.interval.ms": 1000,
+        "group.share.min.heartbeat.interval.ms": 1000,
+        "group.share.record.lock.duration.ms": 1000,
+        "group.share.min.record.lock.duration.ms": 1000,
+        "group.share.delivery.count.limit": 2,
+        "num.partitions": 1,
+    }
+    with run_kafka(1, config) as kafka:
+        want = timing_scenario(kafka.bootstrap, join_kafka)
+    kgroup_config = {k: str(v) for k, v in config.items()}
+    with run_broker(config={"group.share.enable": "true", **kgroup_config}) as b:
+        got = timing_scenario(b.bootstrap_servers, None)
+    for i, (g, k) in enumerate(zip(got, want, strict=True)):
+        assert g == k, (i, g, k)
