@@ -35,7 +35,7 @@ from support.share_wire import (
 from kgroup import errors, protocol
 from kgroup.broker import Broker
 from kgroup.protocol import ApiKey
-from kgroup.protocol.records import decode_batches
+from kgroup.protocol.records import decode_batches, encode_batch
 
 
 @contextlib.contextmanager
@@ -340,3 +340,21 @@ def test_both_versions_frame_round_trip(version: int) -> None:
             r = w.request(ApiKey.SHARE_FETCH, 2, body).body
             assert r.error_code == errors.InvalidRequest.code
     assert protocol.API_VERSIONS[78][1] >= version
+
+
+def test_auto_offset_reset_by_duration_starts_at_the_first_recent_record() -> None:
+    # ShareFetchUtils.offsetForTimestamp: the first offset with a timestamp at or after now
+    # minus the duration (§3.3).
+    with share_broker() as b, Wire(b.bootstrap_servers) as w:
+        tid = create(w, "t")
+        set_group_config(w, "g", "share.auto.offset.reset", "by_duration:PT1H")
+        produce(w, "t", [b"old", b"old"])  # timestamp 1000: 1970
+        now = int(time.time() * 1000)
+        batch = encode_batch([(0, now, None, b"new"), (1, now, None, b"new")])
+        body = {
+            "acks": -1,
+            "timeout_ms": 5000,
+            "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch}]}],
+        }
+        assert w.request(ApiKey.PRODUCE, 9, body).body.responses[0].partition_responses[0]
+        assert acquired(share_fetch(w, MEMBER_A, 0, topics(tid, {0: []}))) == [(2, 3, 1)]
