@@ -358,3 +358,17 @@ def test_auto_offset_reset_by_duration_starts_at_the_first_recent_record() -> No
         }
         assert w.request(ApiKey.PRODUCE, 9, body).body.responses[0].partition_responses[0]
         assert acquired(share_fetch(w, MEMBER_A, 0, topics(tid, {0: []}))) == [(2, 3, 1)]
+
+
+def test_min_bytes_waits_for_enough_then_max_wait_takes_what_there_is() -> None:
+    # DelayedShareFetch: below MinBytes nothing is acquired until MaxWaitMs ends.
+    with share_broker() as b, Wire(b.bootstrap_servers) as w:
+        tid = create(w, "t")
+        set_group_config(w, "g", "share.auto.offset.reset", "earliest")
+        produce(w, "t", [b"small"])
+        body = share_fetch_body(MEMBER_A, 0, topics(tid, {0: []}), max_wait_ms=400)
+        body["min_bytes"] = 100_000
+        started = time.monotonic()
+        r = w.request(ApiKey.SHARE_FETCH, 1, body).body
+        assert time.monotonic() - started >= 0.35
+        assert acquired(r) == [(0, 0, 1)]

@@ -18,18 +18,19 @@ ApiVersions does not list it), as Kafka 4.2's ``KafkaApis.handleShareFetchReques
 4. The fetch (none at epoch -1 or for a renew): for each partition of the session, read the
    log from the share partition's next fetch offset, acquire what it returned for the member
    (at most MaxRecords over all partitions, soft unless the record-limit mode; ranges of about
-   BatchSize), and answer AcquiredRecords with the log batches that cover them. When nothing
-   was acquired the request waits up to MaxWaitMs, woken by a produce, an acknowledgement, a
-   release or a lock expiry on its partitions (Kafka's DelayedShareFetch).
+   BatchSize), and answer AcquiredRecords with the log batches that cover them. While fewer
+   than MinBytes can be read, or nothing could be acquired, the request waits up to MaxWaitMs,
+   woken by a produce, an acknowledgement, a release or a lock expiry on its partitions
+   (Kafka's DelayedShareFetch), and then acquires what there is.
 5. The answer: every requested partition at epoch 0; at epoch n only those with records, an
    error, or new in the session (incremental), plus every partition that carried
    acknowledgements. AcquisitionLockTimeoutMs is the group's lock duration.
 6. Epoch -1: the session is removed and the member's records in its partitions released.
 
 Not yet (kgroup's share groups are being built): ``share.isolation.level=read_committed``
-(records are read up to the high watermark), MinBytes above 1 (a fetch that acquired anything
-answers at once), persistence (``ShareManager.persist``), the per-partition fetch lock (one
-event loop serializes fetches), membership checks against the group coordinator.
+(records are read up to the high watermark), persistence (``ShareManager.persist``), the
+per-partition fetch lock (one event loop serializes fetches), membership checks against the
+group coordinator.
 """
 
 from __future__ import annotations
@@ -114,6 +115,8 @@ class _Fetch:
         self.entries: dict[TopicIdPartition, dict[str, Any]] = {}
         self.records_left = body.max_records
         self.bytes_left = body.max_bytes
+        #: min_bytes: MinBytes, capped by MaxBytes as Kafka caps it.
+        self.min_bytes = min(body.min_bytes, body.max_bytes)
         self.had_error = False
         self.acquired = 0
 
@@ -121,17 +124,22 @@ class _Fetch:
     def partitions(self) -> list[Partition]:
         return [p for _, p, _ in self.wanted if p is not None]
 
-    def attempt(self) -> None:
-        """One pass: acquire from each partition that can give records."""
+    def attempt(self, final: bool) -> None:
+        """One pass: read each partition that can give records from its next fetch offset;
+        unless ``final`` (MaxWaitMs is over), stop there while the bytes read are fewer than
+        MinBytes (Kafka's DelayedShareFetch.tryComplete: nothing is acquired then); else
+        acquire from what was read."""
         shares = self.ctx.state.shares
-        now = now_ms()
+        reads = []
+        left = self.bytes_left
+        total = 0
         for tp, p, error in self.wanted:
             entry = self.entries.setdefault(tp, _entry(tp[1]))
             if error is not None:
                 entry["error_code"], entry["error_message"] = error_entry(error)
                 self.had_error = True
                 continue
-            if entry["acquired_records"] or self.records_left <= 0 or self.bytes_left <= 0:
+            if entry["acquired_records"] or self.records_left <= 0 or left <= 0:
                 continue
             assert p is not None
             try:
@@ -146,7 +154,7 @@ class _Fetch:
             lg = p.log
             offset = sp.next_fetch_offset()
             try:
-                data = lg.read(offset, self.bytes_left, lg.log_end_offset, self.acquired == 0)
+                data = lg.read(offset, left, lg.log_end_offset, self.acquired + total == 0)
             except errors.OffsetOutOfRange:
                 # Kafka moves the share partition to the log start and answers no records.
                 sp.update_log_start_offset(lg.log_start_offset)
@@ -155,10 +163,18 @@ class _Fetch:
                 entry["error_code"], entry["error_message"] = error_entry(e)
                 self.had_error = True
                 continue
-            if not data:
-                continue
+            if data:
+                reads.append((entry, h, offset, data))
+                total += len(data)
+                left = max(0, left - len(data))
+        if not final and not self.had_error and total < self.min_bytes:
+            return
+        now = now_ms()
+        for entry, h, offset, data in reads:
+            if self.records_left <= 0:
+                break
             bounds = batch_bounds(data)
-            got, count = sp.acquire(
+            got, count = h.share.acquire(
                 self.member,
                 self.body.batch_size,
                 self.records_left,
@@ -264,7 +280,7 @@ def handle(ctx: RequestContext) -> Any:
         body,
         version >= 2 and body.share_acquire_mode == RECORD_LIMIT,
     )
-    fetch.attempt()
+    fetch.attempt(final=body.max_wait_ms <= 0)
     if fetch.done() or body.max_wait_ms <= 0 or not fetch.partitions:
         response["responses"] = _answer(fetch, session, epoch, ack_results)
         return response
@@ -351,8 +367,11 @@ async def _wait(
                 except ValueError:
                     pass
             fut = None
-        fetch.attempt()
+        fetch.attempt(final=False)
         if fetch.done():
             break
+    if not fetch.done():
+        # MaxWaitMs is over (or the broker stops): what there is, below MinBytes too.
+        fetch.attempt(final=True)
     response["responses"] = _answer(fetch, session, epoch, ack_results)
     return response
