@@ -206,3 +206,53 @@ def test_lock_expiry_limit_and_disconnect_as_kafka_answers() -> None:
         got = timing_scenario(b.bootstrap_servers, None)
     for i, (g, k) in enumerate(zip(got, want, strict=True)):
         assert g == k, (i, g, k)
+
+
+def read_committed_scenario(
+    bootstrap: str, join: Callable[[Wire, str, str, str], None] | None
+) -> list[Any]:
+    """share.isolation.level=read_committed: an aborted transaction's records are not
+    acquired (archived), a committed one's are; an open one stops the read."""
+    from support.transactions import produce as txn_produce
+    from support.transactions import transactional_producer
+
+    group, topic = "share-diff-rc", "share-diff-rc-t"
+    a = member_id()
+    seen: list[Any] = []
+    with Wire(bootstrap) as w:
+        tid = create(w, topic)
+        set_group_config(w, group, "share.auto.offset.reset", "earliest")
+        set_group_config(w, group, "share.isolation.level", "read_committed")
+        produce(w, topic, [b"plain"])
+        with transactional_producer(bootstrap, "share-rc") as p:
+            p.begin_transaction()
+            txn_produce(p, topic, 0, [b"x", b"y"])
+            p.abort_transaction(10)
+            p.begin_transaction()
+            txn_produce(p, topic, 0, [b"z"])
+            p.commit_transaction(10)
+            p.begin_transaction()
+            txn_produce(p, topic, 0, [b"open"])
+            if join is not None:
+                join(w, group, a, topic)
+            part = topics(tid, {0: []})
+            seen.append(observe(share_fetch(w, a, 0, part, group=group, max_wait_ms=5000)))
+            p.commit_transaction(10)
+        # Kafka writes the commit markers after it answers EndTxn.
+        time.sleep(1)
+        seen.append(observe(share_fetch(w, a, 1, [], group=group, max_wait_ms=5000)))
+    return seen
+
+
+def test_read_committed_as_kafka_answers() -> None:
+    config = {
+        "group.share.heartbeat.interval.ms": 1000,
+        "group.share.min.heartbeat.interval.ms": 1000,
+        "num.partitions": 1,
+    }
+    with run_kafka(1, config) as kafka:
+        want = read_committed_scenario(kafka.bootstrap, join_kafka)
+    with run_broker(config={"group.share.enable": "true"}) as b:
+        got = read_committed_scenario(b.bootstrap_servers, None)
+    for i, (g, k) in enumerate(zip(got, want, strict=True)):
+        assert g == k, (i, g, k)

@@ -27,8 +27,11 @@ ApiVersions does not list it), as Kafka 4.2's ``KafkaApis.handleShareFetchReques
    acknowledgements. AcquisitionLockTimeoutMs is the group's lock duration.
 6. Epoch -1: the session is removed and the member's records in its partitions released.
 
-Not yet (kgroup's share groups are being built): ``share.isolation.level=read_committed``
-(records are read up to the high watermark), persistence (``ShareManager.persist``), the
+``share.isolation.level=read_committed``: reads stop at the last stable offset, and acquired
+records of aborted transactions are archived and left out of AcquiredRecords (their batches
+may still be in Records, as in Kafka).
+
+Not yet (kgroup's share groups are being built): persistence (``ShareManager.persist``), the
 per-partition fetch lock (one event loop serializes fetches), membership checks against the
 group coordinator.
 """
@@ -51,10 +54,12 @@ from kgroup.broker.share.acks import (
 )
 from kgroup.broker.share.manager import now_ms
 from kgroup.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
+from kgroup.broker.share.txn import aborted_batches, without
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
     from kgroup.broker.context import RequestContext
+    from kgroup.broker.share.manager import Held
     from kgroup.broker.share.sessions import Session
     from kgroup.broker.topics import Partition
 
@@ -115,6 +120,9 @@ class _Fetch:
         self.entries: dict[TopicIdPartition, dict[str, Any]] = {}
         self.records_left = body.max_records
         self.bytes_left = body.max_bytes
+        #: read_committed: the group's ``share.isolation.level``.
+        level = ctx.state.shares.isolation_level(group)
+        self.read_committed = level == "read_committed"
         #: min_bytes: MinBytes, capped by MaxBytes as Kafka caps it.
         self.min_bytes = min(body.min_bytes, body.max_bytes)
         self.had_error = False
@@ -153,8 +161,12 @@ class _Fetch:
                 continue
             lg = p.log
             offset = sp.next_fetch_offset()
+            limit = lg.log_end_offset
+            if self.read_committed:
+                unstable = lg.first_unstable_offset
+                limit = limit if unstable is None else min(unstable, limit)
             try:
-                data = lg.read(offset, left, lg.log_end_offset, self.acquired + total == 0)
+                data = lg.read(offset, left, limit, self.acquired + total == 0)
             except errors.OffsetOutOfRange:
                 # Kafka moves the share partition to the log start and answers no records.
                 sp.update_log_start_offset(lg.log_start_offset)
@@ -164,13 +176,13 @@ class _Fetch:
                 self.had_error = True
                 continue
             if data:
-                reads.append((entry, h, offset, data))
+                reads.append((entry, h, offset, limit, data))
                 total += len(data)
                 left = max(0, left - len(data))
         if not final and not self.had_error and total < self.min_bytes:
             return
         now = now_ms()
-        for entry, h, offset, data in reads:
+        for entry, h, offset, limit, data in reads:
             if self.records_left <= 0:
                 break
             bounds = batch_bounds(data)
@@ -183,9 +195,11 @@ class _Fetch:
                 now,
                 self.record_limit,
             )
+            if got and self.read_committed:
+                got, count = self._drop_aborted(h, data, bounds, offset, limit, got, count)
+            shares.arm(h)
             if not got:
                 continue
-            shares.arm(h)
             self.records_left -= count
             first, last = got[0][0], got[-1][1]
             # The log batches that cover the acquired ranges, whole.
@@ -203,6 +217,31 @@ class _Fetch:
             ]
             self.acquired += len(records)
             self.bytes_left = max(0, self.bytes_left - len(records))
+
+    def _drop_aborted(
+        self,
+        h: Held,
+        data: bytes,
+        bounds: list[tuple[int, int, int]],
+        offset: int,
+        limit: int,
+        got: list[tuple[int, int, int]],
+        count: int,
+    ) -> tuple[list[tuple[int, int, int]], int]:
+        """read_committed: archive the acquired records of aborted transactions (Kafka
+        archives them in the window; here as a Gap acknowledgement by the member, which moves
+        them to ARCHIVED the same way, persisted) and leave them out of AcquiredRecords."""
+        aborted = h.partition.log.aborted_transactions(offset, limit)
+        if not aborted:
+            return got, count
+        kept, taken = without(got, aborted_batches(data, bounds, aborted))
+        if not taken:
+            return got, count
+        shares = self.ctx.state.shares
+        shares.persist(
+            h, h.share.acknowledge(self.member, [(f, la, [0]) for f, la in taken], now_ms())
+        )
+        return kept, count - sum(la - f + 1 for f, la in taken)
 
     def done(self) -> bool:
         return self.had_error or self.acquired > 0

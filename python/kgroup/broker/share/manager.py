@@ -92,6 +92,10 @@ class ShareManager:
             value = self.state.config.get("group.share.record.lock.duration.ms")
         return int(value)
 
+    def isolation_level(self, group: str) -> str:
+        """The group's ``share.isolation.level`` (default ``read_uncommitted``)."""
+        return str(self._group_config(group).get("share.isolation.level", "read_uncommitted"))
+
     def _setting(self, group: str, group_key: str, broker_key: str) -> int:
         value = self._group_config(group).get(group_key)
         return int(self.state.config.get(broker_key) if value is None else value)
