@@ -253,7 +253,7 @@ class BrokerState:
         self.transactions = TxnHost(self)
         #: shares holds the share groups' share partitions and sessions
         #: (``kgroup.broker.share.manager``).
-        self.shares = ShareManager(self)
+        self.shares = ShareManager(config, self.groups.configs.parsed)
         #: stopping is set when the broker shuts down: long polls answer at once.
         self.stopping = False
         #: acks_all_fsync: acks=all is answered once fsynced (kgroup.acks.all.fsync).

@@ -37,7 +37,9 @@ from kgroup.broker.group_configs import duration_ms
 from kgroup.broker.share.sessions import Session, SessionCache
 
 if TYPE_CHECKING:
-    from kgroup.broker.state import BrokerState
+    from collections.abc import Callable
+
+    from kgroup.broker.config import BrokerConfig
     from kgroup.broker.topics import Partition
 
 __all__ = ["Held", "ShareManager"]
@@ -68,9 +70,12 @@ class Held:
 class ShareManager:
     """ShareManager holds the broker's share partitions and its share session cache."""
 
-    def __init__(self, state: BrokerState) -> None:
-        self.state = state
-        config = state.config
+    def __init__(
+        self, config: BrokerConfig, group_configs: Callable[[str], dict[str, Any]]
+    ) -> None:
+        """``group_configs`` gives a group's configs as set (``GroupConfigs.parsed``)."""
+        self.config = config
+        self._group_configs = group_configs
         #: enabled: ``group.share.enable``; off, the share apis answer UNSUPPORTED_VERSION and
         #: ApiVersions does not list them.
         self.enabled = bool(config.get("group.share.enable"))
@@ -82,14 +87,14 @@ class ShareManager:
     # --- configs -------------------------------------------------------------------------
 
     def _group_config(self, group: str) -> dict[str, Any]:
-        return self.state.groups.configs.parsed(group)
+        return self._group_configs(group)
 
     def lock_duration_ms(self, group: str) -> int:
         """The group's ``share.record.lock.duration.ms``, else the broker's (Kafka's
         ``ShareFetchUtils.recordLockDurationMsOrDefault``): AcquisitionLockTimeoutMs."""
         value = self._group_config(group).get("share.record.lock.duration.ms")
         if value is None:
-            value = self.state.config.get("group.share.record.lock.duration.ms")
+            value = self.config.get("group.share.record.lock.duration.ms")
         return int(value)
 
     def isolation_level(self, group: str) -> str:
@@ -98,7 +103,7 @@ class ShareManager:
 
     def _setting(self, group: str, group_key: str, broker_key: str) -> int:
         value = self._group_config(group).get(group_key)
-        return int(self.state.config.get(broker_key) if value is None else value)
+        return int(self.config.get(broker_key) if value is None else value)
 
     def _start_offset(self, group: str, p: Partition) -> int:
         reset = self._group_config(group).get("share.auto.offset.reset", "latest")
