@@ -347,6 +347,18 @@ impl PySharePartition {
         self.inner.next_deadline()
     }
 
+    /// record_lock_duration_ms is the lock duration of new locks; settable, as the group's
+    /// `share.record.lock.duration.ms` may change (running locks keep their deadline).
+    #[getter]
+    fn record_lock_duration_ms(&self) -> i64 {
+        self.inner.config().record_lock_duration_ms
+    }
+
+    #[setter]
+    fn set_record_lock_duration_ms(&mut self, value: i64) {
+        self.inner.set_record_lock_duration_ms(value)
+    }
+
     /// next_fetch_offset is where the next log read starts.
     fn next_fetch_offset(&mut self) -> i64 {
         self.inner.next_fetch_offset()

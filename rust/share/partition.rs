@@ -330,6 +330,13 @@ impl SharePartition {
         &self.config
     }
 
+    /// set_record_lock_duration_ms changes the lock duration of the locks started from now on
+    /// (acquire, Renew): the group's `share.record.lock.duration.ms` can change at any time, and
+    /// Kafka reads it each time it starts a lock. Locks already running keep their deadline.
+    pub fn set_record_lock_duration_ms(&mut self, record_lock_duration_ms: i64) {
+        self.config.record_lock_duration_ms = record_lock_duration_ms;
+    }
+
     /// in_flight_records is `SPEO - SPSO + 1`, or 0 with an empty window: the count
     /// `group.share.partition.max.record.locks` limits.
     pub fn in_flight_records(&self) -> i64 {

@@ -1482,3 +1482,18 @@ fn a_restart_redelivers_only_unfinished_records() {
     );
     assert_eq!(got.records, ranges(&[(5, 9, 2), (10, 14, 1)]));
 }
+
+// Kafka's SharePartition reads the group's share.record.lock.duration.ms each time it starts a
+// lock (recordLockDurationMsOrDefault in acquire): a change applies to the next acquisition,
+// and locks already running keep their deadline.
+#[test]
+fn a_changed_lock_duration_applies_to_new_locks_only() {
+    let mut sp = fresh();
+    fetch(&mut sp, M1, &[batch(0, 1)]);
+    sp.set_record_lock_duration_ms(5_000);
+    assert_eq!(sp.config().record_lock_duration_ms, 5_000);
+    fetch(&mut sp, M1, &[batch(1, 1)]);
+    assert_eq!(sp.record(0).unwrap().lock_deadline_ms, Some(LOCK_MS));
+    assert_eq!(sp.record(1).unwrap().lock_deadline_ms, Some(5_000));
+    assert_eq!(sp.next_deadline(), Some(LOCK_MS));
+}

@@ -372,3 +372,23 @@ def test_min_bytes_waits_for_enough_then_max_wait_takes_what_there_is() -> None:
         r = w.request(ApiKey.SHARE_FETCH, 1, body).body
         assert time.monotonic() - started >= 0.35
         assert acquired(r) == [(0, 0, 1)]
+
+
+def test_a_changed_group_lock_duration_applies_to_the_next_acquisition() -> None:
+    # Kafka reads share.record.lock.duration.ms at each acquisition
+    # (ShareFetchUtils.recordLockDurationMsOrDefault).
+    with share_broker() as b, Wire(b.bootstrap_servers) as w:
+        tid = create(w, "t")
+        set_group_config(w, "g", "share.auto.offset.reset", "earliest")
+        produce(w, "t", [b"a"])
+        r = share_fetch(w, MEMBER_A, 0, topics(tid, {0: []}))
+        assert r.acquisition_lock_timeout_ms == 30000 and acquired(r) == [(0, 0, 1)]
+        set_group_config(w, "g", "share.record.lock.duration.ms", "20000")
+        produce(w, "t", [b"b"])
+        started = int(time.time() * 1000)
+        r = share_fetch(w, MEMBER_A, 1, [])
+        assert r.acquisition_lock_timeout_ms == 20000 and acquired(r) == [(1, 1, 1)]
+        h = next(iter(b.state.shares.partitions.values()))
+        deadline = h.share.record(1)[3]
+        assert started + 19_000 <= deadline <= started + 21_000
+        assert h.share.record(0)[3] > deadline

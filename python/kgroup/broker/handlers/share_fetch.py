@@ -120,6 +120,8 @@ class _Fetch:
         self.entries: dict[TopicIdPartition, dict[str, Any]] = {}
         self.records_left = body.max_records
         self.bytes_left = body.max_bytes
+        #: lock_ms: the lock duration of this fetch's acquisitions (AcquisitionLockTimeoutMs).
+        self.lock_ms = ctx.state.shares.lock_duration_ms(group)
         #: read_committed: the group's ``share.isolation.level``.
         level = ctx.state.shares.isolation_level(group)
         self.read_committed = level == "read_committed"
@@ -186,6 +188,8 @@ class _Fetch:
             if self.records_left <= 0:
                 break
             bounds = batch_bounds(data)
+            # The group's lock duration as it is now (Kafka reads it at each acquisition).
+            h.share.record_lock_duration_ms = self.lock_ms
             got, count = h.share.acquire(
                 self.member,
                 self.body.batch_size,

@@ -82,6 +82,9 @@ def acknowledge(
             h = shares.existing(group, p)
             if h is None:
                 raise errors.UnknownTopicOrPartition()
+            if is_renew_ack:
+                # Renewed locks run for the group's lock duration as it is now.
+                h.share.record_lock_duration_ms = shares.lock_duration_ms(group)
             update = h.share.acknowledge(member, batches, now_ms())
         except errors.KafkaError as e:
             out[tp] = error_entry(e)
