@@ -392,3 +392,49 @@ def test_a_changed_group_lock_duration_applies_to_the_next_acquisition() -> None
         deadline = h.share.record(1)[3]
         assert started + 19_000 <= deadline <= started + 21_000
         assert h.share.record(0)[3] > deadline
+
+
+def test_renew_acknowledgements_restart_locks_v2() -> None:
+    # KIP-1222 (Kafka 4.2, v2): type 4 with IsRenewAck keeps the records and restarts their
+    # locks; a renewing ShareFetch fetches nothing; type 4 without IsRenewAck, or in v1, is
+    # INVALID_REQUEST for the partition.
+    config = {
+        "group.share.record.lock.duration.ms": "1000",
+        "group.share.min.record.lock.duration.ms": "1000",
+    }
+    with share_broker(**config) as b, Wire(b.bootstrap_servers) as w:
+        tid = create(w, "t")
+        set_group_config(w, "g", "share.auto.offset.reset", "earliest")
+        produce(w, "t", [b"a", b"b"])
+        assert acquired(share_fetch(w, MEMBER_A, 0, topics(tid, {0: []}))) == [(0, 1, 1)]
+        h = next(iter(b.state.shares.partitions.values()))
+        first_deadline = h.share.next_deadline
+        renew = {
+            "group_id": "g",
+            "member_id": MEMBER_A,
+            "share_session_epoch": 1,
+            "is_renew_ack": False,
+            "topics": topics(tid, {0: [(0, 0, [4])]}),
+        }
+        r = w.request(ApiKey.SHARE_ACKNOWLEDGE, 2, renew).body
+        assert partition(r).error_code == errors.InvalidRequest.code
+        time.sleep(0.3)
+        renew["is_renew_ack"] = True
+        renew["share_session_epoch"] = 2
+        r = w.request(ApiKey.SHARE_ACKNOWLEDGE, 2, renew).body
+        assert (r.error_code, partition(r).error_code, r.acquisition_lock_timeout_ms) == (
+            0,
+            0,
+            1000,
+        )
+        assert h.share.record(0)[3] > first_deadline
+        body = share_fetch_body(MEMBER_A, 3, topics(tid, {0: [(1, 1, [4])]}))
+        body.update(max_wait_ms=0, min_bytes=0, max_bytes=0, max_records=0, is_renew_ack=True)
+        r = w.request(ApiKey.SHARE_FETCH, 2, body).body
+        assert r.error_code == 0
+        assert (
+            partition(r).acknowledge_error_code == 0 and list(partition(r).acquired_records) == []
+        )
+        # Offset 1's lock was renewed by the fetch; both outlive the first deadline.
+        time.sleep(max(0, (first_deadline - time.time() * 1000) / 1000) + 0.1)
+        assert h.share.record(0)[1:3] == (1, MEMBER_A) and h.share.record(1)[2] == MEMBER_A
