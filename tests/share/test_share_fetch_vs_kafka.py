@@ -13,10 +13,11 @@ from __future__ import annotations
 import base64
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from support.apache_kafka import run_kafka
+import pytest
+from support.apache_kafka import KafkaCluster, run_kafka
 from support.kgroup_broker import Wire, run_broker
 from support.share_wire import (
     ACCEPT,
@@ -31,6 +32,19 @@ from support.share_wire import (
 )
 
 from kgroup.protocol import ApiKey
+
+#: CONFIG: both brokers' configs. The lower lock-duration minimum lets a group set 1 s locks.
+CONFIG = {"group.share.min.record.lock.duration.ms": 1000, "num.partitions": 1}
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[KafkaCluster]:
+    with run_kafka(1, CONFIG) as cluster:
+        yield cluster
+
+
+def kgroup_config() -> dict[str, str]:
+    return {"group.share.enable": "true", **{k: str(v) for k, v in CONFIG.items()}}
 
 
 def member_id() -> str:
@@ -131,15 +145,9 @@ def scenario(bootstrap: str, join: Callable[[Wire, str, str, str], None] | None)
     return seen
 
 
-def test_share_fetch_sequence_as_kafka_answers() -> None:
-    config = {
-        "group.share.heartbeat.interval.ms": 1000,
-        "group.share.min.heartbeat.interval.ms": 1000,
-        "num.partitions": 1,
-    }
-    with run_kafka(1, config) as kafka:
-        want = scenario(kafka.bootstrap, join_kafka)
-    with run_broker(config={"group.share.enable": "true"}) as b:
+def test_share_fetch_sequence_as_kafka_answers(kafka: KafkaCluster) -> None:
+    want = scenario(kafka.bootstrap, join_kafka)
+    with run_broker(config=kgroup_config()) as b:
         got = scenario(b.bootstrap_servers, None)
     for i, (g, k) in enumerate(zip(got, want, strict=True)):
         assert g == k, (i, g, k)
@@ -149,13 +157,15 @@ def timing_scenario(
     bootstrap: str, join: Callable[[Wire, str, str, str], None] | None
 ) -> list[Any]:
     """Lock expiry, the delivery limit and a dropped connection, with 1 s locks and a limit of
-    2 deliveries."""
+    2 deliveries set as the group's configs."""
     group, topic = "share-diff-timing", "share-diff-timing-t"
     a, b = member_id(), member_id()
     seen: list[Any] = []
     with Wire(bootstrap) as w:
         tid = create(w, topic)
         set_group_config(w, group, "share.auto.offset.reset", "earliest")
+        set_group_config(w, group, "share.record.lock.duration.ms", "1000")
+        set_group_config(w, group, "share.delivery.count.limit", "2")
         produce(w, topic, [b"a", b"b"])
         if join is not None:
             join(w, group, a, topic)
@@ -190,19 +200,9 @@ def timing_scenario(
     return seen
 
 
-def test_lock_expiry_limit_and_disconnect_as_kafka_answers() -> None:
-    config = {
-        "group.share.heartbeat.interval.ms": 1000,
-        "group.share.min.heartbeat.interval.ms": 1000,
-        "group.share.record.lock.duration.ms": 1000,
-        "group.share.min.record.lock.duration.ms": 1000,
-        "group.share.delivery.count.limit": 2,
-        "num.partitions": 1,
-    }
-    with run_kafka(1, config) as kafka:
-        want = timing_scenario(kafka.bootstrap, join_kafka)
-    kgroup_config = {k: str(v) for k, v in config.items()}
-    with run_broker(config={"group.share.enable": "true", **kgroup_config}) as b:
+def test_lock_expiry_limit_and_disconnect_as_kafka_answers(kafka: KafkaCluster) -> None:
+    want = timing_scenario(kafka.bootstrap, join_kafka)
+    with run_broker(config=kgroup_config()) as b:
         got = timing_scenario(b.bootstrap_servers, None)
     for i, (g, k) in enumerate(zip(got, want, strict=True)):
         assert g == k, (i, g, k)
@@ -244,15 +244,9 @@ def read_committed_scenario(
     return seen
 
 
-def test_read_committed_as_kafka_answers() -> None:
-    config = {
-        "group.share.heartbeat.interval.ms": 1000,
-        "group.share.min.heartbeat.interval.ms": 1000,
-        "num.partitions": 1,
-    }
-    with run_kafka(1, config) as kafka:
-        want = read_committed_scenario(kafka.bootstrap, join_kafka)
-    with run_broker(config={"group.share.enable": "true"}) as b:
+def test_read_committed_as_kafka_answers(kafka: KafkaCluster) -> None:
+    want = read_committed_scenario(kafka.bootstrap, join_kafka)
+    with run_broker(config=kgroup_config()) as b:
         got = read_committed_scenario(b.bootstrap_servers, None)
     for i, (g, k) in enumerate(zip(got, want, strict=True)):
         assert g == k, (i, g, k)

@@ -7,8 +7,11 @@ consumer protocol reads (``consumer.session.timeout.ms``, ``consumer.heartbeat.i
 ``consumer.assignment.interval.ms``) reach the group coordinator
 (``Coordinator.set_group_config``) and override the broker's for that group's members from
 their next heartbeat. The share and streams groups' configs are kept and described as Kafka
-keeps them, though kgroup serves neither kind of group; their bounds are Kafka's broker
-defaults (kgroup has no ``group.share.*`` or ``group.streams.*`` settings).
+keeps them; their bounds are Kafka's broker defaults where kgroup has no such broker setting.
+The share fetch path (``kgroup.broker.share``) reads ``share.record.lock.duration.ms``
+(bounded by ``group.share.min/max.record.lock.duration.ms``), ``share.auto.offset.reset``,
+``share.isolation.level``, ``share.delivery.count.limit`` and
+``share.partition.max.record.locks``.
 
 Kept in ``group_configs.json`` in the metadata directory beside ``topics.json``, written
 atomically before a change is answered: they survive a restart as Kafka's ConfigRecords do.
@@ -182,12 +185,12 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {
         _g(
             "share.record.lock.duration.ms",
             T.INT,
-            30_000,
+            None,
             "How long a record delivered to this share group stays acquired.",
             synonym="group.share.record.lock.duration.ms",
             minimum=1000,
-            low=15_000,
-            high=60_000,
+            low="group.share.min.record.lock.duration.ms",
+            high="group.share.max.record.lock.duration.ms",
         ),
         _g(
             "share.delivery.count.limit",
