@@ -124,7 +124,8 @@ impl Coordinator {
     /// removes the member (its parked JoinGroup answered UNKNOWN_MEMBER_ID) and rebalances,
     /// unless the member has a request parked (Kafka's `onExpireHeartbeat` spares it: its
     /// session is held by that request); a consumer group fences it (its records tombstoned,
-    /// the group epoch bumped), so that its next heartbeat is answered UNKNOWN_MEMBER_ID.
+    /// the group epoch bumped), so that its next heartbeat is answered UNKNOWN_MEMBER_ID; a
+    /// share group fences it likewise.
     ///
     /// Errors: COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR as the group's partition stands,
     /// GROUP_ID_NOT_FOUND for a group the coordinator does not hold, UNKNOWN_MEMBER_ID for a
@@ -149,6 +150,8 @@ impl Coordinator {
             let group = self.group(g);
             if group.consumer.is_some() {
                 self.expire_consumer_member(g, &id);
+            } else if group.share.is_some() {
+                self.expire_share_member(g, &id);
             } else if let Some(slot) = group.slot(&id) {
                 self.expire_heartbeat(g, slot);
             }
@@ -176,6 +179,11 @@ impl Coordinator {
         let group = self.group(g);
         let members: Vec<String> = match group.consumer.as_deref() {
             Some(part) => part.group.members().keys().cloned().collect(),
+            None if group.share.is_some() => group
+                .share
+                .as_deref()
+                .map(|p| p.members.keys().cloned().collect())
+                .unwrap_or_default(),
             None => group
                 .ordered()
                 .into_iter()
