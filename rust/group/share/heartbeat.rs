@@ -421,9 +421,10 @@ impl Coordinator {
                 mine = new;
             }
         }
+        // With the time of the computation, as Kafka 4.3+ writes it (4.2 writes none).
         records.push(ShareGroupRecord::TargetAssignmentMetadata {
             group: group_id,
-            value: Some(epoch),
+            value: Some((epoch, self.runtime.now())),
         });
         Ok(mine)
     }

@@ -274,7 +274,7 @@ impl SharePart {
             },
             ShareGroupRecord::TargetAssignmentMetadata { value, .. } => {
                 save(Undo::AssignmentEpoch(self.assignment_epoch));
-                self.assignment_epoch = value.unwrap_or(-1);
+                self.assignment_epoch = value.map_or(-1, |(epoch, _)| epoch);
             }
             ShareGroupRecord::TargetAssignmentMember { member, value, .. } => {
                 let old = self.targets.get(member).cloned();
