@@ -395,6 +395,18 @@ fn two_members_split_the_initialized_partitions() {
     stable_group(&mut h, &[M1, M2]);
     let e1 = part(&h).members[M1].member_epoch;
     hb(&mut h, M1, e1, None);
+    // As a harness inspects it.
+    let v = h.c.inspect_group(G).unwrap();
+    assert_eq!((v.kind.name(), v.state), ("share", "Stable"));
+    assert_eq!(v.protocol.as_deref(), Some("simple"));
+    assert_eq!(v.members.len(), 2);
+    let total: usize = v
+        .members
+        .iter()
+        .flat_map(|m| m.assignment.values())
+        .map(Vec::len)
+        .sum();
+    assert_eq!(total, 9);
     let p = part(&h);
     let a1 = &p.members[M1].assigned_partitions;
     let a2 = &p.members[M2].assigned_partitions;
