@@ -661,7 +661,12 @@ impl Coordinator {
             if let Some(g) = self.slot_of_uid(&w.group, w.uid) {
                 if let Some(part) = self.group_mut(g).share.as_deref_mut() {
                     part.undo(w.undo);
-                    self.rearm_restored_share_sessions(g);
+                    // A group the failed heartbeat made has nothing in the log: it goes.
+                    if part.is_empty() && part.group_epoch == 0 && part.init.is_none() {
+                        self.drop_group(g);
+                    } else {
+                        self.rearm_restored_share_sessions(g);
+                    }
                 }
             }
             if let Some(t) = w.token {

@@ -484,9 +484,25 @@ fn failed_append_reverts_the_heartbeat() {
     let r = answer(&mut h, t);
     assert_eq!(r.error(), ErrorCode::NotCoordinator);
     assert!(h.share_effects.is_empty());
+    // The group the join made is gone with it.
+    assert!(h.c.slot_of(G).is_none());
+    // A member's heartbeat that fails leaves the group as it was.
+    h.hold_appends = false;
+    hb(&mut h, M1, 0, Some(&["foo"]));
+    initialize(&mut h);
+    let before = part(&h).clone();
+    h.hold_appends = true;
+    let t = h.send(&hb_req(G, M1, 1, None));
+    h.finish_appends(ErrorCode::RequestTimedOut);
+    assert_eq!(
+        answer(&mut h, t).error(),
+        ErrorCode::CoordinatorNotAvailable
+    );
+    assert!(part(&h).same_data(&before));
+    // Its session still runs: it is fenced a session after its last good heartbeat.
+    h.hold_appends = false;
+    h.advance(45_000);
     assert!(part(&h).members.is_empty());
-    assert_eq!(part(&h).group_epoch, 0);
-    assert!(part(&h).init.is_none());
 }
 
 // GMM.subscribedTopicsChangeMap: partitions initializing for less than
