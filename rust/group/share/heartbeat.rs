@@ -249,7 +249,7 @@ impl Coordinator {
             });
             bump = updated.subscribed_topic_names != member.subscribed_topic_names;
         }
-        bump |= initialized_assignment_pending(part);
+        bump |= initialized_assignment_pending(part, &self.topic_names);
 
         // The subscribed topics after this heartbeat, and their metadata hash (checked at a
         // bump and whenever the topics changed since the group last looked).
@@ -493,7 +493,10 @@ impl Coordinator {
 
     /// add_initializing adds the record 15 that marks `init` as initializing (Kafka's
     /// `addInitializingTopicsRecords`, merged with what the group has: the topics it initializes
-    /// are no longer deleting) and returns the effects asking the host for them.
+    /// are no longer deleting) and returns the effects asking the host for them. Topics that no
+    /// longer exist leave the record too (Kafka's `maybeCleanupShareGroupState`, which it runs
+    /// as the topic goes; here at the group's next heartbeat): their share state is the host's
+    /// to delete with the topic, as Kafka's broker deletes it.
     fn add_initializing(
         &self,
         g: u32,
@@ -503,10 +506,15 @@ impl Coordinator {
         now: i64,
         records: &mut Vec<ShareGroupRecord>,
     ) -> Vec<ShareEffect> {
-        if init.is_empty() {
+        let mut state = self.share_part(g).init.clone().unwrap_or_default();
+        let exists = |id: &TopicId| self.topic_names.contains_key(id);
+        let before = state.clone();
+        state.initializing.retain(|id, _| exists(id));
+        state.initialized.retain(|id, _| exists(id));
+        state.deleting.retain(|id, _| exists(id));
+        if init.is_empty() && state == before {
             return Vec::new();
         }
-        let mut state = self.share_part(g).init.clone().unwrap_or_default();
         for (id, t) in &init {
             let e = state
                 .initializing
@@ -903,7 +911,10 @@ impl Coordinator {
 /// initialized_assignment_pending is Kafka's `initializedAssignmentPending`: the group has
 /// members and initialized partitions of a topic it subscribes to that its target assignment
 /// does not hold exactly (newly initialized ones wait for an epoch bump to be assigned).
-fn initialized_assignment_pending(part: &SharePart) -> bool {
+fn initialized_assignment_pending(
+    part: &SharePart,
+    topic_names: &crate::assignors::fxhash::FxMap<TopicId, std::sync::Arc<str>>,
+) -> bool {
     if part.is_empty() {
         return false;
     }
@@ -920,8 +931,12 @@ fn initialized_assignment_pending(part: &SharePart) -> bool {
             assigned.entry(*t).or_default().extend(ps.iter().copied());
         }
     }
+    // A topic gone (or made again under another id) is not pending: Kafka drops it from the
+    // group's state as it goes.
     init.initialized
         .iter()
-        .filter(|(_, t)| subscribed.contains(&t.name))
+        .filter(|(id, t)| {
+            subscribed.contains(&t.name) && topic_names.get(*id).is_some_and(|n| **n == *t.name)
+        })
         .any(|(id, t)| assigned.get(id) != Some(&t.partitions))
 }

@@ -48,6 +48,10 @@
 //!    the group's tombstones (Kafka deletes the state through its persister first; here the
 //!    host does it, and nothing is reported back).
 //!
+//! 5. A deleted topic's share state is the host's to delete with the topic (Kafka's broker
+//!    does it as the topic goes); the group forgets the topic at its next heartbeat, which
+//!    writes record 15 without it.
+//!
 //! A member leaving or fenced releases no records here: the share-partition leader releases a
 //! member's acquired records when its share session closes or its connection drops (reference
 //! §3.6), which is the broker's, not the coordinator's.

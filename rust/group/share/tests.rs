@@ -582,6 +582,41 @@ fn new_partitions_are_initialized_and_assigned() {
     );
 }
 
+// A subscribed topic deleted: the group's next heartbeat bumps the epoch (the metadata hash
+// changed), takes its partitions away, and drops the topic from record 15 (Kafka's
+// maybeCleanupShareGroupState); later heartbeats change nothing. Made again under a new id,
+// the topic is initialized afresh.
+#[test]
+fn deleted_topic_leaves_the_group_state() {
+    let mut h = h();
+    stable_group(&mut h, &[M1]);
+    h.c.set_topic_metadata([("bar", BAR, 3)]);
+    let e = part(&h).members[M1].member_epoch;
+    let at = h.written.len();
+    let r = hb(&mut h, M1, e, None);
+    assert_eq!(r.member_epoch, e + 1);
+    assert_eq!(assigned(&r), Some(parts(&[(BAR, &[0, 1, 2])])));
+    let recs = records(&h, at);
+    let Some(R::StatePartitionMetadata { value: Some(s), .. }) = recs.last() else {
+        panic!("{recs:?}")
+    };
+    assert_eq!(s.initialized.keys().collect::<Vec<_>>(), [&BAR]);
+    assert!(h.share_effects.is_empty());
+    let at = h.written.len();
+    let r = hb(&mut h, M1, e + 1, None);
+    assert_eq!((r.member_epoch, assigned(&r)), (e + 1, None));
+    assert_eq!(h.written.len(), at);
+    // "foo" again, under another id.
+    const FOO2: TopicId = [9; 16];
+    h.c.set_topic_metadata([("foo", FOO2, 2), ("bar", BAR, 3)]);
+    hb(&mut h, M1, e + 1, None);
+    assert!(matches!(
+        &h.share_effects[..],
+        [ShareEffect::InitializeShareState { topic_id, partitions, .. }]
+            if *topic_id == FOO2 && partitions == &vec![0, 1]
+    ));
+}
+
 fn describe(h: &mut H, ids: &[&str]) -> ShareGroupDescribeResponse<'static> {
     let req = GroupRequest::ShareGroupDescribe(Req::new(
         1,
