@@ -826,6 +826,20 @@ fn other_group_types_apis_on_a_share_group() {
         panic!()
     };
     assert_eq!(r.members[0].error(), ErrorCode::UnknownMemberId);
+    // GMM.classicGroupHeartbeat: a group of neither classic nor consumer type.
+    let t = h.send(&GroupRequest::Heartbeat(Req::new(
+        4,
+        HeartbeatRequest {
+            group_id: G.into(),
+            generation_id: 1,
+            member_id: M1.into(),
+            ..Default::default()
+        },
+    )));
+    let Some(GroupResponse::Heartbeat(r)) = h.answers.remove(&t) else {
+        panic!()
+    };
+    assert_eq!(r.error(), ErrorCode::UnknownMemberId);
     assert!(part(&h).members.contains_key(M1));
     h.c.check_invariants();
 }
@@ -1099,5 +1113,120 @@ fn librdkafkas_heartbeats_get_kafkas_answers() {
         // Ours has the size prefix; the captured frame does not.
         assert_eq!(ours[4..], kafka[..], "heartbeat {i}");
         now += 1_000;
+    }
+}
+
+// Random runs of joins, heartbeats (some with the previous epoch, as when an answer is lost),
+// leaves, silences, share-state reports and failed appends: after every step the group holds
+// together (epochs ordered, members reconciled to the target epoch own initialized
+// partitions of their topics only), and the records written rebuild the same group.
+#[test]
+fn random_runs_hold_together_and_replay() {
+    let members = [
+        "m0000000000000000000aa",
+        "m1111111111111111111bb",
+        "m2222222222222222222cc",
+    ];
+    for seed in 0..40u64 {
+        let mut rng = crate::rng::Rng::new(Some(seed));
+        let mut below = |n: u64| rng.next_u64() % n;
+        let mut h = h();
+        let mut epochs: std::collections::BTreeMap<&str, i32> = Default::default();
+        for _ in 0..60 {
+            let m = members[below(3) as usize];
+            match below(7) {
+                0 => {
+                    let topics: &[&str] = if below(2) == 0 {
+                        &["foo"]
+                    } else {
+                        &["foo", "bar"]
+                    };
+                    let r = hb(&mut h, m, 0, Some(topics));
+                    if r.error_code == 0 {
+                        epochs.insert(m, r.member_epoch);
+                    }
+                }
+                1 | 2 => {
+                    if let Some(e) = epochs.get(m).copied() {
+                        let r = hb(&mut h, m, e, None);
+                        match r.error() {
+                            ErrorCode::None => {
+                                epochs.insert(m, r.member_epoch);
+                            }
+                            ErrorCode::UnknownMemberId => {
+                                epochs.remove(m);
+                            }
+                            other => panic!("seed {seed}: {other:?}"),
+                        }
+                    }
+                }
+                3 => {
+                    if epochs.remove(m).is_some() {
+                        let r = hb(&mut h, m, -1, None);
+                        assert!(matches!(
+                            r.error(),
+                            ErrorCode::None | ErrorCode::UnknownMemberId
+                        ));
+                    }
+                }
+                4 => initialize(&mut h),
+                5 => h.advance(below(30_000) as i64),
+                _ => {
+                    // One heartbeat whose append fails.
+                    h.hold_appends = true;
+                    let e = epochs.get(m).copied().unwrap_or(0);
+                    let written = h.written.len();
+                    let t = h.send(&hb_req(G, m, e, Some(&["foo"])));
+                    h.finish_appends(ErrorCode::NotEnoughReplicas);
+                    h.hold_appends = false;
+                    // Its records never reached the log.
+                    h.written.truncate(written);
+                    let _ = answer(&mut h, t);
+                }
+            }
+            h.c.check_invariants();
+            let Some(g) = h.c.slot_of(G) else { continue };
+            let p = h.c.group(g).share.as_deref().unwrap();
+            assert!(p.assignment_epoch <= p.group_epoch, "seed {seed}");
+            for m in p.members.values() {
+                assert!(m.member_epoch <= p.group_epoch, "seed {seed}");
+                let init = p.init.clone().unwrap_or_default();
+                for (t, ps) in m.assigned_partitions.iter() {
+                    for q in ps {
+                        assert!(init.is_initialized(t, *q), "seed {seed}: {m:?}");
+                    }
+                }
+                if m.member_epoch == p.assignment_epoch {
+                    let target = p.targets.get(&m.member_id).cloned().unwrap_or_default();
+                    for (t, ps) in m.assigned_partitions.iter() {
+                        assert_eq!(ps, target.get(t), "seed {seed}");
+                    }
+                }
+            }
+        }
+        let c = reload(&h);
+        assert_eq!(c.group_ids(), h.c.group_ids(), "seed {seed}");
+        if let Some(g) = h.c.slot_of(G) {
+            let a = h.c.group(g).share.as_deref().unwrap();
+            let b = c.group(c.slot_of(G).unwrap()).share.as_deref().unwrap();
+            assert!(
+                a.same_data(b),
+                "seed {seed}: {:?}\n{:?}",
+                (
+                    a.group_epoch,
+                    a.metadata_hash,
+                    a.assignment_epoch,
+                    &a.members,
+                    &a.targets
+                ),
+                (
+                    b.group_epoch,
+                    b.metadata_hash,
+                    b.assignment_epoch,
+                    &b.members,
+                    &b.targets
+                )
+            );
+        }
     }
 }
