@@ -485,6 +485,28 @@ impl Coordinator {
                     g.id
                 );
             }
+            if let Some(part) = g.share.as_deref() {
+                assert!(g.consumer.is_none(), "{}: share and consumer", g.id);
+                assert!(
+                    members.is_empty(),
+                    "{}: a share group's classic members",
+                    g.id
+                );
+                assert!(
+                    part.assignment_epoch <= part.group_epoch,
+                    "{}: epochs",
+                    g.id
+                );
+                if self.to_activate.is_empty() {
+                    for id in part.members.keys() {
+                        let armed = part
+                            .timer_slot(id)
+                            .and_then(|s| part.timers.get(s))
+                            .is_some_and(|t| t.session.deadline.is_some());
+                        assert!(armed, "{}: share member {id} has no session", g.id);
+                    }
+                }
+            }
             for d in members.iter().filter_map(|(_, m)| m.heartbeat.deadline) {
                 assert!(
                     d > self.runtime.now(),

@@ -1026,6 +1026,7 @@ fn records_replay_into_the_same_groups() {
     );
     // Sessions start at the next call; silent members are fenced a session later.
     c.tick(1_000_000);
+    c.check_invariants();
     let effects = c.tick(1_000_000 + 45_000);
     assert!(effects.iter().any(|e| matches!(e, Effect::Append { .. })));
     let g = c.group(c.slot_of(G).unwrap()).share.as_deref().unwrap();
@@ -1204,7 +1205,9 @@ fn random_runs_hold_together_and_replay() {
                 }
             }
         }
-        let c = reload(&h);
+        let mut c = reload(&h);
+        c.tick(h.now);
+        c.check_invariants();
         assert_eq!(c.group_ids(), h.c.group_ids(), "seed {seed}");
         if let Some(g) = h.c.slot_of(G) {
             let a = h.c.group(g).share.as_deref().unwrap();
