@@ -51,6 +51,15 @@ pub use crate::protocol::typed::offset_fetch::{
     OffsetFetchResponseGroup, OffsetFetchResponseGroupTopic,
     OffsetFetchResponseGroupTopicPartition,
 };
+pub use crate::protocol::typed::share_group_describe::{
+    ShareGroupDescribeRequest, ShareGroupDescribeResponse, ShareGroupDescribeResponseAssignment,
+    ShareGroupDescribeResponseGroup, ShareGroupDescribeResponseMember,
+    ShareGroupDescribeResponseTopicPartition,
+};
+pub use crate::protocol::typed::share_group_heartbeat::{
+    ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, ShareGroupHeartbeatResponseAssignment,
+    ShareGroupHeartbeatResponseTopicPartition,
+};
 pub use crate::protocol::typed::sync_group::{
     SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse,
 };
@@ -62,10 +71,35 @@ pub use crate::protocol::typed::txn_offset_commit::{
 pub use crate::coordinator::effect::{AppendToken, Token};
 
 /// Effect is what the host must do after a call of the group coordinator: send a
-/// [`GroupResponse`], or append records to a partition of `__consumer_offsets` and report the
+/// [`GroupResponse`], append records to a partition of `__consumer_offsets` and report the
 /// outcome with `Coordinator::appended(now, token, error)` (the runtime's
-/// [`Effect`](crate::coordinator::effect::Effect)).
-pub type Effect = crate::coordinator::effect::Effect<GroupResponse>;
+/// [`Effect`](crate::coordinator::effect::Effect)), or carry out a [`ShareEffect`] (`Other`).
+pub type Effect = crate::coordinator::effect::Effect<GroupResponse, ShareEffect>;
+
+/// ShareEffect is what a share group asks of the host beyond responses and appends: the share
+/// state of its partitions (Kafka's persister calls, `__share_group_state`), by group, topic id
+/// and partitions. See the contract in `share/mod.rs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShareEffect {
+    /// InitializeShareState: create the share state of these partitions (Kafka's
+    /// InitializeShareGroupState: state epoch `state_epoch`, start offset -1, "not yet
+    /// decided"), then report it with `Coordinator::share_state_initialized` (or
+    /// `share_state_initialize_failed`). Emitted once the records naming them as
+    /// initializing are in the log.
+    InitializeShareState {
+        group_id: String,
+        topic_id: [u8; 16],
+        partitions: Vec<i32>,
+        state_epoch: i32,
+    },
+    /// DeleteShareState: delete the share state of these partitions (Kafka's
+    /// DeleteShareGroupState); the group was deleted. Nothing is reported back.
+    DeleteShareState {
+        group_id: String,
+        topic_id: [u8; 16],
+        partitions: Vec<i32>,
+    },
+}
 
 /// Req is a request of a group api as the coordinator reads it: the body, typed as generated
 /// from its declaration (`protocol::typed`) and normalised to the newest version's shape by
@@ -120,6 +154,8 @@ pub type ListGroups<'a> = Req<'a, ListGroupsRequest<'a>>;
 pub type DeleteGroups<'a> = Req<'a, DeleteGroupsRequest<'a>>;
 pub type ConsumerGroupHeartbeat<'a> = Req<'a, ConsumerGroupHeartbeatRequest<'a>>;
 pub type ConsumerGroupDescribe<'a> = Req<'a, ConsumerGroupDescribeRequest<'a>>;
+pub type ShareGroupHeartbeat<'a> = Req<'a, ShareGroupHeartbeatRequest<'a>>;
+pub type ShareGroupDescribe<'a> = Req<'a, ShareGroupDescribeRequest<'a>>;
 /// TxnOffsetCommit: `generation_id` is -1 (and `member_id` "") for commits outside group
 /// management and before v3.
 pub type TxnOffsetCommit<'a> = Req<'a, TxnOffsetCommitRequest<'a>>;
@@ -140,6 +176,8 @@ pub enum GroupRequest<'a> {
     ConsumerGroupHeartbeat(ConsumerGroupHeartbeat<'a>),
     ConsumerGroupDescribe(ConsumerGroupDescribe<'a>),
     TxnOffsetCommit(TxnOffsetCommit<'a>),
+    ShareGroupHeartbeat(ShareGroupHeartbeat<'a>),
+    ShareGroupDescribe(ShareGroupDescribe<'a>),
 }
 
 /// GroupResponse is the coordinator's answer to one [`GroupRequest`], of the same api: the
@@ -163,6 +201,8 @@ pub enum GroupResponse {
     ConsumerGroupDescribe(ConsumerGroupDescribeResponse<'static>),
     /// TxnOffsetCommit: no top-level error; a group's error is on every partition.
     TxnOffsetCommit(TxnOffsetCommitResponse<'static>),
+    ShareGroupHeartbeat(ShareGroupHeartbeatResponse<'static>),
+    ShareGroupDescribe(ShareGroupDescribeResponse<'static>),
 }
 
 impl GroupResponse {
@@ -182,6 +222,8 @@ impl GroupResponse {
             GroupResponse::ConsumerGroupHeartbeat(_) => 68,
             GroupResponse::ConsumerGroupDescribe(_) => 69,
             GroupResponse::TxnOffsetCommit(_) => 28,
+            GroupResponse::ShareGroupHeartbeat(_) => 76,
+            GroupResponse::ShareGroupDescribe(_) => 77,
         }
     }
 
@@ -202,6 +244,8 @@ impl GroupResponse {
             GroupResponse::ConsumerGroupHeartbeat(_) => ConsumerGroupHeartbeatResponse::MESSAGE,
             GroupResponse::ConsumerGroupDescribe(_) => ConsumerGroupDescribeResponse::MESSAGE,
             GroupResponse::TxnOffsetCommit(_) => TxnOffsetCommitResponse::MESSAGE,
+            GroupResponse::ShareGroupHeartbeat(_) => ShareGroupHeartbeatResponse::MESSAGE,
+            GroupResponse::ShareGroupDescribe(_) => ShareGroupDescribeResponse::MESSAGE,
         }
     }
 }

@@ -73,6 +73,13 @@ impl Coordinator {
         tombstones: &mut Tombstones,
     ) {
         let now = self.runtime.now();
+        if self.group(g).share.is_some() {
+            // A share group has no offsets and never expires; it goes when deleted.
+            if self.group(g).is(GroupState::Dead) {
+                self.delete_share_group(g, tombstones);
+            }
+            return;
+        }
         let group = self.group_mut(g);
         let partition = group.partition;
         let mut records = Vec::new();

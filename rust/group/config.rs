@@ -61,6 +61,24 @@ pub struct Config {
     /// `group.consumer.migration.policy` (`bidirectional`): which non-empty groups convert
     /// between the classic and the consumer protocol online.
     pub consumer_migration_policy: MigrationPolicy,
+    /// `group.share.session.timeout.ms` (45000): a share group member's session.
+    pub share_session_timeout_ms: i64,
+    /// `group.share.min.session.timeout.ms` (45000): bounds the group config only.
+    pub share_min_session_timeout_ms: i64,
+    /// `group.share.max.session.timeout.ms` (60000).
+    pub share_max_session_timeout_ms: i64,
+    /// `group.share.heartbeat.interval.ms` (5000): the interval a share member is told.
+    pub share_heartbeat_interval_ms: i64,
+    /// `group.share.min.heartbeat.interval.ms` (5000): bounds the group config only.
+    pub share_min_heartbeat_interval_ms: i64,
+    /// `group.share.max.heartbeat.interval.ms` (15000).
+    pub share_max_heartbeat_interval_ms: i64,
+    /// `group.share.max.size` (200, 1-1000): members a share group accepts.
+    pub share_max_size: i64,
+    /// `group.share.initialize.retry.interval.ms` (30000, Kafka 4.2, internal): partitions
+    /// whose share state has been initializing longer than this are asked for again at the
+    /// group's next heartbeat.
+    pub share_initialize_retry_interval_ms: i64,
 }
 
 /// GroupConfig is one group's dynamic configs (KIP-848's group configs, Kafka's `GroupConfig`)
@@ -76,6 +94,10 @@ pub struct GroupConfig {
     pub consumer_heartbeat_interval_ms: Option<i64>,
     /// `consumer.assignment.interval.ms`.
     pub consumer_assignment_interval_ms: Option<i64>,
+    /// `share.session.timeout.ms`.
+    pub share_session_timeout_ms: Option<i64>,
+    /// `share.heartbeat.interval.ms`.
+    pub share_heartbeat_interval_ms: Option<i64>,
 }
 
 impl GroupConfig {
@@ -84,6 +106,8 @@ impl GroupConfig {
         "consumer.session.timeout.ms",
         "consumer.heartbeat.interval.ms",
         "consumer.assignment.interval.ms",
+        "share.session.timeout.ms",
+        "share.heartbeat.interval.ms",
     ];
 
     /// set sets one of [`GroupConfig::KEYS`]; another name is [`Error::InvalidArgument`]. The
@@ -93,6 +117,8 @@ impl GroupConfig {
             "consumer.session.timeout.ms" => self.consumer_session_timeout_ms = Some(value),
             "consumer.heartbeat.interval.ms" => self.consumer_heartbeat_interval_ms = Some(value),
             "consumer.assignment.interval.ms" => self.consumer_assignment_interval_ms = Some(value),
+            "share.session.timeout.ms" => self.share_session_timeout_ms = Some(value),
+            "share.heartbeat.interval.ms" => self.share_heartbeat_interval_ms = Some(value),
             _ => {
                 return Err(Error::InvalidArgument(format!(
                     "unknown group config {key:?} (known: {})",
@@ -199,6 +225,14 @@ impl Default for Config {
             consumer_max_size: i32::MAX as i64,
             consumer_assignors: vec!["uniform".into(), "range".into()],
             consumer_migration_policy: MigrationPolicy::Bidirectional,
+            share_session_timeout_ms: 45_000,
+            share_min_session_timeout_ms: 45_000,
+            share_max_session_timeout_ms: 60_000,
+            share_heartbeat_interval_ms: 5_000,
+            share_min_heartbeat_interval_ms: 5_000,
+            share_max_heartbeat_interval_ms: 15_000,
+            share_max_size: 200,
+            share_initialize_retry_interval_ms: 30_000,
         }
     }
 }
@@ -224,6 +258,20 @@ impl Config {
         "group.consumer.min.assignment.interval.ms",
         "group.consumer.max.assignment.interval.ms",
         "group.consumer.max.size",
+    ];
+
+    /// SHARE_KEYS are the share groups' config names (KIP-932, `group.share.*`), which
+    /// [`Config::set`] accepts too. Kept apart from [`Config::KEYS`] until the broker serves
+    /// share groups (the host reads every one of `KEYS` from its own config).
+    pub const SHARE_KEYS: &'static [&'static str] = &[
+        "group.share.session.timeout.ms",
+        "group.share.min.session.timeout.ms",
+        "group.share.max.session.timeout.ms",
+        "group.share.heartbeat.interval.ms",
+        "group.share.min.heartbeat.interval.ms",
+        "group.share.max.heartbeat.interval.ms",
+        "group.share.max.size",
+        "group.share.initialize.retry.interval.ms",
     ];
 
     /// TEXT_KEYS are the config names whose values are lists or names, which
@@ -301,10 +349,12 @@ impl Config {
                     ))
                 }
             },
-            _ if Config::KEYS.contains(&key) => match value.trim().parse::<i64>() {
-                Ok(n) => self.set(key, n)?,
-                Err(_) => return bad(format!("{value:?} is not an integer")),
-            },
+            _ if Config::KEYS.contains(&key) || Config::SHARE_KEYS.contains(&key) => {
+                match value.trim().parse::<i64>() {
+                    Ok(n) => self.set(key, n)?,
+                    Err(_) => return bad(format!("{value:?} is not an integer")),
+                }
+            }
             _ => {
                 return Err(Error::InvalidArgument(format!(
                     "unknown group coordinator config {key:?} (known: {}, {})",
@@ -380,6 +430,29 @@ impl Config {
         require(
             ai <= ai_max,
             "group.consumer.assignment.interval.ms must be less than or equal to group.consumer.max.assignment.interval.ms".into(),
+        )?;
+        // Kafka's ShareGroupConfig requirements.
+        let (hb, hb_min, hb_max) = (
+            self.share_heartbeat_interval_ms,
+            self.share_min_heartbeat_interval_ms,
+            self.share_max_heartbeat_interval_ms,
+        );
+        let (st, st_min, st_max) = (
+            self.share_session_timeout_ms,
+            self.share_min_session_timeout_ms,
+            self.share_max_session_timeout_ms,
+        );
+        require(
+            (hb_min..=hb_max).contains(&hb),
+            format!("group.share.heartbeat.interval.ms ({hb}) is outside [{hb_min}, {hb_max}]"),
+        )?;
+        require(
+            (st_min..=st_max).contains(&st),
+            format!("group.share.session.timeout.ms ({st}) is outside [{st_min}, {st_max}]"),
+        )?;
+        require(
+            hb < st,
+            format!("group.share.heartbeat.interval.ms ({hb}) must be below group.share.session.timeout.ms ({st})"),
         )
     }
 
@@ -390,6 +463,22 @@ impl Config {
         group
             .and_then(|g| g.consumer_session_timeout_ms)
             .unwrap_or(self.consumer_session_timeout_ms)
+    }
+
+    /// share_session_timeout_ms is a share group's session timeout: its group config's
+    /// `share.session.timeout.ms`, else the broker's (Kafka's `shareGroupSessionTimeoutMs`).
+    pub fn share_session_timeout_ms(&self, group: Option<&GroupConfig>) -> i64 {
+        group
+            .and_then(|g| g.share_session_timeout_ms)
+            .unwrap_or(self.share_session_timeout_ms)
+    }
+
+    /// share_heartbeat_interval_ms is the heartbeat interval a share group's members are
+    /// told: its group config's `share.heartbeat.interval.ms`, else the broker's.
+    pub fn share_heartbeat_interval_ms(&self, group: Option<&GroupConfig>) -> i64 {
+        group
+            .and_then(|g| g.share_heartbeat_interval_ms)
+            .unwrap_or(self.share_heartbeat_interval_ms)
     }
 
     /// consumer_heartbeat_interval_ms is the heartbeat interval a consumer group's members are
@@ -462,6 +551,32 @@ impl Config {
                 self.consumer_max_assignment_interval_ms = at_least(0)?
             }
             "group.consumer.max.size" => self.consumer_max_size = at_least(1)?,
+            "group.share.session.timeout.ms" => self.share_session_timeout_ms = at_least(1)?,
+            "group.share.min.session.timeout.ms" => {
+                self.share_min_session_timeout_ms = at_least(1)?
+            }
+            "group.share.max.session.timeout.ms" => {
+                self.share_max_session_timeout_ms = at_least(1)?
+            }
+            "group.share.heartbeat.interval.ms" => self.share_heartbeat_interval_ms = at_least(1)?,
+            "group.share.min.heartbeat.interval.ms" => {
+                self.share_min_heartbeat_interval_ms = at_least(1)?
+            }
+            "group.share.max.heartbeat.interval.ms" => {
+                self.share_max_heartbeat_interval_ms = at_least(1)?
+            }
+            // Kafka's ShareGroupConfig: between 1 and 1000.
+            "group.share.max.size" => {
+                if !(1..=1000).contains(&value) {
+                    return Err(Error::InvalidArgument(format!(
+                        "{key} must be between 1 and 1000, got {value}"
+                    )));
+                }
+                self.share_max_size = value
+            }
+            "group.share.initialize.retry.interval.ms" => {
+                self.share_initialize_retry_interval_ms = at_least(1)?
+            }
             _ => {
                 return Err(Error::InvalidArgument(format!(
                     "unknown group coordinator config {key:?} (known: {})",

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::api::{AppendToken, Effect, GroupRequest, GroupResponse, Token};
+use super::api::{AppendToken, Effect, GroupRequest, GroupResponse, ShareEffect, Token};
 use super::assignors::TopicId;
 use super::classic::classic_group::Group;
 use super::classic::state::GroupState;
@@ -37,7 +37,8 @@ use crate::rng::Rng;
 /// Runtime is the coordinator runtime as the group coordinator plugs into it: timers keyed by
 /// [`TimerKey`], [`GroupResponse`]s, [`Pending`] work waiting on appends to
 /// `__consumer_offsets`, and a partition's [`LoadState`] while it loads.
-pub(super) type Runtime = runtime::Runtime<TimerKey, GroupResponse, Pending, LoadState>;
+pub(super) type Runtime =
+    runtime::Runtime<TimerKey, GroupResponse, Pending, LoadState, ShareEffect>;
 
 /// Coordinator is the group coordinator. Deterministic: the same calls with the same times
 /// (and the same seed) give the same effects. Not thread-safe; a host serialises its calls.
@@ -119,6 +120,14 @@ impl Owners<TimerKey> for TimerOwners<'_> {
                 .timers
                 .get_mut(member)
                 .map(|t| &mut t.rebalance),
+            TimerKey::ShareSession { group, member } => self
+                .groups
+                .get_mut(group)?
+                .share
+                .as_deref_mut()?
+                .timers
+                .get_mut(member)
+                .map(|t| &mut t.session),
             TimerKey::Retention => Some(self.retention),
         }
     }
@@ -197,6 +206,8 @@ impl Coordinator {
             GroupRequest::ConsumerGroupHeartbeat(r) => self.consumer_group_heartbeat(token, r),
             GroupRequest::ConsumerGroupDescribe(r) => self.consumer_group_describe(token, r),
             GroupRequest::TxnOffsetCommit(r) => self.txn_offset_commit(token, r),
+            GroupRequest::ShareGroupHeartbeat(r) => self.share_group_heartbeat(token, r),
+            GroupRequest::ShareGroupDescribe(r) => self.share_group_describe(token, r),
         }
         // Work may have armed a timer due at once (a rebalance timeout of 0).
         self.run_timers();
@@ -474,6 +485,28 @@ impl Coordinator {
                     g.id
                 );
             }
+            if let Some(part) = g.share.as_deref() {
+                assert!(g.consumer.is_none(), "{}: share and consumer", g.id);
+                assert!(
+                    members.is_empty(),
+                    "{}: a share group's classic members",
+                    g.id
+                );
+                assert!(
+                    part.assignment_epoch <= part.group_epoch,
+                    "{}: epochs",
+                    g.id
+                );
+                if self.to_activate.is_empty() {
+                    for id in part.members.keys() {
+                        let armed = part
+                            .timer_slot(id)
+                            .and_then(|s| part.timers.get(s))
+                            .is_some_and(|t| t.session.deadline.is_some());
+                        assert!(armed, "{}: share member {id} has no session", g.id);
+                    }
+                }
+            }
             for d in members.iter().filter_map(|(_, m)| m.heartbeat.deadline) {
                 assert!(
                     d > self.runtime.now(),
@@ -505,6 +538,7 @@ impl Coordinator {
             }
             Pending::StaticRejoin(r) => self.complete_static_rejoin(*r, error),
             Pending::Consumer(w) => self.complete_consumer_write(*w, error),
+            Pending::Share(w) => self.complete_share_write(*w, error),
         }
     }
 
@@ -591,6 +625,7 @@ impl Coordinator {
             TimerKey::ConsumerRebalance { group, member } => {
                 self.expire_consumer_rebalance(group, member)
             }
+            TimerKey::ShareSession { group, member } => self.expire_share_session(group, member),
             TimerKey::Retention => {
                 self.expire_offsets();
                 let at = self

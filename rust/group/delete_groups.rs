@@ -3,6 +3,8 @@
 //! An Empty group goes Dead: its offsets and (once it had a generation) its metadata are
 //! tombstoned; a group with members answers NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND.
 //! The response does not wait for the tombstones (Kafka appends them with acks=0). v2 flexible.
+//! A share group must be Empty too; its share state is deleted by the host
+//! ([`ShareEffect::DeleteShareState`](super::api::ShareEffect), before its tombstones).
 
 use std::collections::BTreeMap;
 
@@ -31,6 +33,15 @@ impl Coordinator {
                         .consumer
                         .as_deref()
                         .is_some_and(|p| p.group.num_members() > 0) =>
+                {
+                    ErrorCode::NonEmptyGroup
+                }
+                (None, Some(g))
+                    if self
+                        .group(g)
+                        .share
+                        .as_deref()
+                        .is_some_and(|p| !p.is_empty()) =>
                 {
                     ErrorCode::NonEmptyGroup
                 }

@@ -4,7 +4,8 @@
 //! 4.0's `describeGroups`) it is answered with GROUP_ID_NOT_FOUND and "Group g not found.", still
 //! in state Dead. Members carry their metadata and assignment only in a Stable group. v3+ can ask
 //! for the authorized operations (the wire adapter fills them in); v4 adds the group instance id;
-//! v5 flexible. A consumer group (KIP-848) is not a classic group: Dead, and from v6
+//! v5 flexible. A consumer group (KIP-848) or a share group (KIP-932) is not a classic group:
+//! Dead, and from v6
 //! GROUP_ID_NOT_FOUND with "Group g is not a classic group." (Kafka's `classicGroup`).
 
 use super::api::{
@@ -29,7 +30,10 @@ impl Coordinator {
                             d.error_code = ErrorCode::GroupIdNotFound.code();
                             d.error_message = Some(format!("Group {id} not found.").into());
                         }
-                        Some(g) if self.group(g).consumer.is_some() => {
+                        Some(g)
+                            if self.group(g).consumer.is_some()
+                                || self.group(g).share.is_some() =>
+                        {
                             d.error_code = ErrorCode::GroupIdNotFound.code();
                             d.error_message =
                                 Some(format!("Group {id} is not a classic group.").into());
@@ -71,7 +75,7 @@ impl Coordinator {
             return d;
         };
         let group = self.group(g);
-        if group.consumer.is_some() {
+        if group.consumer.is_some() || group.share.is_some() {
             return d;
         }
         d.group_state = group.state.name().into();

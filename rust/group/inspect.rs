@@ -25,14 +25,17 @@ pub enum GroupKind {
     Classic,
     /// Consumer: KIP-848's ConsumerGroupHeartbeat (`consumer`).
     Consumer,
+    /// Share: KIP-932's ShareGroupHeartbeat (`share`).
+    Share,
 }
 
 impl GroupKind {
-    /// name is Kafka's name of the type (`classic`, `consumer`).
+    /// name is Kafka's name of the type (`classic`, `consumer`, `share`).
     pub fn name(self) -> &'static str {
         match self {
             GroupKind::Classic => "classic",
             GroupKind::Consumer => "consumer",
+            GroupKind::Share => "share",
         }
     }
 }
@@ -44,7 +47,7 @@ pub struct GroupView {
     pub kind: GroupKind,
     /// state is Kafka's name of the group's state: `Empty`, `PreparingRebalance`,
     /// `CompletingRebalance`, `Stable` for a classic group; `Empty`, `Assigning`,
-    /// `Reconciling`, `Stable` for a consumer group.
+    /// `Reconciling`, `Stable` for a consumer group; `Empty`, `Stable` for a share group.
     pub state: &'static str,
     /// protocol_type is the classic group's (`consumer` for Kafka's consumers, None while no
     /// member ever joined); `consumer` for a consumer group.
@@ -96,9 +99,10 @@ impl Coordinator {
     /// inspect_group is a group as it stands, None when the coordinator has no such group.
     pub fn inspect_group(&self, group_id: &str) -> Option<GroupView> {
         let group = self.group(self.slot_of(group_id)?);
-        Some(match group.consumer.as_deref() {
-            Some(part) => self.consumer_view(group_id, &part.group),
-            None => classic_view(group),
+        Some(match (group.consumer.as_deref(), group.share.as_deref()) {
+            (Some(part), _) => self.consumer_view(group_id, &part.group),
+            (None, Some(part)) => self.share_view(part),
+            (None, None) => classic_view(group),
         })
     }
 
@@ -124,7 +128,8 @@ impl Coordinator {
     /// removes the member (its parked JoinGroup answered UNKNOWN_MEMBER_ID) and rebalances,
     /// unless the member has a request parked (Kafka's `onExpireHeartbeat` spares it: its
     /// session is held by that request); a consumer group fences it (its records tombstoned,
-    /// the group epoch bumped), so that its next heartbeat is answered UNKNOWN_MEMBER_ID.
+    /// the group epoch bumped), so that its next heartbeat is answered UNKNOWN_MEMBER_ID; a
+    /// share group fences it likewise.
     ///
     /// Errors: COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR as the group's partition stands,
     /// GROUP_ID_NOT_FOUND for a group the coordinator does not hold, UNKNOWN_MEMBER_ID for a
@@ -149,6 +154,8 @@ impl Coordinator {
             let group = self.group(g);
             if group.consumer.is_some() {
                 self.expire_consumer_member(g, &id);
+            } else if group.share.is_some() {
+                self.expire_share_member(g, &id);
             } else if let Some(slot) = group.slot(&id) {
                 self.expire_heartbeat(g, slot);
             }
@@ -176,6 +183,11 @@ impl Coordinator {
         let group = self.group(g);
         let members: Vec<String> = match group.consumer.as_deref() {
             Some(part) => part.group.members().keys().cloned().collect(),
+            None if group.share.is_some() => group
+                .share
+                .as_deref()
+                .map(|p| p.members.keys().cloned().collect())
+                .unwrap_or_default(),
             None => group
                 .ordered()
                 .into_iter()
@@ -234,6 +246,36 @@ impl Coordinator {
             assignment: owned,
             target: self.by_name(target),
             member_epoch: m.member_epoch,
+        }
+    }
+
+    /// share_view is a share group as it stands: protocol type `share`, the `simple`
+    /// assignor, its members by member id with their assignments and targets.
+    fn share_view(&self, part: &super::share::part::SharePart) -> GroupView {
+        let empty = Assignment::new();
+        GroupView {
+            group_id: part.group_id.clone(),
+            kind: GroupKind::Share,
+            state: part.state(),
+            protocol_type: Some("share".to_string()),
+            protocol: Some(super::assignors::simple::NAME.to_string()),
+            generation: part.group_epoch,
+            assignment_epoch: part.assignment_epoch,
+            members: part
+                .members
+                .values()
+                .map(|m| MemberView {
+                    member_id: m.member_id.clone(),
+                    group_instance_id: None,
+                    client_id: m.client_id.clone(),
+                    client_host: m.client_host.clone(),
+                    subscription: m.subscribed_topic_names.iter().cloned().collect(),
+                    subscribed_regex: None,
+                    assignment: self.by_name(&m.assigned_partitions),
+                    target: self.by_name(part.targets.get(&m.member_id).unwrap_or(&empty)),
+                    member_epoch: m.member_epoch,
+                })
+                .collect(),
         }
     }
 

@@ -1,8 +1,9 @@
 //! ListGroups: v0-5. The groups this coordinator holds (Kafka's `handleListGroups`).
 //!
-//! v3 flexible; v4 filters by state (names compared ignoring case); v5 by type (`classic` or
-//! `consumer`, ignoring case; any other type lists nothing). A consumer group is listed with
-//! protocol type `consumer` and its KIP-848 state. While a partition loads, the
+//! v3 flexible; v4 filters by state (names compared ignoring case); v5 by type (`classic`,
+//! `consumer` or `share`, ignoring case; any other type lists nothing). A consumer group is
+//! listed with protocol type `consumer` and its KIP-848 state, a share group with protocol type
+//! and type `share` and state Empty or Stable. While a partition loads, the
 //! answer is COORDINATOR_LOAD_IN_PROGRESS with the groups known so far.
 
 use super::api::{
@@ -20,11 +21,28 @@ impl Coordinator {
                     .iter()
                     .any(|t| t.trim().eq_ignore_ascii_case(kind))
         };
-        let (classic, consumer) = (wants("classic"), wants("consumer"));
+        let (classic, consumer, share) = (wants("classic"), wants("consumer"), wants("share"));
+        let state_ok = |state: &str| {
+            req.states_filter.is_empty()
+                || req
+                    .states_filter
+                    .iter()
+                    .any(|s| s.trim().eq_ignore_ascii_case(state))
+        };
         let mut groups: Vec<ListGroupsResponseGroup<'static>> = self
             .groups
             .iter()
             .filter_map(|(_, g)| match g.consumer.as_deref() {
+                None if g.share.is_some() => {
+                    let state = g.share.as_deref().map_or("Empty", |p| p.state());
+                    (share && state_ok(state)).then(|| ListGroupsResponseGroup {
+                        group_id: text(&g.id),
+                        protocol_type: "share".into(),
+                        group_state: state.into(),
+                        group_type: "share".into(),
+                        ..Default::default()
+                    })
+                }
                 None => (classic
                     && (req.states_filter.is_empty()
                         || req.states_filter.iter().any(|s| g.state.matches(s))))
@@ -40,13 +58,7 @@ impl Coordinator {
                 }),
                 Some(part) => {
                     let state = part.group.state().name();
-                    (consumer
-                        && (req.states_filter.is_empty()
-                            || req
-                                .states_filter
-                                .iter()
-                                .any(|s| s.trim().eq_ignore_ascii_case(state))))
-                    .then(|| ListGroupsResponseGroup {
+                    (consumer && state_ok(state)).then(|| ListGroupsResponseGroup {
                         group_id: text(&g.id),
                         protocol_type: "consumer".into(),
                         group_state: state.into(),

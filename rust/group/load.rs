@@ -24,7 +24,7 @@ type Loaded = (Option<i64>, String, i32, OffsetAndMetadata, Position);
 pub struct LoadStats {
     pub batches: usize,
     pub records: usize,
-    /// unknown are records of a type the coordinator skips (share and streams groups).
+    /// unknown are records of a type the coordinator skips (streams groups).
     pub unknown: usize,
     /// groups is the number of groups the partition holds once loaded (0 until the last call).
     pub groups: usize,
@@ -90,7 +90,9 @@ impl Coordinator {
             .collect();
         names.extend(offsets_by_group.keys().cloned());
         names.extend(state.consumer.keys().cloned());
+        names.extend(state.share.keys().cloned());
         let mut consumer = state.consumer;
+        let mut share = state.share;
         names.sort();
         names.dedup();
         let mut open = Vec::new();
@@ -102,6 +104,9 @@ impl Coordinator {
             match consumer.remove(&name) {
                 // A consumer group's own records came after any classic metadata of its name.
                 Some(part) => group.consumer = Some(Box::new(part)),
+                None if share.contains_key(&name) => {
+                    group.share = share.remove(&name).map(Box::new);
+                }
                 None => {
                     if let Some(v) = value {
                         restore(group, v);

@@ -33,6 +33,8 @@
 //!   To come: the group, ConsumerGroupHeartbeat and ConsumerGroupDescribe over the same
 //!   coordinator, offsets and runtime; its records (`__consumer_offsets` keys 3 and up) replay
 //!   through `replay.rs`, where they are skipped today.
+//! - `share/` (KIP-932): the share group type: ShareGroupHeartbeat, ShareGroupDescribe, its
+//!   records (types 10-15) and the share-state effects it asks of the host (see its doc).
 //! - `assignors/`: the server-side assignors of consumer groups, `uniform` and `range`; the
 //!   client-side ones are `crate::assignors`.
 //!
@@ -63,6 +65,7 @@ pub mod records;
 mod replay;
 pub mod requests;
 pub mod responses;
+pub mod share;
 mod slab;
 mod timers;
 

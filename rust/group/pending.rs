@@ -1,14 +1,16 @@
 //! Pending: what waits on an append to `__consumer_offsets`, by what asked for it: an
-//! OffsetCommit or a TxnOffsetCommit (offsets), the leader's assignment and a static member's rejoin (the classic
-//! group type). The coordinator keeps one per outstanding append in the runtime and does it when
+//! OffsetCommit or a TxnOffsetCommit (offsets), the leader's assignment and a static member's
+//! rejoin (the classic group type), a consumer or share group's records. The coordinator keeps one per outstanding append in the runtime and does it when
 //! the host reports the outcome (`Coordinator::complete_append`).
 
 use std::sync::Arc;
 
+use super::api::ShareEffect;
 use super::api::{GroupResponse, OffsetCommitResponse, Token, TxnOffsetCommitResponse};
 use super::classic::member::Protocol;
 use super::consumer::part::Undo;
 use super::records::OffsetAndMetadata;
+use super::share::part::Undo as ShareUndo;
 use crate::assignors::fxhash::FxMap;
 
 /// Pending is work waiting on an append: what to do when the host reports its outcome.
@@ -31,6 +33,9 @@ pub(crate) enum Pending {
     StaticRejoin(Box<StaticRejoin>),
     /// Consumer: a consumer group's records (a heartbeat's, or a member fenced by a timer).
     Consumer(Box<ConsumerWrite>),
+    /// Share: a share group's records (a heartbeat's, a member fenced by its session timer, the
+    /// host's report of initialized share state).
+    Share(Box<ShareWrite>),
     /// Nothing waits (tombstones, an Empty group's metadata).
     Nothing,
 }
@@ -44,6 +49,19 @@ pub(crate) struct ConsumerWrite {
     pub uid: u64,
     pub response: Option<GroupResponse>,
     pub undo: Vec<Undo>,
+}
+
+/// ShareWrite is what waits on a share group's append: the heartbeat's response, what puts
+/// the group back if the append fails, and the share state to ask the host for once it
+/// succeeds.
+#[derive(Debug)]
+pub(crate) struct ShareWrite {
+    pub token: Option<Token>,
+    pub group: Arc<str>,
+    pub uid: u64,
+    pub response: Option<GroupResponse>,
+    pub undo: Vec<ShareUndo>,
+    pub effects: Vec<ShareEffect>,
 }
 
 /// Commit is an OffsetCommit waiting on the append of its offsets.

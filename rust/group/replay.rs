@@ -13,6 +13,8 @@ use super::records::{
     read_group_metadata_value, read_key, read_offset_commit_value, GroupMetadataValue,
     OffsetAndMetadata, RecordKey,
 };
+use super::share::part::{Applied as ShareApplied, SharePart};
+use super::share::records::ShareGroupRecord;
 use crate::coordinator::load::{Replay, Replayed};
 use crate::errors::Result;
 use crate::protocol::records::ControlRecordType;
@@ -34,6 +36,9 @@ pub(crate) struct LoadState {
     /// consumer holds the consumer groups (KIP-848) as their records rebuild them, replayed one
     /// by one with Kafka's rules (`ConsumerPart::apply`).
     pub(super) consumer: BTreeMap<String, ConsumerPart>,
+    /// share holds the share groups (KIP-932, record types 10-15) as their records rebuild
+    /// them (`SharePart::apply`).
+    pub(super) share: BTreeMap<String, SharePart>,
     /// next is the position of the next record.
     next: Position,
 }
@@ -90,6 +95,21 @@ impl Replay for LoadState {
                 self.groups.insert(group, v);
             }
             RecordKey::Unknown { .. } => {
+                if let Some(rec) = ShareGroupRecord::read(key, value)? {
+                    let group = rec.group();
+                    if !self.share.contains_key(group) {
+                        if rec.is_tombstone() {
+                            return Ok(Replayed::Known);
+                        }
+                        self.share.insert(group.to_string(), SharePart::new(group));
+                    }
+                    let part = self.share.get_mut(group).expect("just made");
+                    // Initializing partitions are stamped when the group is activated.
+                    if part.apply(&rec, 0, None) == ShareApplied::Deleted {
+                        self.share.remove(group);
+                    }
+                    return Ok(Replayed::Known);
+                }
                 let Some(rec) = ConsumerGroupRecord::read(key, value)? else {
                     return Ok(Replayed::Unknown);
                 };

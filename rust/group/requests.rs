@@ -164,6 +164,15 @@ pub fn body_of<'a>(
             &at,
             ConsumerGroupDescribeRequest::read(&mut Reader::new(body), version)?,
         )),
+        // Not in GROUP_API_KEYS: share groups are not served by the broker yet.
+        76 => GroupRequest::ShareGroupHeartbeat(r(
+            &at,
+            ShareGroupHeartbeatRequest::read(&mut Reader::new(body), version)?,
+        )),
+        77 => GroupRequest::ShareGroupDescribe(r(
+            &at,
+            ShareGroupDescribeRequest::read(&mut Reader::new(body), version)?,
+        )),
         28 => GroupRequest::TxnOffsetCommit(r(
             &at,
             TxnOffsetCommitRequest::read(&mut Reader::new(body), version)?,

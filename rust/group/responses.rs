@@ -133,6 +133,8 @@ fn fitted(response: &GroupResponse, v: i16, w: &mut Writer) -> Result<()> {
         GroupResponse::ConsumerGroupHeartbeat(r) => fit!(r),
         GroupResponse::ConsumerGroupDescribe(r) => fit!(r),
         GroupResponse::TxnOffsetCommit(r) => fit!(r),
+        GroupResponse::ShareGroupHeartbeat(r) => fit!(r),
+        GroupResponse::ShareGroupDescribe(r) => fit!(r),
     }
 }
 

@@ -18,6 +18,8 @@ pub(crate) enum TimerKey {
     ConsumerSession { group: u32, member: u32 },
     /// ConsumerRebalance: a consumer group member's rebalance timeout.
     ConsumerRebalance { group: u32, member: u32 },
+    /// ShareSession: a share group member's session timeout (by its timer slot).
+    ShareSession { group: u32, member: u32 },
     /// Retention: the periodic offset expiry check.
     Retention,
 }

@@ -197,6 +197,9 @@ impl PyCoordinator {
                         },
                     )?)?;
                 }
+                // Share groups are not served through the broker yet (KIP-932, piece 1): no
+                // ShareGroupHeartbeat reaches the coordinator, so none of these is made.
+                Effect::Other(_) => {}
             }
         }
         Ok(list)

@@ -80,6 +80,9 @@ pub(crate) struct Group {
     /// consumer is set when the group is a KIP-848 consumer group: the classic part then stays
     /// Empty and holds only the offsets.
     pub consumer: Option<Box<crate::group::consumer::part::ConsumerPart>>,
+    /// share is set when the group is a KIP-932 share group: the classic part then stays
+    /// empty, and the group has no offsets.
+    pub share: Option<Box<crate::group::share::part::SharePart>>,
 }
 
 impl Group {
@@ -111,6 +114,7 @@ impl Group {
             offsets: Offsets::default(),
             next_seq: 0,
             consumer: None,
+            share: None,
         }
     }
 

@@ -50,6 +50,10 @@ impl Coordinator {
             None if unknown => self.create_group(&req.group_id),
             None => return self.join_error(token, &req.member_id, ErrorCode::UnknownMemberId),
         };
+        if self.group(g).share.is_some() {
+            // Kafka's classicGroupJoin: a share group's id is not a classic group's.
+            return self.join_error(token, "", ErrorCode::InconsistentGroupProtocol);
+        }
         if let Some(part) = self.group(g).consumer.as_deref() {
             if part.group.num_members() > 0 {
                 // A classic member of a consumer group: KIP-848's migration bridge.

@@ -27,6 +27,10 @@ impl Coordinator {
                 self.activate_consumer_group(g);
                 continue;
             }
+            if self.group(g).share.is_some() {
+                self.activate_share_group(g);
+                continue;
+            }
             if self.group(g).len() as i64 > self.config.max_size {
                 self.prepare_rebalance(g);
             }

@@ -209,7 +209,7 @@ impl Coordinator {
         if g.consumer.is_some() {
             return Ok((s, Slot::Existing));
         }
-        if create && g.members.is_empty() && g.pending.is_empty() {
+        if create && g.share.is_none() && g.members.is_empty() && g.pending.is_empty() {
             if g.generation > 0 || g.protocol_type.is_some() {
                 records.push((group_metadata_key(group_id)?, None));
             }
@@ -217,7 +217,7 @@ impl Coordinator {
             g.consumer = Some(Box::new(ConsumerPart::new(group_id)));
             return Ok((s, Slot::OfflineUpgrade));
         }
-        if create {
+        if create && g.share.is_none() {
             self.upgrade_classic_group(s, records)?;
             return Ok((s, Slot::OnlineUpgrade));
         }

@@ -219,6 +219,10 @@ impl Coordinator {
         if group.is(GroupState::Dead) {
             return Some(ErrorCode::CoordinatorNotAvailable);
         }
+        if group.share.is_some() {
+            // Kafka's ShareGroup.validateOffsetCommit: a share group has no committed offsets.
+            return Some(ErrorCode::GroupIdNotFound);
+        }
         if let Some(part) = group.consumer.as_deref() {
             // Kafka 4.3+'s ConsumerGroup.validateOffsetCommit (KIP-1251): an admin commits to
             // a group without members; a member commits with OffsetCommit v9+, at its epoch, or

@@ -35,6 +35,10 @@ impl Coordinator {
             return error(ErrorCode::GroupIdNotFound);
         };
         let group = self.group(g);
+        if group.share.is_some() {
+            // Kafka's ShareGroup.validateOffsetDelete.
+            return error(ErrorCode::GroupIdNotFound);
+        }
         let check_subscribed = match group.state {
             GroupState::Dead => return error(ErrorCode::GroupIdNotFound),
             GroupState::Empty => false,

@@ -61,6 +61,11 @@ impl Coordinator {
             .slot_of(&req.group_id)
             .map(|g| self.group(g))
             .filter(|g| !g.is(GroupState::Dead));
+        if group.is_some_and(|g| g.share.is_some()) {
+            // Kafka's ShareGroup.validateOffsetFetch: a share group has no committed offsets.
+            out.error_code = ErrorCode::GroupIdNotFound.code();
+            return out;
+        }
         if let Some(part) = group.and_then(|g| g.consumer.as_deref()) {
             // Kafka's ConsumerGroup.validateOffsetFetch: a member fetches at its epoch; a
             // request without member id and epoch (an admin) is always answered.

@@ -202,6 +202,10 @@ impl Coordinator {
         if group.is(GroupState::Dead) {
             return Some(ErrorCode::CoordinatorNotAvailable);
         }
+        if group.share.is_some() {
+            // Kafka's ShareGroup.validateOffsetCommit: a share group has no committed offsets.
+            return Some(ErrorCode::GroupIdNotFound);
+        }
         let anonymous =
             generation == -1 && req.member_id.is_empty() && req.group_instance_id.is_none();
         if let Some(part) = group.consumer.as_deref() {

@@ -248,6 +248,7 @@ impl Sim {
                         }
                     }
                 }
+                Effect::Other(e) => panic!("a consumer group asked for share state: {e:?}"),
             }
         }
     }

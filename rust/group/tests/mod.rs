@@ -58,6 +58,7 @@ errors!(
     DeleteGroupsResponseResult<'_>,
     OffsetCommitResponsePartition<'_>,
     TxnOffsetCommitResponsePartition<'_>,
+    ShareGroupHeartbeatResponse<'_>,
 );
 
 pub const SESSION: i32 = 500;
@@ -180,6 +181,8 @@ pub struct H {
     /// written keeps every append ever made, in order (partition, batch).
     pub written: Vec<(i32, Vec<u8>)>,
     pub hold_appends: bool,
+    /// share_effects are the share-state effects the coordinator asked for, in order.
+    pub share_effects: Vec<ShareEffect>,
 }
 
 impl H {
@@ -196,6 +199,7 @@ impl H {
             appends: VecDeque::new(),
             written: Vec::new(),
             hold_appends: false,
+            share_effects: Vec::new(),
         }
     }
 
@@ -216,6 +220,7 @@ impl H {
                     self.written.push((partition, records.clone()));
                     self.appends.push_back((token, partition, records));
                 }
+                Effect::Other(e) => self.share_effects.push(e),
             }
         }
         if !self.hold_appends {

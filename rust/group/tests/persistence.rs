@@ -284,13 +284,14 @@ fn a_tombstoned_group_with_offsets_loads_as_a_simple_group() {
     assert_eq!(h.offset("t", 0), (5, None));
 }
 
-// testLoadGroupsAndOffsetsWillIgnoreUnknownMessage: records of other types (share groups,
-// anything newer) are skipped. (Consumer groups' types 3-8 and 16 are read: see consumer.rs.)
+// testLoadGroupsAndOffsetsWillIgnoreUnknownMessage: records of other types (streams groups,
+// anything newer) are skipped. (Consumer groups' types 3-8 and 16 are read: see consumer.rs;
+// share groups' 10-15: share/tests.rs.)
 #[test]
 fn test_load_groups_and_offsets_will_ignore_unknown_message() {
     let mut h = H::new();
     let data = batch(vec![
-        (vec![0, 10, 0, 1, b'x'], Some(vec![0, 0, 1, 2, 3])),
+        (vec![0, 17, 0, 1, b'x'], Some(vec![0, 0, 1, 2, 3])),
         offset_record(GROUP, "t", 0, Some(1)),
         (vec![0, 42], Option::None),
     ]);
