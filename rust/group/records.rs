@@ -112,6 +112,44 @@ pub(in crate::group) fn versioned(
     Ok(w.into_inner())
 }
 
+/// RecordParts is a record's type, its key's body and its value's body (None: a tombstone).
+pub(in crate::group) type RecordParts<'a> = (i16, &'a [u8], Option<&'a [u8]>);
+
+/// unversioned splits a record of `__consumer_offsets` into its type, its key's body and its
+/// value's body (version stripped): `None` when `wanted` does not take the type. A key too short
+/// for its type, a value too short for its version or of a negative version is
+/// [`Error::Malformed`]. The group types' record readers share it.
+pub(in crate::group) fn unversioned<'a>(
+    key: &'a [u8],
+    value: Option<&'a [u8]>,
+    wanted: impl Fn(i16) -> bool,
+) -> Result<Option<RecordParts<'a>>> {
+    let mut r = Reader::new(key);
+    let t = r
+        .i16()
+        .map_err(|_| Error::malformed("record key is too short for its type"))?;
+    if !wanted(t) {
+        return Ok(None);
+    }
+    let key = r.rest();
+    let value = match value {
+        None => None,
+        Some(v) => {
+            let mut r = Reader::new(v);
+            let version = r
+                .i16()
+                .map_err(|_| Error::malformed("record value is too short for its version"))?;
+            if version < 0 {
+                return Err(Error::malformed(format!(
+                    "record value version {version} is not a known version"
+                )));
+            }
+            Some(r.rest())
+        }
+    };
+    Ok(Some((t, key, value)))
+}
+
 /// offset_commit_key is the key of a committed offset: version 1, `(group, topic, partition)`.
 pub fn offset_commit_key(group: &str, topic: &str, partition: i32) -> Result<Vec<u8>> {
     let key = typed::OffsetCommitKey {

@@ -16,10 +16,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::member::{ClassicMemberMetadata, ClassicProtocol, ConsumerMember, MemberState};
-use crate::errors::{Error, Result};
+use crate::errors::Result;
 use crate::group::assignors::{Assignment, TopicId};
-use crate::group::records::versioned;
-use crate::protocol::primitives::Reader;
+use crate::group::records::{unversioned, versioned};
 use crate::protocol::typed::coordinator_records as typed;
 
 /// METADATA is record type 3: the group epoch.
@@ -448,28 +447,8 @@ impl ConsumerGroupRecord {
     /// group's. A key or value that does not decode is [`Error::Malformed`]; a value of a
     /// negative version too.
     pub fn read(key: &[u8], value: Option<&[u8]>) -> Result<Option<ConsumerGroupRecord>> {
-        let mut r = Reader::new(key);
-        let t = r
-            .i16()
-            .map_err(|_| Error::malformed("record key is too short for its type"))?;
-        if !is_consumer_group_record(t) {
+        let Some((t, key, value)) = unversioned(key, value, is_consumer_group_record)? else {
             return Ok(None);
-        }
-        let key = r.rest();
-        let value = match value {
-            None => None,
-            Some(v) => {
-                let mut r = Reader::new(v);
-                let version = r
-                    .i16()
-                    .map_err(|_| Error::malformed("record value is too short for its version"))?;
-                if version < 0 {
-                    return Err(Error::malformed(format!(
-                        "record value version {version} is not a known version"
-                    )));
-                }
-                Some(r.rest())
-            }
         };
         // Every value schema has version 0 only; later versions add tagged fields alone.
         let v = 0;

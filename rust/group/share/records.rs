@@ -7,10 +7,9 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::errors::{Error, Result};
+use crate::errors::Result;
 use crate::group::assignors::{Assignment, TopicId};
-use crate::group::records::versioned;
-use crate::protocol::primitives::Reader;
+use crate::group::records::{unversioned, versioned};
 use crate::protocol::typed::coordinator_records as typed;
 
 /// MEMBER_METADATA is record type 10: a member's subscription and identity.
@@ -326,28 +325,8 @@ impl ShareGroupRecord {
     /// group's. A key or value that does not decode is [`Error::Malformed`]; a value of a
     /// negative version too. Later value versions only add tagged fields: read as version 0.
     pub fn read(key: &[u8], value: Option<&[u8]>) -> Result<Option<ShareGroupRecord>> {
-        let mut r = Reader::new(key);
-        let t = r
-            .i16()
-            .map_err(|_| Error::malformed("record key is too short for its type"))?;
-        if !is_share_group_record(t) {
+        let Some((t, key, value)) = unversioned(key, value, is_share_group_record)? else {
             return Ok(None);
-        }
-        let key = r.rest();
-        let value = match value {
-            None => None,
-            Some(v) => {
-                let mut r = Reader::new(v);
-                let version = r
-                    .i16()
-                    .map_err(|_| Error::malformed("record value is too short for its version"))?;
-                if version < 0 {
-                    return Err(Error::malformed(format!(
-                        "record value version {version} is not a known version"
-                    )));
-                }
-                Some(r.rest())
-            }
         };
         let v = 0;
         let s = |x: &Cow<'_, str>| x.to_string();
