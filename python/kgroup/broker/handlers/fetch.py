@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from kgroup import errors
 from kgroup.acl import AclOperation, ResourceType
 from kgroup.broker.topics import LEADER_EPOCH, Partition
+from kgroup.broker.waiters import waiting_on, wake_or_expire
 from kgroup.protocol import ApiKey
 from kgroup.protocol.records import decode_batches, encode_batch
 
@@ -237,21 +238,8 @@ def handle(ctx: RequestContext) -> Any:
     # produce pipelined behind it, or on another connection in the same turn); waiting from
     # there missed their appends, and the fetch slept to its max_wait_ms with records there.
     partitions = [w.partition for _, ws in resolved for w in ws if w.partition is not None]
-    first = _waiting_on(partitions)
+    first = waiting_on(partitions)
     return _wait(state, resolved, response, version, body, max_bytes, read_committed, first)
-
-
-def _expire(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
-
-
-def _waiting_on(partitions: list[Any]) -> asyncio.Future[None]:
-    """A future on ``partitions``' waiters, done at their next append."""
-    fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    for p in partitions:
-        p.waiters.append(fut)
-    return fut
 
 
 async def _wait(
@@ -272,21 +260,8 @@ async def _wait(
         left = deadline - loop.time()
         if left <= 0:
             break
-        if fut is None:
-            fut = _waiting_on(partitions)
-        # A timer, not asyncio.wait_for: woken, the fetch answers one turn of the event loop
-        # sooner (wait_for passes the wake through a future of its own).
-        timer = loop.call_later(left, _expire, fut)
-        try:
-            await fut
-        finally:
-            timer.cancel()
-            for p in partitions:
-                try:
-                    p.waiters.remove(fut)
-                except ValueError:
-                    pass
-            fut = None
+        await wake_or_expire(partitions, fut, left)
+        fut = None
         topics, total, had_error = _read(
             resolved, version, max_bytes, read_committed, state.fetch_sendfile
         )

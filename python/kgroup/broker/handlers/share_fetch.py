@@ -55,6 +55,7 @@ from kgroup.broker.share.acks import (
 from kgroup.broker.share.manager import now_ms
 from kgroup.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kgroup.broker.share.txn import aborted_batches, without
+from kgroup.broker.waiters import waiting_on, wake_or_expire
 from kgroup.protocol import ApiKey
 
 if TYPE_CHECKING:
@@ -328,7 +329,7 @@ def handle(ctx: RequestContext) -> Any:
         response["responses"] = _answer(fetch, session, epoch, ack_results)
         return response
     # Waiting from now, as Fetch does: the future is on the partitions before this returns.
-    first = _waiting_on(fetch.partitions)
+    first = waiting_on(fetch.partitions)
     return _wait(ctx, fetch, session, epoch, ack_results, response, first)
 
 
@@ -368,18 +369,6 @@ def _responses(
     return [{"topic_id": t, "partitions": ps} for t, ps in topics.items()]
 
 
-def _expire(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
-
-
-def _waiting_on(partitions: list[Partition]) -> asyncio.Future[None]:
-    fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    for p in partitions:
-        p.waiters.append(fut)
-    return fut
-
-
 async def _wait(
     ctx: RequestContext,
     fetch: _Fetch,
@@ -397,19 +386,8 @@ async def _wait(
         left = deadline - loop.time()
         if left <= 0:
             break
-        if fut is None:
-            fut = _waiting_on(partitions)
-        timer = loop.call_later(left, _expire, fut)
-        try:
-            await fut
-        finally:
-            timer.cancel()
-            for p in partitions:
-                try:
-                    p.waiters.remove(fut)
-                except ValueError:
-                    pass
-            fut = None
+        await wake_or_expire(partitions, fut, left)
+        fut = None
         fetch.attempt(final=False)
         if fetch.done():
             break
