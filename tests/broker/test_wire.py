@@ -61,7 +61,12 @@ def test_share_group_apis_are_declared_but_not_advertised(broker: Broker) -> Non
     closes the connection, kgroup's answer to any api it has no handler for (Kafka's to an api
     a listener does not enable; Kafka with ``share.version=0`` answers UNSUPPORTED_VERSION)."""
     assert {int(k) for k in SHARE_APIS} <= set(protocol.API_VERSIONS)
-    assert SHARE_APIS & set(HANDLERS) == {ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE}
+    assert SHARE_APIS & set(HANDLERS) == {
+        ApiKey.SHARE_GROUP_HEARTBEAT,
+        ApiKey.SHARE_GROUP_DESCRIBE,
+        ApiKey.SHARE_FETCH,
+        ApiKey.SHARE_ACKNOWLEDGE,
+    }
     with Wire(broker.bootstrap_servers) as w:
         for version in range(0, 5):
             body = {"client_software_name": "kgroup-test", "client_software_version": "1.0"}
@@ -83,7 +88,7 @@ def test_share_group_apis_are_declared_but_not_advertised(broker: Broker) -> Non
             conn.close()
 
     asyncio.run(negotiate())
-    # A ShareGroupHeartbeat sent anyway: the connection closes.
+    # A ShareGroupHeartbeat sent anyway: UNSUPPORTED_VERSION, as Kafka with share groups off.
     with Wire(broker.bootstrap_servers) as w:
         body = {
             "group_id": "g",
@@ -91,7 +96,12 @@ def test_share_group_apis_are_declared_but_not_advertised(broker: Broker) -> Non
             "member_epoch": 0,
             "subscribed_topic_names": ["t"],
         }
-        w.send(protocol.encode_request(ApiKey.SHARE_GROUP_HEARTBEAT, 1, 5, "c", body))
+        r = w.request(ApiKey.SHARE_GROUP_HEARTBEAT, 1, body)
+        assert r.body.error_code == errors.UnsupportedVersion.code
+    # One of the apis without a handler (DescribeShareGroupOffsets): the connection closes.
+    with Wire(broker.bootstrap_servers) as w:
+        body = {"groups": [{"group_id": "g", "topics": None}]}
+        w.send(protocol.encode_request(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 5, "c", body))
         assert w.closed_by_peer()
 
 
@@ -105,10 +115,7 @@ def test_an_unknown_api_versions_version_gets_a_v0_answer(broker: Broker) -> Non
         r = protocol.decode_response(18, 0, read_frame(w.sock))
         assert (r.correlation_id, r.body.error_code) == (77, errors.UnsupportedVersion.code)
         # Every handler's api but share groups' (off by default: group.share.enable).
-        assert {k.api_key for k in r.body.api_keys} == set(HANDLERS) - {
-            ApiKey.SHARE_FETCH,
-            ApiKey.SHARE_ACKNOWLEDGE,
-        }
+        assert {k.api_key for k in r.body.api_keys} == set(HANDLERS) - SHARE_APIS
         # The connection stays open.
         assert w.request(ApiKey.API_VERSIONS, 0, {}).body.error_code == 0
 
