@@ -1233,9 +1233,11 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
         _broker(
             "group.share.enable",
             T.BOOLEAN,
-            False,
-            "Whether the broker serves share groups' ShareFetch and ShareAcknowledge (Kafka's "
-            "internal switch; kgroup advertises them only when it is on).",
+            True,
+            "Whether the broker serves share groups (KIP-932): ShareGroupHeartbeat, "
+            "ShareGroupDescribe, ShareFetch and ShareAcknowledge, advertised only when it is on "
+            "(Kafka's internal switch; on, as Kafka 4.2+ with share.version=1, the default of a "
+            "new cluster).",
         ),
         # The group coordinator's share group settings (Kafka 4.2's GroupCoordinatorConfig).
         _broker(
