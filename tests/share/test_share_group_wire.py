@@ -9,16 +9,21 @@ InitializedTopics); DeleteGroups on the empty group deletes that share state."""
 from __future__ import annotations
 
 import contextlib
+import json
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from support.kgroup_broker import Wire, run_broker
 from support.share_wire import MEMBER_A, MEMBER_B, create, produce, share_fetch, topics
 
 from kgroup import errors
+from kgroup.acl import CLUSTER_NAME, AclBinding, AclOperation, AclPermissionType, ResourceType
 from kgroup.broker import Broker
+from kgroup.broker.authorizer import STANDARD_AUTHORIZER
 from kgroup.protocol import ApiKey
 
 
@@ -144,3 +149,44 @@ def test_off_they_answer_unsupported_version() -> None:
         body = {"group_ids": ["g"], "include_authorized_operations": False}
         [g] = w.request(ApiKey.SHARE_GROUP_DESCRIBE, 1, body).body.groups
         assert g.error_code == errors.UnsupportedVersion.code
+
+
+def test_authorization_as_kafka_apis() -> None:
+    # Kafka 4.2's KafkaApis.handleShareGroupHeartbeat: READ on the group, then DESCRIBE on
+    # every subscribed topic; handleShareGroupDescribe: DESCRIBE on each group (READ implies
+    # it).
+    allow = AclPermissionType.ALLOW
+
+    def acl(restype: ResourceType, name: str, op: AclOperation) -> dict[str, Any]:
+        return AclBinding(restype, name, 3, "User:ANONYMOUS", "*", op, allow).to_dict()
+
+    seeded = [
+        acl(ResourceType.CLUSTER, CLUSTER_NAME, AclOperation.CREATE),
+        acl(ResourceType.TOPIC, "open", AclOperation.DESCRIBE),
+        acl(ResourceType.GROUP, "g2", AclOperation.READ),
+    ]
+    config = {
+        "group.share.enable": "true",
+        "authorizer.class.name": STANDARD_AUTHORIZER,
+        "allow.everyone.if.no.acl.found": "false",
+    }
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "acls.json").write_text(json.dumps({"acls": seeded}))
+        with run_broker(d, config) as b, Wire(b.bootstrap_servers) as w:
+            body = {
+                "topics": [{"name": "open", "num_partitions": 1, "replication_factor": 1}],
+                "timeout_ms": 5000,
+            }
+            [t] = w.request(ApiKey.CREATE_TOPICS, 7, body).body.topics
+            assert t.error_code == 0, t
+            coordinator(w, "g2")
+            r = heartbeat(w, MEMBER_A, 0, ["open"], group="g1")
+            assert r.error_code == errors.GroupAuthorizationFailed.code
+            r = heartbeat(w, MEMBER_A, 0, ["open", "closed"], group="g2")
+            assert r.error_code == errors.TopicAuthorizationFailed.code
+            r = heartbeat(w, MEMBER_A, 0, ["open"], group="g2")
+            assert (r.error_code, r.member_epoch) == (0, 1)
+            body = {"group_ids": ["g1", "g2"], "include_authorized_operations": False}
+            groups = w.request(ApiKey.SHARE_GROUP_DESCRIBE, 1, body).body.groups
+            codes = {g.group_id: g.error_code for g in groups}
+            assert codes == {"g1": errors.GroupAuthorizationFailed.code, "g2": 0}
