@@ -140,6 +140,22 @@ def test_deleting_the_empty_group_drops_its_share_state() -> None:
         assert b.state.shares.initialized == {} and b.state.shares.partitions == {}
 
 
+def test_a_deleted_topic_takes_its_share_state_and_leaves_the_assignment() -> None:
+    # share/mod.rs contract item 5: the broker deletes a deleted topic's share state; the
+    # group forgets the topic at its next heartbeat (GroupMetadataManager's metadata refresh).
+    with share_broker() as b, Wire(b.bootstrap_servers) as w:
+        tid = create(w, "t")
+        coordinator(w)
+        _, r = join(w, MEMBER_A, "t")
+        share_fetch(w, MEMBER_A, 0, topics(tid, {0: []}))
+        body = {"topics": [{"name": "t"}], "timeout_ms": 5000}
+        [res] = w.request(ApiKey.DELETE_TOPICS, 6, body).body.responses
+        assert res.error_code == 0
+        assert b.state.shares.initialized == {} and b.state.shares.partitions == {}
+        r = heartbeat(w, MEMBER_A, r.member_epoch, None)
+        assert r.error_code == 0 and assigned(r) == {}
+
+
 def test_off_they_answer_unsupported_version() -> None:
     # Kafka 4.2 KafkaApis with share groups off (isShareGroupProtocolEnabled false).
     with run_broker(config={"group.share.enable": "false"}) as b, Wire(b.bootstrap_servers) as w:

@@ -163,6 +163,9 @@ class GroupHost:
         # New partitions of __consumer_offsets are the runtime's (its own listener).
         self._set_topics()
         if change == "deleted":
+            # A deleted topic's share state goes with it (Kafka's broker deletes it as the
+            # topic goes); its share groups forget the topic at their next heartbeat.
+            self.state.shares.topic_deleted(topic.id)
             self.runtime.apply(self.coordinator.topics_deleted(now_ms(), [topic.name]))
 
     # -- requests ------------------------------------------------------------------------

@@ -170,6 +170,13 @@ class ShareManager:
                 h.timer.cancel()
                 h.timer = None
 
+    def topic_deleted(self, topic_id: uuid.UUID) -> None:
+        """The topic ``topic_id`` was deleted: every group's share state of its partitions
+        goes."""
+        for group, tid, index in [k for k in (*self.initialized, *self.partitions)]:
+            if tid == topic_id:
+                self.delete(group, tid, [index])
+
     def existing(self, group: str, p: Partition) -> Held | None:
         h = self.partitions.get((group, p.topic.id, p.index))
         if h is not None:
