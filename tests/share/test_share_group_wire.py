@@ -156,6 +156,20 @@ def test_a_deleted_topic_takes_its_share_state_and_leaves_the_assignment() -> No
         assert r.error_code == 0 and assigned(r) == {}
 
 
+def test_member_ids_of_1_to_36_characters_only() -> None:
+    # KafkaApis.handleShareGroupHeartbeat's isMemberIdValid, before the coordinator's checks.
+    with share_broker() as b, Wire(b.bootstrap_servers) as w:
+        create(w, "t")
+        coordinator(w)
+        for member in ("", "x" * 37):
+            r = heartbeat(w, member, 0, ["t"])
+            assert (r.error_code, r.error_message) == (
+                errors.InvalidRequest.code,
+                "Invalid member id in the request.",
+            )
+        assert heartbeat(w, "x" * 36, 0, ["t"]).error_code == 0
+
+
 def test_off_they_answer_unsupported_version() -> None:
     # Kafka 4.2 KafkaApis with share groups off (isShareGroupProtocolEnabled false).
     with run_broker(config={"group.share.enable": "false"}) as b, Wire(b.bootstrap_servers) as w:
