@@ -7,7 +7,11 @@ out the effects it returns:
 - :class:`Respond` -- write ``frame`` (a whole response frame, size prefix included, for the
   request's version and correlation id) to the connection of the request given ``token``;
 - :class:`Append` -- append ``records`` (one v2 record batch) to partition ``partition`` of
-  ``__consumer_offsets``, then report how it went with :meth:`Coordinator.appended`.
+  ``__consumer_offsets``, then report how it went with :meth:`Coordinator.appended`;
+- :class:`InitializeShareState` -- a share group (KIP-932) needs the share state of
+  ``partitions`` of topic ``topic_id``: create it, then report with
+  :meth:`Coordinator.share_state_initialized` (or ``share_state_initialize_failed``);
+- :class:`DeleteShareState` -- a share group was deleted: drop that share state.
 
 Parked JoinGroup and SyncGroup requests, and commits waiting for their append, are answered
 later through the same effects, from ``handle``, ``appended`` or ``tick``. The host calls
@@ -100,6 +104,8 @@ from kgroup._native.group import (
     GROUP_CONFIG_KEYS,
     Append,
     Coordinator,
+    DeleteShareState,
+    InitializeShareState,
     Respond,
     assign_consumer_group,
     partition_for,
@@ -111,11 +117,13 @@ __all__ = [
     "GROUP_CONFIG_KEYS",
     "Append",
     "Coordinator",
+    "DeleteShareState",
     "Effect",
+    "InitializeShareState",
     "Respond",
     "assign_consumer_group",
     "partition_for",
 ]
 
 #: Effect is what the coordinator asks the host to do.
-Effect: TypeAlias = Respond | Append
+Effect: TypeAlias = Respond | Append | InitializeShareState | DeleteShareState

@@ -261,8 +261,8 @@ impl Config {
     ];
 
     /// SHARE_KEYS are the share groups' config names (KIP-932, `group.share.*`), which
-    /// [`Config::set`] accepts too. Kept apart from [`Config::KEYS`] until the broker serves
-    /// share groups (the host reads every one of `KEYS` from its own config).
+    /// [`Config::set`] accepts too; the host reads them from its own config as it reads
+    /// [`Config::KEYS`].
     pub const SHARE_KEYS: &'static [&'static str] = &[
         "group.share.session.timeout.ms",
         "group.share.min.session.timeout.ms",

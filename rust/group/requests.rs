@@ -21,7 +21,7 @@ use crate::protocol::typed::leave_group::LeaveGroupRequestMember;
 use crate::protocol::typed::offset_fetch::{OffsetFetchRequestGroup, OffsetFetchRequestGroupTopic};
 
 /// GROUP_API_KEYS are the api keys the coordinator serves.
-pub const GROUP_API_KEYS: [i16; 13] = [8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69];
+pub const GROUP_API_KEYS: [i16; 15] = [8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69, 76, 77];
 
 /// is_group_api tells whether `api_key` is one the coordinator serves.
 #[inline]
@@ -164,7 +164,6 @@ pub fn body_of<'a>(
             &at,
             ConsumerGroupDescribeRequest::read(&mut Reader::new(body), version)?,
         )),
-        // Not in GROUP_API_KEYS: share groups are not served by the broker yet.
         76 => GroupRequest::ShareGroupHeartbeat(r(
             &at,
             ShareGroupHeartbeatRequest::read(&mut Reader::new(body), version)?,

@@ -19,16 +19,21 @@ use super::errors::{to_pyerr, IntoPyResult};
 use super::protocol::frame::{PyRequest, PyRequestHeader};
 use crate::assignors::fxhash::FxMap;
 use crate::errors::{Error, ErrorCode};
-use crate::group::{requests, responses, Config, Coordinator, Effect, GroupConfig, GroupResponse};
+use crate::group::{
+    requests, responses, Config, Coordinator, Effect, GroupConfig, GroupResponse, ShareEffect,
+};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCoordinator>()?;
     m.add_class::<PyRespond>()?;
     m.add_class::<PyAppend>()?;
+    m.add_class::<PyInitializeShareState>()?;
+    m.add_class::<PyDeleteShareState>()?;
     m.add(
         "CONFIG_KEYS",
         Config::KEYS
             .iter()
+            .chain(Config::SHARE_KEYS)
             .chain(Config::TEXT_KEYS)
             .copied()
             .collect::<Vec<_>>(),
@@ -94,6 +99,79 @@ impl PyAppend {
             self.records.bind(py).as_bytes().len()
         )
     }
+}
+
+/// InitializeShareState is an effect of a share group (KIP-932): create the share state of
+/// `partitions` of topic `topic_id` (16 bytes) for group `group_id`, at state epoch
+/// `state_epoch`, then report it with `Coordinator.share_state_initialized` (or
+/// `share_state_initialize_failed`). It may come again for the same partitions.
+#[pyclass(frozen, name = "InitializeShareState", module = "kgroup.group")]
+pub struct PyInitializeShareState {
+    #[pyo3(get)]
+    group_id: String,
+    #[pyo3(get)]
+    topic_id: Py<PyBytes>,
+    #[pyo3(get)]
+    partitions: Vec<i32>,
+    #[pyo3(get)]
+    state_epoch: i32,
+}
+
+#[pymethods]
+impl PyInitializeShareState {
+    #[classattr]
+    fn __match_args__() -> (&'static str, &'static str, &'static str, &'static str) {
+        ("group_id", "topic_id", "partitions", "state_epoch")
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "InitializeShareState(group_id={:?}, topic_id={}, partitions={:?}, state_epoch={})",
+            self.group_id,
+            hex(self.topic_id.bind(py).as_bytes()),
+            self.partitions,
+            self.state_epoch
+        )
+    }
+}
+
+/// DeleteShareState is an effect of a share group being deleted: drop the share state of
+/// `partitions` of topic `topic_id` for group `group_id`. Nothing is reported back.
+#[pyclass(frozen, name = "DeleteShareState", module = "kgroup.group")]
+pub struct PyDeleteShareState {
+    #[pyo3(get)]
+    group_id: String,
+    #[pyo3(get)]
+    topic_id: Py<PyBytes>,
+    #[pyo3(get)]
+    partitions: Vec<i32>,
+}
+
+#[pymethods]
+impl PyDeleteShareState {
+    #[classattr]
+    fn __match_args__() -> (&'static str, &'static str, &'static str) {
+        ("group_id", "topic_id", "partitions")
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "DeleteShareState(group_id={:?}, topic_id={}, partitions={:?})",
+            self.group_id,
+            hex(self.topic_id.bind(py).as_bytes()),
+            self.partitions
+        )
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn topic_id_from(topic_id: &[u8]) -> PyResult<[u8; 16]> {
+    topic_id.try_into().map_err(|_| {
+        PyValueError::new_err(format!("a topic id is 16 bytes, not {}", topic_id.len()))
+    })
 }
 
 /// Waiting is a request whose response is still to come.
@@ -197,9 +275,36 @@ impl PyCoordinator {
                         },
                     )?)?;
                 }
-                // Share groups are not served through the broker yet (KIP-932, piece 1): no
-                // ShareGroupHeartbeat reaches the coordinator, so none of these is made.
-                Effect::Other(_) => {}
+                Effect::Other(ShareEffect::InitializeShareState {
+                    group_id,
+                    topic_id,
+                    partitions,
+                    state_epoch,
+                }) => {
+                    list.append(Bound::new(
+                        py,
+                        PyInitializeShareState {
+                            group_id,
+                            topic_id: PyBytes::new(py, &topic_id).unbind(),
+                            partitions,
+                            state_epoch,
+                        },
+                    )?)?;
+                }
+                Effect::Other(ShareEffect::DeleteShareState {
+                    group_id,
+                    topic_id,
+                    partitions,
+                }) => {
+                    list.append(Bound::new(
+                        py,
+                        PyDeleteShareState {
+                            group_id,
+                            topic_id: PyBytes::new(py, &topic_id).unbind(),
+                            partitions,
+                        },
+                    )?)?;
+                }
             }
         }
         Ok(list)
@@ -420,6 +525,42 @@ impl PyCoordinator {
         let e = self
             .inner
             .topics_deleted(now_ms, topics.iter().map(String::as_str));
+        self.effects.extend(e);
+        self.effects(py)
+    }
+
+    /// share_state_initialized(now_ms, group_id, topic_id, partitions) -> list[Effect]: the
+    /// host created the share state an InitializeShareState asked for.
+    fn share_state_initialized<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_ms: i64,
+        group_id: &str,
+        topic_id: &[u8],
+        partitions: Vec<i32>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let id = topic_id_from(topic_id)?;
+        let e = self
+            .inner
+            .share_state_initialized(now_ms, group_id, id, &partitions);
+        self.effects.extend(e);
+        self.effects(py)
+    }
+
+    /// share_state_initialize_failed(now_ms, group_id, topic_id, partitions) -> list[Effect]:
+    /// the host could not create that share state; the group's next heartbeat asks again.
+    fn share_state_initialize_failed<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_ms: i64,
+        group_id: &str,
+        topic_id: &[u8],
+        partitions: Vec<i32>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let id = topic_id_from(topic_id)?;
+        let e = self
+            .inner
+            .share_state_initialize_failed(now_ms, group_id, id, &partitions);
         self.effects.extend(e);
         self.effects(py)
     }

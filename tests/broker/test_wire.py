@@ -28,20 +28,14 @@ def test_api_versions_lists_every_handler_at_every_version(broker: Broker) -> No
             r = w.request(ApiKey.API_VERSIONS, version, body if version >= 3 else {})
             assert r.body.error_code == 0
             ranges = {k.api_key: (k.min_version, k.max_version) for k in r.body.api_keys}
-            # Share groups' handlers are listed only with group.share.enable (tests/share/).
-            assert ranges == {
-                k: m.VERSIONS
-                for k, m in HANDLERS.items()
-                if getattr(m, "PROTOCOL", None) != "share"
-            }
+            # Share groups' handlers too: group.share.enable is on by default (tests/share/).
+            assert ranges == {k: m.VERSIONS for k, m in HANDLERS.items()}
             # Every advertised version is one the codec speaks (Kafka 3.9's range).
             for key, (lo, hi) in ranges.items():
                 assert protocol.API_VERSIONS[key][0] <= lo <= hi <= protocol.API_VERSIONS[key][1]
 
 
-#: SHARE_APIS are KIP-932's client-facing apis, which the codec declares (Kafka 4.2's) and the
-#: broker does not serve yet, or serves only behind the internal ``group.share.enable``
-#: (ShareFetch, ShareAcknowledge: tests/share/test_share_fetch_wire.py).
+#: SHARE_APIS are KIP-932's client-facing apis, which the codec declares (Kafka 4.2's).
 SHARE_APIS = {
     ApiKey.SHARE_GROUP_HEARTBEAT,
     ApiKey.SHARE_GROUP_DESCRIBE,
@@ -51,31 +45,41 @@ SHARE_APIS = {
     ApiKey.ALTER_SHARE_GROUP_OFFSETS,
     ApiKey.DELETE_SHARE_GROUP_OFFSETS,
 }
+#: SHARE_OFFSET_APIS are those the broker has no handler for yet.
+SHARE_OFFSET_APIS = {
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS,
+}
 
 
-def test_share_group_apis_are_declared_but_not_advertised(broker: Broker) -> None:
-    """The codec speaks share groups (76-79, 90-92) but the broker has no handlers for most of
-    them, and ShareFetch's and ShareAcknowledge's are off by default (``group.share.enable``), so
-    ApiVersions leaves them out, as Kafka 4.2 does with ``share.version=0``: librdkafka's share
-    consumer then fails with UNSUPPORTED_FEATURE instead of sending requests. One sent anyway
-    closes the connection, kgroup's answer to any api it has no handler for (Kafka's to an api
-    a listener does not enable; Kafka with ``share.version=0`` answers UNSUPPORTED_VERSION)."""
+def test_share_group_offset_apis_are_not_advertised(broker: Broker) -> None:
+    """Share groups are on by default (``group.share.enable``, as Kafka 4.2+'s
+    ``share.version=1``): 76-79 are advertised at Kafka 4.4's versions. The share group offset
+    apis (90-92) have no handler yet, so ApiVersions leaves them out and kgroup's own client
+    does not take them as supported; one sent anyway closes the connection, kgroup's answer to
+    any api it has no handler for."""
     assert {int(k) for k in SHARE_APIS} <= set(protocol.API_VERSIONS)
-    assert SHARE_APIS & set(HANDLERS) == {ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE}
+    assert SHARE_APIS & set(HANDLERS) == SHARE_APIS - SHARE_OFFSET_APIS
     with Wire(broker.bootstrap_servers) as w:
         for version in range(0, 5):
             body = {"client_software_name": "kgroup-test", "client_software_version": "1.0"}
             r = w.request(ApiKey.API_VERSIONS, version, body if version >= 3 else {})
-            assert not {k.api_key for k in r.body.api_keys} & SHARE_APIS, version
-    # kgroup's own client, negotiating with the broker, does not take them as supported.
+            ranges = {k.api_key: (k.min_version, k.max_version) for k in r.body.api_keys}
+            assert {k: v for k, v in ranges.items() if k in SHARE_APIS} == {
+                76: (1, 1),
+                77: (1, 1),
+                78: (1, 2),
+                79: (1, 2),
+            }, version
 
     async def negotiate() -> None:
         host, port = broker.bootstrap_servers.rsplit(":", 1)
         conn = Connection(host, int(port), node_id=-1, client_id="t", request_timeout_ms=5000)
         await conn.open(5)
         try:
-            assert conn.supports(ApiKey.API_VERSIONS)
-            for key in SHARE_APIS:
+            assert conn.supports(ApiKey.SHARE_GROUP_HEARTBEAT)
+            for key in SHARE_OFFSET_APIS:
                 assert not conn.supports(key), key
                 with pytest.raises(errors.UnsupportedVersion):
                     conn.version(key)
@@ -83,15 +87,9 @@ def test_share_group_apis_are_declared_but_not_advertised(broker: Broker) -> Non
             conn.close()
 
     asyncio.run(negotiate())
-    # A ShareGroupHeartbeat sent anyway: the connection closes.
     with Wire(broker.bootstrap_servers) as w:
-        body = {
-            "group_id": "g",
-            "member_id": "AAAAAAAAAAAAAAAAAAAAAA",
-            "member_epoch": 0,
-            "subscribed_topic_names": ["t"],
-        }
-        w.send(protocol.encode_request(ApiKey.SHARE_GROUP_HEARTBEAT, 1, 5, "c", body))
+        body = {"groups": [{"group_id": "g", "topics": None}]}
+        w.send(protocol.encode_request(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 5, "c", body))
         assert w.closed_by_peer()
 
 
@@ -104,11 +102,8 @@ def test_an_unknown_api_versions_version_gets_a_v0_answer(broker: Broker) -> Non
 
         r = protocol.decode_response(18, 0, read_frame(w.sock))
         assert (r.correlation_id, r.body.error_code) == (77, errors.UnsupportedVersion.code)
-        # Every handler's api but share groups' (off by default: group.share.enable).
-        assert {k.api_key for k in r.body.api_keys} == set(HANDLERS) - {
-            ApiKey.SHARE_FETCH,
-            ApiKey.SHARE_ACKNOWLEDGE,
-        }
+        # Every handler's api.
+        assert {k.api_key for k in r.body.api_keys} == set(HANDLERS)
         # The connection stays open.
         assert w.request(ApiKey.API_VERSIONS, 0, {}).body.error_code == 0
 

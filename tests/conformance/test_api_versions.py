@@ -61,11 +61,13 @@ def test_api_versions_ranges(diff: Differential) -> None:
     ]
     kgroup, kafka = ranges
     # Every api with a handler is served (SaslHandshake and SaslAuthenticate included): every
-    # api declared but share groups' (KIP-932), which Kafka 4.4 serves and kgroup not yet
-    # (ShareFetch's and ShareAcknowledge's handlers only behind group.share.enable, off here).
-    assert set(kgroup) == set(HANDLERS) - {78, 79}
+    # api declared but the share group offset apis (KIP-932's 90-92), which Kafka 4.4 serves
+    # and kgroup not yet. Share groups are on by default in both (share.version=1 /
+    # group.share.enable): 76-79 at Kafka's versions.
+    assert set(kgroup) == set(HANDLERS)
     share = {76, 77, 78, 79, 90, 91, 92}
-    assert set(protocol.API_VERSIONS) - set(kgroup) == share
+    assert set(protocol.API_VERSIONS) - set(kgroup) == {90, 91, 92}
+    assert {k: kgroup[k] for k in (76, 77, 78, 79)} == {k: kafka[k] for k in (76, 77, 78, 79)}
     # The codec declares the versions of share groups' apis that Kafka 4.4 serves (4.2's).
     assert {k: kafka[k] for k in share} == {k: protocol.API_VERSIONS[k] for k in share}
     for key, (low, high) in kgroup.items():

@@ -406,7 +406,7 @@ def test_leave_before_v3_lifts_the_member_error() -> None:
 
 
 def test_only_group_apis_are_served() -> None:
-    assert sorted(GROUP_API_KEYS) == [8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69]
+    assert sorted(GROUP_API_KEYS) == [8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69, 76, 77]
     frame = protocol.encode_request(18, 0, 1, "c", {})
     request = protocol.decode_request(frame[4:])
     with pytest.raises(errors.InvalidArgument):

@@ -1,24 +1,27 @@
 """ShareFetch and ShareAcknowledge side by side: the same raw sequence against Apache Kafka 4.4
-(share groups on by default) and kgroup with ``group.share.enable``, the answers compared.
+(share groups on by default) and kgroup (``group.share.enable``, on by default too), the answers
+compared; and a Java ``KafkaShareConsumer`` (``support/java_share/kgroup/ShareConsume.java``)
+beside both.
 
 Kafka serves a share partition only once its group coordinator initialized it, which takes a
 member joining with ShareGroupHeartbeat and a second heartbeat carrying the assignment (§2.4):
-on Kafka the sequence starts with that join; kgroup, whose share group membership is built on
-another branch, starts its share partitions at their first fetch. Acknowledgements go as
+on both brokers the sequence starts with that join. Acknowledgements go as
 ShareAcknowledge before the fetch that should see them: Kafka applies a ShareFetch's
 piggybacked acknowledgements and its fetch concurrently, so what that fetch sees is a race."""
 
 from __future__ import annotations
 
 import base64
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from support.apache_kafka import KafkaCluster, run_kafka
+from support.apache_kafka import KafkaCluster, classpath, compiled, java, run_kafka
 from support.kgroup_broker import Wire, run_broker
+from support.share_capture import SOURCE_DIR
 from support.share_wire import (
     ACCEPT,
     REJECT,
@@ -53,7 +56,8 @@ def member_id() -> str:
 
 
 def join_kafka(w: Wire, group: str, member: str, topic: str) -> None:
-    """Join the share group and heartbeat until the partition is assigned (initialized)."""
+    """Join the share group and heartbeat until the partition is assigned (initialized), on
+    either broker."""
     w.request(ApiKey.FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": [group]})
     body: dict[str, Any] = {
         "group_id": group,
@@ -148,7 +152,7 @@ def scenario(bootstrap: str, join: Callable[[Wire, str, str, str], None] | None)
 def test_share_fetch_sequence_as_kafka_answers(kafka: KafkaCluster) -> None:
     want = scenario(kafka.bootstrap, join_kafka)
     with run_broker(config=kgroup_config()) as b:
-        got = scenario(b.bootstrap_servers, None)
+        got = scenario(b.bootstrap_servers, join_kafka)
     for i, (g, k) in enumerate(zip(got, want, strict=True)):
         assert g == k, (i, g, k)
 
@@ -203,7 +207,7 @@ def timing_scenario(
 def test_lock_expiry_limit_and_disconnect_as_kafka_answers(kafka: KafkaCluster) -> None:
     want = timing_scenario(kafka.bootstrap, join_kafka)
     with run_broker(config=kgroup_config()) as b:
-        got = timing_scenario(b.bootstrap_servers, None)
+        got = timing_scenario(b.bootstrap_servers, join_kafka)
     for i, (g, k) in enumerate(zip(got, want, strict=True)):
         assert g == k, (i, g, k)
 
@@ -247,6 +251,31 @@ def read_committed_scenario(
 def test_read_committed_as_kafka_answers(kafka: KafkaCluster) -> None:
     want = read_committed_scenario(kafka.bootstrap, join_kafka)
     with run_broker(config=kgroup_config()) as b:
-        got = read_committed_scenario(b.bootstrap_servers, None)
+        got = read_committed_scenario(b.bootstrap_servers, join_kafka)
     for i, (g, k) in enumerate(zip(got, want, strict=True)):
         assert g == k, (i, g, k)
+
+
+def java_share_consume(bootstrap: str, topic: str, group: str) -> list[str]:
+    """Run ShareConsume against ``bootstrap``: its output lines."""
+    build = compiled("share-consume", [SOURCE_DIR / "kgroup" / "ShareConsume.java"], SOURCE_DIR)
+    main = [java(), "-Xmx256m", "-cp", classpath(build / "classes"), "kgroup.ShareConsume"]
+    got = subprocess.run(
+        [*main, bootstrap, topic, group],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert got.returncode == 0, got.stdout + got.stderr
+    return got.stdout.splitlines()
+
+
+def test_java_share_consumer_as_with_kafka(kafka: KafkaCluster) -> None:
+    # Kafka's KafkaShareConsumer in explicit mode: every record delivered once but offset 0,
+    # released once and accepted at its second delivery; the group Stable with its member,
+    # then Empty once it closed.
+    want = java_share_consume(kafka.bootstrap, "java-share", "java-share-g")
+    with run_broker(config=kgroup_config()) as b:
+        got = java_share_consume(b.bootstrap_servers, "java-share", "java-share-g")
+    assert got == want
+    assert want[:2] == ["delivered 0 2", "delivered 1 1"]

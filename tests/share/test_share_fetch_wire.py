@@ -61,13 +61,13 @@ def partition(body: Any) -> Any:
     return p
 
 
-def test_off_by_default_unsupported_version_and_not_advertised() -> None:
+def test_off_unsupported_version_and_not_advertised() -> None:
     # Kafka 4.2 with share groups off answers UNSUPPORTED_VERSION (KafkaApis,
-    # isShareGroupProtocolEnabled); kgroup also leaves them out of ApiVersions until share
-    # groups are whole.
-    with run_broker() as broker, Wire(broker.bootstrap_servers) as w:
+    # isShareGroupProtocolEnabled); kgroup also leaves them out of ApiVersions then.
+    off = {"group.share.enable": "false"}
+    with run_broker(config=off) as broker, Wire(broker.bootstrap_servers) as w:
         keys = {k.api_key for k in w.request(ApiKey.API_VERSIONS, 3, _api_versions()).body.api_keys}
-        assert not {78, 79} & keys
+        assert not {76, 77, 78, 79} & keys
         tid = create(w, "off")
         r = share_fetch(w, MEMBER_A, 0, topics(tid, {0: []}))
         assert r.error_code == errors.UnsupportedVersion.code and r.responses == []
@@ -78,11 +78,13 @@ def _api_versions() -> dict[str, str]:
     return {"client_software_name": "kgroup-test", "client_software_version": "1.0"}
 
 
-def test_enabled_they_are_advertised_at_kafka_4_2_versions() -> None:
-    with share_broker() as b, Wire(b.bootstrap_servers) as w:
+def test_on_by_default_they_are_advertised_at_kafka_4_2_versions() -> None:
+    # Kafka 4.2+ formats a new cluster with share.version=1: share groups on.
+    with run_broker() as b, Wire(b.bootstrap_servers) as w:
         body = w.request(ApiKey.API_VERSIONS, 3, _api_versions()).body
         ranges = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
         assert ranges[78] == (1, 2) and ranges[79] == (1, 2)
+        assert ranges[76] == (1, 1) and ranges[77] == (1, 1)
 
 
 def test_acquire_from_latest_then_new_records_whole_batches() -> None:

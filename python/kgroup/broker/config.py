@@ -1233,9 +1233,70 @@ BROKER_CONFIGS: dict[str, ConfigSpec] = {
         _broker(
             "group.share.enable",
             T.BOOLEAN,
-            False,
-            "Whether the broker serves share groups' ShareFetch and ShareAcknowledge (Kafka's "
-            "internal switch; kgroup advertises them only when it is on).",
+            True,
+            "Whether the broker serves share groups (KIP-932): ShareGroupHeartbeat, "
+            "ShareGroupDescribe, ShareFetch and ShareAcknowledge, advertised only when it is on "
+            "(Kafka's internal switch; on, as Kafka 4.2+ with share.version=1, the default of a "
+            "new cluster).",
+        ),
+        # The group coordinator's share group settings (Kafka 4.2's GroupCoordinatorConfig).
+        _broker(
+            "group.share.session.timeout.ms",
+            T.INT,
+            45_000,
+            "How long a share group member may go without a heartbeat before it is removed "
+            "from its group.",
+            at_least(1),
+        ),
+        _broker(
+            "group.share.min.session.timeout.ms",
+            T.INT,
+            45_000,
+            "The shortest share.session.timeout.ms a share group may be given.",
+            at_least(1),
+        ),
+        _broker(
+            "group.share.max.session.timeout.ms",
+            T.INT,
+            60_000,
+            "The longest share.session.timeout.ms a share group may be given.",
+            at_least(1),
+        ),
+        _broker(
+            "group.share.heartbeat.interval.ms",
+            T.INT,
+            5_000,
+            "The heartbeat interval share group members are told to keep.",
+            at_least(1),
+        ),
+        _broker(
+            "group.share.min.heartbeat.interval.ms",
+            T.INT,
+            5_000,
+            "The shortest share.heartbeat.interval.ms a share group may be given.",
+            at_least(1),
+        ),
+        _broker(
+            "group.share.max.heartbeat.interval.ms",
+            T.INT,
+            15_000,
+            "The longest share.heartbeat.interval.ms a share group may be given.",
+            at_least(1),
+        ),
+        _broker(
+            "group.share.max.size",
+            T.INT,
+            200,
+            "How many members a share group accepts.",
+            between(1, 1000),
+        ),
+        _broker(
+            "group.share.initialize.retry.interval.ms",
+            T.INT,
+            30_000,
+            "How long the share state of a share group's partitions may take to be "
+            "initialized before the coordinator asks for it again (Kafka's internal setting).",
+            at_least(1),
         ),
         _broker(
             "group.share.record.lock.duration.ms",

@@ -165,22 +165,22 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {
         _g(
             "share.session.timeout.ms",
             T.INT,
-            45_000,
+            None,
             "How long a member of this share group may go without a heartbeat.",
             synonym="group.share.session.timeout.ms",
             minimum=1,
-            low=45_000,
-            high=60_000,
+            low="group.share.min.session.timeout.ms",
+            high="group.share.max.session.timeout.ms",
         ),
         _g(
             "share.heartbeat.interval.ms",
             T.INT,
-            5_000,
+            None,
             "The heartbeat interval this share group's members are told to keep.",
             synonym="group.share.heartbeat.interval.ms",
             minimum=1,
-            low=5_000,
-            high=15_000,
+            low="group.share.min.heartbeat.interval.ms",
+            high="group.share.max.heartbeat.interval.ms",
         ),
         _g(
             "share.record.lock.duration.ms",
@@ -424,6 +424,8 @@ COORDINATOR_KEYS = (
     "consumer.session.timeout.ms",
     "consumer.heartbeat.interval.ms",
     "consumer.assignment.interval.ms",
+    "share.session.timeout.ms",
+    "share.heartbeat.interval.ms",
 )
 
 

@@ -77,6 +77,11 @@ _SASL_HANDSHAKE = int(protocol.ApiKey.SASL_HANDSHAKE)
 _GROUP_VERSIONS: dict[int, tuple[int, int]] = {
     k: HANDLERS[k].VERSIONS for k in GROUP_API_KEYS if k in HANDLERS
 }
+#: _GROUP_VERSIONS_UNSHARED: the same without KIP-932's ShareGroupHeartbeat and
+#: ShareGroupDescribe, whose handlers answer UNSUPPORTED_VERSION while share groups are off.
+_GROUP_VERSIONS_UNSHARED: dict[int, tuple[int, int]] = {
+    k: v for k, v in _GROUP_VERSIONS.items() if getattr(HANDLERS[k], "PROTOCOL", None) != "share"
+}
 #: _THROTTLE_FROM: for each group api, the first version whose response body starts with
 #: throttle_time_ms (the coordinator writes whole frames; a quota's throttle is put in after).
 _THROTTLE_FROM: dict[int, int] = {
@@ -210,7 +215,13 @@ class Connection(asyncio.BufferedProtocol):
         self._faults = state.faults
         #: _group_frames: the group apis' raw frames go straight to the group coordinator;
         #: with an authorizer they are decoded here, for their handlers to check them first.
-        self._group_frames = _GROUP_VERSIONS if state.authorizer is None else {}
+        self._group_frames = (
+            {}
+            if state.authorizer is not None
+            else _GROUP_VERSIONS
+            if api_versions.share_enabled(state.config)
+            else _GROUP_VERSIONS_UNSHARED
+        )
         #: held: the broker is paused (``Faults.pause``): nothing is read or answered.
         self._paused_by_fault = False
         #: active_at is when this connection last read or wrote (time.monotonic).

@@ -66,9 +66,14 @@ fn is_blank(s: &str) -> bool {
     s.trim().is_empty()
 }
 
-/// validate is Kafka's `throwIfShareGroupHeartbeatRequestIsInvalid` (reference §1.1).
+/// validate is Kafka's `throwIfShareGroupHeartbeatRequestIsInvalid` (reference §1.1), after
+/// the broker's own check of the member id (`KafkaApis.isMemberIdValid`: 1 to 36 characters),
+/// which Kafka makes before the request reaches its coordinator.
 fn validate(r: &ShareGroupHeartbeat<'_>) -> Result<(), Error> {
     let invalid = |m: &str| Err(kafka(ErrorCode::InvalidRequest, m));
+    if r.member_id.is_empty() || r.member_id.chars().count() > 36 {
+        return invalid("Invalid member id in the request.");
+    }
     if is_blank(&r.member_id) {
         return invalid("MemberId can't be empty.");
     }

@@ -244,10 +244,20 @@ fn stable_group(h: &mut H, members: &[&str]) {
 #[test]
 fn invalid_requests_are_refused_with_kafkas_messages() {
     let mut h = h();
+    let long = "x".repeat(37);
     let cases: Vec<(GroupRequest<'_>, &str)> = vec![
         (
             hb_req(G, " ", 0, Some(&["foo"])),
             "MemberId can't be empty.",
+        ),
+        // KafkaApis.handleShareGroupHeartbeat's isMemberIdValid, checked first.
+        (
+            hb_req(G, "", 0, Some(&["foo"])),
+            "Invalid member id in the request.",
+        ),
+        (
+            hb_req(G, &long, 0, Some(&["foo"])),
+            "Invalid member id in the request.",
         ),
         (
             hb_req(" ", M1, 0, Some(&["foo"])),

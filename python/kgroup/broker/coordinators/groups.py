@@ -1,4 +1,5 @@
-"""GroupHost: Kafka's consumer groups (classic, and KIP-848's consumer protocol) on this broker.
+"""GroupHost: Kafka's groups (classic, KIP-848's consumer protocol, KIP-932's share groups) on
+this broker.
 
 The coordinator is Rust (:class:`kgroup.group.Coordinator`): a pure state machine that reads no
 clock and does no I/O. Its runtime (``runtime.CoordinatorRuntime``) carries out its effects,
@@ -21,6 +22,12 @@ for any coordinator. ``GroupHost``, one per broker, adds what is the groups' own
   they subscribe to into topic ids and partitions; ``topics_deleted`` when a topic is deleted.
 - Group configs (KIP-848): ``configs`` keeps them (``kgroup.broker.group_configs``) and hands
   the ones the coordinator reads to it, at start and at each change.
+- Share groups (KIP-932). ShareGroupHeartbeat and ShareGroupDescribe go to the coordinator
+  like the others while ``group.share.enable`` is on. Its share effects act on the broker's
+  share partitions (``state.shares``, ``kgroup.broker.share.manager``): InitializeShareState
+  records their share state (state epoch, start offset decided at the first fetch) and is
+  reported back with ``share_state_initialized``, in the same run of the runtime, so that the
+  group's next heartbeat assigns them; DeleteShareState drops it.
 - ``__consumer_offsets``. Created when first needed, as Kafka creates it: on the first
   FindCoordinator for a group (or a Metadata request naming it), with
   ``offsets.topic.num.partitions`` partitions, compacted, in ``offsets.topic.segment.bytes``
@@ -38,14 +45,21 @@ Not thread-safe: the broker's event loop owns it.
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+import uuid
+from typing import TYPE_CHECKING, Protocol
 
 from kgroup import errors
 from kgroup.broker.coordinators.runtime import CoordinatorRuntime, Host, InternalTopic
 from kgroup.broker.group_configs import GroupConfigs
 from kgroup.broker.topics import OFFSETS_TOPIC, Topic, now_ms
-from kgroup.group import CONFIG_KEYS, Coordinator
+from kgroup.group import CONFIG_KEYS, Coordinator, DeleteShareState, InitializeShareState
 from kgroup.protocol import Request
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kgroup.broker.coordinators.runtime import Effect
+    from kgroup.broker.share.manager import ShareManager
 
 __all__ = ["GroupHost", "GroupRequest"]
 
@@ -53,6 +67,14 @@ __all__ = ["GroupHost", "GroupRequest"]
 class _Client(Protocol):
     @property
     def client_host(self) -> str: ...
+
+
+class GroupsHost(Host, Protocol):
+    """GroupsHost is what GroupHost reads of the broker: a coordinator's host, and the share
+    partitions its share groups' effects act on."""
+
+    @property
+    def shares(self) -> ShareManager: ...
 
 
 class GroupRequest(Protocol):
@@ -69,7 +91,7 @@ class GroupHost:
     """GroupHost runs the broker's group coordinator over a :class:`CoordinatorRuntime`. See the
     module's docstring."""
 
-    def __init__(self, state: Host) -> None:
+    def __init__(self, state: GroupsHost) -> None:
         self.state = state
         config = state.config
         #: coordinator is the Rust state machine, configured by the broker's ``group.*`` and
@@ -94,6 +116,7 @@ class GroupHost:
                 unit="group",
                 contents="offsets and group metadata",
             ),
+            other=self._share_effect,
         )
         state.topics.listeners.append(self._topic_changed)
         #: configs are the groups' dynamic configs (DescribeConfigs and the AlterConfigs apis on
@@ -140,6 +163,9 @@ class GroupHost:
         # New partitions of __consumer_offsets are the runtime's (its own listener).
         self._set_topics()
         if change == "deleted":
+            # A deleted topic's share state goes with it (Kafka's broker deletes it as the
+            # topic goes); its share groups forget the topic at their next heartbeat.
+            self.state.shares.topic_deleted(topic.id)
             self.runtime.apply(self.coordinator.topics_deleted(now_ms(), [topic.name]))
 
     # -- requests ------------------------------------------------------------------------
@@ -160,6 +186,30 @@ class GroupHost:
         token = runtime.new_token()
         effects = self.coordinator.handle(now_ms(), token, ctx.request, ctx.connection.client_host)
         return runtime.answer(token, effects)
+
+    # -- share groups --------------------------------------------------------------------
+
+    def _share_effect(self, e: object) -> Sequence[Effect]:
+        """Carry out a share group's effect (KIP-932) on the broker's share partitions
+        (``state.shares``), and report an initialization back to the coordinator: the
+        effects of that report follow in the same run of the runtime."""
+        shares = self.state.shares
+        if isinstance(e, InitializeShareState):
+            topic_id = uuid.UUID(bytes=e.topic_id)
+            topic = self.state.topics.by_id.get(topic_id)
+            if topic is None or any(not 0 <= i < len(topic.partitions) for i in e.partitions):
+                # The topic went (or shrank) meanwhile: the next heartbeat sees it.
+                return self.coordinator.share_state_initialize_failed(
+                    now_ms(), e.group_id, e.topic_id, e.partitions
+                )
+            shares.initialize(e.group_id, topic_id, e.partitions, e.state_epoch)
+            return self.coordinator.share_state_initialized(
+                now_ms(), e.group_id, e.topic_id, e.partitions
+            )
+        if isinstance(e, DeleteShareState):
+            shares.delete(e.group_id, uuid.UUID(bytes=e.topic_id), e.partitions)
+            return []
+        raise TypeError(f"the group coordinator asked for {e!r}")
 
     # -- actions -------------------------------------------------------------------------
 

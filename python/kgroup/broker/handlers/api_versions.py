@@ -7,9 +7,10 @@ clients never pick an api it does not implement (librdkafka, for one, uses telem
 new consumer protocol when they are advertised). A handler that declares ``PROTOCOL`` (KIP-848's
 ConsumerGroupHeartbeat and ConsumerGroupDescribe: ``consumer``) is listed only while
 ``group.coordinator.rebalance.protocols`` includes it, as Kafka 4.x lists them; one that
-declares ``PROTOCOL = "share"`` (KIP-932's ShareFetch, ShareAcknowledge) only while the internal
-``group.share.enable`` is on: kgroup's share groups are not whole yet (Kafka 4.2+ lists them
-always and answers UNSUPPORTED_VERSION when share groups are off). A version the
+declares ``PROTOCOL = "share"`` (KIP-932's ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
+ShareAcknowledge) only while the internal ``group.share.enable`` is on (the default, as Kafka
+4.2+'s ``share.version=1``; Kafka lists them always and answers UNSUPPORTED_VERSION when share
+groups are off; kgroup leaves them out then, so clients do not try them). A version the
 broker does not speak gets a v0 body with UNSUPPORTED_VERSION and the ranges (see
 ``unsupported_body``), which every client reads to retry with a version both know.
 

@@ -37,7 +37,7 @@ from kgroup.broker.group_configs import duration_ms
 from kgroup.broker.share.sessions import Session, SessionCache
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from kgroup.broker.config import BrokerConfig
     from kgroup.broker.topics import Partition
@@ -81,6 +81,10 @@ class ShareManager:
         self.enabled = bool(config.get("group.share.enable"))
         self.sessions = SessionCache(int(config.get("group.share.max.share.sessions")))
         self.partitions: dict[Key, Held] = {}
+        #: initialized: the share partitions the group coordinator asked to initialize
+        #: (``InitializeShareState``), with their state epoch: Kafka's share coordinator
+        #: state with start offset -1, "not decided yet", until the first fetch decides it.
+        self.initialized: dict[Key, int] = {}
         #: persisted_updates counts the updates that went through ``persist``.
         self.persisted_updates = 0
 
@@ -127,6 +131,7 @@ class ShareManager:
         if h is None:
             sp = SharePartition(
                 self._start_offset(group, p),
+                state_epoch=self.initialized.get(key, 0),
                 max_delivery_count=self._setting(
                     group, "share.delivery.count.limit", "group.share.delivery.count.limit"
                 ),
@@ -141,6 +146,36 @@ class ShareManager:
         else:
             self._catch_up(h)
         return h
+
+    def initialize(
+        self, group: str, topic_id: uuid.UUID, partitions: Iterable[int], epoch: int
+    ) -> None:
+        """The group coordinator's InitializeShareState: the share state of ``partitions``
+        exists from now on, at state epoch ``epoch`` and with its start offset undecided, as
+        Kafka's share coordinator writes it (start offset -1). Idempotent: a partition asked
+        for again keeps its state. As Kafka's ``SharePartition.maybeInitialize``, the start
+        offset is decided from ``share.auto.offset.reset`` when the partition is first
+        fetched."""
+        for index in partitions:
+            self.initialized.setdefault((group, topic_id, index), epoch)
+
+    def delete(self, group: str, topic_id: uuid.UUID, partitions: Iterable[int]) -> None:
+        """The group coordinator's DeleteShareState (the group was deleted): the share state
+        of ``partitions`` goes, with their in-flight records."""
+        for index in partitions:
+            key = (group, topic_id, index)
+            self.initialized.pop(key, None)
+            h = self.partitions.pop(key, None)
+            if h is not None and h.timer is not None:
+                h.timer.cancel()
+                h.timer = None
+
+    def topic_deleted(self, topic_id: uuid.UUID) -> None:
+        """The topic ``topic_id`` was deleted: every group's share state of its partitions
+        goes."""
+        for group, tid, index in [k for k in (*self.initialized, *self.partitions)]:
+            if tid == topic_id:
+                self.delete(group, tid, [index])
 
     def existing(self, group: str, p: Partition) -> Held | None:
         h = self.partitions.get((group, p.topic.id, p.index))
